@@ -1,0 +1,104 @@
+# ingot — see README.md.  `make` builds, `make demo` runs the main job on
+# the bundled demo recipe, `make check` runs every test.
+#
+# BUILD selects the output directory, so several builds (plain, asan)
+# can live side by side:  make BUILD=build-asan ...
+
+BUILD    ?= build
+PKGS     := libarchive yaml-0.1 libsquashfs1 libcrypto tss2-esys tss2-tctildr tss2-mu tss2-rc jansson
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+CMOCKA_LIBS := $(shell pkg-config --libs cmocka 2>/dev/null)
+
+CC       ?= cc
+OPT      ?= -O2
+CFLAGS   ?=
+CFLAGS   += -std=c11 -Wall -Wextra -Werror $(OPT) -D_GNU_SOURCE -I. $(PKG_CFLAGS)
+LDFLAGS  ?=
+LIBS     := $(PKG_LIBS) -lpthread
+
+PARTS    := lib builder recipes attest verify keys audit
+LIB_SRC  := $(foreach p,$(PARTS),$(wildcard $(p)/*.c))
+LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
+CLI_SRC  := $(wildcard cli/*.c)
+CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/%.o)
+UNIT_SRC := $(wildcard tests/unit/test_*.c)
+UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+TOOL_SRC := $(wildcard tests/tools/*.c)
+TOOL_BIN := $(TOOL_SRC:tests/tools/%.c=$(BUILD)/tools/%)
+
+PREFIX   ?= /usr/local
+DESTDIR  ?=
+
+.PHONY: all deps demo demo-run demo-artifacts check check-run unit e2e asan \
+        bench fuzz install clean
+
+all: $(BUILD)/ingot $(UNIT_BIN) $(TOOL_BIN)
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -MMD -MP -c -o $@ $<
+
+$(BUILD)/libingot.a: $(LIB_OBJ)
+	@mkdir -p $(dir $@)
+	rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/ingot: $(CLI_OBJ) $(BUILD)/libingot.a
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/libingot.a $(LIBS)
+
+$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libingot.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LDFLAGS) -MMD -MP -o $@ $< $(BUILD)/libingot.a $(LIBS) $(CMOCKA_LIBS)
+
+$(BUILD)/tools/%: tests/tools/%.c $(BUILD)/libingot.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LDFLAGS) -MMD -MP -o $@ $< $(BUILD)/libingot.a $(LIBS)
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+
+# Installs missing Debian packages when root, else prints the apt line.
+deps:
+	@scripts/deps.sh
+
+demo-artifacts: all
+	@scripts/gen-artifacts.sh $(BUILD)
+
+demo: deps
+	@$(MAKE) --no-print-directory demo-run
+
+demo-run: all demo-artifacts
+	@scripts/demo.sh $(BUILD)
+
+check: deps
+	@$(MAKE) --no-print-directory check-run
+
+check-run: all
+	@tests/run.sh $(BUILD)
+
+unit: all
+	@tests/run.sh $(BUILD) unit
+
+e2e: all
+	@tests/run.sh $(BUILD) e2e
+
+# The whole suite under AddressSanitizer + UndefinedBehaviorSanitizer.
+asan: deps
+	@$(MAKE) --no-print-directory BUILD=build-asan \
+	  OPT="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
+	  LDFLAGS="-fsanitize=address,undefined" check-run
+
+bench: deps
+	@$(MAKE) --no-print-directory all
+	@bench/run.sh $(BUILD)
+
+FUZZ_SECONDS ?= 30
+fuzz: deps
+	@tests/fuzz/run.sh $(FUZZ_SECONDS)
+
+install: $(BUILD)/ingot
+	install -D -m 0755 $(BUILD)/ingot $(DESTDIR)$(PREFIX)/bin/ingot
+	@if [ -f verify/boot/install.sh ]; then verify/boot/install.sh "$(DESTDIR)" "$(PREFIX)"; fi
+
+clean:
+	rm -rf build build-*

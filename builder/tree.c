@@ -1,0 +1,189 @@
+#include "builder/tree.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/cleanup.h"
+
+void tree_init(struct tree *t)
+{
+	memset(t, 0, sizeof(*t));
+}
+
+static void entry_free(struct tree_entry *ent)
+{
+	free(ent->path);
+	free(ent->target);
+	free(ent->origin);
+}
+
+void tree_free(struct tree *t)
+{
+	for (size_t i = 0; i < t->n; i++)
+		entry_free(&t->v[i]);
+	free(t->v);
+	tree_init(t);
+}
+
+const char *tree_type_name(enum tree_type t)
+{
+	switch (t) {
+	case TREE_DIR: return "dir";
+	case TREE_FILE: return "file";
+	case TREE_SYMLINK: return "symlink";
+	case TREE_CHR: return "char";
+	case TREE_BLK: return "block";
+	case TREE_FIFO: return "fifo";
+	case TREE_SOCK: return "socket";
+	}
+	return "unknown";
+}
+
+int tree_check_path(const char *path, const char *what, ingot_error *e)
+{
+	size_t len = strlen(path);
+	const char *p = path;
+
+	if (len == 0)
+		return ingot_fail(e, -EINVAL, "%s: empty path", what);
+	if (len > 4095)
+		return ingot_fail(e, -ENAMETOOLONG, "%s: path longer than 4095 bytes", what);
+	if (path[0] == '/')
+		return ingot_fail(e, -EINVAL, "%s: absolute path '%s' refused", what, path);
+	while (*p) {
+		const char *s = strchr(p, '/');
+		size_t n = s ? (size_t)(s - p) : strlen(p);
+		if (n == 0)
+			return ingot_fail(e, -EINVAL, "%s: empty component in '%s'", what, path);
+		if (n > 255)
+			return ingot_fail(e, -ENAMETOOLONG, "%s: component longer than 255 bytes in '%s'", what, path);
+		if ((n == 1 && p[0] == '.') || (n == 2 && p[0] == '.' && p[1] == '.'))
+			return ingot_fail(e, -EINVAL, "%s: '.' or '..' component in '%s' refused", what, path);
+		if (!s)
+			break;
+		p = s + 1;
+		if (!*p)
+			return ingot_fail(e, -EINVAL, "%s: trailing '/' in '%s'", what, path);
+	}
+	return 0;
+}
+
+static int cmp_entry(const void *a, const void *b)
+{
+	return strcmp(((const struct tree_entry *)a)->path, ((const struct tree_entry *)b)->path);
+}
+
+struct tree_entry *tree_find(struct tree *t, const char *path)
+{
+	if (t->sorted) {
+		struct tree_entry key = { .path = (char *)path };
+		return bsearch(&key, t->v, t->n, sizeof(*t->v), cmp_entry);
+	}
+	for (size_t i = 0; i < t->n; i++)
+		if (!strcmp(t->v[i].path, path))
+			return &t->v[i];
+	return NULL;
+}
+
+static int dup_entry(struct tree_entry *dst, const struct tree_entry *src)
+{
+	*dst = *src;
+	dst->path = strdup(src->path);
+	dst->target = src->target ? strdup(src->target) : NULL;
+	dst->origin = strdup(src->origin ? src->origin : "?");
+	if (!dst->path || !dst->origin || (src->target && !dst->target)) {
+		entry_free(dst);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+
+int tree_add(struct tree *t, const struct tree_entry *ent, bool replace, ingot_error *e)
+{
+	struct tree_entry *old;
+	int r = tree_check_path(ent->path, ent->origin ? ent->origin : "entry", e);
+	if (r < 0)
+		return r;
+	old = tree_find(t, ent->path);
+	if (old) {
+		if (old->type == TREE_DIR && ent->type == TREE_DIR) {
+			old->mode = ent->mode;
+			old->uid = ent->uid;
+			old->gid = ent->gid;
+			old->implicit = false;
+			return 0;
+		}
+		if (!replace)
+			return ingot_fail(e, -EEXIST, "%s: path '%s' also written by '%s' (mark one artifact 'replace: true' to say which wins)",
+					  ent->origin ? ent->origin : "?", ent->path, old->origin);
+		struct tree_entry nw;
+		if (dup_entry(&nw, ent) < 0)
+			return ingot_fail(e, -ENOMEM, "out of memory");
+		entry_free(old);
+		*old = nw;
+		return 0;
+	}
+	if (t->n == t->alloc) {
+		size_t na = t->alloc ? t->alloc * 2 : 256;
+		struct tree_entry *nv = realloc(t->v, na * sizeof(*nv));
+		if (!nv)
+			return ingot_fail(e, -ENOMEM, "out of memory");
+		t->v = nv;
+		t->alloc = na;
+	}
+	if (dup_entry(&t->v[t->n], ent) < 0)
+		return ingot_fail(e, -ENOMEM, "out of memory");
+	t->n++;
+	t->sorted = false;
+	return 0;
+}
+
+int tree_finalize(struct tree *t, ingot_error *e)
+{
+	size_t n0 = t->n;
+	int r;
+
+	qsort(t->v, t->n, sizeof(*t->v), cmp_entry);
+	t->sorted = true;
+	/* Add missing parents; new entries go at the end, then re-sort. */
+	for (size_t i = 0; i < n0; i++) {
+		_cleanup_free_ char *p = strdup(t->v[i].path);
+		char *slash;
+		if (!p)
+			return ingot_fail(e, -ENOMEM, "out of memory");
+		while ((slash = strrchr(p, '/'))) {
+			*slash = '\0';
+			struct tree_entry *par = NULL;
+			/* search sorted prefix first, then appended parents */
+			struct tree_entry key = { .path = p };
+			par = bsearch(&key, t->v, n0, sizeof(*t->v), cmp_entry);
+			for (size_t j = n0; !par && j < t->n; j++)
+				if (!strcmp(t->v[j].path, p))
+					par = &t->v[j];
+			if (par) {
+				if (par->type != TREE_DIR)
+					return ingot_fail(e, -ENOTDIR, "%s: '%s' goes through '%s', which is a %s from '%s', not a directory",
+							  t->v[i].origin, t->v[i].path, p, tree_type_name(par->type), par->origin);
+				break;
+			}
+			struct tree_entry d = { .path = p, .type = TREE_DIR, .mode = 0755,
+						.origin = "implicit", .implicit = true };
+			t->sorted = false;
+			r = tree_add(t, &d, false, e);
+			if (r < 0)
+				return r;
+		}
+	}
+	qsort(t->v, t->n, sizeof(*t->v), cmp_entry);
+	t->sorted = true;
+	return 0;
+}
+
+size_t tree_count(const struct tree *t, enum tree_type type)
+{
+	size_t c = 0;
+	for (size_t i = 0; i < t->n; i++)
+		c += t->v[i].type == type;
+	return c;
+}

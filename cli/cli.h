@@ -1,0 +1,37 @@
+/* Command fronts.  Each cmd_* parses its arguments, calls one library
+ * function, prints the result and returns the process exit status.
+ * Library code never prints or exits; only these do. */
+#ifndef INGOT_CLI_H
+#define INGOT_CLI_H
+
+#include <stdio.h>
+#include "lib/err.h"
+
+#define INGOT_VERSION "0.1.0"
+
+/* Exit statuses shared by all commands; commands document extra ones. */
+enum {
+	EXIT_OK = 0,
+	EXIT_FAILURE_ = 1,  /* operation failed (bad input, I/O, verification) */
+	EXIT_USAGE = 64,    /* bad command line (sysexits EX_USAGE) */
+};
+
+int cmd_build(int argc, char **argv);
+int cmd_lint(int argc, char **argv);
+int cmd_inspect(int argc, char **argv);
+int cmd_keys(int argc, char **argv);
+int cmd_sign(int argc, char **argv);
+int cmd_verify_manifest(int argc, char **argv);
+int cmd_verify(int argc, char **argv);
+int cmd_attest(int argc, char **argv);
+int cmd_audit(int argc, char **argv);
+int cmd_diff(int argc, char **argv);
+
+/* "ingot: <msg>" on stderr; returns status (or e->status when set). */
+int cli_error(const ingot_error *e, int status);
+/* "ingot CMD: usage error: <msg>\nTry 'ingot CMD --help'." ; returns EXIT_USAGE. */
+int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* True if argv has -h or --help before "--". */
+int cli_wants_help(int argc, char **argv);
+
+#endif

@@ -1,0 +1,219 @@
+#include "lib/fileio.h"
+
+#include <fcntl.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "lib/cleanup.h"
+
+int read_file(const char *path, size_t max, char **out, size_t *len, ingot_error *e)
+{
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	char *buf;
+	size_t n = 0, cap;
+
+	if (fd < 0)
+		return ingot_fail(e, -errno, "%s: cannot open: %s", path, strerror(errno));
+	if (fstat(fd, &st) < 0)
+		return ingot_fail(e, -errno, "%s: cannot stat: %s", path, strerror(errno));
+	if (S_ISDIR(st.st_mode))
+		return ingot_fail(e, -EISDIR, "%s: is a directory, expected a file", path);
+	if (S_ISREG(st.st_mode) && (uint64_t)st.st_size > max)
+		return ingot_fail(e, -EFBIG, "%s: file too large (%llu bytes, limit %zu)",
+				  path, (unsigned long long)st.st_size, max);
+	cap = S_ISREG(st.st_mode) ? (size_t)st.st_size + 1 : 4096;
+	buf = malloc(cap);
+	if (!buf)
+		return ingot_fail(e, -ENOMEM, "%s: out of memory", path);
+	for (;;) {
+		if (n + 1 >= cap) {
+			if (cap > max + 1) {
+				free(buf);
+				return ingot_fail(e, -EFBIG, "%s: file too large (limit %zu bytes)", path, max);
+			}
+			char *nb = realloc(buf, cap * 2);
+			if (!nb) {
+				free(buf);
+				return ingot_fail(e, -ENOMEM, "%s: out of memory", path);
+			}
+			buf = nb;
+			cap *= 2;
+		}
+		ssize_t got = read(fd, buf + n, cap - n - 1);
+		if (got < 0) {
+			if (errno == EINTR)
+				continue;
+			int err = errno;
+			free(buf);
+			return ingot_fail(e, -err, "%s: read failed: %s", path, strerror(err));
+		}
+		if (got == 0)
+			break;
+		n += (size_t)got;
+	}
+	if (n > max) {
+		free(buf);
+		return ingot_fail(e, -EFBIG, "%s: file too large (limit %zu bytes)", path, max);
+	}
+	buf[n] = '\0';
+	*out = buf;
+	if (len)
+		*len = n;
+	return 0;
+}
+
+int write_all(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+	while (len) {
+		ssize_t w = write(fd, p, len);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		p += w;
+		len -= (size_t)w;
+	}
+	return 0;
+}
+
+char *path_join(const char *a, const char *b)
+{
+	size_t la = strlen(a);
+	char *r = malloc(la + strlen(b) + 2);
+	if (!r)
+		return NULL;
+	if (la && a[la - 1] == '/')
+		sprintf(r, "%s%s", a, b);
+	else
+		sprintf(r, "%s/%s", a, b);
+	return r;
+}
+
+char *path_dirname(const char *path)
+{
+	_cleanup_free_ char *cp = strdup(path);
+	if (!cp)
+		return NULL;
+	return strdup(dirname(cp));
+}
+
+int atomic_open(struct atomic_file *af, const char *path, mode_t mode, ingot_error *e)
+{
+	_cleanup_free_ char *cp = strdup(path);
+	_cleanup_free_ char *dir = path_dirname(path);
+	char *base;
+
+	af->fd = -1;
+	af->path = NULL;
+	af->tmp = NULL;
+	if (!cp || !dir)
+		return ingot_fail(e, -ENOMEM, "%s: out of memory", path);
+	base = basename(cp);
+	if (asprintf(&af->tmp, "%s/.%s.XXXXXX", dir, base) < 0) {
+		af->tmp = NULL;
+		return ingot_fail(e, -ENOMEM, "%s: out of memory", path);
+	}
+	af->fd = mkostemp(af->tmp, O_CLOEXEC);
+	if (af->fd < 0) {
+		int err = errno;
+		free(af->tmp);
+		af->tmp = NULL;
+		return ingot_fail(e, -err, "%s: cannot create temporary file in %s: %s",
+				  path, dir, strerror(err));
+	}
+	/* fchmod, not umask: output modes must not depend on the caller's umask. */
+	if (fchmod(af->fd, mode) < 0) {
+		int err = errno;
+		atomic_abort(af);
+		return ingot_fail(e, -err, "%s: chmod: %s", path, strerror(err));
+	}
+	af->path = strdup(path);
+	return 0;
+}
+
+int atomic_write(struct atomic_file *af, const void *buf, size_t len, ingot_error *e)
+{
+	int r = write_all(af->fd, buf, len);
+	if (r < 0)
+		return ingot_fail(e, r, "%s: write failed: %s", af->path, strerror(-r));
+	return 0;
+}
+
+int atomic_commit(struct atomic_file *af, ingot_error *e)
+{
+	_cleanup_free_ char *dir = NULL;
+	int dfd;
+
+	if (fsync(af->fd) < 0)
+		return ingot_fail(e, -errno, "%s: fsync failed: %s", af->path, strerror(errno));
+	if (close(af->fd) < 0) {
+		af->fd = -1;
+		return ingot_fail(e, -errno, "%s: close failed: %s", af->path, strerror(errno));
+	}
+	af->fd = -1;
+	if (rename(af->tmp, af->path) < 0)
+		return ingot_fail(e, -errno, "%s: rename failed: %s", af->path, strerror(errno));
+	free(af->tmp);
+	af->tmp = NULL;
+	dir = path_dirname(af->path);
+	if (dir && (dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) >= 0) {
+		fsync(dfd);
+		close(dfd);
+	}
+	free(af->path);
+	af->path = NULL;
+	return 0;
+}
+
+void atomic_abort(struct atomic_file *af)
+{
+	if (af->fd >= 0) {
+		close(af->fd);
+		af->fd = -1;
+	}
+	if (af->tmp) {
+		unlink(af->tmp);
+		free(af->tmp);
+		af->tmp = NULL;
+	}
+	free(af->path);
+	af->path = NULL;
+}
+
+int write_file_atomic(const char *path, const void *buf, size_t len, mode_t mode, ingot_error *e)
+{
+	_cleanup_atomic_ struct atomic_file af = { .fd = -1 };
+	int r = atomic_open(&af, path, mode, e);
+	if (r < 0)
+		return r;
+	r = atomic_write(&af, buf, len, e);
+	if (r < 0)
+		return r;
+	return atomic_commit(&af, e);
+}
+
+int mkdir_p(const char *path, mode_t mode, ingot_error *e)
+{
+	_cleanup_free_ char *p = strdup(path);
+	if (!p)
+		return ingot_fail(e, -ENOMEM, "%s: out of memory", path);
+	for (char *s = p + 1; ; s++) {
+		if (*s == '/' || *s == '\0') {
+			char c = *s;
+			*s = '\0';
+			if (mkdir(p, mode) < 0 && errno != EEXIST)
+				return ingot_fail(e, -errno, "%s: cannot create directory: %s", p, strerror(errno));
+			*s = c;
+			if (!c)
+				break;
+		}
+	}
+	return 0;
+}

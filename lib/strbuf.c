@@ -1,0 +1,124 @@
+#include "lib/strbuf.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static char strbuf_empty[1];
+
+static void *xrealloc(void *p, size_t n)
+{
+	void *r = realloc(p, n);
+	if (!r)
+		abort(); /* out of memory is not a recoverable input error */
+	return r;
+}
+
+void strbuf_init(struct strbuf *sb, size_t hint)
+{
+	sb->alloc = 0;
+	sb->len = 0;
+	sb->buf = strbuf_empty;
+	if (hint)
+		strbuf_grow(sb, hint);
+}
+
+void strbuf_release(struct strbuf *sb)
+{
+	if (sb->alloc)
+		free(sb->buf);
+	strbuf_init(sb, 0);
+}
+
+char *strbuf_detach(struct strbuf *sb, size_t *len)
+{
+	char *r;
+	if (!sb->alloc)
+		strbuf_grow(sb, 0);
+	r = sb->buf;
+	if (len)
+		*len = sb->len;
+	strbuf_init(sb, 0);
+	return r;
+}
+
+void strbuf_grow(struct strbuf *sb, size_t extra)
+{
+	size_t need = sb->len + extra + 1;
+	if (!sb->buf)
+		strbuf_init(sb, 0);
+	if (need <= sb->alloc)
+		return;
+	size_t n = sb->alloc ? sb->alloc : 64;
+	while (n < need)
+		n *= 2;
+	if (!sb->alloc) {
+		char *b = xrealloc(NULL, n);
+		memcpy(b, sb->buf, sb->len + 1);
+		sb->buf = b;
+	} else {
+		sb->buf = xrealloc(sb->buf, n);
+	}
+	sb->alloc = n;
+}
+
+void strbuf_add(struct strbuf *sb, const void *data, size_t len)
+{
+	strbuf_grow(sb, len);
+	memcpy(sb->buf + sb->len, data, len);
+	strbuf_setlen(sb, sb->len + len);
+}
+
+void strbuf_addstr(struct strbuf *sb, const char *s)
+{
+	strbuf_add(sb, s, strlen(s));
+}
+
+void strbuf_addch(struct strbuf *sb, int c)
+{
+	strbuf_grow(sb, 1);
+	sb->buf[sb->len++] = (char)c;
+	sb->buf[sb->len] = '\0';
+}
+
+void strbuf_vaddf(struct strbuf *sb, const char *fmt, va_list ap)
+{
+	va_list cp;
+	int n;
+
+	strbuf_grow(sb, 64);
+	va_copy(cp, ap);
+	n = vsnprintf(sb->buf + sb->len, sb->alloc - sb->len, fmt, cp);
+	va_end(cp);
+	if (n < 0)
+		return;
+	if ((size_t)n >= sb->alloc - sb->len) {
+		strbuf_grow(sb, (size_t)n);
+		vsnprintf(sb->buf + sb->len, sb->alloc - sb->len, fmt, ap);
+	}
+	sb->len += (size_t)n;
+}
+
+void strbuf_addf(struct strbuf *sb, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	strbuf_vaddf(sb, fmt, ap);
+	va_end(ap);
+}
+
+void strbuf_reset(struct strbuf *sb)
+{
+	strbuf_setlen(sb, 0);
+}
+
+void strbuf_setlen(struct strbuf *sb, size_t len)
+{
+	if (!sb->alloc) {
+		if (len == 0)
+			return;
+		strbuf_grow(sb, len);
+	}
+	sb->len = len;
+	sb->buf[len] = '\0';
+}

@@ -1,0 +1,28 @@
+#!/bin/sh
+# Make sure the Debian packages ingot builds and tests with are present.
+# As root: install what is missing.  Otherwise: print the exact apt line.
+set -eu
+
+PKGS="build-essential pkg-config libarchive-dev libyaml-dev libsquashfs-dev libssl-dev
+libtss2-dev libcmocka-dev libjansson-dev squashfs-tools squashfs-tools-ng cryptsetup-bin
+swtpm swtpm-tools tpm2-tools zstd xz-utils binutils python3 openssl"
+
+missing=""
+for p in $PKGS; do
+	if ! dpkg-query -W -f '${Status}' "$p" 2>/dev/null | grep -q 'ok installed'; then
+		missing="$missing $p"
+	fi
+done
+[ -z "$missing" ] && exit 0
+
+if [ "$(id -u)" -eq 0 ]; then
+	echo "deps: installing:$missing" >&2
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq >/dev/null
+	# shellcheck disable=SC2086
+	apt-get install -y -qq --no-install-recommends $missing >/dev/null
+	exit 0
+fi
+echo "deps: missing Debian packages; run as root:" >&2
+echo "  apt-get install -y$missing" >&2
+exit 1

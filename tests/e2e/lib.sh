@@ -1,0 +1,46 @@
+# Shared helpers for end-to-end tests.  Source it first:
+#   . "$(dirname "$0")/lib.sh"
+# Gives: $INGOT (the binary), $SRC (repo root), $T (a fresh temp dir,
+# removed on exit), and the assert helpers below.  A failing assertion
+# prints what was expected and exits 1.
+set -eu
+SRC=${INGOT_SRC:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
+INGOT=${INGOT:-$SRC/build/ingot}
+BUILD_DIR=${INGOT_BUILD:-$SRC/build}
+T=$(mktemp -d "${TMPDIR:-/tmp}/ingot-test.XXXXXX")
+_cleanups=()
+at_exit() { _cleanups+=("$1"); }
+_run_cleanups() {
+	local i
+	for ((i=${#_cleanups[@]}-1; i>=0; i--)); do eval "${_cleanups[i]}" || true; done
+	rm -rf "$T"
+}
+trap _run_cleanups EXIT
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+skip() { echo "$*"; exit 77; }
+note() { echo "--- $*"; }
+
+assert_eq() { # expected actual what
+	[ "$1" = "$2" ] || fail "${3:-value}: expected '$1', got '$2'"
+}
+assert_ne() {
+	[ "$1" != "$2" ] || fail "${3:-value}: expected something other than '$1'"
+}
+assert_contains() { # haystack needle what
+	case "$1" in *"$2"*) ;; *) fail "${3:-output}: expected to contain '$2', got: $1" ;; esac
+}
+assert_file() { [ -f "$1" ] || fail "expected file $1"; }
+assert_no_file() { [ ! -e "$1" ] || fail "expected no file at $1"; }
+
+# expect_exit CODE SUBSTRING cmd...   runs cmd, checks exit code and that
+# stderr+stdout contain SUBSTRING.  Output kept in $OUT.
+expect_exit() {
+	local want=$1 needle=$2 rc=0
+	shift 2
+	OUT=$("$@" 2>&1) || rc=$?
+	[ "$rc" = "$want" ] || fail "$*: expected exit $want, got $rc; output: $OUT"
+	[ -z "$needle" ] || assert_contains "$OUT" "$needle" "$*"
+}
+
+sha256() { sha256sum "$1" | cut -d' ' -f1; }
