@@ -32,8 +32,9 @@ struct verity_info {
 	uint32_t salt_len;
 	uint32_t data_block_size, hash_block_size;   /* 4096, 4096 */
 	uint64_t data_blocks;
-	uint64_t hash_offset;      /* offset of the tree in the hash file (4096: after superblock) */
-	uint8_t uuid[16];          /* superblock UUID, derived from the salt */
+	uint64_t hash_offset;      /* veritysetup's --hash-offset: where the verity superblock
+				    * sits in the hash file (0); the tree follows at 4096 */
+	uint8_t uuid[16];          /* superblock UUID, verity_uuid_for_salt() */
 	uint8_t image_sha256[32];  /* computed in the same read pass */
 	uint64_t image_size;
 };
@@ -47,8 +48,19 @@ int verity_build(int image_fd, const char *image_name, int verity_fd, const char
 /* Deterministic salt for a recipe: sha256("ingot-verity-salt-v1\0" || recipe sha256). */
 void verity_salt_for_recipe(const uint8_t recipe_sha256[32], uint8_t salt[32]);
 
-/* Recompute root hash of image+hash file and compare (for verify/audit). */
+/* Recompute root hash of image+hash file and compare (for verify/audit):
+ * the hash file's superblock must describe the image (version 1,
+ * sha256, 4096-byte blocks, its block count), every stored hash block
+ * must equal the recomputed one and the root must equal root_hash.
+ * -EBADMSG with "IMAGE: ... does not match" when anything differs. */
 int verity_check(const char *image_path, const char *verity_path, const uint8_t root_hash[32],
 		 ingot_error *e);
+
+/* Superblock UUID for a salt: the first 16 bytes of
+ * sha256("ingot-verity-uuid-v1\0" || salt), made an RFC 4122 version 4
+ * UUID (so `veritysetup format --uuid=` accepts it). */
+void verity_uuid_for_salt(const uint8_t *salt, uint32_t salt_len, uint8_t uuid[16]);
+/* "xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" (lower case). */
+void verity_uuid_string(const uint8_t uuid[16], char out[37]);
 
 #endif

@@ -6,6 +6,7 @@
 #ifndef INGOT_STORE_H
 #define INGOT_STORE_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include "lib/err.h"
 

@@ -22,6 +22,7 @@ void tree_free(struct tree *t)
 	for (size_t i = 0; i < t->n; i++)
 		entry_free(&t->v[i]);
 	free(t->v);
+	free(t->idx);
 	tree_init(t);
 }
 
@@ -73,16 +74,55 @@ static int cmp_entry(const void *a, const void *b)
 	return strcmp(((const struct tree_entry *)a)->path, ((const struct tree_entry *)b)->path);
 }
 
+/* FNV-1a: simple, and the index only needs a good spread, not secrecy
+ * (paths come from pinned artifacts). */
+static size_t hash_path(const char *s)
+{
+	uint64_t h = 1469598103934665603ull;
+	for (; *s; s++) {
+		h ^= (unsigned char)*s;
+		h *= 1099511628211ull;
+	}
+	return (size_t)(h ^ (h >> 29));
+}
+
+/* Slot holding path, or the empty slot where it would go. */
+static size_t *index_slot(const struct tree *t, const char *path)
+{
+	size_t mask = t->idx_cap - 1;
+	for (size_t i = hash_path(path) & mask;; i = (i + 1) & mask) {
+		size_t *slot = &t->idx[i];
+		if (!*slot || !strcmp(t->v[*slot - 1].path, path))
+			return slot;
+	}
+}
+
+/* (Re)build the index for the current order of v, sized for at least want entries. */
+static int index_rebuild(struct tree *t, size_t want)
+{
+	size_t cap = t->idx_cap ? t->idx_cap : 512;
+	size_t *nidx;
+
+	while (cap / 2 < want + 1)  /* keep the load factor <= 1/2 */
+		cap *= 2;
+	nidx = calloc(cap, sizeof(*nidx));
+	if (!nidx)
+		return -ENOMEM;
+	free(t->idx);
+	t->idx = nidx;
+	t->idx_cap = cap;
+	for (size_t i = 0; i < t->n; i++)
+		*index_slot(t, t->v[i].path) = i + 1;
+	return 0;
+}
+
 struct tree_entry *tree_find(struct tree *t, const char *path)
 {
-	if (t->sorted) {
-		struct tree_entry key = { .path = (char *)path };
-		return bsearch(&key, t->v, t->n, sizeof(*t->v), cmp_entry);
-	}
-	for (size_t i = 0; i < t->n; i++)
-		if (!strcmp(t->v[i].path, path))
-			return &t->v[i];
-	return NULL;
+	size_t *slot;
+	if (!t->idx_cap)
+		return NULL;
+	slot = index_slot(t, path);
+	return *slot ? &t->v[*slot - 1] : NULL;
 }
 
 static int dup_entry(struct tree_entry *dst, const struct tree_entry *src)
@@ -97,7 +137,6 @@ static int dup_entry(struct tree_entry *dst, const struct tree_entry *src)
 	}
 	return 0;
 }
-
 
 int tree_add(struct tree *t, const struct tree_entry *ent, bool replace, ingot_error *e)
 {
@@ -132,8 +171,11 @@ int tree_add(struct tree *t, const struct tree_entry *ent, bool replace, ingot_e
 		t->v = nv;
 		t->alloc = na;
 	}
+	if ((t->n + 1) * 2 > t->idx_cap && index_rebuild(t, t->n + 1) < 0)
+		return ingot_fail(e, -ENOMEM, "out of memory");
 	if (dup_entry(&t->v[t->n], ent) < 0)
 		return ingot_fail(e, -ENOMEM, "out of memory");
+	*index_slot(t, t->v[t->n].path) = t->n + 1;
 	t->n++;
 	t->sorted = false;
 	return 0;
@@ -144,9 +186,9 @@ int tree_finalize(struct tree *t, ingot_error *e)
 	size_t n0 = t->n;
 	int r;
 
-	qsort(t->v, t->n, sizeof(*t->v), cmp_entry);
-	t->sorted = true;
-	/* Add missing parents; new entries go at the end, then re-sort. */
+	/* Walk up from every entry until an existing ancestor: creating the
+	 * missing ones and refusing any ancestor that is not a directory
+	 * (a file under a file, or a path through a symlink). */
 	for (size_t i = 0; i < n0; i++) {
 		_cleanup_free_ char *p = strdup(t->v[i].path);
 		char *slash;
@@ -154,13 +196,7 @@ int tree_finalize(struct tree *t, ingot_error *e)
 			return ingot_fail(e, -ENOMEM, "out of memory");
 		while ((slash = strrchr(p, '/'))) {
 			*slash = '\0';
-			struct tree_entry *par = NULL;
-			/* search sorted prefix first, then appended parents */
-			struct tree_entry key = { .path = p };
-			par = bsearch(&key, t->v, n0, sizeof(*t->v), cmp_entry);
-			for (size_t j = n0; !par && j < t->n; j++)
-				if (!strcmp(t->v[j].path, p))
-					par = &t->v[j];
+			struct tree_entry *par = tree_find(t, p);
 			if (par) {
 				if (par->type != TREE_DIR)
 					return ingot_fail(e, -ENOTDIR, "%s: '%s' goes through '%s', which is a %s from '%s', not a directory",
@@ -169,13 +205,14 @@ int tree_finalize(struct tree *t, ingot_error *e)
 			}
 			struct tree_entry d = { .path = p, .type = TREE_DIR, .mode = 0755,
 						.origin = "implicit", .implicit = true };
-			t->sorted = false;
 			r = tree_add(t, &d, false, e);
 			if (r < 0)
 				return r;
 		}
 	}
 	qsort(t->v, t->n, sizeof(*t->v), cmp_entry);
+	if (index_rebuild(t, t->n) < 0)
+		return ingot_fail(e, -ENOMEM, "out of memory");
 	t->sorted = true;
 	return 0;
 }

@@ -37,6 +37,11 @@ struct tree {
 	struct tree_entry *v;
 	size_t n, alloc;
 	bool sorted;
+	/* Open-addressing hash index path -> position in v (slot holds
+	 * index + 1, 0 = empty), so tree_add/tree_find stay O(1) on
+	 * images with 100k+ entries.  Private to tree.c. */
+	size_t *idx;
+	size_t idx_cap;      /* power of two, or 0 */
 };
 
 void tree_init(struct tree *t);

@@ -1,9 +1,576 @@
-#include "cli/cli.h"
+/* ingot attest: TPM 2.0 measurement, attestation keys, quotes and event
+ * logs.  Each subcommand parses its arguments, calls the attest/ library
+ * and prints. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
-/* Placeholder: replaced by the owning part. */
+#include "attest/eventlog.h"
+#include "attest/measure.h"
+#include "attest/nonce.h"
+#include "attest/pcrs.h"
+#include "attest/predict.h"
+#include "attest/quote.h"
+#include "attest/tpm.h"
+#include "cli/cli.h"
+#include "lib/cleanup.h"
+#include "lib/digest.h"
+#include "lib/fileio.h"
+#include "lib/json.h"
+#include "lib/strbuf.h"
+
+#define DEFAULT_AK_DIR "/var/lib/ingot/ak"
+
+/* Exit statuses beyond cli.h's. */
+enum {
+	ATTEST_REFUSED = 2,     /* a quote or event log does not verify */
+	ATTEST_NONCE_REUSED = 3,
+	ATTEST_NO_TPM = 4,
+};
+
+static const char attest_help[] =
+"NAME\n"
+"    ingot attest - TPM 2.0 measurement, quotes and event logs\n"
+"\n"
+"SYNOPSIS\n"
+"    ingot attest measure --manifest FILE [--pcr N] [--log FILE] [--tcti TCTI]\n"
+"    ingot attest predict --manifest FILE [--pcr N]\n"
+"    ingot attest ak create -o DIR [--alg ecc|rsa] [--hierarchy owner|endorsement]\n"
+"                           [--tcti TCTI]\n"
+"    ingot attest quote --nonce HEX --pcrs SEL [--ak DIR] [--tcti TCTI] -o FILE\n"
+"    ingot attest verify-quote QUOTE --nonce HEX [--ak-pub PEM] [--pcrs SEL]\n"
+"                              [--seen-nonces FILE] [--json]\n"
+"    ingot attest eventlog LOG [--json] [--against QUOTE [--nonce HEX]\n"
+"                              [--ak-pub PEM]] [--pcrs SEL]\n"
+"\n"
+"DESCRIPTION\n"
+"    measure extends a PCR (default 15, or the manifest's measurement.pcr) in\n"
+"    every active bank with that bank's hash of the image's event data\n"
+"        ingot:v1 image=NAME sha256=IMAGE verity=ROOT manifest=CONTENT\n"
+"    and appends the matching EV_IPL event to ingot's event log, a TCG\n"
+"    crypto-agile log that tpm2_eventlog reads. The new log is written beside\n"
+"    the old one, the PCR is extended, then the log is renamed into place: an\n"
+"    interrupted measure leaves the PCR and the log disagreeing, which replay\n"
+"    reports. When they already disagree before measuring, a warning says so.\n"
+"\n"
+"    predict prints the manifest's \"measurement\" object as recomputed from its\n"
+"    content: the event data, per-bank digests and the PCR values expected\n"
+"    after measuring it into a reset PCR.\n"
+"\n"
+"    ak create makes an attestation key: a restricted signing key (ECC P-256\n"
+"    with ECDSA-SHA256, or RSA-2048 with RSASSA-SHA256) under a primary key\n"
+"    derived from the owner (default) or endorsement hierarchy, and saves\n"
+"    DIR/ak.json, ak.pub, ak.priv (wrapped by the TPM) and ak.pub.pem.\n"
+"\n"
+"    quote asks the TPM for a quote over the PCRs SEL with the nonce as\n"
+"    qualifying data, signed by the AK, and writes the quote document (JSON:\n"
+"    TPMS_ATTEST and TPMT_SIGNATURE as returned, the PCR values, the AK's PEM,\n"
+"    the nonce).\n"
+"\n"
+"    verify-quote checks a quote offline: the AK signature over TPMS_ATTEST,\n"
+"    TPM_GENERATED_VALUE, TPM_ST_ATTEST_QUOTE, the nonce, that the quoted PCR\n"
+"    selection is the reported one, and the PCR digest. With --seen-nonces a\n"
+"    nonce already listed is refused and an accepted one is recorded.\n"
+"\n"
+"    eventlog parses a TCG crypto-agile event log (binary_bios_measurements or\n"
+"    ingot's own), replays it and prints the PCR values per bank in\n"
+"    tpm2_eventlog's \"pcrs:\" form. --against compares them with a quote's\n"
+"    PCRs (the quote is verified first) and names the first divergent event.\n"
+"\n"
+"OPTIONS\n"
+"    --manifest FILE   an image manifest (NAME.manifest.json)\n"
+"    --pcr N           PCR to measure into, 0-23\n"
+"    --log FILE        ingot's event log (default " ATTEST_DEFAULT_LOG ")\n"
+"    --tcti TCTI       tpm2-tss TCTI: device:/dev/tpmrm0 (default),\n"
+"                      swtpm:host=127.0.0.1,port=2321, ... ($INGOT_TCTI)\n"
+"    -o, --output P    AK directory (ak create) or quote file (quote)\n"
+"    --alg ALG         AK algorithm: ecc (P-256, default) or rsa (2048)\n"
+"    --hierarchy H     AK primary's hierarchy: owner (default) or endorsement\n"
+"    --ak DIR          AK directory (default " DEFAULT_AK_DIR ")\n"
+"    --nonce HEX       1-64 bytes in hex; a verifier picks a fresh random one\n"
+"    --pcrs SEL        PCR selection: BANK:LIST[+BANK:LIST], LIST being PCR\n"
+"                      numbers, ranges or 'all', e.g. sha256:0-7,15+sha1:15.\n"
+"                      verify-quote: the quote must cover these; eventlog: the\n"
+"                      PCRs to compare (default: those the log extends)\n"
+"    --ak-pub PEM      trusted AK public key; without it the quote's own\n"
+"                      ak_pub is used (signature consistency only)\n"
+"    --seen-nonces F   file of nonces already accepted, one hex per line\n"
+"    --against QUOTE   quote document to compare the replay with\n"
+"    --json            machine-readable output\n"
+"    -h, --help        show this help\n"
+"\n"
+"EXIT STATUS\n"
+"    0   success (quote valid, log replays to the quoted PCRs)\n"
+"    1   error: unreadable or malformed input file, TPM command failed\n"
+"    2   refused: the quote does not verify, or the log disagrees with it\n"
+"    3   nonce reuse (listed in --seen-nonces)\n"
+"    4   no TPM: the TCTI cannot be loaded or reached, or no AK in --ak\n"
+"    64  usage error\n"
+"\n"
+"EXAMPLES\n"
+"    ingot attest measure --manifest out/h100.manifest.json\n"
+"    ingot attest ak create -o /var/lib/ingot/ak\n"
+"    ingot attest quote --nonce $(openssl rand -hex 32) --pcrs sha256:0-7,15 -o q.json\n"
+"    ingot attest verify-quote q.json --nonce $NONCE --ak-pub ak.pub.pem \\\n"
+"        --seen-nonces seen.txt\n"
+"    ingot attest eventlog /sys/kernel/security/tpm0/binary_bios_measurements\n"
+"    ingot attest eventlog /var/lib/ingot/eventlog.bin --against q.json --nonce $NONCE\n";
+
+enum {
+	OPT_MANIFEST = 256, OPT_PCR, OPT_LOG, OPT_TCTI, OPT_ALG, OPT_HIERARCHY, OPT_AK,
+	OPT_NONCE, OPT_PCRS, OPT_AK_PUB, OPT_SEEN, OPT_AGAINST, OPT_JSON,
+};
+
+static const struct option attest_opts[] = {
+	{ "manifest", required_argument, NULL, OPT_MANIFEST },
+	{ "pcr", required_argument, NULL, OPT_PCR },
+	{ "log", required_argument, NULL, OPT_LOG },
+	{ "tcti", required_argument, NULL, OPT_TCTI },
+	{ "output", required_argument, NULL, 'o' },
+	{ "alg", required_argument, NULL, OPT_ALG },
+	{ "hierarchy", required_argument, NULL, OPT_HIERARCHY },
+	{ "ak", required_argument, NULL, OPT_AK },
+	{ "nonce", required_argument, NULL, OPT_NONCE },
+	{ "pcrs", required_argument, NULL, OPT_PCRS },
+	{ "ak-pub", required_argument, NULL, OPT_AK_PUB },
+	{ "seen-nonces", required_argument, NULL, OPT_SEEN },
+	{ "against", required_argument, NULL, OPT_AGAINST },
+	{ "json", no_argument, NULL, OPT_JSON },
+	{ "help", no_argument, NULL, 'h' },
+	{ 0 },
+};
+
+struct args {
+	const char *sub;
+	const char *manifest, *log, *tcti, *output, *alg, *hierarchy, *ak, *nonce, *pcrs;
+	const char *ak_pub, *seen, *against;
+	int pcr, json;
+	char **pos;     /* positional arguments after the subcommand */
+	int npos;
+};
+
+/* Which options each subcommand takes (by option value). */
+static int allowed(const char *sub, int opt)
+{
+	static const struct { const char *sub; int opts[10]; } table[] = {
+		{ "measure", { OPT_MANIFEST, OPT_PCR, OPT_LOG, OPT_TCTI } },
+		{ "predict", { OPT_MANIFEST, OPT_PCR } },
+		{ "ak", { 'o', OPT_ALG, OPT_HIERARCHY, OPT_TCTI } },
+		{ "quote", { OPT_NONCE, OPT_PCRS, OPT_AK, OPT_TCTI, 'o' } },
+		{ "verify-quote", { OPT_NONCE, OPT_AK_PUB, OPT_PCRS, OPT_SEEN, OPT_JSON } },
+		{ "eventlog", { OPT_JSON, OPT_AGAINST, OPT_NONCE, OPT_AK_PUB, OPT_PCRS } },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(table); i++)
+		if (!strcmp(table[i].sub, sub)) {
+			for (size_t j = 0; j < ARRAY_SIZE(table[i].opts) && table[i].opts[j]; j++)
+				if (table[i].opts[j] == opt)
+					return 1;
+			return 0;
+		}
+	return 0;
+}
+
+static int parse_args(int argc, char **argv, struct args *a)
+{
+	int c;
+
+	memset(a, 0, sizeof(*a));
+	a->sub = argv[1];
+	a->pcr = -1;
+	optind = 2;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "o:h", attest_opts, NULL)) != -1) {
+		if (c == '?' || c == ':')
+			return cli_usage_error("attest", "%s: unknown option or missing value at '%s'",
+					       a->sub, argv[optind - 1]);
+		if (!allowed(a->sub, c))
+			return cli_usage_error("attest", "%s: option '%s' does not apply", a->sub, argv[optind - 1]);
+		switch (c) {
+		case OPT_MANIFEST: a->manifest = optarg; break;
+		case OPT_PCR: {
+			char *end;
+			long v = strtol(optarg, &end, 10);
+			if (*optarg < '0' || *optarg > '9' || *end || v >= PCR_COUNT)
+				return cli_usage_error("attest", "--pcr: expected 0-%d, got '%s'", PCR_COUNT - 1, optarg);
+			a->pcr = (int)v;
+			break;
+		}
+		case OPT_LOG: a->log = optarg; break;
+		case OPT_TCTI: a->tcti = optarg; break;
+		case 'o': a->output = optarg; break;
+		case OPT_ALG: a->alg = optarg; break;
+		case OPT_HIERARCHY: a->hierarchy = optarg; break;
+		case OPT_AK: a->ak = optarg; break;
+		case OPT_NONCE: a->nonce = optarg; break;
+		case OPT_PCRS: a->pcrs = optarg; break;
+		case OPT_AK_PUB: a->ak_pub = optarg; break;
+		case OPT_SEEN: a->seen = optarg; break;
+		case OPT_AGAINST: a->against = optarg; break;
+		case OPT_JSON: a->json = 1; break;
+		}
+	}
+	a->pos = argv + optind;
+	a->npos = argc - optind;
+	return 0;
+}
+
+static int print_json(const json_t *j)
+{
+	_cleanup_free_ char *s = json_canonical(j, NULL);
+	if (!s) {
+		fprintf(stderr, "ingot: out of memory\n");
+		return EXIT_FAILURE_;
+	}
+	fputs(s, stdout);
+	return EXIT_OK;
+}
+
+/* Exit status for a failure to open the TPM or load the AK. */
+static int tpm_status(const ingot_error *e)
+{
+	return cli_error(e, e->code == -ENODEV || e->code == -ENOENT ? ATTEST_NO_TPM : EXIT_FAILURE_);
+}
+
+static int open_tpm(const struct args *a, struct tpm **t)
+{
+	ingot_error e = { 0 };
+
+	/* tpm2-tss logs its own errors to stderr; ingot reports them itself. */
+	setenv("TSS2_LOG", "all+none", 0);
+	if (tpm_open(a->tcti, t, &e) < 0)
+		return tpm_status(&e);
+	return EXIT_OK;
+}
+
+static int load_manifest(const char *path, json_t **m)
+{
+	ingot_error e = { 0 };
+
+	if (json_read_file(path, m, &e) < 0)
+		return cli_error(&e, EXIT_FAILURE_);
+	return EXIT_OK;
+}
+
+static void print_bank_values(const struct pcr_values *v, unsigned pcr, const char *prefix)
+{
+	for (size_t i = 0; i < v->nbanks; i++) {
+		char hex[2 * BANK_MAX_DIGEST + 1];
+		hex_encode(v->banks[i].value[pcr], v->banks[i].bank->size, hex);
+		printf("%s%s:%u=%s\n", prefix, v->banks[i].bank->name, pcr, hex);
+	}
+}
+
+static int do_measure(const struct args *a)
+{
+	_cleanup_json_ json_t *m = NULL;
+	_cleanup_strbuf_ struct strbuf ev = STRBUF_INIT;
+	_cleanup_tpm_ struct tpm *t = NULL;
+	struct measure_result res;
+	ingot_error e = { 0 };
+	int rc;
+
+	if (!a->manifest)
+		return cli_usage_error("attest", "measure: --manifest is required");
+	if (a->npos)
+		return cli_usage_error("attest", "measure: unexpected argument '%s'", a->pos[0]);
+	if ((rc = load_manifest(a->manifest, &m)))
+		return rc;
+	/* A bad manifest is reported as such, before any TPM is involved. */
+	strbuf_init(&ev, 256);
+	if (attest_event_data_from_manifest(m, &ev, &e) < 0)
+		return cli_error(&e, EXIT_FAILURE_);
+	if ((rc = open_tpm(a, &t)))
+		return rc;
+	if (attest_measure(t, m, a->pcr, a->log ? a->log : ATTEST_DEFAULT_LOG, &res, &e) < 0)
+		return cli_error(&e, EXIT_FAILURE_);
+	if (!res.agreed_before)
+		fprintf(stderr, "ingot: warning: before measuring, the log and PCR %u already disagreed: %s\n",
+			res.pcr, res.before.msg);
+	print_bank_values(&res.after, res.pcr, "");
+	return EXIT_OK;
+}
+
+static int do_predict(const struct args *a)
+{
+	_cleanup_json_ json_t *m = NULL, *meas = NULL;
+	ingot_error e = { 0 };
+	int rc;
+
+	if (!a->manifest)
+		return cli_usage_error("attest", "predict: --manifest is required");
+	if (a->npos)
+		return cli_usage_error("attest", "predict: unexpected argument '%s'", a->pos[0]);
+	if ((rc = load_manifest(a->manifest, &m)))
+		return rc;
+	meas = attest_measurement_for_manifest(m, a->pcr, &e);
+	if (!meas)
+		return cli_error(&e, EXIT_FAILURE_);
+	return print_json(meas);
+}
+
+static int do_ak(const struct args *a)
+{
+	_cleanup_tpm_ struct tpm *t = NULL;
+	enum ak_alg alg = AK_ECC_P256;
+	enum ak_hierarchy h = AK_OWNER;
+	ingot_error e = { 0 };
+	int rc;
+
+	if (a->npos != 1 || strcmp(a->pos[0], "create"))
+		return cli_usage_error("attest", "ak: expected 'ak create -o DIR'");
+	if (!a->output)
+		return cli_usage_error("attest", "ak create: -o DIR is required");
+	if (a->alg && ak_alg_parse(a->alg, &alg) < 0)
+		return cli_usage_error("attest", "ak create: --alg: expected ecc or rsa, got '%s'", a->alg);
+	if (a->hierarchy && ak_hierarchy_parse(a->hierarchy, &h) < 0)
+		return cli_usage_error("attest", "ak create: --hierarchy: expected owner or endorsement, got '%s'",
+				       a->hierarchy);
+	if ((rc = open_tpm(a, &t)))
+		return rc;
+	if (tpm_ak_create(t, a->output, alg, h, &e) < 0)
+		return cli_error(&e, EXIT_FAILURE_);
+	printf("%s/ak.pub.pem\n", a->output);
+	return EXIT_OK;
+}
+
+static int parse_nonce(const struct args *a, uint8_t nonce[NONCE_MAX], size_t *len)
+{
+	ingot_error e = { 0 };
+
+	if (nonce_parse(a->nonce, nonce, len, &e) < 0)
+		return cli_usage_error("attest", "%s: %s", a->sub, e.msg);
+	return EXIT_OK;
+}
+
+static int parse_pcrs(const struct args *a, struct pcr_selection *sel)
+{
+	ingot_error e = { 0 };
+
+	if (pcr_selection_parse(a->pcrs, sel, &e) < 0)
+		return cli_usage_error("attest", "%s: --pcrs: %s", a->sub, e.msg);
+	return EXIT_OK;
+}
+
+static int do_quote(const struct args *a)
+{
+	_cleanup_tpm_ struct tpm *t = NULL;
+	_cleanup_json_ json_t *q = NULL;
+	struct pcr_selection sel;
+	uint8_t nonce[NONCE_MAX];
+	size_t nlen;
+	ingot_error e = { 0 };
+	int rc;
+
+	if (!a->nonce || !a->pcrs || !a->output)
+		return cli_usage_error("attest", "quote: --nonce, --pcrs and -o are required");
+	if (a->npos)
+		return cli_usage_error("attest", "quote: unexpected argument '%s'", a->pos[0]);
+	if ((rc = parse_nonce(a, nonce, &nlen)) || (rc = parse_pcrs(a, &sel)) || (rc = open_tpm(a, &t)))
+		return rc;
+	if (tpm_quote(t, a->ak ? a->ak : DEFAULT_AK_DIR, nonce, nlen, &sel, &q, &e) < 0)
+		return tpm_status(&e);
+	if (json_write_file(a->output, q, 0644, &e) < 0)
+		return cli_error(&e, EXIT_FAILURE_);
+	return EXIT_OK;
+}
+
+/* Load a quote document and verify it; nonce NULL means the nonce the
+ * document carries (integrity without freshness).  Prints the reason on
+ * refusal. */
+static int load_verified_quote(const char *path, const uint8_t *nonce, size_t nlen, const char *ak_pub,
+			       json_t **q, struct quote_info *qi)
+{
+	_cleanup_free_ char *pem = NULL;
+	uint8_t own[NONCE_MAX];
+	ingot_error e = { 0 };
+	size_t len;
+
+	if (json_read_file(path, q, &e) < 0)
+		return cli_error(&e, EXIT_FAILURE_);
+	if (ak_pub && read_file(ak_pub, 1 << 16, &pem, &len, &e) < 0)
+		return cli_error(&e, EXIT_FAILURE_);
+	if (!nonce) {
+		const char *hex = json_string_value(json_object_get(*q, "nonce"));
+		if (!hex || nonce_parse(hex, own, &nlen, &e) < 0) {
+			fprintf(stderr, "ingot: %s: quote refused (malformed): nonce: expected hex\n", path);
+			return ATTEST_REFUSED;
+		}
+		nonce = own;
+	}
+	if (quote_verify(*q, nonce, nlen, pem, qi, &e) < 0) {
+		fprintf(stderr, "ingot: %s: quote refused (%s): %s\n", path, quote_reason_name(qi->reason), e.msg);
+		return ATTEST_REFUSED;
+	}
+	return EXIT_OK;
+}
+
+static int covers(const struct quote_info *qi, const struct pcr_selection *want, struct strbuf *missing)
+{
+	for (size_t i = 0; i < want->nbanks; i++) {
+		const struct pcr_bank *pb = pcr_values_find(&qi->pcrs, want->banks[i].alg);
+		uint32_t lack = want->banks[i].mask & ~(pb ? pb->mask : 0);
+		if (lack) {
+			struct pcr_selection l = { 0 };
+			pcr_selection_add(&l, want->banks[i].alg, lack);
+			pcr_selection_format(&l, missing);
+			return 0;
+		}
+	}
+	return 1;
+}
+
+static int do_verify_quote(const struct args *a)
+{
+	_cleanup_json_ json_t *q = NULL;
+	struct pcr_selection want = { 0 };
+	struct quote_info qi;
+	uint8_t nonce[NONCE_MAX];
+	size_t nlen;
+	ingot_error e = { 0 };
+	int rc;
+
+	if (a->npos != 1)
+		return cli_usage_error("attest", "verify-quote: expected one QUOTE file");
+	if (!a->nonce)
+		return cli_usage_error("attest", "verify-quote: --nonce is required");
+	if ((rc = parse_nonce(a, nonce, &nlen)) || (a->pcrs && (rc = parse_pcrs(a, &want))))
+		return rc;
+	if (a->seen) {
+		int seen = nonce_seen(a->seen, nonce, nlen, &e);
+		if (seen < 0)
+			return cli_error(&e, EXIT_FAILURE_);
+		if (seen) {
+			fprintf(stderr, "ingot: nonce %s: already used (listed in %s): refusing a replayed quote\n",
+				a->nonce, a->seen);
+			return ATTEST_NONCE_REUSED;
+		}
+	}
+	if ((rc = load_verified_quote(a->pos[0], nonce, nlen, a->ak_pub, &q, &qi)))
+		return rc;
+	if (a->pcrs) {
+		_cleanup_strbuf_ struct strbuf missing = STRBUF_INIT;
+		if (!covers(&qi, &want, &missing)) {
+			fprintf(stderr, "ingot: %s: quote refused: expected it to cover %s, got no %s\n",
+				a->pos[0], a->pcrs, missing.buf);
+			return ATTEST_REFUSED;
+		}
+	}
+	if (a->seen && nonce_record(a->seen, nonce, nlen, &e) < 0)
+		return cli_error(&e, e.code == -EEXIST ? ATTEST_NONCE_REUSED : EXIT_FAILURE_);
+	if (a->json) {
+		_cleanup_json_ json_t *j = NULL;
+		char fw[17];
+
+		snprintf(fw, sizeof(fw), "%016llx", (unsigned long long)qi.firmware_version);
+		j = json_pack("{s:b, s:s, s:I, s:I, s:I, s:b, s:s, s:o}", "valid", 1, "nonce", a->nonce,
+			      "clock", (json_int_t)qi.clock, "reset_count", (json_int_t)qi.reset_count,
+			      "restart_count", (json_int_t)qi.restart_count, "safe", qi.safe,
+			      "firmware_version", fw, "pcrs", pcr_values_to_json(&qi.pcrs));
+		return j ? print_json(j) : EXIT_FAILURE_;
+	}
+	printf("quote ok: nonce %s, clock %llu, resetCount %u, restartCount %u, safe %s, firmware %016llx\n",
+	       a->nonce, (unsigned long long)qi.clock, qi.reset_count, qi.restart_count,
+	       qi.safe ? "yes" : "no", (unsigned long long)qi.firmware_version);
+	return EXIT_OK;
+}
+
+/* Does the quote cover a PCR the log extends (in the same bank)? */
+static int shares_extended_pcr(const struct pcr_values *replayed, const struct pcr_values *quoted)
+{
+	for (size_t i = 0; i < replayed->nbanks; i++) {
+		const struct pcr_bank *q = pcr_values_find(quoted, replayed->banks[i].bank->alg);
+		if (q && (q->mask & replayed->banks[i].mask))
+			return 1;
+	}
+	return 0;
+}
+
+static int do_eventlog(const struct args *a)
+{
+	struct eventlog log;
+	struct pcr_values replayed;
+	struct pcr_selection sel;
+	ingot_error e = { 0 };
+	int rc = EXIT_OK;
+
+	if (a->npos != 1)
+		return cli_usage_error("attest", "eventlog: expected one LOG file");
+	if ((a->nonce || a->ak_pub) && !a->against)
+		return cli_usage_error("attest", "eventlog: --nonce and --ak-pub apply to --against");
+	if (a->pcrs && (rc = parse_pcrs(a, &sel)))
+		return rc;
+	if (eventlog_load(a->pos[0], &log, &e) < 0)
+		return cli_error(&e, EXIT_FAILURE_);
+	if (eventlog_replay(&log, &replayed, &e) < 0) {
+		rc = cli_error(&e, EXIT_FAILURE_);
+		goto out;
+	}
+	if (a->json) {
+		_cleanup_json_ json_t *j = eventlog_to_json(&log, &replayed);
+		rc = j ? print_json(j) : EXIT_FAILURE_;
+	} else {
+		_cleanup_strbuf_ struct strbuf s = STRBUF_INIT;
+		strbuf_init(&s, 4096);
+		strbuf_addstr(&s, "pcrs:\n");
+		pcr_values_format_yaml(&replayed, &s);
+		fputs(s.buf, stdout);
+	}
+	if (rc == EXIT_OK && a->against) {
+		_cleanup_json_ json_t *q = NULL;
+		struct quote_info qi;
+		uint8_t nonce[NONCE_MAX];
+		size_t nlen = 0;
+
+		if (a->nonce && (rc = parse_nonce(a, nonce, &nlen)))
+			goto out;
+		rc = load_verified_quote(a->against, a->nonce ? nonce : NULL, nlen, a->ak_pub, &q, &qi);
+		if (rc)
+			goto out;
+		if (!a->pcrs && !shares_extended_pcr(&replayed, &qi.pcrs)) {
+			fprintf(stderr, "ingot: %s: nothing to compare: the log extends no PCR the quote covers\n",
+				a->pos[0]);
+			rc = ATTEST_REFUSED;
+			goto out;
+		}
+		if (eventlog_compare(&log, &qi.pcrs, a->pcrs ? &sel : NULL, &e) < 0) {
+			rc = cli_error(&e, e.code == -EBADMSG ? ATTEST_REFUSED : EXIT_FAILURE_);
+			goto out;
+		}
+		fprintf(stderr, "ingot: %s: replay matches the quoted PCRs of %s\n", a->pos[0], a->against);
+	}
+out:
+	eventlog_free(&log);
+	return rc;
+}
+
 int cmd_attest(int argc, char **argv)
 {
-	(void)argc; (void)argv;
-	fprintf(stderr, "ingot: attest: not available in this build\n");
-	return EXIT_FAILURE_;
+	static const struct {
+		const char *name;
+		int (*fn)(const struct args *);
+	} subs[] = {
+		{ "measure", do_measure },
+		{ "predict", do_predict },
+		{ "ak", do_ak },
+		{ "quote", do_quote },
+		{ "verify-quote", do_verify_quote },
+		{ "eventlog", do_eventlog },
+	};
+	struct args a;
+	int rc;
+
+	if (cli_wants_help(argc, argv)) {
+		fputs(attest_help, stdout);
+		return EXIT_OK;
+	}
+	if (argc < 2)
+		return cli_usage_error("attest", "expected a subcommand: measure, predict, ak, quote, verify-quote, eventlog");
+	for (size_t i = 0; i < ARRAY_SIZE(subs); i++) {
+		if (strcmp(argv[1], subs[i].name))
+			continue;
+		rc = parse_args(argc, argv, &a);
+		return rc ? rc : subs[i].fn(&a);
+	}
+	return cli_usage_error("attest", "unknown subcommand '%s'", argv[1]);
 }

@@ -1,9 +1,164 @@
-#include "cli/cli.h"
+/* ingot audit: what does a pool really run? */
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
 
-/* Placeholder: replaced by the owning part. */
+#include "audit/audit.h"
+#include "cli/cli.h"
+#include "lib/cleanup.h"
+#include "lib/json.h"
+
+enum {
+	AUDIT_EXIT_HEALTHY = 0,
+	AUDIT_EXIT_DRIFT = 1,
+	AUDIT_EXIT_FORGED = 2,
+	AUDIT_EXIT_CANNOT = 3,
+};
+
+static const char audit_help[] =
+"NAME\n"
+"    ingot audit - offline audit of many node reports: what does a pool really run?\n"
+"\n"
+"SYNOPSIS\n"
+"    ingot audit --keyring K --manifests DIR --reports DIR [--nonces FILE]\n"
+"                [--aks FILE] [--nodes FILE] [--max-age DURATION] [--now TIME]\n"
+"                [--json OUT | --html OUT]\n"
+"\n"
+"DESCRIPTION\n"
+"    Reads every node report (DIR/*.json, as written by 'ingot verify --json')\n"
+"    and every signed pool manifest (DIR/*.manifest.dsse.json) and re-verifies\n"
+"    everything itself; no verdict from a node is trusted:\n"
+"\n"
+"      - each manifest envelope against the keyring (threshold, expiry) and its\n"
+"        measurement against its content;\n"
+"      - each report's TPM quote: AK signature over the TPMS_ATTEST, the nonce\n"
+"        issued to that node (--nonces), the PCR values against the quoted\n"
+"        digest; the AK must be enrolled (--aks); a nonce seen in two reports\n"
+"        is a replay;\n"
+"      - the event log replayed against the quoted PCRs;\n"
+"      - the quoted PCR against the manifests' predicted values: which signed\n"
+"        image did the node boot, and is it its pool's current one;\n"
+"      - the probed tuple against the pool manifest's tuple, field by field.\n"
+"\n"
+"    Prints one table: node, pool, tuple digest, verdict, grouped by tuple,\n"
+"    failing and drifted nodes first with the exact fields that differ.\n"
+"    Nodes never disappear: a node listed in --nodes without a report is\n"
+"    'missing', an old report is 'stale', one without a quote 'unquoted'.\n"
+"\n"
+"    Verdicts, most severe first: forged-quote, ak-not-enrolled,\n"
+"    nonce-mismatch, nonce-reused, pcr-mismatch, log-mismatch, unknown-image\n"
+"    (evidence does not verify); malformed, missing, unquoted, stale,\n"
+"    unknown-pool, expired-manifest, drifted; healthy.\n"
+"\n"
+"OPTIONS\n"
+"    --keyring K         trusted manifest signers (ingot keyring JSON)\n"
+"    --manifests DIR     the pools' signed manifests (*.manifest.dsse.json)\n"
+"    --reports DIR       node reports (*.json)\n"
+"    --nonces FILE       lines 'NODE NONCE_HEX': the nonce issued to each node\n"
+"    --aks FILE          enrolled AKs: lines 'AK_SHA256 [NODE]' (sha256 of the\n"
+"                        DER public key, as 'ingot keys id' prints; optionally\n"
+"                        bound to one node) and/or the AKs' PEM public keys\n"
+"    --nodes FILE        lines 'NODE [POOL]': the nodes expected to report\n"
+"    --max-age DURATION  reports older than this are stale (90s, 30m, 24h, 7d)\n"
+"    --now TIME          audit as of TIME (RFC 3339 or epoch seconds)\n"
+"    --json OUT          also write the full result as JSON to OUT ('-': stdout,\n"
+"                        then no table)\n"
+"    --html OUT          also write a self-contained HTML page to OUT\n"
+"    -h, --help          show this help\n"
+"\n"
+"EXIT STATUS\n"
+"    0   every node is healthy\n"
+"    1   some node is drifted, stale, missing, unquoted, malformed or in an\n"
+"        unknown pool (and none worse)\n"
+"    2   some node's evidence does not verify (forged or replayed quote, AK not\n"
+"        enrolled, nonce, PCR or event log mismatch, image no signed manifest\n"
+"        predicts)\n"
+"    3   the audit could not run (keyring, directory or option file unusable)\n"
+"    64  usage error\n"
+"\n"
+"EXAMPLES\n"
+"    ingot audit --keyring release.keyring --manifests pools/ --reports reports/ \\\n"
+"        --nonces issued.txt --aks enrolled-aks.txt --nodes inventory.txt \\\n"
+"        --max-age 1h --html audit.html\n";
+
 int cmd_audit(int argc, char **argv)
 {
-	(void)argc; (void)argv;
-	fprintf(stderr, "ingot: audit: not available in this build\n");
-	return EXIT_FAILURE_;
+	static const struct option opts[] = {
+		{ "keyring", required_argument, NULL, 'k' },
+		{ "manifests", required_argument, NULL, 'm' },
+		{ "reports", required_argument, NULL, 'r' },
+		{ "nonces", required_argument, NULL, 'N' },
+		{ "aks", required_argument, NULL, 'a' },
+		{ "nodes", required_argument, NULL, 'n' },
+		{ "max-age", required_argument, NULL, 'A' },
+		{ "now", required_argument, NULL, 't' },
+		{ "json", required_argument, NULL, 'j' },
+		{ "html", required_argument, NULL, 'H' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	struct audit_opts o = { .now = time(NULL) };
+	const char *json_out = NULL, *html_out = NULL;
+	_cleanup_json_ json_t *res = NULL;
+	ingot_error e = { 0 };
+	int c;
+
+	if (cli_wants_help(argc, argv)) {
+		fputs(audit_help, stdout);
+		return EXIT_OK;
+	}
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'k': o.keyring = optarg; break;
+		case 'm': o.manifests_dir = optarg; break;
+		case 'r': o.reports_dir = optarg; break;
+		case 'N': o.nonces = optarg; break;
+		case 'a': o.aks = optarg; break;
+		case 'n': o.nodes = optarg; break;
+		case 'A':
+			if (audit_parse_duration(optarg, &o.max_age) < 0)
+				return cli_usage_error("audit", "--max-age: expected a duration like 30m, 24h, 7d, got '%s'", optarg);
+			break;
+		case 't':
+			if (audit_parse_time(optarg, &o.now) < 0)
+				return cli_usage_error("audit", "--now: expected RFC 3339 or epoch seconds, got '%s'", optarg);
+			break;
+		case 'j': json_out = optarg; break;
+		case 'H': html_out = optarg; break;
+		case 'h': fputs(audit_help, stdout); return EXIT_OK;
+		case ':': return cli_usage_error("audit", "%s needs an argument", argv[optind - 1]);
+		default: return cli_usage_error("audit", "unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind != argc)
+		return cli_usage_error("audit", "unexpected argument '%s'", argv[optind]);
+	if (!o.keyring || !o.manifests_dir || !o.reports_dir)
+		return cli_usage_error("audit", "--keyring, --manifests and --reports are required");
+	if (json_out && html_out)
+		return cli_usage_error("audit", "give --json or --html, not both");
+
+	if (audit_run(&o, &res, &e) < 0)
+		return cli_error(&e, AUDIT_EXIT_CANNOT);
+	if (json_out && !strcmp(json_out, "-")) {
+		_cleanup_free_ char *s = json_canonical(res, NULL);
+		if (s)
+			fputs(s, stdout);
+	} else {
+		audit_print_table(res, stdout);
+		if (json_out && json_write_file(json_out, res, 0644, &e) < 0)
+			return cli_error(&e, AUDIT_EXIT_CANNOT);
+		if (html_out && audit_write_html(res, html_out, &e) < 0)
+			return cli_error(&e, AUDIT_EXIT_CANNOT);
+	}
+	if (fflush(stdout) != 0)
+		return cli_error(&(ingot_error){ .msg = "audit: cannot write to standard output" },
+				 AUDIT_EXIT_CANNOT);
+	switch (audit_worst_class(res)) {
+	case AUDIT_HEALTHY: return AUDIT_EXIT_HEALTHY;
+	case AUDIT_DRIFT: return AUDIT_EXIT_DRIFT;
+	default: return AUDIT_EXIT_FORGED;
+	}
 }

@@ -1,9 +1,108 @@
-#include "cli/cli.h"
+/* ingot lint: check a recipe's GPU tuple against the version-chain rules. */
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdio.h>
 
-/* Placeholder: replaced by the owning part. */
+#include "cli/cli.h"
+#include "recipes/lint.h"
+
+/* Exit statuses (documented in the help below and docs/tuple.md). */
+enum {
+	LINT_EXIT_CLEAN = 0,
+	LINT_EXIT_WARNINGS = 1,   /* warnings only, with --strict */
+	LINT_EXIT_ERRORS = 2,
+	LINT_EXIT_BAD_INPUT = 3,  /* recipe or rules unreadable or malformed, bad --date */
+};
+
+static const char lint_help[] =
+"NAME\n"
+"    ingot lint - check a recipe's GPU tuple against the version-chain rules\n"
+"\n"
+"SYNOPSIS\n"
+"    ingot lint RECIPE [--rules DIR] [--date YYYY-MM-DD] [--json] [--strict]\n"
+"\n"
+"DESCRIPTION\n"
+"    Reads the tuple: section of RECIPE (driver, flavor, fabric manager, CUDA or\n"
+"    ROCm, NCCL or RCCL, container toolkit, firmware, ...) and evaluates every\n"
+"    rule in DIR/*.yaml against it: minimum driver per CUDA release, fabric\n"
+"    manager == driver on NVSwitch systems, open kernel modules on Grace Hopper\n"
+"    and Blackwell, the last driver branch and CUDA release per architecture,\n"
+"    CVE-2025-23266 fixed releases, ROCm streams, vendor mixes, support windows.\n"
+"    Each finding names the rule, its severity, the tuple fields involved, the\n"
+"    recipe position, what to change, and the source of the fact.\n"
+"    It also checks that each tuple field's artifact: names an artifact of the\n"
+"    recipe. Only the tuple is linted; `ingot build` checks the rest and runs\n"
+"    lint itself.\n"
+"\n"
+"OPTIONS\n"
+"    --rules DIR       rule files (default: $INGOT_RULES, else recipes/rules next\n"
+"                      to the binary's build tree, else /usr/local/share/ingot/rules)\n"
+"    --date DATE       evaluate support windows on DATE (YYYY-MM-DD, default today, UTC)\n"
+"    --json            print the report as canonical JSON (docs/tuple.md)\n"
+"    --strict          treat warnings as failures (exit 1)\n"
+"    -h, --help        this help\n"
+"\n"
+"EXIT STATUS\n"
+"    0   no errors (warnings allowed unless --strict)\n"
+"    1   warnings only, with --strict\n"
+"    2   at least one error finding\n"
+"    3   bad input: recipe or rule file unreadable or malformed, bad --date\n"
+"    64  usage error\n"
+"\n"
+"EXAMPLES\n"
+"    ingot lint recipes/h100-r580-ltsb.yaml\n"
+"    ingot lint recipes/mi355x-rocm.yaml --json --strict\n"
+"    ingot lint pool.yaml --rules /etc/ingot/rules --date 2028-07-01\n";
+
 int cmd_lint(int argc, char **argv)
 {
-	(void)argc; (void)argv;
-	fprintf(stderr, "ingot: lint: not available in this build\n");
-	return EXIT_FAILURE_;
+	static const struct option opts[] = {
+		{ "rules", required_argument, NULL, 'r' },
+		{ "date", required_argument, NULL, 'd' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "strict", no_argument, NULL, 's' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *rules = NULL, *date = NULL;
+	bool json = false, strict = false;
+	struct lint_report *rep = NULL;
+	ingot_error e = { 0 };
+	int c, status;
+
+	if (cli_wants_help(argc, argv)) {
+		fputs(lint_help, stdout);
+		return EXIT_OK;
+	}
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'r': rules = optarg; break;
+		case 'd': date = optarg; break;
+		case 'j': json = true; break;
+		case 's': strict = true; break;
+		case 'h': fputs(lint_help, stdout); return EXIT_OK;
+		default:
+			return cli_usage_error("lint", "unknown or incomplete option '%s'", argv[optind - 1]);
+		}
+	}
+	if (argc - optind != 1)
+		return cli_usage_error("lint", "expected exactly one RECIPE, got %d", argc - optind);
+
+	if (lint_recipe_file(argv[optind], rules, date, &rep, &e) < 0)
+		return cli_error(&e, LINT_EXIT_BAD_INPUT);
+	if (lint_report_print(rep, stdout, json) < 0) {
+		lint_report_free(rep);
+		fprintf(stderr, "ingot: lint: cannot write the report\n");
+		return LINT_EXIT_BAD_INPUT;
+	}
+	if (lint_report_errors(rep))
+		status = LINT_EXIT_ERRORS;
+	else if (strict && lint_report_warnings(rep))
+		status = LINT_EXIT_WARNINGS;
+	else
+		status = LINT_EXIT_CLEAN;
+	lint_report_free(rep);
+	return status;
 }

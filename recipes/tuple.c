@@ -1,17 +1,616 @@
-/* Placeholder until the rules part lands: refuses tuples rather than
- * silently ignoring them. */
+/* The GPU tuple: schema, YAML/JSON parsing, canonical JSON, field access.
+ * The artifact checks live in tuple-check.c. */
 #include "recipes/tuple.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/cleanup.h"
+#include "lib/version.h"
+#include "recipes/tuple-impl.h"
+
+static const char *const vendors[] = { "nvidia", "amd", NULL };
+static const char *const cpu_arches[] = { "x86_64", "arm64", NULL };
+static const char *const smis[] = { "nvidia-smi", "amd-smi", "rocm-smi", NULL };
+static const char *const flavors[] = { "open", "proprietary", NULL };
+static const char *const streams[] = { "legacy", "core", NULL };
+
+/* Every GPU model ingot knows, with its architecture.  Order = display. */
+static const struct { const char *model, *arch; } gpu_models[] = {
+	{ "M60", "maxwell" },   { "M40", "maxwell" },  { "P100", "pascal" },  { "P40", "pascal" },
+	{ "V100", "volta" },    { "T4", "turing" },    { "A100", "ampere" },  { "A10", "ampere" },
+	{ "A30", "ampere" },    { "A40", "ampere" },   { "L4", "ada" },       { "L40S", "ada" },
+	{ "H100", "hopper" },   { "H200", "hopper" },  { "H20", "hopper" },   { "GH200", "hopper" },
+	{ "B200", "blackwell" }, { "B300", "blackwell" }, { "GB200", "blackwell" },
+	{ "GB300", "blackwell" },
+	{ "MI100", "cdna" },    { "MI210", "cdna2" },  { "MI250", "cdna2" },  { "MI250X", "cdna2" },
+	{ "MI300A", "cdna3" },  { "MI300X", "cdna3" }, { "MI325X", "cdna3" }, { "MI350X", "cdna4" },
+	{ "MI355X", "cdna4" },
+};
+static const char *const model_names[] = {
+	"M60", "M40", "P100", "P40", "V100", "T4", "A100", "A10", "A30", "A40", "L4", "L40S",
+	"H100", "H200", "H20", "GH200", "B200", "B300", "GB200", "GB300", "MI100", "MI210",
+	"MI250", "MI250X", "MI300A", "MI300X", "MI325X", "MI350X", "MI355X", NULL
+};
+static const char *const arch_names[] = {
+	"maxwell", "pascal", "volta", "turing", "ampere", "ada", "hopper", "blackwell",
+	"cdna", "cdna2", "cdna3", "cdna4", NULL
+};
+
+struct field_schema {
+	const char *path;
+	enum tuple_type type;
+	const char *const *words;
+};
+
+/* Components that carry a version and may name the artifact holding them. */
+#define COMPONENT(name) \
+	{ name ".version", TUPLE_VERSION, NULL }, { name ".artifact", TUPLE_STR, NULL }
+
+static const struct field_schema schema[] = {
+	{ "vendor", TUPLE_ENUM, vendors },
+	{ "platform.os", TUPLE_STR, NULL },
+	{ "platform.os-version", TUPLE_VERSION, NULL },
+	{ "platform.cpu-arch", TUPLE_ENUM, cpu_arches },
+	{ "gpu.models", TUPLE_LIST, model_names },
+	{ "gpu.arch", TUPLE_LIST, arch_names },
+	{ "nvswitch", TUPLE_BOOL, NULL },
+	{ "multi-tenant", TUPLE_BOOL, NULL },
+	{ "smi", TUPLE_ENUM, smis },
+	COMPONENT("driver"),
+	{ "driver.branch", TUPLE_STR, NULL },
+	{ "driver.flavor", TUPLE_ENUM, flavors },
+	COMPONENT("fabric-manager"),
+	COMPONENT("cuda"),
+	COMPONENT("rocm"),
+	{ "rocm.stream", TUPLE_ENUM, streams },
+	{ "rocm.prefix", TUPLE_STR, NULL },
+	COMPONENT("cudnn"),
+	COMPONENT("miopen"),
+	COMPONENT("cublas"),
+	COMPONENT("rocblas"),
+	COMPONENT("nccl"),
+	{ "nccl.cuda", TUPLE_VERSION, NULL },   /* the CUDA release NCCL was built for */
+	COMPONENT("rccl"),
+	COMPONENT("container-toolkit"),
+	COMPONENT("gpu-operator"),
+	COMPONENT("imex"),
+	{ "firmware.vbios", TUPLE_STR, NULL },
+	{ "firmware.nic", TUPLE_STR, NULL },
+	{ "firmware.nvswitch", TUPLE_STR, NULL },
+	{ "firmware.bmc", TUPLE_STR, NULL },
+	{ "firmware.bios", TUPLE_STR, NULL },
+};
+
+/* frameworks.<name>: any framework name, each a version. */
+#define FRAMEWORKS "frameworks"
+
+static bool framework_name_ok(const char *s)
+{
+	if (!*s || strlen(s) > 64)
+		return false;
+	for (const char *p = s; *p; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '-' || *p == '_'))
+			return false;
+	return true;
+}
+
+static const struct field_schema *schema_find(const char *path)
+{
+	static const struct field_schema framework = { FRAMEWORKS ".*", TUPLE_VERSION, NULL };
+
+	for (size_t i = 0; i < ARRAY_SIZE(schema); i++)
+		if (!strcmp(schema[i].path, path))
+			return &schema[i];
+	if (!strncmp(path, FRAMEWORKS ".", sizeof(FRAMEWORKS)) &&
+	    framework_name_ok(path + sizeof(FRAMEWORKS)))
+		return &framework;
+	return NULL;
+}
+
+int tuple_schema_type(const char *path, enum tuple_type *type, const char *const **words)
+{
+	const struct field_schema *f = schema_find(path);
+	if (!f)
+		return -ENOENT;
+	if (type)
+		*type = f->type;
+	if (words)
+		*words = f->words;
+	return 0;
+}
+
+bool tuple_schema_group(const char *path)
+{
+	size_t n = strlen(path);
+	if (!strcmp(path, FRAMEWORKS))
+		return true;
+	for (size_t i = 0; i < ARRAY_SIZE(schema); i++)
+		if (!strncmp(schema[i].path, path, n) && schema[i].path[n] == '.')
+			return true;
+	return false;
+}
+
+static bool word_in(const char *const *words, const char *w)
+{
+	for (; words && *words; words++)
+		if (!strcmp(*words, w))
+			return true;
+	return false;
+}
+
+static void words_join(const char *const *words, char *buf, size_t n)
+{
+	size_t len = 0;
+	buf[0] = '\0';
+	for (; words && *words && len + 1 < n; words++) {
+		int k = snprintf(buf + len, n - len, "%s%s", len ? ", " : "", *words);
+		if (k < 0)
+			break;
+		len += (size_t)k;
+	}
+}
+
+const char *tuple_model_arch(const char *model)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(gpu_models); i++)
+		if (!strcmp(gpu_models[i].model, model))
+			return gpu_models[i].arch;
+	return NULL;
+}
+
+/* ------------------------------------------------------------ storage -- */
+
+static void value_clear(struct tuple_value *v)
+{
+	free(v->path);
+	free(v->str);
+	for (size_t i = 0; i < v->n_list; i++)
+		free(v->list[i]);
+	free(v->list);
+}
+
+void tuple_free(struct tuple *t)
+{
+	if (!t)
+		return;
+	for (size_t i = 0; i < t->n; i++)
+		value_clear(&t->v[i]);
+	free(t->v);
+	free(t->file);
+	free(t);
+}
+
+size_t tuple_size(const struct tuple *t) { return t ? t->n : 0; }
+const struct tuple_value *tuple_at(const struct tuple *t, size_t i) { return &t->v[i]; }
+const char *tuple_file(const struct tuple *t) { return t && t->file ? t->file : "tuple"; }
+
+const struct tuple_value *tuple_get(const struct tuple *t, const char *path)
+{
+	for (size_t i = 0; t && i < t->n; i++)
+		if (!strcmp(t->v[i].path, path))
+			return &t->v[i];
+	return NULL;
+}
+
+bool tuple_has(const struct tuple *t, const char *path)
+{
+	size_t n = strlen(path);
+	for (size_t i = 0; t && i < t->n; i++)
+		if (!strncmp(t->v[i].path, path, n) && (t->v[i].path[n] == '\0' || t->v[i].path[n] == '.'))
+			return true;
+	return false;
+}
+
+static struct tuple_value *tuple_add(struct tuple *t, const char *path, enum tuple_type type)
+{
+	struct tuple_value *v;
+	if (t->n == t->alloc) {
+		size_t na = t->alloc ? t->alloc * 2 : 32;
+		v = realloc(t->v, na * sizeof(*v));
+		if (!v)
+			return NULL;
+		t->v = v;
+		t->alloc = na;
+	}
+	v = &t->v[t->n];
+	memset(v, 0, sizeof(*v));
+	v->path = strdup(path);
+	if (!v->path)
+		return NULL;
+	v->type = type;
+	t->n++;
+	return v;
+}
+
+static int list_add(struct tuple_value *v, const char *w)
+{
+	char **l = realloc(v->list, (v->n_list + 1) * sizeof(*l));
+	if (!l)
+		return -ENOMEM;
+	v->list = l;
+	l[v->n_list] = strdup(w);
+	if (!l[v->n_list])
+		return -ENOMEM;
+	v->n_list++;
+	return 0;
+}
+
+static bool list_has(const struct tuple_value *v, const char *w)
+{
+	for (size_t i = 0; i < v->n_list; i++)
+		if (!strcmp(v->list[i], w))
+			return true;
+	return false;
+}
+
+/* Check a scalar against the schema type; msg gets "expected X, got Y". */
+static int check_scalar(const struct field_schema *f, const char *s, char *msg, size_t n)
+{
+	char words[512];
+
+	switch (f->type) {
+	case TUPLE_VERSION:
+		if (version_valid(s))
+			return 0;
+		snprintf(msg, n, "expected a dotted numeric version like 580.95.05, got '%s'", s);
+		return -EINVAL;
+	case TUPLE_ENUM:
+	case TUPLE_LIST:
+		if (word_in(f->words, s))
+			return 0;
+		words_join(f->words, words, sizeof(words));
+		snprintf(msg, n, "expected one of %s, got '%s'", words, s);
+		return -EINVAL;
+	case TUPLE_STR:
+		if (*s && strlen(s) <= 256 && !strpbrk(s, "\n\r\t"))
+			return 0;
+		snprintf(msg, n, "expected a one-line string of 1 to 256 characters");
+		return -EINVAL;
+	case TUPLE_BOOL:
+		break;
+	}
+	return 0;
+}
+
+/* "file:line:col" of a declared value, or just the file for values read
+ * from JSON (which has no positions to give). */
+static const char *pos_of(const struct tuple *t, const struct tuple_value *v, char *buf, size_t n)
+{
+	if (v && v->line)
+		snprintf(buf, n, "%s:%zu:%zu", t->file, v->line, v->column);
+	else
+		snprintf(buf, n, "%s", t->file);
+	return buf;
+}
+
+/* Derived fields and cross-field checks shared by the YAML and JSON
+ * readers: gpu.arch from the models, driver.branch from the version.
+ * where names the tuple itself (for missing fields). */
+static int tuple_finish(struct tuple *t, const char *where, ingot_error *e)
+{
+	char pos[600];
+	const struct tuple_value *models = tuple_get(t, "gpu.models");
+	const struct tuple_value *arch = tuple_get(t, "gpu.arch");
+	const struct tuple_value *drv = tuple_get(t, "driver.version");
+	const struct tuple_value *branch = tuple_get(t, "driver.branch");
+	struct tuple_value derived = { 0 };
+	int r = 0;
+
+	if (!tuple_get(t, "vendor"))
+		return ingot_fail(e, -EINVAL, "%s: tuple: missing required field 'vendor'", where);
+	if (!models || models->n_list == 0)
+		return ingot_fail(e, -EINVAL, "%s: tuple.gpu.models: missing required field", where);
+
+	for (size_t i = 0; i < models->n_list && r == 0; i++) {
+		const char *a = tuple_model_arch(models->list[i]);
+		if (!list_has(&derived, a))
+			r = list_add(&derived, a);
+	}
+	if (r < 0)
+		goto out;
+	if (arch) {
+		bool same = arch->n_list == derived.n_list;
+		for (size_t i = 0; same && i < derived.n_list; i++)
+			same = list_has(arch, derived.list[i]);
+		if (!same) {
+			r = ingot_fail(e, -EINVAL, "%s: tuple.gpu.arch: expected %s%s (from gpu.models), got %s%s",
+				       pos_of(t, arch, pos, sizeof(pos)), derived.list[0],
+				       derived.n_list > 1 ? ", ..." : "", arch->list[0],
+				       arch->n_list > 1 ? ", ..." : "");
+			goto out;
+		}
+	} else {
+		struct tuple_value *v = tuple_add(t, "gpu.arch", TUPLE_LIST);
+		if (!v) {
+			r = -ENOMEM;
+			goto out;
+		}
+		v->list = TAKE_PTR(derived.list);
+		v->n_list = derived.n_list;
+		derived.n_list = 0;
+	}
+
+	if (drv) {
+		char want[32], head[24];
+		if (!version_head(drv->str, 1, head, sizeof(head)))
+			head[0] = '\0';
+		snprintf(want, sizeof(want), "R%s", head);
+		if (branch && strcmp(branch->str, want) != 0) {
+			r = ingot_fail(e, -EINVAL, "%s: tuple.driver.branch: expected %s (driver %s), got '%s'",
+				       pos_of(t, branch, pos, sizeof(pos)), want, drv->str, branch->str);
+			goto out;
+		}
+		if (!branch && !strcmp(tuple_get(t, "vendor")->str, "nvidia")) {
+			struct tuple_value *v = tuple_add(t, "driver.branch", TUPLE_STR);
+			if (!v || !(v->str = strdup(want))) {
+				r = -ENOMEM;
+				goto out;
+			}
+		}
+	} else if (branch) {
+		r = ingot_fail(e, -EINVAL, "%s: tuple.driver.branch: needs driver.version",
+			       pos_of(t, branch, pos, sizeof(pos)));
+		goto out;
+	}
+out:
+	for (size_t i = 0; i < derived.n_list; i++)
+		free(derived.list[i]);
+	free(derived.list);
+	if (r == -ENOMEM)
+		return ingot_fail(e, r, "%s: out of memory", where);
+	return r;
+}
+
+/* --------------------------------------------------------------- YAML -- */
+
+static int parse_leaf(struct ydoc *d, struct tuple *t, const struct field_schema *f,
+		      const char *path, yaml_node_t *n, ingot_error *e)
+{
+	char field[192], msg[768];
+	struct tuple_value *v;
+	const char *s;
+	int r;
+
+	snprintf(field, sizeof(field), "tuple.%s", path);
+	if (f->type == TUPLE_BOOL) {
+		bool b;
+		r = ydoc_bool(d, n, field, &b, e);
+		if (r < 0)
+			return r;
+		if (!(v = tuple_add(t, path, f->type)))
+			return ingot_fail(e, -ENOMEM, "%s: out of memory", d->file);
+		v->b = b;
+	} else if (f->type == TUPLE_LIST) {
+		yaml_node_t *it;
+		if (!(v = tuple_add(t, path, f->type)))
+			return ingot_fail(e, -ENOMEM, "%s: out of memory", d->file);
+		if (n->type == YAML_SCALAR_NODE) {
+			/* a single model may be written without brackets */
+			if ((r = ydoc_str(d, n, field, &s, e)) < 0)
+				return r;
+			if (check_scalar(f, s, msg, sizeof(msg)) < 0)
+				return ydoc_fail(d, n, e, "%s: %s", field, msg);
+			if (list_add(v, s) < 0)
+				return ingot_fail(e, -ENOMEM, "%s: out of memory", d->file);
+		} else {
+			if ((r = ydoc_expect_seq(d, n, field, e)) < 0)
+				return r;
+			ydoc_seq_foreach(d, n, it) {
+				if ((r = ydoc_str(d, it, field, &s, e)) < 0)
+					return r;
+				if (check_scalar(f, s, msg, sizeof(msg)) < 0)
+					return ydoc_fail(d, it, e, "%s: %s", field, msg);
+				if (list_has(v, s))
+					return ydoc_fail(d, it, e, "%s: duplicate entry '%s'", field, s);
+				if (list_add(v, s) < 0)
+					return ingot_fail(e, -ENOMEM, "%s: out of memory", d->file);
+			}
+			if (v->n_list == 0)
+				return ydoc_fail(d, n, e, "%s: expected at least one entry", field);
+		}
+	} else {
+		if ((r = ydoc_str(d, n, field, &s, e)) < 0)
+			return r;
+		if (check_scalar(f, s, msg, sizeof(msg)) < 0)
+			return ydoc_fail(d, n, e, "%s: %s", field, msg);
+		if (!(v = tuple_add(t, path, f->type)) || !(v->str = strdup(s)))
+			return ingot_fail(e, -ENOMEM, "%s: out of memory", d->file);
+	}
+	v->line = n->start_mark.line + 1;
+	v->column = n->start_mark.column + 1;
+	return 0;
+}
+
+static int parse_map(struct ydoc *d, struct tuple *t, const char *prefix, yaml_node_t *map,
+		     ingot_error *e)
+{
+	yaml_node_t *k, *v;
+	int r;
+
+	if ((r = ydoc_expect_map(d, map, *prefix ? prefix : "tuple", e)) < 0)
+		return r;
+	ydoc_map_foreach(d, map, k, v) {
+		char path[160];
+		const char *key;
+		const struct field_schema *f;
+
+		if (!k || k->type != YAML_SCALAR_NODE)
+			return ydoc_fail(d, k, e, "tuple%s%s: expected a string key, got %s",
+					 *prefix ? "." : "", prefix, ydoc_kind(k));
+		key = (const char *)k->data.scalar.value;
+		snprintf(path, sizeof(path), "%s%s%s", prefix, *prefix ? "." : "", key);
+		if (tuple_get(t, path) || (tuple_schema_group(path) && tuple_has(t, path)))
+			return ydoc_fail(d, k, e, "tuple.%s: duplicate key", path);
+		f = schema_find(path);
+		if (f) {
+			if ((r = parse_leaf(d, t, f, path, v, e)) < 0)
+				return r;
+		} else if (!*prefix && tuple_schema_group(path)) {
+			if ((r = parse_map(d, t, path, v, e)) < 0)
+				return r;
+		} else {
+			return ydoc_fail(d, k, e, "tuple%s%s: unknown key '%s'", *prefix ? "." : "",
+					 prefix, key);
+		}
+	}
+	return 0;
+}
 
 int tuple_parse(struct ydoc *d, yaml_node_t *node, struct tuple **out, ingot_error *e)
 {
+	struct tuple *t;
+	int r;
+
 	*out = NULL;
-	return ydoc_fail(d, node, e, "tuple: not supported by this build");
+	t = calloc(1, sizeof(*t));
+	if (!t || !(t->file = strdup(d->file))) {
+		free(t);
+		return ingot_fail(e, -ENOMEM, "%s: out of memory", d->file);
+	}
+	r = parse_map(d, t, "", node, e);
+	if (r == 0) {
+		char where[600];
+		snprintf(where, sizeof(where), "%s:%zu:%zu", d->file, node->start_mark.line + 1,
+			 node->start_mark.column + 1);
+		r = tuple_finish(t, where, e);
+	}
+	if (r < 0) {
+		tuple_free(t);
+		return r;
+	}
+	*out = t;
+	return 0;
 }
 
-void tuple_free(struct tuple *t) { (void)t; }
-json_t *tuple_to_json(const struct tuple *t) { (void)t; return json_null(); }
-int tuple_check_artifacts(const struct recipe *r, struct tree *t, const struct store *s, ingot_error *e)
+/* --------------------------------------------------------------- JSON -- */
+
+static int json_leaf(struct tuple *t, const char *name, const char *path, json_t *j,
+		     ingot_error *e)
 {
-	(void)r; (void)t; (void)s; (void)e;
+	const struct field_schema *f = schema_find(path);
+	struct tuple_value *v;
+	char msg[768];
+
+	if (!f)
+		return ingot_fail(e, -EINVAL, "%s: tuple: unknown field '%s'", name, path);
+	if (f->type == TUPLE_BOOL) {
+		if (!json_is_boolean(j))
+			return ingot_fail(e, -EINVAL, "%s: tuple.%s: expected true or false", name, path);
+		if (!(v = tuple_add(t, path, f->type)))
+			return -ENOMEM;
+		v->b = json_is_true(j);
+		return 0;
+	}
+	if (f->type == TUPLE_LIST) {
+		size_t i;
+		json_t *it;
+		if (!json_is_array(j) || json_array_size(j) == 0)
+			return ingot_fail(e, -EINVAL, "%s: tuple.%s: expected a non-empty array", name, path);
+		if (!(v = tuple_add(t, path, f->type)))
+			return -ENOMEM;
+		json_array_foreach(j, i, it) {
+			if (!json_is_string(it) || check_scalar(f, json_string_value(it), msg, sizeof(msg)) < 0)
+				return ingot_fail(e, -EINVAL, "%s: tuple.%s[%zu]: %s", name, path, i,
+						  json_is_string(it) ? msg : "expected a string");
+			if (list_add(v, json_string_value(it)) < 0)
+				return -ENOMEM;
+		}
+		return 0;
+	}
+	if (!json_is_string(j))
+		return ingot_fail(e, -EINVAL, "%s: tuple.%s: expected a string", name, path);
+	if (check_scalar(f, json_string_value(j), msg, sizeof(msg)) < 0)
+		return ingot_fail(e, -EINVAL, "%s: tuple.%s: %s", name, path, msg);
+	if (!(v = tuple_add(t, path, f->type)) || !(v->str = strdup(json_string_value(j))))
+		return -ENOMEM;
 	return 0;
+}
+
+int tuple_from_json(const json_t *j, const char *name, struct tuple **out, ingot_error *e)
+{
+	struct tuple *t;
+	const char *key, *k2;
+	json_t *val, *v2;
+	int r = 0;
+
+	*out = NULL;
+	if (!json_is_object(j))
+		return ingot_fail(e, -EINVAL, "%s: tuple: expected an object", name);
+	t = calloc(1, sizeof(*t));
+	if (!t || !(t->file = strdup(name))) {
+		free(t);
+		return ingot_fail(e, -ENOMEM, "%s: out of memory", name);
+	}
+	json_object_foreach((json_t *)j, key, val) {
+		if (tuple_schema_group(key)) {
+			if (!json_is_object(val)) {
+				r = ingot_fail(e, -EINVAL, "%s: tuple.%s: expected an object", name, key);
+				goto out;
+			}
+			json_object_foreach(val, k2, v2) {
+				char path[160];
+				snprintf(path, sizeof(path), "%s.%s", key, k2);
+				if ((r = json_leaf(t, name, path, v2, e)) < 0)
+					goto out;
+			}
+		} else if ((r = json_leaf(t, name, key, val, e)) < 0) {
+			goto out;
+		}
+	}
+	r = tuple_finish(t, name, e);
+out:
+	if (r == -ENOMEM)
+		r = ingot_fail(e, -ENOMEM, "%s: out of memory", name);
+	if (r < 0) {
+		tuple_free(t);
+		return r;
+	}
+	*out = t;
+	return 0;
+}
+
+json_t *tuple_to_json(const struct tuple *t)
+{
+	json_t *root;
+
+	if (!t)
+		return json_null();
+	root = json_object();
+	for (size_t i = 0; root && i < t->n; i++) {
+		const struct tuple_value *v = &t->v[i];
+		const char *dot = strchr(v->path, '.');
+		json_t *parent = root, *val;
+
+		if (dot) {
+			char group[64];
+			snprintf(group, sizeof(group), "%.*s", (int)(dot - v->path), v->path);
+			parent = json_object_get(root, group);
+			if (!parent) {
+				parent = json_object();
+				if (json_object_set_new(root, group, parent) < 0)
+					goto fail;
+			}
+		}
+		switch (v->type) {
+		case TUPLE_BOOL:
+			val = json_boolean(v->b);
+			break;
+		case TUPLE_LIST:
+			val = json_array();
+			for (size_t k = 0; val && k < v->n_list; k++)
+				if (json_array_append_new(val, json_string(v->list[k])) < 0)
+					goto fail;
+			break;
+		default:
+			val = json_string(v->str);
+			break;
+		}
+		if (json_object_set_new(parent, dot ? dot + 1 : v->path, val) < 0)
+			goto fail;
+	}
+	return root;
+fail:
+	json_decref(root);
+	return NULL;
 }

@@ -1,0 +1,598 @@
+#include "attest/eventlog.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "lib/cleanup.h"
+#include "lib/digest.h"
+#include "lib/json.h"
+
+#define SPEC_ID_SIGNATURE "Spec ID Event03"    /* 16 bytes with the NUL */
+#define STARTUP_LOCALITY "StartupLocality"     /* 16 bytes with the NUL */
+#define SPEC_ID_MAX_ALGS 16
+
+/* Bounds-checked little-endian reader over the log. */
+struct cursor {
+	const uint8_t *p;
+	size_t len, off;
+};
+
+static int take(struct cursor *c, size_t n, const uint8_t **out)
+{
+	if (n > c->len - c->off)
+		return -1;
+	*out = c->p + c->off;
+	c->off += n;
+	return 0;
+}
+
+static int get_u8(struct cursor *c, uint8_t *v)
+{
+	const uint8_t *b;
+	if (take(c, 1, &b) < 0)
+		return -1;
+	*v = b[0];
+	return 0;
+}
+
+static int get_u16(struct cursor *c, uint16_t *v)
+{
+	const uint8_t *b;
+	if (take(c, 2, &b) < 0)
+		return -1;
+	*v = (uint16_t)(b[0] | b[1] << 8);
+	return 0;
+}
+
+static int get_u32(struct cursor *c, uint32_t *v)
+{
+	const uint8_t *b;
+	if (take(c, 4, &b) < 0)
+		return -1;
+	*v = (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
+	return 0;
+}
+
+static void put_u16(struct strbuf *sb, uint16_t v)
+{
+	uint8_t b[2] = { (uint8_t)v, (uint8_t)(v >> 8) };
+	strbuf_add(sb, b, 2);
+}
+
+static void put_u32(struct strbuf *sb, uint32_t v)
+{
+	uint8_t b[4] = { (uint8_t)v, (uint8_t)(v >> 8), (uint8_t)(v >> 16), (uint8_t)(v >> 24) };
+	strbuf_add(sb, b, 4);
+}
+
+void eventlog_free(struct eventlog *log)
+{
+	free(log->raw);
+	free(log->name);
+	free(log->events);
+	memset(log, 0, sizeof(*log));
+	log->startup_locality = -1;
+}
+
+static int truncated(const struct eventlog *log, const char *what, size_t off, ingot_error *e)
+{
+	return ingot_fail(e, -EBADMSG, "%s: offset %zu: truncated log: expected %s, got end of file after %zu bytes",
+			  log->name, off, what, log->len);
+}
+
+static int parse_spec_id(struct eventlog *log, const uint8_t *ev, uint32_t size, size_t off, ingot_error *e)
+{
+	struct cursor c = { ev, size, 0 };
+	const uint8_t *sig;
+	uint32_t nalgs;
+	uint8_t vendor;
+
+	if (take(&c, 16, &sig) < 0 || memcmp(sig, SPEC_ID_SIGNATURE, 16))
+		return ingot_fail(e, -EBADMSG, "%s: offset %zu: header event: expected the \"" SPEC_ID_SIGNATURE
+				  "\" signature of a crypto-agile log, got something else (SHA1-only logs are not supported)",
+				  log->name, off);
+	if (get_u32(&c, &log->platform_class) < 0 || get_u8(&c, &log->spec_minor) < 0 ||
+	    get_u8(&c, &log->spec_major) < 0 || get_u8(&c, &log->spec_errata) < 0 ||
+	    get_u8(&c, &log->uintn_size) < 0 || get_u32(&c, &nalgs) < 0)
+		return truncated(log, "the Spec ID event's fields", off, e);
+	if (nalgs == 0 || nalgs > SPEC_ID_MAX_ALGS)
+		return ingot_fail(e, -EBADMSG, "%s: offset %zu: Spec ID event: numberOfAlgorithms: expected 1-%d, got %u",
+				  log->name, off, SPEC_ID_MAX_ALGS, nalgs);
+	for (uint32_t i = 0; i < nalgs; i++) {
+		const struct bank *b;
+		uint16_t alg, dsize;
+
+		if (get_u16(&c, &alg) < 0 || get_u16(&c, &dsize) < 0)
+			return truncated(log, "the Spec ID event's algorithm list", off, e);
+		b = bank_by_alg(alg);
+		if (!b)
+			return ingot_fail(e, -EPROTONOSUPPORT, "%s: offset %zu: Spec ID event: unknown algorithm 0x%04x (digest size %u): expected sha1, sha256, sha384 or sha512",
+					  log->name, off, alg, dsize);
+		if (dsize != b->size)
+			return ingot_fail(e, -EBADMSG, "%s: offset %zu: Spec ID event: %s digest size: expected %zu, got %u",
+					  log->name, off, b->name, b->size, dsize);
+		for (size_t j = 0; j < log->nbanks; j++)
+			if (log->banks[j] == b)
+				return ingot_fail(e, -EBADMSG, "%s: offset %zu: Spec ID event: algorithm %s listed twice",
+						  log->name, off, b->name);
+		log->banks[log->nbanks++] = b;
+	}
+	if (get_u8(&c, &vendor) < 0 || c.len - c.off < vendor)
+		return truncated(log, "the Spec ID event's vendor info", off, e);
+	return 0;
+}
+
+static int parse_header(struct eventlog *log, struct cursor *c, ingot_error *e)
+{
+	uint32_t pcr, type, size;
+	const uint8_t *digest, *ev;
+
+	if (get_u32(c, &pcr) < 0 || get_u32(c, &type) < 0 || take(c, 20, &digest) < 0 ||
+	    get_u32(c, &size) < 0)
+		return truncated(log, "a TCG_PCR_EVENT header", 0, e);
+	if (type != EV_NO_ACTION)
+		return ingot_fail(e, -EBADMSG, "%s: offset 0: header event type: expected EV_NO_ACTION (3) carrying the \"" SPEC_ID_SIGNATURE "\" event of a crypto-agile log, got 0x%x (SHA1-only logs are not supported)",
+				  log->name, type);
+	if (size > EVENTLOG_MAX_EVENT_SIZE)
+		return ingot_fail(e, -EFBIG, "%s: offset 0: header event size: expected at most %u, got %u",
+				  log->name, EVENTLOG_MAX_EVENT_SIZE, size);
+	if (take(c, size, &ev) < 0)
+		return truncated(log, "the header event's data", 0, e);
+	return parse_spec_id(log, ev, size, 0, e);
+}
+
+static int parse_event(struct eventlog *log, struct cursor *c, struct eventlog_event *ev, ingot_error *e)
+{
+	size_t off = c->off, num = log->nevents + 1;
+	uint32_t count, size;
+
+	memset(ev, 0, sizeof(*ev));
+	ev->offset = off;
+	if (get_u32(c, &ev->pcr) < 0 || get_u32(c, &ev->type) < 0 || get_u32(c, &count) < 0)
+		return truncated(log, "a TCG_PCR_EVENT2 record", off, e);
+	if (count == 0 || count > log->nbanks)
+		return ingot_fail(e, -EBADMSG, "%s: event %zu (offset %zu): digest count: expected 1-%zu (the Spec ID event's banks), got %u",
+				  log->name, num, off, log->nbanks, count);
+	for (uint32_t i = 0; i < count; i++) {
+		const struct bank *b = NULL;
+		const uint8_t *d;
+		uint16_t alg;
+
+		if (get_u16(c, &alg) < 0)
+			return truncated(log, "a digest's algorithm", off, e);
+		for (size_t j = 0; j < log->nbanks; j++)
+			if (log->banks[j]->alg == alg)
+				b = log->banks[j];
+		if (!b)
+			return ingot_fail(e, -EPROTONOSUPPORT, "%s: event %zu (offset %zu): unknown algorithm 0x%04x: expected one of the Spec ID event's banks",
+					  log->name, num, off, alg);
+		for (size_t j = 0; j < ev->ndigests; j++)
+			if (ev->digests[j].bank == b)
+				return ingot_fail(e, -EBADMSG, "%s: event %zu (offset %zu): %s digest appears twice",
+						  log->name, num, off, b->name);
+		if (take(c, b->size, &d) < 0)
+			return truncated(log, "a digest", off, e);
+		ev->digests[ev->ndigests].bank = b;
+		memcpy(ev->digests[ev->ndigests].d, d, b->size);
+		ev->ndigests++;
+	}
+	if (get_u32(c, &size) < 0)
+		return truncated(log, "an event size", off, e);
+	if (size > EVENTLOG_MAX_EVENT_SIZE)
+		return ingot_fail(e, -EFBIG, "%s: event %zu (offset %zu): event size: expected at most %u, got %u",
+				  log->name, num, off, EVENTLOG_MAX_EVENT_SIZE, size);
+	if (take(c, size, &ev->data) < 0)
+		return truncated(log, "the event's data", off, e);
+	ev->data_len = size;
+	if (ev->type != EV_NO_ACTION && ev->pcr >= PCR_COUNT)
+		return ingot_fail(e, -EBADMSG, "%s: event %zu (offset %zu): PCR index: expected 0-%d, got %u",
+				  log->name, num, off, PCR_COUNT - 1, ev->pcr);
+	/* PC Client spec 10.4.5.3: locality the platform started from, the
+	 * initial value of PCR 0. */
+	if (ev->type == EV_NO_ACTION && ev->pcr == 0 && size == sizeof(STARTUP_LOCALITY) + 1 &&
+	    !memcmp(ev->data, STARTUP_LOCALITY, sizeof(STARTUP_LOCALITY)))
+		log->startup_locality = ev->data[sizeof(STARTUP_LOCALITY)];
+	return 0;
+}
+
+int eventlog_parse(const char *name, const void *buf, size_t len, struct eventlog *out, ingot_error *e)
+{
+	struct eventlog log = { .startup_locality = -1 };
+	struct cursor c;
+	size_t alloc = 0;
+	int r;
+
+	memset(out, 0, sizeof(*out));
+	out->startup_locality = -1;
+	if (len > EVENTLOG_MAX_BYTES)
+		return ingot_fail(e, -EFBIG, "%s: log size: expected at most %u bytes, got %zu",
+				  name, EVENTLOG_MAX_BYTES, len);
+	log.name = strdup(name);
+	log.raw = malloc(len ? len : 1);
+	if (!log.name || !log.raw) {
+		eventlog_free(&log);
+		return ingot_fail(e, -ENOMEM, "%s: out of memory", name);
+	}
+	memcpy(log.raw, buf, len);
+	log.len = len;
+	c = (struct cursor){ log.raw, len, 0 };
+	r = parse_header(&log, &c, e);
+	while (r >= 0 && c.off < c.len) {
+		if (log.nevents == EVENTLOG_MAX_EVENTS) {
+			r = ingot_fail(e, -E2BIG, "%s: offset %zu: too many events: expected at most %u",
+				       name, c.off, EVENTLOG_MAX_EVENTS);
+			break;
+		}
+		if (log.nevents == alloc) {
+			size_t n = alloc ? 2 * alloc : 64;
+			struct eventlog_event *p = realloc(log.events, n * sizeof(*p));
+			if (!p) {
+				r = ingot_fail(e, -ENOMEM, "%s: out of memory", name);
+				break;
+			}
+			log.events = p;
+			alloc = n;
+		}
+		r = parse_event(&log, &c, &log.events[log.nevents], e);
+		if (r >= 0)
+			log.nevents++;
+	}
+	if (r < 0) {
+		eventlog_free(&log);
+		return r;
+	}
+	*out = log;
+	return 0;
+}
+
+int eventlog_load(const char *path, struct eventlog *out, ingot_error *e)
+{
+	_cleanup_free_ char *buf = NULL;
+	size_t len;
+	int r;
+
+	memset(out, 0, sizeof(*out));
+	out->startup_locality = -1;
+	r = read_file(path, EVENTLOG_MAX_BYTES, &buf, &len, e);
+	if (r < 0)
+		return r;
+	return eventlog_parse(path, buf, len, out, e);
+}
+
+static void replay_init(const struct eventlog *log, struct pcr_values *v)
+{
+	memset(v, 0, sizeof(*v));
+	for (size_t i = 0; i < log->nbanks; i++) {
+		struct pcr_bank *pb = pcr_values_bank(v, log->banks[i]->alg, 1);
+		if (log->startup_locality >= 0)
+			pb->value[0][pb->bank->size - 1] = (uint8_t)log->startup_locality;
+	}
+}
+
+static int replay_event(const struct eventlog *log, const struct eventlog_event *ev,
+			struct pcr_values *v, ingot_error *e)
+{
+	if (ev->type == EV_NO_ACTION)
+		return 0;
+	for (size_t j = 0; j < ev->ndigests; j++) {
+		struct pcr_bank *pb = pcr_values_bank(v, ev->digests[j].bank->alg, 0);
+		if (bank_extend(pb->bank, pb->value[ev->pcr], ev->digests[j].d) < 0)
+			return ingot_fail(e, -EIO, "%s: cannot compute %s", log->name, pb->bank->name);
+		pb->mask |= 1u << ev->pcr;
+	}
+	return 0;
+}
+
+int eventlog_replay(const struct eventlog *log, struct pcr_values *out, ingot_error *e)
+{
+	replay_init(log, out);
+	for (size_t i = 0; i < log->nevents; i++) {
+		int r = replay_event(log, &log->events[i], out, e);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+static void describe_event(const struct eventlog *log, size_t idx, char *buf, size_t len)
+{
+	const struct eventlog_event *ev = &log->events[idx];
+	const char *tn = eventlog_type_name(ev->type);
+
+	if (tn)
+		snprintf(buf, len, "event %zu (offset %zu, %s)", idx + 1, ev->offset, tn);
+	else
+		snprintf(buf, len, "event %zu (offset %zu, type 0x%x)", idx + 1, ev->offset, ev->type);
+}
+
+/* The index of the first event on (bank, pcr) the TPM did not see as
+ * logged: the one after the longest prefix whose value equals actual.
+ * Returns -1 when no prefix reproduces actual. */
+static long first_divergent(const struct eventlog *log, const struct bank *b, unsigned pcr,
+			    const uint8_t *actual)
+{
+	uint8_t v[BANK_MAX_DIGEST] = { 0 };
+	long divergent = -1;
+	int matched;
+
+	if (pcr == 0 && log->startup_locality >= 0)
+		v[b->size - 1] = (uint8_t)log->startup_locality;
+	matched = !memcmp(v, actual, b->size);
+	for (size_t i = 0; i < log->nevents; i++) {
+		const struct eventlog_event *ev = &log->events[i];
+
+		if (ev->type == EV_NO_ACTION || ev->pcr != pcr)
+			continue;
+		for (size_t j = 0; j < ev->ndigests; j++) {
+			if (ev->digests[j].bank != b)
+				continue;
+			if (matched)
+				divergent = (long)i;
+			bank_extend(b, v, ev->digests[j].d);
+			matched = !memcmp(v, actual, b->size);
+		}
+	}
+	return divergent;
+}
+
+int eventlog_compare(const struct eventlog *log, const struct pcr_values *actual,
+		     const struct pcr_selection *sel, ingot_error *e)
+{
+	struct pcr_selection touched;
+	struct pcr_values replayed;
+	char hex_r[2 * BANK_MAX_DIGEST + 1], hex_a[2 * BANK_MAX_DIGEST + 1], what[96];
+	const struct bank *worst_bank = NULL;
+	unsigned worst_pcr = 0;
+	long worst = -2;
+	size_t mismatches = 0;
+	int r;
+
+	r = eventlog_replay(log, &replayed, e);
+	if (r < 0)
+		return r;
+	if (!sel) {
+		memset(&touched, 0, sizeof(touched));
+		for (size_t i = 0; i < replayed.nbanks; i++)
+			if (pcr_values_find(actual, replayed.banks[i].bank->alg) && replayed.banks[i].mask)
+				pcr_selection_add(&touched, replayed.banks[i].bank->alg, replayed.banks[i].mask);
+		sel = &touched;  /* may be empty: nothing to disagree with */
+	}
+	for (size_t i = 0; i < sel->nbanks; i++) {
+		const struct bank *b = bank_by_alg(sel->banks[i].alg);
+		const struct pcr_bank *rb = pcr_values_find(&replayed, sel->banks[i].alg);
+		const struct pcr_bank *ab = pcr_values_find(actual, sel->banks[i].alg);
+
+		if (!rb)
+			return ingot_fail(e, -ENODATA, "%s: bank %s: expected in the log's Spec ID event, got only other banks",
+					  log->name, b->name);
+		for (unsigned p = 0; p < PCR_COUNT; p++) {
+			long d;
+
+			if (!(sel->banks[i].mask & (1u << p)))
+				continue;
+			if (!ab || !(ab->mask & (1u << p)))
+				return ingot_fail(e, -ENODATA, "%s: %s PCR %u: expected a TPM value to compare with, got none",
+						  log->name, b->name, p);
+			if (!memcmp(rb->value[p], ab->value[p], b->size))
+				continue;
+			mismatches++;
+			d = first_divergent(log, b, p, ab->value[p]);
+			/* Report the earliest divergent event; "no prefix matches" last. */
+			if (worst == -2 || (d >= 0 && (worst < 0 || d < worst))) {
+				worst = d;
+				worst_bank = b;
+				worst_pcr = p;
+			}
+		}
+	}
+	if (!mismatches)
+		return 0;
+	{
+		const struct pcr_bank *rb = pcr_values_find(&replayed, worst_bank->alg);
+		const struct pcr_bank *ab = pcr_values_find(actual, worst_bank->alg);
+
+		hex_encode(rb->value[worst_pcr], worst_bank->size, hex_r);
+		hex_encode(ab->value[worst_pcr], worst_bank->size, hex_a);
+	}
+	if (worst >= 0) {
+		describe_event(log, (size_t)worst, what, sizeof(what));
+		return ingot_fail(e, -EBADMSG, "%s: %s PCR %u: first divergent event is %s: the TPM value %s matches the log only before it (log replays to %s; %zu PCR(s) differ)",
+				  log->name, worst_bank->name, worst_pcr, what, hex_a, hex_r, mismatches);
+	}
+	return ingot_fail(e, -EBADMSG, "%s: %s PCR %u: expected %s from the log, got %s from the TPM, which no prefix of the log reaches: the TPM has extends the log does not record (%zu PCR(s) differ)",
+			  log->name, worst_bank->name, worst_pcr, hex_r, hex_a, mismatches);
+}
+
+const char *eventlog_type_name(uint32_t type)
+{
+	static const struct { uint32_t t; const char *n; } names[] = {
+		{ 0x00000000, "EV_PREBOOT_CERT" }, { 0x00000001, "EV_POST_CODE" },
+		{ 0x00000003, "EV_NO_ACTION" }, { 0x00000004, "EV_SEPARATOR" },
+		{ 0x00000005, "EV_ACTION" }, { 0x00000006, "EV_EVENT_TAG" },
+		{ 0x00000007, "EV_S_CRTM_CONTENTS" }, { 0x00000008, "EV_S_CRTM_VERSION" },
+		{ 0x00000009, "EV_CPU_MICROCODE" }, { 0x0000000A, "EV_PLATFORM_CONFIG_FLAGS" },
+		{ 0x0000000B, "EV_TABLE_OF_DEVICES" }, { 0x0000000C, "EV_COMPACT_HASH" },
+		{ 0x0000000D, "EV_IPL" }, { 0x0000000E, "EV_IPL_PARTITION_DATA" },
+		{ 0x0000000F, "EV_NONHOST_CODE" }, { 0x00000010, "EV_NONHOST_CONFIG" },
+		{ 0x00000011, "EV_NONHOST_INFO" }, { 0x00000012, "EV_OMIT_BOOT_DEVICE_EVENTS" },
+		{ 0x80000001, "EV_EFI_VARIABLE_DRIVER_CONFIG" }, { 0x80000002, "EV_EFI_VARIABLE_BOOT" },
+		{ 0x80000003, "EV_EFI_BOOT_SERVICES_APPLICATION" },
+		{ 0x80000004, "EV_EFI_BOOT_SERVICES_DRIVER" },
+		{ 0x80000005, "EV_EFI_RUNTIME_SERVICES_DRIVER" }, { 0x80000006, "EV_EFI_GPT_EVENT" },
+		{ 0x80000007, "EV_EFI_ACTION" }, { 0x80000008, "EV_EFI_PLATFORM_FIRMWARE_BLOB" },
+		{ 0x80000009, "EV_EFI_HANDOFF_TABLES" }, { 0x8000000A, "EV_EFI_PLATFORM_FIRMWARE_BLOB2" },
+		{ 0x8000000B, "EV_EFI_HANDOFF_TABLES2" }, { 0x800000E0, "EV_EFI_VARIABLE_AUTHORITY" },
+		{ 0x800000E1, "EV_EFI_SPDM_FIRMWARE_BLOB" }, { 0x800000E2, "EV_EFI_SPDM_FIRMWARE_CONFIG" },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(names); i++)
+		if (names[i].t == type)
+			return names[i].n;
+	return NULL;
+}
+
+static int printable(const uint8_t *d, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (d[i] < 0x20 || d[i] >= 0x7f)
+			return 0;
+	return n > 0;
+}
+
+static json_t *event_to_json(const struct eventlog *log, size_t idx)
+{
+	const struct eventlog_event *ev = &log->events[idx];
+	_cleanup_json_ json_t *j = json_object();
+	json_t *digests = json_object();
+	const char *tn = eventlog_type_name(ev->type);
+	_cleanup_free_ char *hex = NULL;
+
+	if (!j || json_object_set_new(j, "digests", digests))
+		return NULL;
+	for (size_t k = 0; k < ev->ndigests; k++) {
+		char h[2 * BANK_MAX_DIGEST + 1];
+		hex_encode(ev->digests[k].d, ev->digests[k].bank->size, h);
+		if (json_object_set_new(digests, ev->digests[k].bank->name, json_string(h)))
+			return NULL;
+	}
+	if (printable(ev->data, ev->data_len)) {
+		if (json_object_set_new(j, "data", json_stringn((const char *)ev->data, ev->data_len)))
+			return NULL;
+	} else {
+		hex = malloc(2 * (size_t)ev->data_len + 1);
+		if (!hex)
+			return NULL;
+		hex_encode(ev->data, ev->data_len, hex);
+		if (json_object_set_new(j, "data_hex", json_string(hex)))
+			return NULL;
+	}
+	if (json_object_set_new(j, "num", json_integer((json_int_t)idx + 1)) ||
+	    json_object_set_new(j, "offset", json_integer((json_int_t)ev->offset)) ||
+	    json_object_set_new(j, "pcr", json_integer(ev->pcr)) ||
+	    json_object_set_new(j, "type", json_integer(ev->type)) ||
+	    json_object_set_new(j, "type_name", tn ? json_string(tn) : json_null()) ||
+	    json_object_set_new(j, "size", json_integer(ev->data_len)))
+		return NULL;
+	return TAKE_PTR(j);
+}
+
+json_t *eventlog_to_json(const struct eventlog *log, const struct pcr_values *replayed)
+{
+	_cleanup_json_ json_t *j = json_object();
+	json_t *banks = json_array(), *events = json_array();
+
+	if (!j || json_object_set_new(j, "banks", banks) || json_object_set_new(j, "events", events))
+		return NULL;
+	for (size_t i = 0; i < log->nbanks; i++)
+		if (json_array_append_new(banks, json_string(log->banks[i]->name)))
+			return NULL;
+	for (size_t i = 0; i < log->nevents; i++)
+		if (json_array_append_new(events, event_to_json(log, i)))
+			return NULL;
+	if (json_object_set_new(j, "spec_version", json_sprintf("%u.%u.%u", log->spec_major,
+								 log->spec_minor, log->spec_errata)) ||
+	    json_object_set_new(j, "platform_class", json_integer(log->platform_class)) ||
+	    json_object_set_new(j, "startup_locality", log->startup_locality >= 0 ?
+				json_integer(log->startup_locality) : json_null()) ||
+	    json_object_set_new(j, "pcrs", pcr_values_to_json(replayed)))
+		return NULL;
+	return TAKE_PTR(j);
+}
+
+int eventlog_encode_header(const struct bank *const *banks, size_t nbanks, struct strbuf *out)
+{
+	static const uint8_t zero[20];
+	struct strbuf spec = STRBUF_INIT;
+
+	if (nbanks == 0 || nbanks > BANK_COUNT)
+		return -EINVAL;
+	strbuf_init(&spec, 64);
+	strbuf_add(&spec, SPEC_ID_SIGNATURE, sizeof(SPEC_ID_SIGNATURE));
+	put_u32(&spec, 0);                   /* platformClass: client */
+	strbuf_add(&spec, "\0\x02\0\x02", 4); /* spec 2.0 errata 0, UINTN = 8 bytes (uintnSize 2) */
+	put_u32(&spec, (uint32_t)nbanks);
+	for (size_t i = 0; i < nbanks; i++) {
+		put_u16(&spec, banks[i]->alg);
+		put_u16(&spec, (uint16_t)banks[i]->size);
+	}
+	strbuf_addch(&spec, 0);              /* vendorInfoSize */
+
+	put_u32(out, 0);
+	put_u32(out, EV_NO_ACTION);
+	strbuf_add(out, zero, sizeof(zero));
+	put_u32(out, (uint32_t)spec.len);
+	strbuf_add(out, spec.buf, spec.len);
+	strbuf_release(&spec);
+	return 0;
+}
+
+int eventlog_encode_event(const struct bank *const *banks, size_t nbanks, uint32_t pcr,
+			  uint32_t type, const void *data, size_t len, struct strbuf *out)
+{
+	if (nbanks == 0 || nbanks > BANK_COUNT || len > EVENTLOG_MAX_EVENT_SIZE || pcr >= PCR_COUNT)
+		return -EINVAL;
+	put_u32(out, pcr);
+	put_u32(out, type);
+	put_u32(out, (uint32_t)nbanks);
+	for (size_t i = 0; i < nbanks; i++) {
+		uint8_t d[BANK_MAX_DIGEST];
+		if (bank_hash(banks[i], data, len, d) < 0)
+			return -EIO;
+		put_u16(out, banks[i]->alg);
+		strbuf_add(out, d, banks[i]->size);
+	}
+	put_u32(out, (uint32_t)len);
+	strbuf_add(out, data, len);
+	return 0;
+}
+
+int eventlog_append_prepare(const char *path, const struct bank *const *banks, size_t nbanks,
+			    uint32_t pcr, uint32_t type, const void *data, size_t len,
+			    struct atomic_file *af, ingot_error *e)
+{
+	_cleanup_strbuf_ struct strbuf buf = STRBUF_INIT;
+	struct stat st;
+	int r;
+
+	strbuf_init(&buf, 4096);
+	if (stat(path, &st) == 0) {
+		struct eventlog log;
+
+		r = eventlog_load(path, &log, e);
+		if (r < 0)
+			return r;
+		r = log.nbanks == nbanks ? 0 : -1;
+		for (size_t i = 0; r == 0 && i < nbanks; i++)
+			if (log.banks[i] != banks[i])
+				r = -1;
+		if (r < 0) {
+			struct strbuf have = STRBUF_INIT, want = STRBUF_INIT;
+			for (size_t i = 0; i < log.nbanks; i++)
+				strbuf_addf(&have, "%s%s", i ? "," : "", log.banks[i]->name);
+			for (size_t i = 0; i < nbanks; i++)
+				strbuf_addf(&want, "%s%s", i ? "," : "", banks[i]->name);
+			r = ingot_fail(e, -EBADMSG, "%s: banks: expected %s (the TPM's active banks), got %s in the log's Spec ID event",
+				       path, want.buf, have.buf);
+			strbuf_release(&have);
+			strbuf_release(&want);
+			eventlog_free(&log);
+			return r;
+		}
+		strbuf_add(&buf, log.raw, log.len);
+		eventlog_free(&log);
+	} else if (errno != ENOENT) {
+		return ingot_fail(e, -errno, "%s: cannot stat: %s", path, strerror(errno));
+	} else if (eventlog_encode_header(banks, nbanks, &buf) < 0) {
+		return ingot_fail(e, -EINVAL, "%s: cannot encode a header for %zu banks", path, nbanks);
+	}
+	if (buf.len + len + 1024 > EVENTLOG_MAX_BYTES)
+		return ingot_fail(e, -EFBIG, "%s: log size: expected at most %u bytes after appending, got more",
+				  path, EVENTLOG_MAX_BYTES);
+	r = eventlog_encode_event(banks, nbanks, pcr, type, data, len, &buf);
+	if (r < 0)
+		return ingot_fail(e, r, "%s: cannot encode the event (PCR %u, %zu bytes)", path, pcr, len);
+	r = atomic_open(af, path, 0644, e);
+	if (r < 0)
+		return r;
+	return atomic_write(af, buf.buf, buf.len, e);
+}

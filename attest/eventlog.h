@@ -1,0 +1,107 @@
+/* TCG crypto-agile event logs (TCG PC Client Platform Firmware Profile,
+ * section 10): a SHA1-format TCG_PCR_EVENT header carrying the
+ * "Spec ID Event03" structure that lists the banks and digest sizes,
+ * then TCG_PCR_EVENT2 records, all little-endian.  This is the format of
+ * /sys/kernel/security/tpm0/binary_bios_measurements and of ingot's own
+ * measurement log, so tpm2_eventlog reads both.
+ *
+ * Parsing is bounded: a log over EVENTLOG_MAX_BYTES, more than
+ * EVENTLOG_MAX_EVENTS records, or an event over EVENTLOG_MAX_EVENT_SIZE
+ * is refused, as are truncated records and algorithms ingot cannot hash. */
+#ifndef INGOT_ATTEST_EVENTLOG_H
+#define INGOT_ATTEST_EVENTLOG_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "attest/bank.h"
+#include "attest/pcrs.h"
+#include "lib/err.h"
+#include "lib/fileio.h"
+#include "lib/strbuf.h"
+
+#define EVENTLOG_MAX_BYTES (64u << 20)
+#define EVENTLOG_MAX_EVENTS 65536u
+#define EVENTLOG_MAX_EVENT_SIZE (1u << 20)
+
+#define EV_NO_ACTION 0x00000003u
+
+struct eventlog_event {
+	size_t offset;              /* of the record in the log */
+	uint32_t pcr;
+	uint32_t type;
+	size_t ndigests;
+	struct {
+		const struct bank *bank;
+		uint8_t d[BANK_MAX_DIGEST];
+	} digests[BANK_COUNT];
+	const uint8_t *data;        /* points into the log's buffer */
+	uint32_t data_len;
+};
+
+struct eventlog {
+	uint8_t *raw;               /* the whole log (owned) */
+	size_t len;
+	char *name;                 /* for messages */
+	/* From the Spec ID event. */
+	uint32_t platform_class;
+	uint8_t spec_major, spec_minor, spec_errata, uintn_size;
+	size_t nbanks;
+	const struct bank *banks[BANK_COUNT];
+	int startup_locality;       /* -1 when the log has no StartupLocality event */
+	/* TCG_PCR_EVENT2 records; tpm2_eventlog numbers them from 1 (the
+	 * header is its event 0), and so do ingot's messages. */
+	size_t nevents;
+	struct eventlog_event *events;
+};
+
+/* Parse a copy of buf; name is used in messages.  On failure out is
+ * left empty (safe to eventlog_free). */
+int eventlog_parse(const char *name, const void *buf, size_t len, struct eventlog *out, ingot_error *e);
+int eventlog_load(const char *path, struct eventlog *out, ingot_error *e);
+void eventlog_free(struct eventlog *log);
+
+/* PCR values the log's events produce from reset: every PCR starts at
+ * zero (PCR 0 at the StartupLocality value when the log has one) and
+ * each event other than EV_NO_ACTION extends its PCR in every bank it
+ * carries a digest for.  out lists the log's banks; a PCR is present
+ * (mask) once an event extended it, as tpm2_eventlog prints them. */
+int eventlog_replay(const struct eventlog *log, struct pcr_values *out, ingot_error *e);
+
+/* Compare the replay with PCR values read from a TPM (e.g. a verified
+ * quote).  sel names the PCRs to compare; NULL means every PCR the log
+ * extends, in the log's banks that actual carries (possibly none: then
+ * nothing is compared and the result is 0).  A selected PCR the
+ * log never extends must still be at its reset value.  Returns 0 when
+ * all agree; otherwise -EBADMSG with a message naming the bank, the PCR
+ * and the first divergent event: the event after the longest prefix of
+ * the log that reproduces the TPM's value (the TPM never saw it, or saw
+ * something else), or, when no prefix does, the TPM has extends the log
+ * does not record. */
+int eventlog_compare(const struct eventlog *log, const struct pcr_values *actual,
+		     const struct pcr_selection *sel, ingot_error *e);
+
+/* "EV_IPL", or NULL for a type ingot has no name for. */
+const char *eventlog_type_name(uint32_t type);
+
+/* JSON description: spec, banks, events (digests, data as text when
+ * printable, else hex) and the replayed "pcrs". */
+json_t *eventlog_to_json(const struct eventlog *log, const struct pcr_values *replayed);
+
+/* Encoding, for ingot's own log.  The header lists the banks in order;
+ * an event carries H_bank(data) for each of those banks. */
+int eventlog_encode_header(const struct bank *const *banks, size_t nbanks, struct strbuf *out);
+int eventlog_encode_event(const struct bank *const *banks, size_t nbanks, uint32_t pcr,
+			  uint32_t type, const void *data, size_t len, struct strbuf *out);
+
+/* Write path's current log (or a fresh header for banks when path does
+ * not exist) plus one event to a temporary file beside path, without
+ * committing it: the caller extends the PCR, then atomic_commit()s, so
+ * an interruption leaves either the old log or the new one.  An existing
+ * log must parse and list exactly the given banks. */
+int eventlog_append_prepare(const char *path, const struct bank *const *banks, size_t nbanks,
+			    uint32_t pcr, uint32_t type, const void *data, size_t len,
+			    struct atomic_file *af, ingot_error *e);
+
+#endif

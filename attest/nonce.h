@@ -1,0 +1,25 @@
+/* Nonces for quotes: parsing, and a file of nonces already accepted so a
+ * verifier can refuse a replayed quote. */
+#ifndef INGOT_ATTEST_NONCE_H
+#define INGOT_ATTEST_NONCE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lib/err.h"
+
+#define NONCE_MAX 64
+
+/* 2..128 hex digits (1..64 bytes). */
+int nonce_parse(const char *hex, uint8_t out[NONCE_MAX], size_t *len, ingot_error *e);
+
+/* The seen-nonces file holds one lower-case hex nonce per line.  Returns
+ * 1 when nonce is listed, 0 when not (or the file does not exist). */
+int nonce_seen(const char *path, const uint8_t *nonce, size_t len, ingot_error *e);
+
+/* Add nonce to the file (created when missing) under an exclusive lock
+ * on "<path>.lock"; the file is rewritten atomically.  -EEXIST (and a
+ * message) when it is already there, so check-and-record is one step. */
+int nonce_record(const char *path, const uint8_t *nonce, size_t len, ingot_error *e);
+
+#endif

@@ -1,0 +1,57 @@
+/* Internal to audit/: the state of one audit run, shared by the input
+ * loaders (inputs.c), the per-report checks (node.c) and the driver
+ * (audit.c).  Not a public API. */
+#ifndef INGOT_AUDIT_INTERNAL_H
+#define INGOT_AUDIT_INTERNAL_H
+
+#include <dirent.h>
+#include <jansson.h>
+
+#include "audit/audit.h"
+#include "keys/keyring.h"
+#include "lib/digest.h"
+#include "lib/err.h"
+
+/* A signed pool manifest, checked once. */
+struct pmanifest {
+	char *file;
+	json_t *m;
+	const char *pool;
+	json_int_t serial;
+	char tuple_digest[SHA256_HEX_LEN + 1];
+	const char *predicted;   /* measurement.predicted.sha256 */
+	unsigned pcr;
+	int ok;                  /* signature valid and measurement consistent */
+	int expired;
+	char error[INGOT_ERR_MSG];
+};
+
+struct audit_ctx {
+	const struct audit_opts *o;
+	struct keyring *kr;
+	struct pmanifest *mf;
+	size_t n_mf;
+	json_t *nonces;   /* node -> hex */
+	json_t *aks;      /* ak id -> node ("" for any) */
+	json_t *nodes;    /* node -> pool ("" unknown) */
+	json_t *rows;     /* node -> row */
+	json_t *manifests_out;
+};
+
+void audit_ctx_free(struct audit_ctx *c);
+
+/* Keyring, --nonces, --aks, --nodes and the manifests directory. */
+int audit_load_inputs(struct audit_ctx *c, ingot_error *e);
+/* The pool's current manifest: the valid one with the highest serial. */
+const struct pmanifest *audit_pool_current(const struct audit_ctx *c, const char *pool);
+/* Sorted names in dir ending in suffix (dot files skipped); free each and *out. */
+int audit_list_dir(const char *dir, const char *suffix, struct dirent ***out, int *n, ingot_error *e);
+
+/* A node row {"node","pool","report","tuple_digest","serial","findings","drift"}. */
+json_t *audit_new_row(const char *node, const char *pool, const char *file);
+void audit_add_finding(json_t *row, const char *code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* Every check of one report file; never fails, problems become findings. */
+json_t *audit_node_report(struct audit_ctx *c, const char *path, const char *file);
+
+#endif

@@ -1,0 +1,227 @@
+/* The audit driver: every report through node.c, then what only the
+ * whole pool shows (replayed nonces, missing nodes), verdicts and order. */
+#include "audit/audit-int.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "lib/cleanup.h"
+#include "lib/fileio.h"
+#include "lib/json.h"
+
+/* Finding codes, most severe first: a node's verdict is its first. */
+static const struct {
+	const char *code;
+	int cls;
+} finding_codes[] = {
+	{ "forged-quote", AUDIT_FORGED },
+	{ "ak-not-enrolled", AUDIT_FORGED },
+	{ "nonce-reused", AUDIT_FORGED },
+	{ "nonce-mismatch", AUDIT_FORGED },
+	{ "pcr-mismatch", AUDIT_FORGED },
+	{ "log-mismatch", AUDIT_FORGED },
+	{ "unknown-image", AUDIT_FORGED },
+	{ "malformed", AUDIT_DRIFT },
+	{ "missing", AUDIT_DRIFT },
+	{ "unquoted", AUDIT_DRIFT },
+	{ "stale", AUDIT_DRIFT },
+	{ "unknown-pool", AUDIT_DRIFT },
+	{ "expired-manifest", AUDIT_DRIFT },
+	{ "drifted", AUDIT_DRIFT },
+};
+
+static int code_rank(const char *code)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(finding_codes); i++)
+		if (!strcmp(finding_codes[i].code, code))
+			return (int)i;
+	return (int)ARRAY_SIZE(finding_codes);
+}
+
+static void finish_row(json_t *row)
+{
+	json_t *f, *fs = json_object_get(row, "findings");
+	size_t i;
+	int best = (int)ARRAY_SIZE(finding_codes), cls = AUDIT_HEALTHY;
+	const char *verdict = "healthy";
+
+	json_array_foreach(fs, i, f) {
+		int rk = code_rank(json_string_value(json_object_get(f, "code")));
+		if (rk < best) {
+			best = rk;
+			verdict = finding_codes[rk].code;
+			cls = finding_codes[rk].cls;
+		}
+	}
+	json_object_set_new(row, "verdict", json_string(verdict));
+	json_object_set_new(row, "class", json_integer(cls));
+}
+
+static int row_cmp(const void *x, const void *y)
+{
+	json_t *a = *(json_t *const *)x, *b = *(json_t *const *)y;
+	int ca = (int)json_integer_value(json_object_get(a, "class"));
+	int cb = (int)json_integer_value(json_object_get(b, "class"));
+	int c = strcmp(json_string_value(json_object_get(a, "group")),
+		       json_string_value(json_object_get(b, "group")));
+	if (c)
+		return c;
+	if (ca != cb)
+		return cb - ca;
+	return strcmp(json_string_value(json_object_get(a, "node")),
+		      json_string_value(json_object_get(b, "node")));
+}
+
+int audit_worst_class(const json_t *result)
+{
+	json_t *r;
+	size_t i;
+	int worst = AUDIT_HEALTHY;
+	json_array_foreach(json_object_get(result, "nodes"), i, r) {
+		int c = (int)json_integer_value(json_object_get(r, "class"));
+		if (c > worst)
+			worst = c;
+	}
+	return worst;
+}
+
+int audit_run(const struct audit_opts *o, json_t **out, ingot_error *e)
+{
+	_cleanup_(audit_ctx_free) struct audit_ctx c = { .o = o };
+	struct dirent **ents = NULL;
+	int n, r;
+
+	r = audit_load_inputs(&c, e);
+	if (r < 0)
+		return r;
+
+	r = audit_list_dir(o->reports_dir, ".json", &ents, &n, e);
+	if (r < 0)
+		return r;
+	c.rows = json_object();
+	json_t *dups = json_array();
+	for (int i = 0; i < n; i++) {
+		_cleanup_free_ char *p = path_join(o->reports_dir, ents[i]->d_name);
+		json_t *row = audit_node_report(&c, p, ents[i]->d_name);
+		const char *node = json_string_value(json_object_get(row, "node"));
+		json_t *old = json_object_get(c.rows, node);
+		/* Several reports of one node: the newest counts, the others are noted. */
+		if (old) {
+			const char *ta = json_string_value(json_object_get(old, "time"));
+			const char *tb = json_string_value(json_object_get(row, "time"));
+			time_t a = 0, b = 0;
+			if (ta) audit_parse_time(ta, &a);
+			if (tb) audit_parse_time(tb, &b);
+			json_t *loser = b > a ? old : row;
+			json_array_append(dups, json_object_get(loser, "report"));
+			if (b > a)
+				json_object_set_new(c.rows, node, row);
+			else
+				json_decref(row);
+		} else {
+			json_object_set_new(c.rows, node, row);
+		}
+		free(ents[i]);
+	}
+	free(ents);
+
+	/* One nonce in two reports is a replayed quote.  With --nonces the
+	 * report carrying the nonce issued to it is the original; without,
+	 * every report sharing the nonce is suspect. */
+	{
+		json_t *by_nonce = json_object(), *row;
+		const char *k;
+		json_object_foreach(c.rows, k, row) {
+			const char *nh = json_string_value(json_object_get(row, "nonce"));
+			if (!nh)
+				continue;
+			json_t *l = json_object_get(by_nonce, nh);
+			if (!l)
+				json_object_set_new(by_nonce, nh, l = json_array());
+			json_array_append_new(l, json_string(k));
+		}
+		json_t *l;
+		json_object_foreach(by_nonce, k, l) {
+			if (json_array_size(l) < 2)
+				continue;
+			size_t i, j;
+			json_t *nn, *mm;
+			json_array_foreach(l, i, nn) {
+				const char *self = json_string_value(nn);
+				const char *iss = c.nonces ? json_string_value(json_object_get(c.nonces, self)) : NULL;
+				if (iss && !strcasecmp(iss, k))
+					continue;
+				json_array_foreach(l, j, mm) {
+					if (j == i)
+						continue;
+					audit_add_finding(json_object_get(c.rows, self), "nonce-reused",
+						    "quote nonce %.16s also in the report of %s", k,
+						    json_string_value(mm));
+					break;
+				}
+			}
+		}
+		json_decref(by_nonce);
+	}
+
+	/* Expected nodes without a report. */
+	if (c.nodes) {
+		const char *k;
+		json_t *v;
+		json_object_foreach(c.nodes, k, v) {
+			if (json_object_get(c.rows, k))
+				continue;
+			const char *pool = json_string_length(v) ? json_string_value(v) : NULL;
+			json_t *row = audit_new_row(k, pool, NULL);
+			const struct pmanifest *cur = audit_pool_current(&c, pool);
+			if (cur)
+				json_object_set_new(row, "expected_tuple_digest", json_string(cur->tuple_digest));
+			audit_add_finding(row, "missing", "no report from this node");
+			json_object_set_new(c.rows, k, row);
+		}
+	}
+
+	/* Rows: verdicts, then grouped by the tuple the node proves it runs
+	 * (else the one it should run), failing nodes first in each group. */
+	size_t nrows = json_object_size(c.rows), i = 0;
+	_cleanup_free_ json_t **v = calloc(nrows + 1, sizeof(*v));
+	json_t *summary = json_object();
+	const char *k;
+	json_t *row;
+	if (!v) {
+		json_decref(summary);
+		json_decref(dups);
+		return ingot_fail(e, -ENOMEM, "audit: out of memory");
+	}
+	json_object_foreach(c.rows, k, row) {
+		finish_row(row);
+		const char *td = json_string_value(json_object_get(row, "tuple_digest"));
+		const char *ex = json_string_value(json_object_get(row, "expected_tuple_digest"));
+		json_object_set_new(row, "group", json_string(strcmp(td, "-") ? td : ex ? ex : "-"));
+		v[i++] = row;
+	}
+	/* Counts per verdict, most severe first. */
+	for (size_t r0 = 0; r0 <= ARRAY_SIZE(finding_codes); r0++) {
+		const char *verdict = r0 < ARRAY_SIZE(finding_codes) ? finding_codes[r0].code : "healthy";
+		json_int_t cnt = 0;
+		for (size_t j = 0; j < nrows; j++)
+			cnt += !strcmp(json_string_value(json_object_get(v[j], "verdict")), verdict);
+		if (cnt)
+			json_object_set_new(summary, verdict, json_integer(cnt));
+	}
+	qsort(v, nrows, sizeof(*v), row_cmp);
+	json_t *nodes = json_array();
+	for (i = 0; i < nrows; i++)
+		json_array_append(nodes, v[i]);
+
+	char nowbuf[32];
+	struct tm tm;
+	gmtime_r(&o->now, &tm);
+	strftime(nowbuf, sizeof(nowbuf), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	*out = json_pack("{s:s,s:s,s:I,s:O,s:o,s:o,s:o}", "schema", AUDIT_SCHEMA, "now", nowbuf,
+			 "max_age", (json_int_t)o->max_age, "manifests", c.manifests_out,
+			 "nodes", nodes, "summary", summary, "ignored_reports", dups);
+	return *out ? 0 : ingot_fail(e, -ENOMEM, "audit: out of memory");
+}

@@ -1,0 +1,60 @@
+/* Offline audit of a pool: many node reports (`ingot verify --json`)
+ * against the signed pool manifests.  Nothing a node says is trusted:
+ * every manifest envelope is checked against the keyring, every quote
+ * against its AK (which must be enrolled when an AK list is given) and
+ * the nonce issued, the event log is replayed against the quoted PCR,
+ * the quoted PCR is matched to the manifests' predicted values, and the
+ * probed tuple is compared field by field with the pool's manifest.
+ *
+ * The result is one JSON document (schema "ingot.audit/v1", see
+ * docs/audit.md) that the table and HTML renderers print. */
+#ifndef INGOT_AUDIT_AUDIT_H
+#define INGOT_AUDIT_AUDIT_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <time.h>
+#include <jansson.h>
+#include "lib/err.h"
+
+#define AUDIT_SCHEMA "ingot.audit/v1"
+#define AUDIT_MAX_REPORT (16u << 20)
+
+struct audit_opts {
+	const char *keyring;       /* required: trusted manifest signers */
+	const char *manifests_dir; /* required: *.manifest.dsse.json */
+	const char *reports_dir;   /* required: *.json node reports */
+	const char *nonces;        /* optional: "NODE NONCE_HEX" lines, the nonces issued */
+	const char *aks;           /* optional: "AK_SHA256_HEX [NODE]" lines, enrolled AKs */
+	const char *nodes;         /* optional: "NODE [POOL]" lines, the nodes expected */
+	int64_t max_age;           /* seconds; 0 = reports never go stale */
+	time_t now;
+};
+
+/* Severity classes of a node verdict; the audit's exit status is the
+ * worst class seen (0 all healthy). */
+enum audit_class {
+	AUDIT_HEALTHY = 0,
+	AUDIT_DRIFT = 1,     /* drifted, stale, missing, unquoted, unknown pool */
+	AUDIT_FORGED = 2,    /* evidence does not verify: forged, replayed, not enrolled */
+};
+
+/* Run the audit.  Per-node problems are findings in *out, never errors;
+ * errors are for inputs the audit cannot start without (keyring, the
+ * directories, the option files) and name the file and line. */
+int audit_run(const struct audit_opts *o, json_t **out, ingot_error *e);
+
+/* The worst class of an audit result. */
+int audit_worst_class(const json_t *result);
+
+/* Node table grouped by tuple, drifted and failing nodes first. */
+void audit_print_table(const json_t *result, FILE *out);
+/* One self-contained HTML page (inline CSS, no scripts), atomically. */
+int audit_write_html(const json_t *result, const char *path, ingot_error *e);
+
+/* "90s", "30m", "24h", "7d" or plain seconds. */
+int audit_parse_duration(const char *s, int64_t *out);
+/* RFC 3339 ("2026-12-01T10:00:00Z", "+02:00", fractions) or epoch seconds. */
+int audit_parse_time(const char *s, time_t *out);
+
+#endif

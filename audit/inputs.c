@@ -1,0 +1,350 @@
+/* Inputs of an audit: the keyring, the auditor's side files and the pool
+ * manifests, each checked once before any report is read. */
+#include "audit/audit-int.h"
+
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "attest/predict.h"
+#include "keys/envelope.h"
+#include "keys/key.h"
+#include "lib/cleanup.h"
+#include "lib/fileio.h"
+#include "lib/json.h"
+#include "lib/strbuf.h"
+
+void audit_ctx_free(struct audit_ctx *c)
+{
+	for (size_t i = 0; i < c->n_mf; i++) {
+		free(c->mf[i].file);
+		json_decref(c->mf[i].m);
+	}
+	free(c->mf);
+	if (c->kr)
+		keyring_free(c->kr);
+	json_decref(c->nonces);
+	json_decref(c->aks);
+	json_decref(c->nodes);
+	json_decref(c->rows);
+	json_decref(c->manifests_out);
+}
+
+/* ---- small parsers ---------------------------------------------------- */
+
+int audit_parse_duration(const char *s, int64_t *out)
+{
+	char *end;
+	long long v;
+	int64_t mul = 1;
+
+	if (!s || !isdigit((unsigned char)*s))
+		return -EINVAL;
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (errno || v < 0)
+		return -EINVAL;
+	if (*end) {
+		if (end[1])
+			return -EINVAL;
+		switch (*end) {
+		case 's': mul = 1; break;
+		case 'm': mul = 60; break;
+		case 'h': mul = 3600; break;
+		case 'd': mul = 86400; break;
+		default: return -EINVAL;
+		}
+	}
+	if (v > INT64_MAX / mul)
+		return -ERANGE;
+	*out = (int64_t)v * mul;
+	return 0;
+}
+
+int audit_parse_time(const char *s, time_t *out)
+{
+	struct tm tm = { 0 };
+	const char *p;
+	int off = 0;
+
+	if (!s || !*s)
+		return -EINVAL;
+	if (strspn(s, "0123456789") == strlen(s)) {
+		errno = 0;
+		long long v = strtoll(s, NULL, 10);
+		if (errno)
+			return -ERANGE;
+		*out = (time_t)v;
+		return 0;
+	}
+	p = strptime(s, "%Y-%m-%dT%H:%M:%S", &tm);
+	if (!p)
+		return -EINVAL;
+	if (*p == '.') {
+		p++;
+		if (!isdigit((unsigned char)*p))
+			return -EINVAL;
+		while (isdigit((unsigned char)*p))
+			p++;
+	}
+	if (*p == 'Z' || *p == 'z') {
+		p++;
+	} else if ((*p == '+' || *p == '-') && isdigit((unsigned char)p[1]) &&
+		   isdigit((unsigned char)p[2]) && p[3] == ':' && isdigit((unsigned char)p[4]) &&
+		   isdigit((unsigned char)p[5])) {
+		off = ((p[1] - '0') * 10 + (p[2] - '0')) * 3600 + ((p[4] - '0') * 10 + (p[5] - '0')) * 60;
+		if (*p == '+')
+			off = -off;
+		p += 6;
+	} else {
+		return -EINVAL;
+	}
+	if (*p)
+		return -EINVAL;
+	*out = timegm(&tm) + off;
+	return 0;
+}
+
+/* "KEY [VALUE]" lines; '#' starts a comment.  check_key / check_value
+ * (optional) validate the columns; a key listed twice is an error, since
+ * it would silently shadow the first line.  Result: key -> value ("" when
+ * absent). */
+static int parse_pairs(const char *path, char *buf, int (*check_key)(const char *),
+		       int (*check_value)(const char *), const char *expected, json_t **out,
+		       ingot_error *e)
+{
+	_cleanup_json_ json_t *obj = json_object();
+	size_t lineno = 0;
+	char *next;
+
+	for (char *line = buf; line; line = next) {
+		char *tok, *comment;
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
+		lineno++;
+		comment = strchr(line, '#');
+		if (comment)
+			*comment = '\0';
+		char *k = strtok_r(line, " \t\r", &tok);
+		if (!k)
+			continue;
+		char *v = strtok_r(NULL, " \t\r", &tok);
+		if (strtok_r(NULL, " \t\r", &tok) || (check_key && check_key(k) < 0) ||
+		    (check_value && (!v || check_value(v) < 0)))
+			return ingot_fail(e, -EINVAL, "%s:%zu: expected %s, got \"%.80s%s%.80s\"", path,
+					  lineno, expected, k, v ? " " : "", v ? v : "");
+		if (json_object_get(obj, k))
+			return ingot_fail(e, -EINVAL, "%s:%zu: %.80s: listed twice, expected once",
+					  path, lineno, k);
+		json_object_set_new(obj, k, json_string(v ? v : ""));
+	}
+	*out = TAKE_PTR(obj);
+	return 0;
+}
+
+static int read_pairs(const char *path, int (*check_key)(const char *),
+		      int (*check_value)(const char *), const char *expected, json_t **out,
+		      ingot_error *e)
+{
+	_cleanup_free_ char *buf = NULL;
+	size_t len;
+	int r = read_file(path, 64u << 20, &buf, &len, e);
+	if (r < 0)
+		return r;
+	return parse_pairs(path, buf, check_key, check_value, expected, out, e);
+}
+
+static int check_sha256(const char *s) { return is_sha256_hex(s) ? 0 : -EINVAL; }
+
+/* --aks: "SHA256 [NODE]" lines, or the AKs' public keys themselves as PEM
+ * blocks (enrolled for any node).  Each block is replaced by its key id
+ * on its END line, so line numbers in messages stay those of the file. */
+static int read_aks(const char *path, json_t **out, ingot_error *e)
+{
+	static const char begin[] = "-----BEGIN PUBLIC KEY-----", end[] = "-----END PUBLIC KEY-----";
+	_cleanup_free_ char *buf = NULL;
+	_cleanup_strbuf_ struct strbuf text = STRBUF_INIT;
+	const char *block = NULL;
+	size_t len, lineno = 0;
+	char *next;
+	int r;
+
+	r = read_file(path, 16u << 20, &buf, &len, e);
+	if (r < 0)
+		return r;
+	strbuf_init(&text, len + 1);
+	for (char *line = buf; line; line = next) {
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
+		else if (!*line)
+			break;   /* after the last newline */
+		lineno++;
+		size_t l = strcspn(line, "\r");
+		if (!block && !strncmp(line, begin, l) && l == sizeof(begin) - 1) {
+			block = line;
+		} else if (block && !strncmp(line, end, l) && l == sizeof(end) - 1) {
+			_cleanup_public_key_ struct public_key *k = NULL;
+			_cleanup_strbuf_ struct strbuf pem = STRBUF_INIT;
+			/* The block's lines were split in place; rejoin them. */
+			strbuf_init(&pem, 1024);
+			for (const char *p = block; p <= line; p += strlen(p) + 1)
+				strbuf_addf(&pem, "%s\n", p);
+			if (public_key_from_pem(path, pem.buf, pem.len, &k, e) < 0)
+				return ingot_prefix(e, "%s:%zu", path, lineno);
+			strbuf_addf(&text, "%s\n", k->keyid);
+			block = NULL;
+			continue;
+		}
+		if (block)
+			strbuf_addch(&text, '\n');
+		else
+			strbuf_addf(&text, "%s\n", line);
+	}
+	if (block)
+		return ingot_fail(e, -EINVAL, "%s:%zu: expected %s, got the end of the file", path, lineno, end);
+	return parse_pairs(path, text.buf, check_sha256, NULL,
+			   "AK_SHA256_HEX [NODE] or a PEM PUBLIC KEY block", out, e);
+}
+
+static int check_hex(const char *s)
+{
+	size_t n = strlen(s);
+	if (!n || n % 2 || n > 128)
+		return -EINVAL;
+	for (size_t i = 0; i < n; i++)
+		if (!isxdigit((unsigned char)s[i]))
+			return -EINVAL;
+	return 0;
+}
+
+/* ---- manifests -------------------------------------------------------- */
+
+static int ends_with(const char *s, const char *suffix)
+{
+	size_t a = strlen(s), b = strlen(suffix);
+	return a >= b && !strcmp(s + a - b, suffix);
+}
+
+int audit_list_dir(const char *dir, const char *suffix, struct dirent ***out, int *n, ingot_error *e)
+{
+	*n = scandir(dir, out, NULL, alphasort);
+	if (*n < 0)
+		return ingot_fail(e, -errno, "%s: cannot read directory: %s", dir, strerror(errno));
+	int k = 0;
+	for (int i = 0; i < *n; i++) {
+		if ((*out)[i]->d_name[0] != '.' && ends_with((*out)[i]->d_name, suffix))
+			(*out)[k++] = (*out)[i];
+		else
+			free((*out)[i]);
+	}
+	*n = k;
+	return 0;
+}
+
+/* An envelope verified the way `ingot verify-manifest` does it (trusted
+ * signatures, statement, subject, schema); an expired one still counts
+ * as authentic, so nodes running it are reported as such. */
+static void load_one_manifest(struct audit_ctx *c, const char *path, struct pmanifest *pm)
+{
+	_cleanup_json_ json_t *doc = NULL;
+	struct verify_policy pol = { .now = c->o->now };
+	ingot_error e = { 0 };
+	int r;
+
+	pm->file = strdup(path);
+	r = json_read_file(path, &doc, &e);
+	if (r == 0) {
+		r = envelope_verify_json(path, doc, c->kr, &pol, &pm->m, NULL, &e);
+		if (r < 0 && e.status == ENVELOPE_EXIT_EXPIRED) {
+			pm->expired = 1;
+			pol.now = 0;
+			ingot_error_clear(&e);
+			r = envelope_verify_json(path, doc, c->kr, &pol, &pm->m, NULL, &e);
+		}
+	}
+	if (r == 0)
+		r = attest_check_measurement(pm->m, &pm->pcr, &e);
+	if (r == 0) {
+		pm->pool = json_string_value(json_object_get(json_object_get(pm->m, "recipe"), "name"));
+		pm->serial = json_integer_value(json_object_get(pm->m, "serial"));
+		pm->predicted = json_string_value(json_object_get(json_object_get(
+			json_object_get(pm->m, "measurement"), "predicted"), "sha256"));
+		if (!pm->pool || !pm->predicted)
+			r = ingot_fail(&e, -EINVAL, "%s: recipe.name or measurement.predicted.sha256 missing", path);
+	}
+	if (r < 0) {
+		json_decref(pm->m);
+		pm->m = NULL;
+		pm->ok = 0;
+		snprintf(pm->error, sizeof(pm->error), "%s", e.msg);
+		return;
+	}
+	json_t *t = json_object_get(pm->m, "tuple");
+	if (json_is_object(t)) {
+		_cleanup_free_ char *s = json_compact(t, NULL);
+		uint8_t dg[32];
+		sha256_buf(s, strlen(s), dg);
+		hex_encode(dg, 32, pm->tuple_digest);
+	} else {
+		strcpy(pm->tuple_digest, "-");
+	}
+	pm->ok = 1;
+}
+
+static int load_manifests(struct audit_ctx *c, ingot_error *e)
+{
+	struct dirent **ents = NULL;
+	int n, r;
+
+	r = audit_list_dir(c->o->manifests_dir, ".dsse.json", &ents, &n, e);
+	if (r < 0)
+		return r;
+	c->mf = calloc((size_t)n + 1, sizeof(*c->mf));
+	c->manifests_out = json_array();
+	for (int i = 0; i < n; i++) {
+		_cleanup_free_ char *p = path_join(c->o->manifests_dir, ents[i]->d_name);
+		struct pmanifest *pm = &c->mf[c->n_mf++];
+		load_one_manifest(c, p, pm);
+		json_array_append_new(c->manifests_out, json_pack("{s:s,s:s?,s:I,s:s,s:s,s:b,s:s*}",
+			"file", ents[i]->d_name, "pool", pm->pool, "serial", pm->serial,
+			"tuple_digest", pm->ok ? pm->tuple_digest : "-",
+			"status", !pm->ok ? "invalid" : pm->expired ? "expired" : "ok",
+			"expired", pm->expired, "error", pm->ok ? NULL : pm->error));
+		free(ents[i]);
+	}
+	free(ents);
+	return 0;
+}
+
+const struct pmanifest *audit_pool_current(const struct audit_ctx *c, const char *pool)
+{
+	const struct pmanifest *best = NULL;
+	for (size_t i = 0; i < c->n_mf; i++)
+		if (c->mf[i].ok && pool && !strcmp(c->mf[i].pool, pool) &&
+		    (!best || c->mf[i].serial > best->serial))
+			best = &c->mf[i];
+	return best;
+}
+
+
+int audit_load_inputs(struct audit_ctx *c, ingot_error *e)
+{
+	const struct audit_opts *o = c->o;
+	int r;
+
+	r = keyring_load(o->keyring, &c->kr, e);
+	if (r < 0)
+		return r;
+	if (o->nonces && (r = read_pairs(o->nonces, NULL, check_hex, "NODE NONCE_HEX", &c->nonces, e)) < 0)
+		return r;
+	if (o->aks && (r = read_aks(o->aks, &c->aks, e)) < 0)
+		return r;
+	if (o->nodes && (r = read_pairs(o->nodes, NULL, NULL, "NODE [POOL]", &c->nodes, e)) < 0)
+		return r;
+	return load_manifests(c, e);
+}

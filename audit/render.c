@@ -1,0 +1,227 @@
+/* Text table and HTML page of an audit result (audit/audit.h). */
+#include <stdio.h>
+#include <string.h>
+
+#include "audit/audit.h"
+#include "lib/cleanup.h"
+#include "lib/fileio.h"
+#include "lib/strbuf.h"
+
+static const char *str(const json_t *o, const char *k, const char *dflt)
+{
+	const char *s = json_string_value(json_object_get(o, k));
+	return s ? s : dflt;
+}
+
+static const char *value_str(const json_t *v, char *buf, size_t n)
+{
+	if (json_is_string(v))
+		return json_string_value(v);
+	if (!v || json_is_null(v))
+		return "(not found)";
+	char *s = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
+	snprintf(buf, n, "%s", s ? s : "?");
+	free(s);
+	return buf;
+}
+
+/* "pool h100 serial 7, pool h100 serial 6" for a tuple digest. */
+static void group_label(const json_t *result, const char *digest, struct strbuf *sb)
+{
+	json_t *m;
+	size_t i;
+	int n = 0;
+
+	json_array_foreach(json_object_get(result, "manifests"), i, m) {
+		if (strcmp(str(m, "tuple_digest", "-"), digest) || strcmp(str(m, "status", ""), "ok"))
+			continue;
+		strbuf_addf(sb, "%s%s serial %lld", n++ ? ", " : "", str(m, "pool", "?"),
+			    (long long)json_integer_value(json_object_get(m, "serial")));
+	}
+	if (!n)
+		strbuf_addstr(sb, "no signed manifest");
+}
+
+static void summary_line(const json_t *result, struct strbuf *sb)
+{
+	const char *k;
+	json_t *v;
+	int first = 1;
+
+	strbuf_addf(sb, "%zu nodes:", json_array_size(json_object_get(result, "nodes")));
+	json_object_foreach(json_object_get(result, "summary"), k, v) {
+		strbuf_addf(sb, "%s %lld %s", first ? "" : ",", (long long)json_integer_value(v), k);
+		first = 0;
+	}
+}
+
+void audit_print_table(const json_t *result, FILE *out)
+{
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+	const char *group = NULL;
+	json_t *row, *m;
+	size_t i;
+	char buf[256], buf2[256];
+
+	strbuf_init(&sb, 1 << 16);
+	strbuf_addstr(&sb, "ingot audit: ");
+	summary_line(result, &sb);
+	strbuf_addf(&sb, " (at %s)\n", str(result, "now", "?"));
+	json_array_foreach(json_object_get(result, "manifests"), i, m)
+		if (strcmp(str(m, "status", ""), "ok"))
+			strbuf_addf(&sb, "manifest %s: %s%s%s\n", str(m, "file", "?"), str(m, "status", "?"),
+				    json_object_get(m, "error") ? ": " : "", str(m, "error", ""));
+	/* Columns as wide as their widest value, so long pool names align. */
+	int wn = 4, wp = 4;
+	json_array_foreach(json_object_get(result, "nodes"), i, row) {
+		int a = (int)strlen(str(row, "node", "?")), b = (int)strlen(str(row, "pool", "-"));
+		wn = a > wn ? (a < 64 ? a : 64) : wn;
+		wp = b > wp ? (b < 64 ? b : 64) : wp;
+	}
+	json_array_foreach(json_object_get(result, "nodes"), i, row) {
+		const char *g = str(row, "group", "-");
+		if (!group || strcmp(group, g)) {
+			group = g;
+			strbuf_addf(&sb, "\ntuple %.16s (", g);
+			group_label(result, g, &sb);
+			strbuf_addf(&sb, ")\n  %-*s  %-*s  %-16s  %-16s  %s\n", wn, "NODE", wp, "POOL",
+				    "TUPLE", "VERDICT", "SERIAL");
+		}
+		json_t *serial = json_object_get(row, "serial");
+		strbuf_addf(&sb, "  %-*s  %-*s  %-16.16s  %-16s  %s\n", wn, str(row, "node", "?"),
+			    wp, str(row, "pool", "-"), str(row, "tuple_digest", "-"), str(row, "verdict", "?"),
+			    json_is_integer(serial) ? (snprintf(buf, sizeof(buf), "%lld",
+				(long long)json_integer_value(serial)), buf) : "-");
+		json_t *d, *f;
+		size_t j;
+		json_array_foreach(json_object_get(row, "drift"), j, d)
+			strbuf_addf(&sb, "      ~ %s: manifest %s, node %s\n", str(d, "field", "?"),
+				    value_str(json_object_get(d, "expected"), buf, sizeof(buf)),
+				    value_str(json_object_get(d, "actual"), buf2, sizeof(buf2)));
+		json_array_foreach(json_object_get(row, "findings"), j, f)
+			strbuf_addf(&sb, "      ! %s: %s\n", str(f, "code", "?"), str(f, "detail", ""));
+	}
+	json_t *ign = json_object_get(result, "ignored_reports"), *it;
+	json_array_foreach(ign, i, it)
+		strbuf_addf(&sb, "ignored older report %s\n", json_string_value(it));
+	fputs(sb.buf, out);
+}
+
+static void html_esc(struct strbuf *sb, const char *s)
+{
+	for (; s && *s; s++) {
+		switch (*s) {
+		case '<': strbuf_addstr(sb, "&lt;"); break;
+		case '>': strbuf_addstr(sb, "&gt;"); break;
+		case '&': strbuf_addstr(sb, "&amp;"); break;
+		case '"': strbuf_addstr(sb, "&quot;"); break;
+		case '\'': strbuf_addstr(sb, "&#39;"); break;
+		default: strbuf_addch(sb, *s);
+		}
+	}
+}
+
+static const char css[] =
+	"body{font-family:system-ui,sans-serif;margin:2em;color:#222}"
+	"table{border-collapse:collapse;width:100%}"
+	"th,td{border:1px solid #ccc;padding:4px 8px;text-align:left;vertical-align:top}"
+	"th{background:#eee}td.mono,code{font-family:ui-monospace,monospace;font-size:90%}"
+	"tr.group td{background:#dde6f0;font-weight:bold}"
+	"tr.c0 td.verdict{color:#176f2c}tr.c1 td.verdict{color:#a15c00;font-weight:bold}"
+	"tr.c2 td.verdict{color:#b00020;font-weight:bold}tr.c2{background:#fdecee}"
+	"tr.c1{background:#fff6e5}ul{margin:0;padding-left:1.2em}"
+	"td.node,td.verdict,td.tuple{white-space:nowrap}li{overflow-wrap:anywhere}";
+
+int audit_write_html(const json_t *result, const char *path, ingot_error *e)
+{
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+	const char *group = NULL;
+	json_t *row, *m;
+	size_t i;
+	char buf[256], buf2[256];
+
+	strbuf_init(&sb, 1 << 16);
+	strbuf_addf(&sb, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+		    "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">"
+		    "<title>ingot audit %s</title><style>%s</style></head><body>\n",
+		    str(result, "now", ""), css);
+	strbuf_addstr(&sb, "<h1>ingot audit</h1>\n<p id=\"summary\">");
+	{
+		struct strbuf s2 = STRBUF_INIT;
+		strbuf_init(&s2, 256);
+		summary_line(result, &s2);
+		html_esc(&sb, s2.buf);
+		strbuf_release(&s2);
+	}
+	strbuf_addstr(&sb, " at ");
+	html_esc(&sb, str(result, "now", "?"));
+	strbuf_addstr(&sb, "</p>\n<h2>Manifests</h2>\n<table id=\"manifests\"><tr><th>File</th><th>Pool</th>"
+		      "<th>Serial</th><th>Tuple</th><th>Status</th></tr>\n");
+	json_array_foreach(json_object_get(result, "manifests"), i, m) {
+		strbuf_addstr(&sb, "<tr><td class=\"mono\">");
+		html_esc(&sb, str(m, "file", "?"));
+		strbuf_addstr(&sb, "</td><td>");
+		html_esc(&sb, str(m, "pool", "-"));
+		strbuf_addf(&sb, "</td><td>%lld</td><td class=\"mono\">",
+			    (long long)json_integer_value(json_object_get(m, "serial")));
+		html_esc(&sb, str(m, "tuple_digest", "-"));
+		strbuf_addstr(&sb, "</td><td>");
+		html_esc(&sb, str(m, "status", "?"));
+		if (json_object_get(m, "error")) {
+			strbuf_addstr(&sb, ": ");
+			html_esc(&sb, str(m, "error", ""));
+		}
+		strbuf_addstr(&sb, "</td></tr>\n");
+	}
+	strbuf_addstr(&sb, "</table>\n<h2>Nodes</h2>\n<table id=\"nodes\"><thead><tr><th>Node</th>"
+		      "<th>Pool</th><th>Tuple</th><th>Verdict</th><th>Details</th></tr></thead><tbody>\n");
+	json_array_foreach(json_object_get(result, "nodes"), i, row) {
+		const char *g = str(row, "group", "-");
+		if (!group || strcmp(group, g)) {
+			struct strbuf lb = STRBUF_INIT;
+			strbuf_init(&lb, 128);
+			group_label(result, g, &lb);
+			group = g;
+			strbuf_addstr(&sb, "<tr class=\"group\"><td colspan=\"5\">tuple <code>");
+			html_esc(&sb, g);
+			strbuf_addstr(&sb, "</code> (");
+			html_esc(&sb, lb.buf);
+			strbuf_addstr(&sb, ")</td></tr>\n");
+			strbuf_release(&lb);
+		}
+		strbuf_addf(&sb, "<tr class=\"node c%lld\" data-verdict=\"",
+			    (long long)json_integer_value(json_object_get(row, "class")));
+		html_esc(&sb, str(row, "verdict", "?"));
+		strbuf_addstr(&sb, "\"><td class=\"node\">");
+		html_esc(&sb, str(row, "node", "?"));
+		strbuf_addstr(&sb, "</td><td>");
+		html_esc(&sb, str(row, "pool", "-"));
+		strbuf_addstr(&sb, "</td><td class=\"mono tuple\" title=\"");
+		html_esc(&sb, str(row, "tuple_digest", "-"));
+		strbuf_addf(&sb, "\">%.16s", str(row, "tuple_digest", "-"));
+		strbuf_addstr(&sb, "</td><td class=\"verdict\">");
+		html_esc(&sb, str(row, "verdict", "?"));
+		strbuf_addstr(&sb, "</td><td><ul>");
+		json_t *d, *f;
+		size_t j;
+		json_array_foreach(json_object_get(row, "drift"), j, d) {
+			strbuf_addstr(&sb, "<li class=\"drift\"><code>");
+			html_esc(&sb, str(d, "field", "?"));
+			strbuf_addstr(&sb, "</code>: manifest ");
+			html_esc(&sb, value_str(json_object_get(d, "expected"), buf, sizeof(buf)));
+			strbuf_addstr(&sb, ", node ");
+			html_esc(&sb, value_str(json_object_get(d, "actual"), buf2, sizeof(buf2)));
+			strbuf_addstr(&sb, "</li>");
+		}
+		json_array_foreach(json_object_get(row, "findings"), j, f) {
+			strbuf_addstr(&sb, "<li class=\"finding\">");
+			html_esc(&sb, str(f, "code", "?"));
+			strbuf_addstr(&sb, ": ");
+			html_esc(&sb, str(f, "detail", ""));
+			strbuf_addstr(&sb, "</li>");
+		}
+		strbuf_addstr(&sb, "</ul></td></tr>\n");
+	}
+	strbuf_addstr(&sb, "</tbody></table>\n</body></html>\n");
+	return write_file_atomic(path, sb.buf, sb.len, 0644, e);
+}

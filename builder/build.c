@@ -1,0 +1,413 @@
+#include "builder/build.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "builder/image.h"
+#include "builder/manifest.h"
+#include "builder/recipe.h"
+#include "builder/store.h"
+#include "builder/tree.h"
+#include "builder/unpack.h"
+#include "keys/envelope.h"
+#include "keys/key.h"
+#include "lib/cleanup.h"
+#include "lib/digest.h"
+#include "lib/fileio.h"
+#include "lib/json.h"
+#include "recipes/lint.h"
+#include "recipes/tuple.h"
+
+#define OUT_MODE 0644
+
+/* --- stage 1 in parallel: import + list every artifact ---------------- */
+
+struct job {
+	struct tree listing;
+	struct unpack_stats st;
+	ingot_error err;
+	int rc;
+	bool done;
+};
+
+struct pool {
+	const struct recipe *r;
+	struct store *s;
+	struct job *jobs;
+	size_t next, completed;
+	bool stop;
+	pthread_mutex_t lock;
+	build_progress_fn progress;
+	void *progress_ctx;
+};
+
+static void run_job(struct pool *p, size_t i)
+{
+	const struct artifact *a = &p->r->artifacts[i];
+	struct job *j = &p->jobs[i];
+
+	bool had = store_has_blob(p->s, a->sha256);
+
+	j->rc = store_import(p->s, a->name, a->path, a->sha256, &j->err);
+	if (j->rc >= 0)
+		j->rc = unpack_list(p->s, a, &j->listing, &j->st, &j->err);
+	if (a->kind == ART_FILE)
+		j->st.cached = had;  /* nothing to unpack: "cached" means already stored */
+	j->done = true;
+}
+
+static void *worker(void *arg)
+{
+	struct pool *p = arg;
+	for (;;) {
+		size_t i;
+		pthread_mutex_lock(&p->lock);
+		if (p->stop || p->next >= p->r->n_artifacts) {
+			pthread_mutex_unlock(&p->lock);
+			return NULL;
+		}
+		i = p->next++;
+		pthread_mutex_unlock(&p->lock);
+
+		run_job(p, i);
+
+		pthread_mutex_lock(&p->lock);
+		p->completed++;
+		if (p->jobs[i].rc < 0)
+			p->stop = true;  /* no point starting more work */
+		else if (p->progress)
+			p->progress(p->progress_ctx, p->completed, p->r->n_artifacts, p->r->artifacts[i].name,
+				    p->jobs[i].st.bytes, p->jobs[i].st.cached);
+		pthread_mutex_unlock(&p->lock);
+	}
+}
+
+static int list_artifacts(struct pool *p, unsigned workers, ingot_error *e)
+{
+	size_t n = p->r->n_artifacts;
+	pthread_t tids[64];
+	unsigned started = 0;
+
+	if (workers < 1)
+		workers = 1;
+	if (workers > ARRAY_SIZE(tids))
+		workers = ARRAY_SIZE(tids);
+	if (workers > n)
+		workers = (unsigned)n;
+	if (pthread_mutex_init(&p->lock, NULL))
+		return ingot_fail(e, -ENOMEM, "cannot create a mutex");
+	if (workers <= 1) {
+		worker(p);
+	} else {
+		for (; started < workers; started++)
+			if (pthread_create(&tids[started], NULL, worker, p))
+				break;
+		if (started == 0)
+			worker(p);
+		for (unsigned i = 0; i < started; i++)
+			pthread_join(tids[i], NULL);
+	}
+	pthread_mutex_destroy(&p->lock);
+	/* Report the first failure in recipe order, whatever finished first. */
+	for (size_t i = 0; i < n; i++)
+		if (p->jobs[i].done && p->jobs[i].rc < 0) {
+			*e = p->jobs[i].err;
+			return p->jobs[i].rc;
+		}
+	return 0;
+}
+
+/* --- inline entries --------------------------------------------------- */
+
+static int add_inline(const struct recipe *r, struct store *s, struct tree *t, ingot_error *e)
+{
+	int rc;
+
+	for (size_t i = 0; i < r->n_files; i++) {
+		const struct inline_file *f = &r->files[i];
+		struct tree_entry ent = { .path = f->path, .type = TREE_FILE, .mode = f->mode,
+					  .uid = f->uid, .gid = f->gid, .origin = "files" };
+		struct store_writer w;
+		if ((rc = store_writer_begin(s, &w, e)) < 0)
+			return rc;
+		if ((rc = store_writer_write(&w, f->content, f->len, e)) < 0) {
+			store_writer_abort(&w);
+			return rc;
+		}
+		if ((rc = store_writer_commit(&w, ent.sha256, &ent.size, e)) < 0)
+			return rc;
+		if ((rc = tree_add(t, &ent, false, e)) < 0)
+			return ingot_prefix(e, "%s:%zu:%zu: files[%zu]", r->file, f->line, f->column, i);
+	}
+	for (size_t i = 0; i < r->n_dirs; i++) {
+		const struct recipe_dir *d = &r->dirs[i];
+		struct tree_entry ent = { .path = d->path, .type = TREE_DIR, .mode = d->mode,
+					  .uid = d->uid, .gid = d->gid, .origin = "directories" };
+		if ((rc = tree_add(t, &ent, false, e)) < 0)
+			return ingot_prefix(e, "%s:%zu:%zu: directories[%zu]", r->file, d->line, d->column, i);
+	}
+	for (size_t i = 0; i < r->n_symlinks; i++) {
+		const struct recipe_symlink *l = &r->symlinks[i];
+		struct tree_entry ent = { .path = l->path, .type = TREE_SYMLINK, .mode = 0777,
+					  .target = l->target, .origin = "symlinks" };
+		if ((rc = tree_add(t, &ent, false, e)) < 0)
+			return ingot_prefix(e, "%s:%zu:%zu: symlinks[%zu]", r->file, l->line, l->column, i);
+	}
+	return 0;
+}
+
+int build_stage_tree(const struct recipe *r, struct store *s, unsigned workers,
+		     build_progress_fn progress, void *progress_ctx, struct tree *t,
+		     size_t *cached, ingot_error *e)
+{
+	struct pool p = { .r = r, .s = s, .progress = progress, .progress_ctx = progress_ctx };
+	int rc;
+
+	tree_init(t);
+	*cached = 0;
+	p.jobs = calloc(r->n_artifacts + 1, sizeof(*p.jobs));
+	if (!p.jobs)
+		return ingot_fail(e, -ENOMEM, "out of memory");
+	rc = list_artifacts(&p, workers, e);
+	/* Stage 2 runs in recipe order, so which artifact wins a path (and
+	 * every error) is the same with any number of workers. */
+	for (size_t i = 0; rc >= 0 && i < r->n_artifacts; i++) {
+		*cached += p.jobs[i].st.cached;
+		rc = unpack_apply(&r->artifacts[i], &p.jobs[i].listing, t, e);
+	}
+	for (size_t i = 0; i < r->n_artifacts; i++)
+		tree_free(&p.jobs[i].listing);
+	free(p.jobs);
+	if (rc >= 0)
+		rc = add_inline(r, s, t, e);
+	if (rc >= 0)
+		rc = tree_finalize(t, e);
+	if (rc < 0)
+		tree_free(t);
+	return rc;
+}
+
+/* --- outputs ---------------------------------------------------------- */
+
+struct outputs {
+	struct atomic_file image, verity, manifest, envelope;
+};
+
+static void outputs_abort(struct outputs *o)
+{
+	atomic_abort(&o->image);
+	atomic_abort(&o->verity);
+	atomic_abort(&o->manifest);
+	atomic_abort(&o->envelope);
+}
+
+static int write_json_tmp(struct atomic_file *af, const char *path, const json_t *j, ingot_error *e)
+{
+	_cleanup_free_ char *buf = NULL;
+	size_t len;
+	int r = atomic_open(af, path, OUT_MODE, e);
+	if (r < 0)
+		return r;
+	buf = json_canonical(j, &len);
+	if (!buf)
+		return ingot_fail(e, -ENOMEM, "%s: cannot serialise JSON", path);
+	return atomic_write(af, buf, len, e);
+}
+
+static int remove_stale(const char *path, ingot_error *e)
+{
+	if (unlink(path) < 0 && errno != ENOENT)
+		return ingot_fail(e, -errno, "%s: cannot remove stale output: %s", path, strerror(errno));
+	return 0;
+}
+
+/* Rename everything into place.  Old manifests go first, so at no point
+ * does a manifest (or signature) sit beside an image it does not describe. */
+static int outputs_commit(struct outputs *o, struct build_result *res, ingot_error *e)
+{
+	int r;
+	if ((r = remove_stale(res->manifest_path, e)) < 0 ||
+	    (r = remove_stale(res->envelope_path, e)) < 0)
+		return r;
+	if ((r = atomic_commit(&o->image, e)) < 0 || (r = atomic_commit(&o->verity, e)) < 0 ||
+	    (r = atomic_commit(&o->manifest, e)) < 0)
+		return r;
+	if (o->envelope.tmp)
+		return atomic_commit(&o->envelope, e);
+	free(res->envelope_path);
+	res->envelope_path = NULL;
+	return 0;
+}
+
+static int out_name(const char *dir, const char *name, const char *ext, char **out, ingot_error *e)
+{
+	if (asprintf(out, "%s/%s%s", dir, name, ext) < 0) {
+		*out = NULL;
+		return ingot_fail(e, -ENOMEM, "out of memory");
+	}
+	return 0;
+}
+
+static int sign_manifest(const char *key, const json_t *m, struct atomic_file *af, const char *path,
+			 ingot_error *e)
+{
+	_cleanup_(signing_key_freep) struct signing_key *k = NULL;
+	_cleanup_json_ json_t *env = NULL;
+	int r;
+	if ((r = signing_key_load(key, &k, e)) < 0)
+		return r;
+	if ((r = envelope_create(m, k, &env, e)) < 0)
+		return r;
+	return write_json_tmp(af, path, env, e);
+}
+
+static int run_build(const struct build_opts *o, struct recipe *r, struct store *s,
+		     struct build_result *res, struct outputs *out, ingot_error *e)
+{
+	_cleanup_json_ json_t *manifest = NULL;
+	struct tree t;
+	struct image_opts io = { 0 };
+	struct image_info ii = { 0 };
+	struct verity_info vi = { 0 };
+	uint8_t salt[32];
+	size_t cached = 0;
+	int rc;
+
+	rc = build_stage_tree(r, s, o->workers, o->progress, o->progress_ctx, &t, &cached, e);
+	if (rc < 0)
+		return rc;
+	res->artifacts = r->n_artifacts;
+	res->artifacts_cached = cached;
+	res->entries = t.n;
+	res->files = tree_count(&t, TREE_FILE);
+
+	if (r->tuple && (rc = tuple_check_artifacts(r, &t, s, e)) < 0)
+		goto done;
+
+	io.compression = r->compression;
+	io.level = r->level;
+	io.block_size = r->block_size;
+	io.workers = o->workers ? o->workers : 1;
+	io.mtime = r->epoch;
+	if ((rc = mkdir_p(o->outdir, 0755, e)) < 0)
+		goto done;
+	if ((rc = atomic_open(&out->image, res->image_path, OUT_MODE, e)) < 0 ||
+	    (rc = atomic_open(&out->verity, res->verity_path, OUT_MODE, e)) < 0)
+		goto done;
+	if ((rc = image_write(&t, s, &io, out->image.fd, res->image_path, &ii, e)) < 0)
+		goto done;
+	if (lseek(out->image.fd, 0, SEEK_SET) < 0) {
+		rc = ingot_fail(e, -errno, "%s: seek: %s", res->image_path, strerror(errno));
+		goto done;
+	}
+	verity_salt_for_recipe(r->file_sha256, salt);
+	if ((rc = verity_build(out->image.fd, res->image_path, out->verity.fd, res->verity_path,
+			       salt, sizeof(salt), &vi, e)) < 0)
+		goto done;
+	memcpy(res->image_sha256, vi.image_sha256, 32);
+	memcpy(res->verity_root, vi.root_hash, 32);
+	res->image_size = vi.image_size;
+
+	if ((rc = manifest_build(r, &t, &io, &ii, &vi, &manifest, e)) < 0 ||
+	    (rc = write_json_tmp(&out->manifest, res->manifest_path, manifest, e)) < 0)
+		goto done;
+	if (o->key && (rc = sign_manifest(o->key, manifest, &out->envelope, res->envelope_path, e)) < 0)
+		goto done;
+	rc = outputs_commit(out, res, e);
+done:
+	tree_free(&t);
+	return rc;
+}
+
+/* Refuse a tuple that breaks an error rule; keep warnings for the caller. */
+static int run_lint(const struct build_opts *o, const struct recipe *r, struct build_result *res,
+		    ingot_error *e)
+{
+	struct lint_report *rep = NULL;
+	char buf[4096];
+	const char *dir = o->rules_dir ? o->rules_dir : lint_default_rules_dir(buf, sizeof(buf));
+	size_t nerr;
+	int rc = lint_recipe(r, dir, o->date, &rep, e);
+
+	if (rc < 0)
+		return ingot_prefix(e, "lint");
+	nerr = lint_report_errors(rep);
+	res->warnings = calloc(rep->n + 1, sizeof(char *));
+	if (!res->warnings) {
+		lint_report_free(rep);
+		return ingot_fail(e, -ENOMEM, "out of memory");
+	}
+	for (size_t i = 0; i < rep->n; i++) {
+		const struct lint_finding *f = &rep->v[i];
+		if (f->severity == LINT_ERROR) {
+			if (rc >= 0)
+				rc = ingot_fail(e, -EINVAL, "%s: lint: %zu error%s; first: %s: %s (--no-lint skips the check)",
+						f->where ? f->where : r->file, nerr, nerr == 1 ? "" : "s", f->rule, f->message);
+			continue;
+		}
+		if (asprintf(&res->warnings[res->lint_warnings], "%s: lint: %s: %s",
+			     f->where ? f->where : r->file, f->rule, f->message) < 0) {
+			rc = ingot_fail(e, -ENOMEM, "out of memory");
+			break;
+		}
+		res->lint_warnings++;
+	}
+	lint_report_free(rep);
+	return rc;
+}
+
+int ingot_build(const struct build_opts *o, struct build_result *res, ingot_error *e)
+{
+	struct recipe *r = NULL;
+	struct store s = { 0 };
+	struct outputs out = { .image = { .fd = -1 }, .verity = { .fd = -1 },
+			       .manifest = { .fd = -1 }, .envelope = { .fd = -1 } };
+	_cleanup_free_ char *store_root = NULL;
+	int rc;
+
+	memset(res, 0, sizeof(*res));
+	rc = recipe_load(o->recipe, o->source_date_epoch, &r, e);
+	if (rc < 0)
+		return rc;
+	if (!o->no_lint && r->tuple && (rc = run_lint(o, r, res, e)) < 0)
+		goto out;
+	store_root = o->store ? strdup(o->store) : store_default_root();
+	if (!store_root) {
+		rc = ingot_fail(e, -EINVAL, "store: no --store given and neither XDG_CACHE_HOME nor HOME is set");
+		goto out;
+	}
+	if ((rc = store_open(&s, store_root, e)) < 0)
+		goto out;
+	if (!(res->name = strdup(r->name))) {
+		rc = ingot_fail(e, -ENOMEM, "out of memory");
+		goto out;
+	}
+	if ((rc = out_name(o->outdir, r->name, ".sqfs", &res->image_path, e)) < 0 ||
+	    (rc = out_name(o->outdir, r->name, ".verity", &res->verity_path, e)) < 0 ||
+	    (rc = out_name(o->outdir, r->name, ".manifest.json", &res->manifest_path, e)) < 0 ||
+	    (rc = out_name(o->outdir, r->name, ".manifest.dsse.json", &res->envelope_path, e)) < 0)
+		goto out;
+	rc = run_build(o, r, &s, res, &out, e);
+out:
+	outputs_abort(&out);
+	store_close(&s);
+	recipe_free(r);
+	return rc;
+}
+
+void build_result_free(struct build_result *res)
+{
+	free(res->name);
+	free(res->image_path);
+	free(res->verity_path);
+	free(res->manifest_path);
+	free(res->envelope_path);
+	for (size_t i = 0; i < res->lint_warnings; i++)
+		free(res->warnings[i]);
+	free(res->warnings);
+	memset(res, 0, sizeof(*res));
+}

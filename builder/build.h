@@ -1,0 +1,61 @@
+/* The build orchestrator: recipe -> lint -> store -> unpack -> staging
+ * tree -> squashfs image -> dm-verity tree -> manifest -> (signature).
+ *
+ * Outputs in outdir, named after the recipe's `name`:
+ *   NAME.sqfs  NAME.verity  NAME.manifest.json  [NAME.manifest.dsse.json]
+ * Everything is written to temporary files in outdir first and renamed
+ * into place only when the whole build succeeded, so a failed or killed
+ * build leaves no file under any output name. */
+#ifndef INGOT_BUILD_H
+#define INGOT_BUILD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "lib/err.h"
+
+/* Called once per artifact when its bytes are in the store and its
+ * listing is known (done counts completions, in any order). */
+typedef void (*build_progress_fn)(void *ctx, size_t done, size_t total, const char *name,
+				  uint64_t bytes, bool cached);
+
+struct build_opts {
+	const char *recipe;              /* recipe file */
+	const char *outdir;              /* created if missing */
+	const char *store;               /* NULL: store_default_root() */
+	unsigned workers;                /* unpack/compression threads; 0 = 1.  Never changes output. */
+	const char *key;                 /* signing key (PEM) or NULL: no envelope */
+	const char *rules_dir;           /* lint rules, NULL: the default */
+	const char *date;                /* lint date YYYY-MM-DD (required unless no_lint) */
+	const char *source_date_epoch;   /* $SOURCE_DATE_EPOCH or NULL */
+	bool no_lint;
+	build_progress_fn progress;
+	void *progress_ctx;
+};
+
+struct build_result {
+	char *name;                      /* recipe name */
+	char *image_path, *verity_path, *manifest_path, *envelope_path; /* NULL if not written */
+	uint8_t image_sha256[32];
+	uint64_t image_size;
+	uint8_t verity_root[32];
+	size_t entries;                  /* entries in the image (all types) */
+	size_t files;                    /* regular files */
+	size_t artifacts, artifacts_cached;
+	size_t lint_warnings;
+	char **warnings;                 /* lint warnings, one line each */
+};
+
+int ingot_build(const struct build_opts *o, struct build_result *res, ingot_error *e);
+void build_result_free(struct build_result *res);
+
+/* Stages up to the finalized staging tree (recipe's artifacts imported,
+ * unpacked, inline entries added), for tests and `inspect`-like tools. */
+struct recipe;
+struct store;
+struct tree;
+int build_stage_tree(const struct recipe *r, struct store *s, unsigned workers,
+		     build_progress_fn progress, void *progress_ctx, struct tree *t,
+		     size_t *cached, ingot_error *e);
+
+#endif

@@ -1,0 +1,584 @@
+/* Squashfs writer: the staging tree (builder/tree.h) to a squashfs 4.0
+ * image through libsquashfs' low-level API.
+ *
+ * Layout follows gensquashfs (squashfs-tools-ng) so the two can be
+ * compared byte for byte:
+ *   superblock, compressor options, file data and fragment blocks (files
+ *   in depth-first, name-sorted order), inode table, directory table,
+ *   fragment table, id table; no xattrs, no export table; padded to 4096.
+ * Inode numbers are allocated depth-first: a directory's subdirectories
+ * are numbered before its own children, and the root comes last, so a
+ * directory inode is always written after every inode it lists.  Data
+ * is streamed from the store one block at a time; only metadata (and the
+ * block list of each file) is held in memory. */
+#include "builder/image.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <openssl/evp.h>
+#include <sqfs/block_processor.h>
+#include <sqfs/block_writer.h>
+#include <sqfs/compressor.h>
+#include <sqfs/dir_writer.h>
+#include <sqfs/error.h>
+#include <sqfs/frag_table.h>
+#include <sqfs/id_table.h>
+#include <sqfs/inode.h>
+#include <sqfs/meta_writer.h>
+#include <sqfs/super.h>
+
+#include "builder/sqfs_io.h"
+#include "builder/store.h"
+#include "builder/tree.h"
+#include "lib/cleanup.h"
+#include "lib/digest.h"
+
+#define NO_XATTR 0xFFFFFFFFu
+
+struct wnode {
+	sqfs_inode_generic_t *inode;  /* files: owned by the block processor until finish */
+	uint64_t inode_ref;           /* (meta block start << 16) | offset */
+	uint32_t inode_num;           /* 1-based */
+	size_t first_child, n_children; /* directories: range in ctx->children */
+	uint32_t n_subdirs;
+};
+
+struct writer {
+	const struct tree *t;
+	const struct store *store;
+	const char *name;
+	uint32_t mtime;
+	size_t n;                     /* tree entries; node n is the root */
+	struct wnode *nodes;          /* n + 1 */
+	size_t *children;             /* CSR child lists, name order */
+	size_t *by_num;               /* inode number - 1 -> node */
+	uint32_t next_num;
+
+	sqfs_file_t *file;
+	sqfs_compressor_t *cmp;
+	sqfs_block_writer_t *blkwr;
+	sqfs_frag_table_t *frag;
+	sqfs_block_processor_t *proc;
+	sqfs_id_table_t *ids;
+	sqfs_meta_writer_t *im, *dm;
+	sqfs_dir_writer_t *dirwr;
+	sqfs_super_t super;
+	uint8_t *buf;                 /* one data block */
+	uint32_t block_size;
+};
+
+static int sqfs_fail(struct writer *w, int code, const char *what, ingot_error *e)
+{
+	if (code == SQFS_ERROR_IO && w->file && sqfs_fd_errno(w->file))
+		return ingot_fail(e, -sqfs_fd_errno(w->file), "%s: %s: %s", w->name, what,
+				  strerror(sqfs_fd_errno(w->file)));
+	return ingot_fail(e, sqfs_to_errno(code), "%s: %s: %s", w->name, what,
+			  sqfs_strerror(code));
+}
+
+static const char *base_name(const char *path)
+{
+	const char *s = strrchr(path, '/');
+	return s ? s + 1 : path;
+}
+
+/* Index of the entry whose path is the first len bytes of key, or SIZE_MAX. */
+static size_t find_prefix(const struct tree *t, const char *key, size_t len)
+{
+	size_t lo = 0, hi = t->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const char *p = t->v[mid].path;
+		int c = strncmp(p, key, len);
+		if (c == 0)
+			c = p[len] ? 1 : 0;
+		if (c == 0)
+			return mid;
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return SIZE_MAX;
+}
+
+static uint16_t type_bits(enum tree_type type)
+{
+	switch (type) {
+	case TREE_DIR: return S_IFDIR;
+	case TREE_FILE: return S_IFREG;
+	case TREE_SYMLINK: return S_IFLNK;
+	case TREE_CHR: return S_IFCHR;
+	case TREE_BLK: return S_IFBLK;
+	case TREE_FIFO: return S_IFIFO;
+	case TREE_SOCK: return S_IFSOCK;
+	}
+	return 0;
+}
+
+static uint16_t node_mode(const struct writer *w, size_t i)
+{
+	if (i == w->n)
+		return S_IFDIR | 0755;
+	return (uint16_t)(type_bits(w->t->v[i].type) | (w->t->v[i].mode & 07777));
+}
+
+static bool node_is_dir(const struct writer *w, size_t i)
+{
+	return i == w->n || w->t->v[i].type == TREE_DIR;
+}
+
+/* Parent links, child lists (CSR) and subdirectory counts. */
+static int link_nodes(struct writer *w, ingot_error *e)
+{
+	const struct tree *t = w->t;
+	_cleanup_free_ size_t *parent = calloc(w->n + 1, sizeof(*parent));
+	_cleanup_free_ size_t *fill = NULL;
+
+	w->nodes = calloc(w->n + 1, sizeof(*w->nodes));
+	w->children = calloc(w->n + 1, sizeof(*w->children));
+	w->by_num = calloc(w->n + 1, sizeof(*w->by_num));
+	if (!parent || !w->nodes || !w->children || !w->by_num)
+		return ingot_fail(e, -ENOMEM, "%s: out of memory", w->name);
+
+	for (size_t i = 0; i < w->n; i++) {
+		const char *path = t->v[i].path;
+		const char *slash = strrchr(path, '/');
+		size_t p = w->n;
+
+		if (i > 0 && strcmp(t->v[i - 1].path, path) >= 0)
+			return ingot_fail(e, -EINVAL, "%s: tree: expected entries sorted by "
+					  "path (tree_finalize), got '%s' after '%s'",
+					  w->name, path, t->v[i - 1].path);
+		if (slash) {
+			p = find_prefix(t, path, (size_t)(slash - path));
+			if (p == SIZE_MAX || t->v[p].type != TREE_DIR)
+				return ingot_fail(e, -EINVAL, "%s: tree: '%s': expected a parent "
+						  "directory '%.*s'", w->name, path,
+						  (int)(slash - path), path);
+		}
+		parent[i] = p;
+		w->nodes[p].n_children++;
+		if (t->v[i].type == TREE_DIR)
+			w->nodes[p].n_subdirs++;
+	}
+
+	fill = calloc(w->n + 1, sizeof(*fill));
+	if (!fill)
+		return ingot_fail(e, -ENOMEM, "%s: out of memory", w->name);
+	for (size_t i = 0, pos = 0; i <= w->n; i++) {
+		w->nodes[i].first_child = pos;
+		pos += w->nodes[i].n_children;
+	}
+	/* Entries are sorted by path, so siblings arrive in name order. */
+	for (size_t i = 0; i < w->n; i++) {
+		struct wnode *pn = &w->nodes[parent[i]];
+		w->children[pn->first_child + fill[parent[i]]++] = i;
+	}
+	return 0;
+}
+
+static void number_children(struct writer *w, size_t dir)
+{
+	const struct wnode *d = &w->nodes[dir];
+
+	for (size_t k = 0; k < d->n_children; k++) {
+		size_t c = w->children[d->first_child + k];
+		if (node_is_dir(w, c))
+			number_children(w, c);
+	}
+	for (size_t k = 0; k < d->n_children; k++) {
+		size_t c = w->children[d->first_child + k];
+		w->nodes[c].inode_num = ++w->next_num;
+		w->by_num[w->nodes[c].inode_num - 1] = c;
+	}
+}
+
+static void evp_freep(EVP_MD_CTX **c) { EVP_MD_CTX_free(*c); }
+
+/* Stream one store blob through the block processor, checking that its
+ * bytes still hash to the name the tree gives them. */
+static int pack_file(struct writer *w, size_t i, ingot_error *e)
+{
+	const struct tree_entry *ent = &w->t->v[i];
+	_cleanup_free_ char *path = store_blob_path(w->store, ent->sha256);
+	_cleanup_close_ int fd = -1;
+	_cleanup_(evp_freep) EVP_MD_CTX *md = EVP_MD_CTX_new();
+	uint8_t got[32];
+	uint64_t total = 0;
+	int r;
+
+	if (!path || !md)
+		return ingot_fail(e, -ENOMEM, "%s: out of memory", w->name);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return ingot_fail(e, -errno, "%s: /%s: store blob %s: %s", w->name, ent->path,
+				  path, strerror(errno));
+	posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+	if (!EVP_DigestInit_ex(md, EVP_sha256(), NULL))
+		return ingot_fail(e, -EIO, "%s: sha256 init failed", w->name);
+
+	r = sqfs_block_processor_begin_file(w->proc, &w->nodes[i].inode, NULL, 0);
+	if (r)
+		return sqfs_fail(w, r, "starting file data", e);
+	for (;;) {
+		ssize_t n = read(fd, w->buf, w->block_size);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return ingot_fail(e, -errno, "%s: /%s: reading %s: %s", w->name,
+					  ent->path, path, strerror(errno));
+		if (n == 0)
+			break;
+		total += (uint64_t)n;
+		EVP_DigestUpdate(md, w->buf, (size_t)n);
+		r = sqfs_block_processor_append(w->proc, w->buf, (size_t)n);
+		if (r)
+			return sqfs_fail(w, r, "writing file data", e);
+	}
+	r = sqfs_block_processor_end_file(w->proc);
+	if (r)
+		return sqfs_fail(w, r, "finishing file data", e);
+	EVP_DigestFinal_ex(md, got, NULL);
+	if (total != ent->size || memcmp(got, ent->sha256, 32)) {
+		char want_hex[SHA256_HEX_LEN + 1], got_hex[SHA256_HEX_LEN + 1];
+		hex_encode(ent->sha256, 32, want_hex);
+		hex_encode(got, 32, got_hex);
+		return ingot_fail(e, -EBADMSG, "%s: /%s: store blob %s: expected %llu bytes "
+				  "with sha256 %s, got %llu bytes with sha256 %s", w->name,
+				  ent->path, path, (unsigned long long)ent->size, want_hex,
+				  (unsigned long long)total, got_hex);
+	}
+	return 0;
+}
+
+/* File data goes out depth-first in name order, like gensquashfs. */
+static int pack_dir(struct writer *w, size_t dir, ingot_error *e)
+{
+	const struct wnode *d = &w->nodes[dir];
+
+	for (size_t k = 0; k < d->n_children; k++) {
+		size_t c = w->children[d->first_child + k];
+		int r = 0;
+		if (node_is_dir(w, c))
+			r = pack_dir(w, c, e);
+		else if (w->t->v[c].type == TREE_FILE)
+			r = pack_file(w, c, e);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* Linux's new_encode_dev(): what the kernel and unsquashfs decode. */
+static int encode_dev(const struct tree_entry *ent, uint32_t *out)
+{
+	if (ent->rdev_major >= 4096 || ent->rdev_minor >= (1u << 20))
+		return -ERANGE;
+	*out = (ent->rdev_minor & 0xff) | (ent->rdev_major << 8) |
+	       ((ent->rdev_minor & ~0xffu) << 12);
+	return 0;
+}
+
+static sqfs_inode_generic_t *simple_inode(const struct tree_entry *ent)
+{
+	size_t extra = ent->type == TREE_SYMLINK ? strlen(ent->target) : 0;
+	sqfs_inode_generic_t *in = calloc(1, sizeof(*in) + extra);
+
+	if (!in)
+		return NULL;
+	switch (ent->type) {
+	case TREE_SYMLINK:
+		in->base.type = SQFS_INODE_SLINK;
+		in->data.slink.nlink = 1;
+		in->data.slink.target_size = (sqfs_u32)extra;
+		in->payload_bytes_available = (sqfs_u32)extra;
+		in->payload_bytes_used = (sqfs_u32)extra;
+		memcpy(in->extra, ent->target, extra);
+		break;
+	case TREE_CHR:
+	case TREE_BLK:
+		in->base.type = ent->type == TREE_CHR ? SQFS_INODE_CDEV : SQFS_INODE_BDEV;
+		in->data.dev.nlink = 1;
+		break;
+	case TREE_FIFO:
+	case TREE_SOCK:
+		in->base.type = ent->type == TREE_FIFO ? SQFS_INODE_FIFO : SQFS_INODE_SOCKET;
+		in->data.ipc.nlink = 1;
+		break;
+	default:
+		free(in);
+		return NULL;
+	}
+	return in;
+}
+
+static int dir_inode(struct writer *w, size_t i, sqfs_inode_generic_t **out, ingot_error *e)
+{
+	const struct wnode *d = &w->nodes[i];
+	sqfs_inode_generic_t *in;
+	uint32_t parent_num = 0;
+	int r;
+
+	r = sqfs_dir_writer_begin(w->dirwr, 0);
+	if (r)
+		return sqfs_fail(w, r, "directory table", e);
+	for (size_t k = 0; k < d->n_children; k++) {
+		size_t c = w->children[d->first_child + k];
+		r = sqfs_dir_writer_add_entry(w->dirwr, base_name(w->t->v[c].path),
+					      w->nodes[c].inode_num, w->nodes[c].inode_ref,
+					      node_mode(w, c));
+		if (r)
+			return sqfs_fail(w, r, "directory table", e);
+	}
+	r = sqfs_dir_writer_end(w->dirwr);
+	if (r)
+		return sqfs_fail(w, r, "directory table", e);
+
+	/* The parent's number is known: it is numbered after its children.
+	 * Like gensquashfs, the root's parent is 0. */
+	if (i != w->n) {
+		const char *slash = strrchr(w->t->v[i].path, '/');
+		size_t p = slash ? find_prefix(w->t, w->t->v[i].path,
+					       (size_t)(slash - w->t->v[i].path)) : w->n;
+		parent_num = w->nodes[p].inode_num;
+	}
+	in = sqfs_dir_writer_create_inode(w->dirwr, 0, NO_XATTR, parent_num);
+	if (!in)
+		return ingot_fail(e, -ENOMEM, "%s: out of memory", w->name);
+	if (in->base.type == SQFS_INODE_DIR)
+		in->data.dir.nlink = 2 + d->n_subdirs;
+	else
+		in->data.dir_ext.nlink = 2 + d->n_subdirs;
+	*out = in;
+	return 0;
+}
+
+static int write_inode(struct writer *w, size_t i, ingot_error *e)
+{
+	struct wnode *nd = &w->nodes[i];
+	const struct tree_entry *ent = i == w->n ? NULL : &w->t->v[i];
+	_cleanup_free_ sqfs_inode_generic_t *in = NULL;
+	uint32_t uid = ent ? ent->uid : 0, gid = ent ? ent->gid : 0;
+	sqfs_u64 block;
+	sqfs_u32 offset;
+	int r;
+
+	if (node_is_dir(w, i)) {
+		r = dir_inode(w, i, &in, e);
+		if (r < 0)
+			return r;
+	} else if (ent->type == TREE_FILE) {
+		in = TAKE_PTR(nd->inode);
+		if (!in)
+			return ingot_fail(e, -EINVAL, "%s: /%s: no data inode", w->name, ent->path);
+		if (in->base.type == SQFS_INODE_EXT_FILE)
+			in->data.file_ext.nlink = 1;
+	} else {
+		in = simple_inode(ent);
+		if (!in)
+			return ingot_fail(e, -ENOMEM, "%s: out of memory", w->name);
+		if (ent->type == TREE_CHR || ent->type == TREE_BLK) {
+			if (encode_dev(ent, &in->data.dev.devno) < 0)
+				return ingot_fail(e, -ERANGE, "%s: /%s: rdev: expected major < 4096 "
+						  "and minor < 1048576, got %u:%u", w->name,
+						  ent->path, ent->rdev_major, ent->rdev_minor);
+		}
+	}
+
+	in->base.mode = node_mode(w, i);
+	in->base.mod_time = w->mtime;
+	in->base.inode_number = nd->inode_num;
+	r = sqfs_inode_set_xattr_index(in, NO_XATTR);
+	if (!r)
+		r = sqfs_id_table_id_to_index(w->ids, uid, &in->base.uid_idx);
+	if (!r)
+		r = sqfs_id_table_id_to_index(w->ids, gid, &in->base.gid_idx);
+	if (r)
+		return sqfs_fail(w, r, "id table", e);
+
+	sqfs_meta_writer_get_position(w->im, &block, &offset);
+	nd->inode_ref = (block << 16) | offset;
+	r = sqfs_meta_writer_write_inode(w->im, in);
+	if (r)
+		return sqfs_fail(w, r, "inode table", e);
+	return 0;
+}
+
+static int pad_to(struct writer *w, uint64_t align, ingot_error *e)
+{
+	uint64_t size = w->file->get_size(w->file);
+	static const uint8_t zero[4096];
+	size_t pad = (size_t)((align - size % align) % align);
+
+	while (pad > 0) {
+		size_t n = pad < sizeof(zero) ? pad : sizeof(zero);
+		int r = w->file->write_at(w->file, size, zero, n);
+		if (r)
+			return sqfs_fail(w, r, "padding", e);
+		size += n;
+		pad -= n;
+	}
+	return 0;
+}
+
+static int writer_setup(struct writer *w, const struct image_opts *o, ingot_error *e)
+{
+	sqfs_compressor_config_t cfg;
+	unsigned workers = o->workers ? o->workers : 1;
+	int r;
+
+	r = sqfs_compressor_setup(o->compression, o->level, o->block_size, &cfg, e);
+	if (r < 0)
+		return ingot_prefix(e, "%s", w->name);
+	r = sqfs_compressor_create(&cfg, &w->cmp);
+	if (r)
+		return sqfs_fail(w, r, "creating compressor", e);
+	r = sqfs_super_init(&w->super, o->block_size, w->mtime, (SQFS_COMPRESSOR)cfg.id);
+	if (r)
+		return sqfs_fail(w, r, "superblock", e);
+	r = sqfs_super_write(&w->super, w->file);
+	if (r)
+		return sqfs_fail(w, r, "writing superblock", e);
+	r = w->cmp->write_options(w->cmp, w->file);
+	if (r < 0)
+		return sqfs_fail(w, r, "writing compressor options", e);
+	if (r > 0)
+		w->super.flags |= SQFS_FLAG_COMPRESSOR_OPTIONS;
+
+	w->blkwr = sqfs_block_writer_create(w->file, SQFS_DEVBLK_SIZE, 0);
+	w->frag = sqfs_frag_table_create(0);
+	w->ids = sqfs_id_table_create(0);
+	w->im = sqfs_meta_writer_create(w->file, w->cmp, 0);
+	w->dm = sqfs_meta_writer_create(w->file, w->cmp, SQFS_META_WRITER_KEEP_IN_MEMORY);
+	w->dirwr = w->dm ? sqfs_dir_writer_create(w->dm, 0) : NULL;
+	w->block_size = o->block_size;
+	w->buf = malloc(o->block_size);
+	if (!w->blkwr || !w->frag || !w->ids || !w->im || !w->dm || !w->dirwr || !w->buf)
+		return ingot_fail(e, -ENOMEM, "%s: out of memory", w->name);
+	/* Ordering of blocks is the processor's job: results are written in
+	 * submission order whatever the worker count (checked by tests). */
+	w->proc = sqfs_block_processor_create(o->block_size, w->cmp, workers, 10 * workers,
+					      w->blkwr, w->frag);
+	if (!w->proc)
+		return ingot_fail(e, -ENOMEM, "%s: cannot create block processor (%u workers)",
+				  w->name, workers);
+	return 0;
+}
+
+static void writer_free(struct writer *w)
+{
+	/* The processor first: it joins its workers. */
+	sqfs_destroy(w->proc);
+	sqfs_destroy(w->dirwr);
+	sqfs_destroy(w->dm);
+	sqfs_destroy(w->im);
+	sqfs_destroy(w->ids);
+	sqfs_destroy(w->frag);
+	sqfs_destroy(w->blkwr);
+	sqfs_destroy(w->cmp);
+	sqfs_destroy(w->file);
+	if (w->nodes)
+		for (size_t i = 0; i <= w->n; i++)
+			free(w->nodes[i].inode);
+	free(w->nodes);
+	free(w->children);
+	free(w->by_num);
+	free(w->buf);
+}
+
+int image_write(const struct tree *t, const struct store *s, const struct image_opts *o,
+		int fd, const char *name, struct image_info *info, ingot_error *e)
+{
+	struct writer w = { .t = t, .store = s, .name = name, .n = t->n };
+	int r;
+
+	if (o->mtime > UINT32_MAX) {
+		r = ingot_fail(e, -ERANGE, "%s: mtime: expected at most %u (squashfs stores "
+			       "32-bit times), got %llu", name, UINT32_MAX,
+			       (unsigned long long)o->mtime);
+		goto out;
+	}
+	if (t->n >= UINT32_MAX - 1) {
+		r = ingot_fail(e, -EFBIG, "%s: too many entries (%zu)", name, t->n);
+		goto out;
+	}
+	w.mtime = (uint32_t)o->mtime;
+	w.file = sqfs_fd_file(fd, 0);
+	if (!w.file) {
+		r = ingot_fail(e, -ENOMEM, "%s: out of memory", name);
+		goto out;
+	}
+	if (ftruncate(fd, 0) < 0) {
+		r = ingot_fail(e, -errno, "%s: truncate: %s", name, strerror(errno));
+		goto out;
+	}
+	r = link_nodes(&w, e);
+	if (r < 0)
+		goto out;
+	number_children(&w, w.n);
+	w.nodes[w.n].inode_num = ++w.next_num;
+	w.by_num[w.n] = w.n;
+
+	r = writer_setup(&w, o, e);
+	if (r < 0)
+		goto out;
+	r = pack_dir(&w, w.n, e);
+	if (r < 0)
+		goto out;
+	r = sqfs_block_processor_finish(w.proc);
+	if (r) {
+		r = sqfs_fail(&w, r, "writing data blocks", e);
+		goto out;
+	}
+
+	w.super.inode_table_start = w.file->get_size(w.file);
+	w.super.inode_count = w.next_num;
+	for (uint32_t k = 0; k < w.next_num; k++) {
+		r = write_inode(&w, w.by_num[k], e);
+		if (r < 0)
+			goto out;
+	}
+	if ((r = sqfs_meta_writer_flush(w.im)) || (r = sqfs_meta_writer_flush(w.dm))) {
+		r = sqfs_fail(&w, r, "flushing metadata", e);
+		goto out;
+	}
+	w.super.root_inode_ref = w.nodes[w.n].inode_ref;
+	w.super.directory_table_start = w.file->get_size(w.file);
+	if ((r = sqfs_meta_write_write_to_file(w.dm))) {
+		r = sqfs_fail(&w, r, "writing directory table", e);
+		goto out;
+	}
+	if ((r = sqfs_frag_table_write(w.frag, w.file, &w.super, w.cmp))) {
+		r = sqfs_fail(&w, r, "writing fragment table", e);
+		goto out;
+	}
+	if ((r = sqfs_id_table_write(w.ids, w.file, &w.super, w.cmp))) {
+		r = sqfs_fail(&w, r, "writing id table", e);
+		goto out;
+	}
+	w.super.flags |= SQFS_FLAG_NO_XATTRS;
+	w.super.xattr_id_table_start = 0xFFFFFFFFFFFFFFFFull;
+	w.super.bytes_used = w.file->get_size(w.file);
+	if ((r = sqfs_super_write(&w.super, w.file))) {
+		r = sqfs_fail(&w, r, "updating superblock", e);
+		goto out;
+	}
+	r = pad_to(&w, 4096, e);
+	if (r < 0)
+		goto out;
+	if (info) {
+		info->size = w.file->get_size(w.file);
+		info->inodes = w.next_num;
+	}
+	r = 0;
+out:
+	writer_free(&w);
+	return r;
+}

@@ -1,0 +1,330 @@
+/* Image listing through libsquashfs' reader: superblock, compressor
+ * options, id table, fragment table, then the whole directory hierarchy
+ * (metadata only) and a streaming read of each file's data. */
+#include "builder/inspect.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <openssl/evp.h>
+#include <sqfs/compressor.h>
+#include <sqfs/data_reader.h>
+#include <sqfs/dir_reader.h>
+#include <sqfs/error.h>
+#include <sqfs/id_table.h>
+#include <sqfs/inode.h>
+#include <sqfs/io.h>
+#include <sqfs/super.h>
+
+#include "builder/sqfs_io.h"
+#include "lib/cleanup.h"
+#include "lib/digest.h"
+#include "lib/json.h"
+
+struct entries {
+	struct image_entry *v;
+	size_t n, alloc;
+};
+
+struct reader {
+	const char *name;
+	sqfs_file_t *file;
+	sqfs_super_t super;
+	sqfs_compressor_t *cmp;
+	sqfs_id_table_t *ids;
+	sqfs_dir_reader_t *dr;
+	sqfs_data_reader_t *data;
+	sqfs_tree_node_t *root;
+	uint8_t *buf;
+	EVP_MD_CTX *md;
+	struct entries ents;
+};
+
+static int rfail(struct reader *rd, int code, const char *what, ingot_error *e)
+{
+	return ingot_fail(e, sqfs_to_errno(code), "%s: %s: %s", rd->name, what,
+			  sqfs_strerror(code));
+}
+
+static void entries_free(struct entries *es)
+{
+	for (size_t i = 0; i < es->n; i++) {
+		free((char *)es->v[i].path);
+		free((char *)es->v[i].target);
+	}
+	free(es->v);
+	memset(es, 0, sizeof(*es));
+}
+
+static void reader_free(struct reader *rd)
+{
+	sqfs_dir_tree_destroy(rd->root);
+	sqfs_destroy(rd->data);
+	sqfs_destroy(rd->dr);
+	sqfs_destroy(rd->ids);
+	sqfs_destroy(rd->cmp);
+	sqfs_destroy(rd->file);
+	EVP_MD_CTX_free(rd->md);
+	free(rd->buf);
+	entries_free(&rd->ents);
+}
+
+static int open_image(struct reader *rd, ingot_error *e)
+{
+	sqfs_compressor_config_t cfg;
+	uint64_t size;
+	int r;
+
+	errno = 0;
+	rd->file = sqfs_open_file(rd->name, SQFS_FILE_OPEN_READ_ONLY);
+	if (!rd->file)
+		return ingot_fail(e, errno ? -errno : -EIO, "%s: cannot open: %s", rd->name,
+				  errno ? strerror(errno) : "unknown error");
+	size = rd->file->get_size(rd->file);
+	if (size < sizeof(sqfs_super_t))
+		return ingot_fail(e, -EBADMSG, "%s: expected a squashfs image, got %llu bytes "
+				  "(shorter than a superblock)", rd->name, (unsigned long long)size);
+	r = sqfs_super_read(&rd->super, rd->file);
+	if (r)
+		return rfail(rd, r, "superblock", e);
+	if (rd->super.bytes_used > size)
+		return ingot_fail(e, -EBADMSG, "%s: truncated: superblock says %llu bytes, "
+				  "file has %llu", rd->name,
+				  (unsigned long long)rd->super.bytes_used, (unsigned long long)size);
+	r = sqfs_compressor_config_init(&cfg, (SQFS_COMPRESSOR)rd->super.compression_id,
+					rd->super.block_size, SQFS_COMP_FLAG_UNCOMPRESS);
+	if (r == 0)
+		r = sqfs_compressor_create(&cfg, &rd->cmp);
+	if (r)
+		return rfail(rd, r, "compressor", e);
+	if (rd->super.flags & SQFS_FLAG_COMPRESSOR_OPTIONS) {
+		r = rd->cmp->read_options(rd->cmp, rd->file);
+		if (r)
+			return rfail(rd, r, "compressor options", e);
+	}
+	rd->ids = sqfs_id_table_create(0);
+	if (!rd->ids)
+		return ingot_fail(e, -ENOMEM, "%s: out of memory", rd->name);
+	r = sqfs_id_table_read(rd->ids, rd->file, &rd->super, rd->cmp);
+	if (r)
+		return rfail(rd, r, "id table", e);
+	rd->dr = sqfs_dir_reader_create(&rd->super, rd->cmp, rd->file, 0);
+	rd->data = sqfs_data_reader_create(rd->file, rd->super.block_size, rd->cmp, 0);
+	rd->buf = malloc(rd->super.block_size);
+	rd->md = EVP_MD_CTX_new();
+	if (!rd->dr || !rd->data || !rd->buf || !rd->md)
+		return ingot_fail(e, -ENOMEM, "%s: out of memory", rd->name);
+	r = sqfs_data_reader_load_fragment_table(rd->data, &rd->super);
+	if (r)
+		return rfail(rd, r, "fragment table", e);
+	r = sqfs_dir_reader_get_full_hierarchy(rd->dr, rd->ids, NULL, 0, &rd->root);
+	if (r)
+		return rfail(rd, r, "reading directory tree", e);
+	return 0;
+}
+
+static int hash_file(struct reader *rd, const char *path, const sqfs_inode_generic_t *in,
+		     struct image_entry *ent, ingot_error *e)
+{
+	sqfs_u64 size, off = 0;
+
+	sqfs_inode_get_file_size(in, &size);
+	if (!EVP_DigestInit_ex(rd->md, EVP_sha256(), NULL))
+		return ingot_fail(e, -EIO, "%s: sha256 init failed", rd->name);
+	while (off < size) {
+		sqfs_u32 want = size - off < rd->super.block_size ? (sqfs_u32)(size - off)
+								   : rd->super.block_size;
+		sqfs_s32 n = sqfs_data_reader_read(rd->data, in, off, rd->buf, want);
+		if (n < 0)
+			return ingot_fail(e, sqfs_to_errno(n), "%s: %s: reading data at offset "
+					  "%llu: %s", rd->name, path, (unsigned long long)off,
+					  sqfs_strerror(n));
+		if (n == 0)
+			return ingot_fail(e, -EBADMSG, "%s: %s: data ends at %llu of %llu bytes",
+					  rd->name, path, (unsigned long long)off,
+					  (unsigned long long)size);
+		EVP_DigestUpdate(rd->md, rd->buf, (size_t)n);
+		off += (sqfs_u64)n;
+	}
+	EVP_DigestFinal_ex(rd->md, ent->sha256, NULL);
+	ent->size = size;
+	return 0;
+}
+
+static int fill_entry(struct reader *rd, const sqfs_tree_node_t *node, char *path,
+		      struct image_entry *ent, ingot_error *e)
+{
+	const sqfs_inode_generic_t *in = node->inode;
+	uint32_t devno = 0;
+
+	memset(ent, 0, sizeof(*ent));
+	ent->path = path;
+	ent->mode = in->base.mode & 07777;
+	ent->uid = node->uid;
+	ent->gid = node->gid;
+	ent->mtime = in->base.mod_time;
+	switch (in->base.type) {
+	case SQFS_INODE_DIR: ent->type = TREE_DIR; ent->nlink = in->data.dir.nlink; break;
+	case SQFS_INODE_EXT_DIR: ent->type = TREE_DIR; ent->nlink = in->data.dir_ext.nlink; break;
+	case SQFS_INODE_FILE: ent->type = TREE_FILE; ent->nlink = 1; break;
+	case SQFS_INODE_EXT_FILE: ent->type = TREE_FILE; ent->nlink = in->data.file_ext.nlink; break;
+	case SQFS_INODE_SLINK: case SQFS_INODE_EXT_SLINK:
+		ent->type = TREE_SYMLINK;
+		ent->nlink = in->data.slink.nlink;
+		ent->target = strndup((const char *)in->extra, in->data.slink.target_size);
+		if (!ent->target)
+			return ingot_fail(e, -ENOMEM, "%s: out of memory", rd->name);
+		break;
+	case SQFS_INODE_CDEV: case SQFS_INODE_BDEV:
+		ent->type = in->base.type == SQFS_INODE_CDEV ? TREE_CHR : TREE_BLK;
+		ent->nlink = in->data.dev.nlink;
+		devno = in->data.dev.devno;
+		break;
+	case SQFS_INODE_EXT_CDEV: case SQFS_INODE_EXT_BDEV:
+		ent->type = in->base.type == SQFS_INODE_EXT_CDEV ? TREE_CHR : TREE_BLK;
+		ent->nlink = in->data.dev_ext.nlink;
+		devno = in->data.dev_ext.devno;
+		break;
+	case SQFS_INODE_FIFO: case SQFS_INODE_EXT_FIFO:
+		ent->type = TREE_FIFO;
+		ent->nlink = in->data.ipc.nlink;
+		break;
+	case SQFS_INODE_SOCKET: case SQFS_INODE_EXT_SOCKET:
+		ent->type = TREE_SOCK;
+		ent->nlink = in->data.ipc.nlink;
+		break;
+	default:
+		return ingot_fail(e, -EBADMSG, "%s: %s: inode type: expected 1..14, got %u",
+				  rd->name, path, in->base.type);
+	}
+	/* Linux's new_decode_dev(). */
+	ent->rdev_major = (devno & 0xfff00) >> 8;
+	ent->rdev_minor = (devno & 0xff) | ((devno >> 12) & 0xfff00);
+	if (ent->type == TREE_FILE)
+		return hash_file(rd, path, in, ent, e);
+	return 0;
+}
+
+static int walk(struct reader *rd, const sqfs_tree_node_t *dir, const char *prefix,
+		ingot_error *e)
+{
+	for (const sqfs_tree_node_t *n = dir->children; n; n = n->next) {
+		struct entries *es = &rd->ents;
+		char *path;
+		int r;
+
+		if (asprintf(&path, "%s/%s", prefix, (const char *)n->name) < 0)
+			return ingot_fail(e, -ENOMEM, "%s: out of memory", rd->name);
+		if (es->n == es->alloc) {
+			size_t na = es->alloc ? 2 * es->alloc : 256;
+			struct image_entry *nv = realloc(es->v, na * sizeof(*nv));
+			if (!nv) {
+				free(path);
+				return ingot_fail(e, -ENOMEM, "%s: out of memory", rd->name);
+			}
+			es->v = nv;
+			es->alloc = na;
+		}
+		/* Counted first so the path is freed with the list on error. */
+		r = fill_entry(rd, n, path, &es->v[es->n++], e);
+		if (r < 0)
+			return r;
+		if (es->v[es->n - 1].type == TREE_DIR) {
+			r = walk(rd, n, path, e);
+			if (r < 0)
+				return r;
+		}
+	}
+	return 0;
+}
+
+static int cmp_path(const void *a, const void *b)
+{
+	return strcmp(((const struct image_entry *)a)->path,
+		      ((const struct image_entry *)b)->path);
+}
+
+int image_list(const char *path, image_list_fn fn, void *user, struct image_summary *sum,
+	       ingot_error *e)
+{
+	struct reader rd = { .name = path };
+	int r;
+
+	r = open_image(&rd, e);
+	if (r == 0)
+		r = walk(&rd, rd.root, "", e);
+	if (r == 0) {
+		qsort(rd.ents.v, rd.ents.n, sizeof(*rd.ents.v), cmp_path);
+		if (sum) {
+			const char *cname = sqfs_compressor_name_from_id(
+				(SQFS_COMPRESSOR)rd.super.compression_id);
+			memset(sum, 0, sizeof(*sum));
+			sum->compression = cname ? cname : "unknown";
+			sum->block_size = rd.super.block_size;
+			sum->mtime = rd.super.modification_time;
+			sum->inodes = rd.super.inode_count;
+			sum->bytes_used = rd.super.bytes_used;
+			sum->file_size = rd.file->get_size(rd.file);
+			sum->root_mode = rd.root->inode->base.mode & 07777;
+			sum->root_uid = rd.root->uid;
+			sum->root_gid = rd.root->gid;
+		}
+		for (size_t i = 0; i < rd.ents.n && r == 0; i++)
+			r = fn(&rd.ents.v[i], user, e);
+	}
+	reader_free(&rd);
+	return r;
+}
+
+void image_mode_string(enum tree_type type, uint32_t mode, char out[11])
+{
+	static const char types[] = { [TREE_DIR] = 'd', [TREE_FILE] = '-', [TREE_SYMLINK] = 'l',
+				      [TREE_CHR] = 'c', [TREE_BLK] = 'b', [TREE_FIFO] = 'p',
+				      [TREE_SOCK] = 's' };
+	static const char rwx[] = "rwxrwxrwx";
+
+	out[0] = types[type];
+	for (int i = 0; i < 9; i++)
+		out[1 + i] = (mode & (0400u >> i)) ? rwx[i] : '-';
+	if (mode & 04000)
+		out[3] = (mode & 0100) ? 's' : 'S';
+	if (mode & 02000)
+		out[6] = (mode & 0010) ? 's' : 'S';
+	if (mode & 01000)
+		out[9] = (mode & 0001) ? 't' : 'T';
+	out[10] = '\0';
+}
+
+json_t *image_entry_to_json(const struct image_entry *ent)
+{
+	_cleanup_json_ json_t *o = json_object();
+	char mode[8];
+	int bad = 0;
+
+	if (!o)
+		return NULL;
+	snprintf(mode, sizeof(mode), "%04o", ent->mode);
+	bad |= json_object_set_new(o, "path", json_string(ent->path));
+	bad |= json_object_set_new(o, "type", json_string(tree_type_name(ent->type)));
+	bad |= json_object_set_new(o, "mode", json_string(mode));
+	bad |= json_object_set_new(o, "uid", json_integer(ent->uid));
+	bad |= json_object_set_new(o, "gid", json_integer(ent->gid));
+	bad |= json_object_set_new(o, "mtime", json_integer(ent->mtime));
+	if (ent->type == TREE_FILE) {
+		char hex[SHA256_HEX_LEN + 1];
+		hex_encode(ent->sha256, 32, hex);
+		bad |= json_object_set_new(o, "size", json_integer((json_int_t)ent->size));
+		bad |= json_object_set_new(o, "sha256", json_string(hex));
+	}
+	if (ent->type == TREE_SYMLINK)
+		bad |= json_object_set_new(o, "target", json_string(ent->target));
+	if (ent->type == TREE_CHR || ent->type == TREE_BLK) {
+		bad |= json_object_set_new(o, "major", json_integer(ent->rdev_major));
+		bad |= json_object_set_new(o, "minor", json_integer(ent->rdev_minor));
+	}
+	if (bad)
+		return NULL;
+	return TAKE_PTR(o);
+}

@@ -1,0 +1,192 @@
+#include "builder/sqfs_io.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sqfs/error.h>
+#include <sqfs/super.h>
+
+struct fd_file {
+	sqfs_file_t base;   /* first: libsquashfs casts to it */
+	int fd;
+	uint64_t size;
+	int err;
+};
+
+static void fd_file_destroy(sqfs_object_t *obj)
+{
+	free(obj);
+}
+
+static int fd_read_at(sqfs_file_t *base, sqfs_u64 off, void *buf, size_t size)
+{
+	struct fd_file *f = (struct fd_file *)base;
+	uint8_t *p = buf;
+
+	if (off > f->size || size > f->size - off)
+		return SQFS_ERROR_OUT_OF_BOUNDS;
+	while (size > 0) {
+		ssize_t n = pread(f->fd, p, size, (off_t)off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			f->err = n < 0 ? errno : EIO;
+			return SQFS_ERROR_IO;
+		}
+		p += n;
+		off += (uint64_t)n;
+		size -= (size_t)n;
+	}
+	return 0;
+}
+
+static int fd_write_at(sqfs_file_t *base, sqfs_u64 off, const void *buf, size_t size)
+{
+	struct fd_file *f = (struct fd_file *)base;
+	const uint8_t *p = buf;
+	uint64_t end = off + size;
+
+	while (size > 0) {
+		ssize_t n = pwrite(f->fd, p, size, (off_t)off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			f->err = n < 0 ? errno : EIO;
+			return SQFS_ERROR_IO;
+		}
+		p += n;
+		off += (uint64_t)n;
+		size -= (size_t)n;
+	}
+	if (end > f->size)
+		f->size = end;
+	return 0;
+}
+
+static sqfs_u64 fd_get_size(const sqfs_file_t *base)
+{
+	return ((const struct fd_file *)base)->size;
+}
+
+/* The block writer truncates after dropping a duplicate block. */
+static int fd_truncate(sqfs_file_t *base, sqfs_u64 size)
+{
+	struct fd_file *f = (struct fd_file *)base;
+
+	if (ftruncate(f->fd, (off_t)size) < 0) {
+		f->err = errno;
+		return SQFS_ERROR_IO;
+	}
+	f->size = size;
+	return 0;
+}
+
+sqfs_file_t *sqfs_fd_file(int fd, uint64_t size)
+{
+	struct fd_file *f = calloc(1, sizeof(*f));
+
+	if (!f)
+		return NULL;
+	f->base.base.destroy = fd_file_destroy;
+	f->base.base.copy = NULL;
+	f->base.read_at = fd_read_at;
+	f->base.write_at = fd_write_at;
+	f->base.get_size = fd_get_size;
+	f->base.truncate = fd_truncate;
+	f->fd = fd;
+	f->size = size;
+	return &f->base;
+}
+
+int sqfs_fd_errno(const sqfs_file_t *f)
+{
+	return ((const struct fd_file *)f)->err;
+}
+
+static const struct {
+	const char *name;
+	SQFS_COMPRESSOR id;
+	int min, max;   /* level range; min = max = 0: no levels */
+} compressors[] = {
+	{ "zstd", SQFS_COMP_ZSTD, SQFS_ZSTD_MIN_LEVEL, SQFS_ZSTD_MAX_LEVEL },
+	{ "xz",   SQFS_COMP_XZ,   SQFS_XZ_MIN_LEVEL,   SQFS_XZ_MAX_LEVEL },
+	{ "gzip", SQFS_COMP_GZIP, SQFS_GZIP_MIN_LEVEL, SQFS_GZIP_MAX_LEVEL },
+	{ "lzma", SQFS_COMP_LZMA, SQFS_LZMA_MIN_LEVEL, SQFS_LZMA_MAX_LEVEL },
+	{ "lz4",  SQFS_COMP_LZ4,  0, 0 },
+};
+
+int sqfs_compressor_setup(const char *name, int level, uint32_t block_size,
+			  sqfs_compressor_config_t *cfg, ingot_error *e)
+{
+	size_t i;
+	int r;
+
+	if (!name || !*name)
+		name = "zstd";
+	if (!strcmp(name, "lzo"))
+		return ingot_fail(e, -ENOTSUP, "compression: 'lzo' is not available in "
+				  "libsquashfs (its LZO support is GPL-only); use zstd, xz, "
+				  "gzip, lzma or lz4");
+	for (i = 0; i < sizeof(compressors) / sizeof(compressors[0]); i++)
+		if (!strcmp(name, compressors[i].name))
+			break;
+	if (i == sizeof(compressors) / sizeof(compressors[0]))
+		return ingot_fail(e, -EINVAL, "compression: expected one of zstd, xz, gzip, "
+				  "lzma, lz4, got '%s'", name);
+	if (block_size < SQFS_MIN_BLOCK_SIZE || block_size > SQFS_MAX_BLOCK_SIZE ||
+	    (block_size & (block_size - 1)))
+		return ingot_fail(e, -EINVAL, "block_size: expected a power of two from "
+				  "4096 to 1048576, got %u", block_size);
+	if (level != 0 && compressors[i].max == 0)
+		return ingot_fail(e, -EINVAL, "level: %s has no compression levels, got %d",
+				  name, level);
+	if (level != 0 && (level < compressors[i].min || level > compressors[i].max))
+		return ingot_fail(e, -EINVAL, "level: expected %d..%d for %s, got %d",
+				  compressors[i].min, compressors[i].max, name, level);
+	r = sqfs_compressor_config_init(cfg, compressors[i].id, block_size, 0);
+	if (r)
+		return ingot_fail(e, sqfs_to_errno(r), "compression: %s: %s", name,
+				  sqfs_strerror(r));
+	if (level != 0)
+		cfg->level = (sqfs_u32)level;
+	return 0;
+}
+
+const char *sqfs_strerror(int code)
+{
+	switch (code) {
+	case SQFS_ERROR_ALLOC: return "out of memory";
+	case SQFS_ERROR_IO: return "I/O error";
+	case SQFS_ERROR_COMPRESSOR: return "compressor error (corrupted compressed data?)";
+	case SQFS_ERROR_INTERNAL: return "internal libsquashfs error";
+	case SQFS_ERROR_CORRUPTED: return "corrupted data";
+	case SQFS_ERROR_UNSUPPORTED: return "unsupported feature";
+	case SQFS_ERROR_OVERFLOW: return "size overflow (corrupted image?)";
+	case SQFS_ERROR_OUT_OF_BOUNDS: return "out of bounds read (truncated or corrupted image?)";
+	case SFQS_ERROR_SUPER_MAGIC: return "not a squashfs image (bad magic)";
+	case SFQS_ERROR_SUPER_VERSION: return "unsupported squashfs version";
+	case SQFS_ERROR_SUPER_BLOCK_SIZE: return "invalid block size in superblock";
+	case SQFS_ERROR_NOT_DIR: return "not a directory";
+	case SQFS_ERROR_NO_ENTRY: return "no such entry";
+	case SQFS_ERROR_LINK_LOOP: return "hard link loop";
+	case SQFS_ERROR_NOT_FILE: return "not a regular file";
+	case SQFS_ERROR_ARG_INVALID: return "invalid argument";
+	case SQFS_ERROR_SEQUENCE: return "calls out of sequence";
+	}
+	return "unknown libsquashfs error";
+}
+
+int sqfs_to_errno(int code)
+{
+	switch (code) {
+	case SQFS_ERROR_ALLOC: return -ENOMEM;
+	case SQFS_ERROR_IO: return -EIO;
+	case SQFS_ERROR_UNSUPPORTED: return -ENOTSUP;
+	case SQFS_ERROR_OVERFLOW: return -EOVERFLOW;
+	case SQFS_ERROR_NOT_DIR: return -ENOTDIR;
+	case SQFS_ERROR_NO_ENTRY: return -ENOENT;
+	case SQFS_ERROR_ARG_INVALID: return -EINVAL;
+	}
+	return -EBADMSG;   /* corrupted, out of bounds, bad magic, ... */
+}

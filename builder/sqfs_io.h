@@ -1,0 +1,32 @@
+/* Glue between libsquashfs and ingot: an sqfs_file_t over a caller's
+ * file descriptor (so outputs can go through lib/fileio.h's atomic
+ * files), compressor selection, and readable libsquashfs error codes. */
+#ifndef INGOT_SQFS_IO_H
+#define INGOT_SQFS_IO_H
+
+#include <stdint.h>
+#include <sqfs/compressor.h>
+#include <sqfs/io.h>
+
+#include "lib/err.h"
+
+/* An sqfs_file_t writing to / reading from fd, which it does not own
+ * (sqfs_destroy frees the wrapper, never closes fd).  size is the
+ * current length of the file; on a new output pass 0.  A failed system
+ * call leaves its errno in sqfs_fd_errno(). */
+sqfs_file_t *sqfs_fd_file(int fd, uint64_t size);
+int sqfs_fd_errno(const sqfs_file_t *f);
+
+/* Compressor configuration for name ("zstd", "xz", "gzip", "lz4",
+ * "lzma") at level (0 = libsquashfs' default) and block_size.
+ * Errors name the field: "compression: expected one of ..., got 'x'". */
+int sqfs_compressor_setup(const char *name, int level, uint32_t block_size,
+			  sqfs_compressor_config_t *cfg, ingot_error *e);
+
+/* "corrupted data", "out of bounds read", ... for a SQFS_ERROR code. */
+const char *sqfs_strerror(int code);
+
+/* Map a SQFS_ERROR code to a negative errno for ingot_error. */
+int sqfs_to_errno(int code);
+
+#endif

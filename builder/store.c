@@ -1,0 +1,326 @@
+/* Content-addressed store: blobs are hashed while they are written into
+ * tmp/ and renamed to blobs/xx/<sha256> only once the digest is known
+ * (and, for pinned artifacts, equal to the pin). */
+#include "builder/store.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <openssl/evp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "lib/cleanup.h"
+#include "lib/digest.h"
+#include "lib/fileio.h"
+
+#define BLOB_MODE 0644
+#define COPY_BUF (256u << 10)
+
+char *store_default_root(void)
+{
+	const char *x = getenv("XDG_CACHE_HOME");
+	const char *h;
+	char *r;
+
+	if (x && x[0] == '/')
+		return path_join(x, "ingot");
+	h = getenv("HOME");
+	if (!h || !*h)
+		return NULL;
+	if (asprintf(&r, "%s/.cache/ingot", h) < 0)
+		return NULL;
+	return r;
+}
+
+int store_open(struct store *s, const char *root, ingot_error *e)
+{
+	static const char *const subs[] = { "blobs", "tmp", "unpacked" };
+	int r;
+
+	s->root = NULL;
+	r = mkdir_p(root, 0755, e);
+	if (r < 0)
+		return ingot_prefix(e, "store");
+	for (size_t i = 0; i < ARRAY_SIZE(subs); i++) {
+		_cleanup_free_ char *p = path_join(root, subs[i]);
+		if (!p)
+			return ingot_fail(e, -ENOMEM, "out of memory");
+		if (mkdir(p, 0755) < 0 && errno != EEXIST)
+			return ingot_fail(e, -errno, "%s: cannot create store directory: %s", p, strerror(errno));
+	}
+	s->root = strdup(root);
+	if (!s->root)
+		return ingot_fail(e, -ENOMEM, "out of memory");
+	return 0;
+}
+
+void store_close(struct store *s)
+{
+	free(s->root);
+	s->root = NULL;
+}
+
+char *store_blob_path(const struct store *s, const uint8_t sha256[32])
+{
+	char hex[SHA256_HEX_LEN + 1];
+	char *p;
+	hex_encode(sha256, 32, hex);
+	if (asprintf(&p, "%s/blobs/%.2s/%s", s->root, hex, hex) < 0)
+		return NULL;
+	return p;
+}
+
+int store_has_blob(const struct store *s, const uint8_t sha256[32])
+{
+	_cleanup_free_ char *p = store_blob_path(s, sha256);
+	struct stat st;
+	return p && stat(p, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+static int blob_dir(const struct store *s, const uint8_t sha256[32], ingot_error *e)
+{
+	char hex[SHA256_HEX_LEN + 1];
+	_cleanup_free_ char *d = NULL;
+
+	hex_encode(sha256, 32, hex);
+	if (asprintf(&d, "%s/blobs/%.2s", s->root, hex) < 0)
+		return ingot_fail(e, -ENOMEM, "out of memory");
+	if (mkdir(d, 0755) < 0 && errno != EEXIST)
+		return ingot_fail(e, -errno, "%s: cannot create store directory: %s", d, strerror(errno));
+	return 0;
+}
+
+int store_writer_begin(struct store *s, struct store_writer *w, ingot_error *e)
+{
+	memset(w, 0, sizeof(*w));
+	w->s = s;
+	w->fd = -1;
+	if (asprintf(&w->tmp, "%s/tmp/blob.XXXXXX", s->root) < 0) {
+		w->tmp = NULL;
+		return ingot_fail(e, -ENOMEM, "out of memory");
+	}
+	w->fd = mkostemp(w->tmp, O_CLOEXEC);
+	if (w->fd < 0) {
+		int err = errno;
+		free(w->tmp);
+		w->tmp = NULL;
+		return ingot_fail(e, -err, "%s/tmp: cannot create temporary file: %s", s->root, strerror(err));
+	}
+	w->md = EVP_MD_CTX_new();
+	if (!w->md || !EVP_DigestInit_ex(w->md, EVP_sha256(), NULL)) {
+		store_writer_abort(w);
+		return ingot_fail(e, -ENOMEM, "sha256: cannot initialise digest");
+	}
+	return 0;
+}
+
+int store_writer_write(struct store_writer *w, const void *buf, size_t len, ingot_error *e)
+{
+	int r;
+	if (!EVP_DigestUpdate(w->md, buf, len))
+		return ingot_fail(e, -EIO, "sha256: digest update failed");
+	r = write_all(w->fd, buf, len);
+	if (r < 0)
+		return ingot_fail(e, r, "%s: write failed: %s", w->tmp, strerror(-r));
+	w->size += len;
+	return 0;
+}
+
+/* Finish the digest and rename into place; if want is given the digest
+ * must equal it, otherwise the temporary is removed. */
+static int writer_finish(struct store_writer *w, const char *name, const uint8_t *want,
+			 uint8_t out[32], ingot_error *e)
+{
+	uint8_t got[32];
+	unsigned int dl = 0;
+	_cleanup_free_ char *dst = NULL;
+	int r;
+
+	if (!EVP_DigestFinal_ex(w->md, got, &dl) || dl != 32) {
+		store_writer_abort(w);
+		return ingot_fail(e, -EIO, "sha256: digest failed");
+	}
+	if (want && memcmp(want, got, 32)) {
+		char hw[SHA256_HEX_LEN + 1], hg[SHA256_HEX_LEN + 1];
+		hex_encode(want, 32, hw);
+		hex_encode(got, 32, hg);
+		store_writer_abort(w);
+		return ingot_fail(e, -EBADMSG, "%s: sha256 mismatch: recipe pins %s, file has %s", name, hw, hg);
+	}
+	/* The mode is set explicitly so the caller's umask cannot matter. */
+	if (fchmod(w->fd, BLOB_MODE) < 0 || close(w->fd) < 0) {
+		int err = errno;
+		w->fd = -1;
+		store_writer_abort(w);
+		return ingot_fail(e, -err, "%s: cannot finish blob: %s", name, strerror(err));
+	}
+	w->fd = -1;
+	if ((r = blob_dir(w->s, got, e)) < 0) {
+		store_writer_abort(w);
+		return r;
+	}
+	dst = store_blob_path(w->s, got);
+	if (!dst) {
+		store_writer_abort(w);
+		return ingot_fail(e, -ENOMEM, "out of memory");
+	}
+	if (rename(w->tmp, dst) < 0) {
+		int err = errno;
+		store_writer_abort(w);
+		return ingot_fail(e, -err, "%s: cannot move blob into the store: %s", dst, strerror(err));
+	}
+	free(w->tmp);
+	w->tmp = NULL;
+	memcpy(out, got, 32);
+	store_writer_abort(w);  /* frees the digest context */
+	return 0;
+}
+
+int store_writer_commit(struct store_writer *w, uint8_t sha256[32], uint64_t *size, ingot_error *e)
+{
+	uint64_t sz = w->size;
+	int r = writer_finish(w, "blob", NULL, sha256, e);
+	if (r >= 0 && size)
+		*size = sz;
+	return r;
+}
+
+void store_writer_abort(struct store_writer *w)
+{
+	if (w->fd >= 0)
+		close(w->fd);
+	w->fd = -1;
+	if (w->tmp) {
+		unlink(w->tmp);
+		free(w->tmp);
+		w->tmp = NULL;
+	}
+	EVP_MD_CTX_free(w->md);
+	w->md = NULL;
+}
+
+static int hash_source(const char *name, const char *src, const uint8_t want[32], ingot_error *e)
+{
+	uint8_t got[32];
+	int r = sha256_file(src, got, NULL, e);
+	if (r < 0)
+		return ingot_prefix(e, "%s", name);
+	if (memcmp(got, want, 32)) {
+		char hw[SHA256_HEX_LEN + 1], hg[SHA256_HEX_LEN + 1];
+		hex_encode(want, 32, hw);
+		hex_encode(got, 32, hg);
+		return ingot_fail(e, -EBADMSG, "%s: sha256 mismatch: recipe pins %s, file has %s", name, hw, hg);
+	}
+	return 0;
+}
+
+int store_import(struct store *s, const char *name, const char *src, const uint8_t want[32],
+		 ingot_error *e)
+{
+	_cleanup_close_ int fd = -1;
+	_cleanup_free_ char *buf = NULL;
+	struct store_writer w;
+	uint8_t got[32];
+	int r;
+
+	if (store_has_blob(s, want)) {
+		/* Already verified when it entered the store.  A source that is
+		 * still there must still match its pin, so a changed file is
+		 * reported rather than silently shadowed by the cache; a source
+		 * that is gone is fine (offline rebuild from the store). */
+		if (access(src, F_OK) < 0 && errno == ENOENT)
+			return 0;
+		return hash_source(name, src, want, e);
+	}
+	fd = open(src, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return ingot_fail(e, -errno, "%s: %s: cannot open: %s", name, src, strerror(errno));
+	buf = malloc(COPY_BUF);
+	if (!buf)
+		return ingot_fail(e, -ENOMEM, "out of memory");
+	if ((r = store_writer_begin(s, &w, e)) < 0)
+		return r;
+	for (;;) {
+		ssize_t n = read(fd, buf, COPY_BUF);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			int err = errno;
+			store_writer_abort(&w);
+			return ingot_fail(e, -err, "%s: %s: read failed: %s", name, src, strerror(err));
+		}
+		if (n == 0)
+			break;
+		if ((r = store_writer_write(&w, buf, (size_t)n, e)) < 0) {
+			store_writer_abort(&w);
+			return r;
+		}
+	}
+	return writer_finish(&w, name, want, got, e);
+}
+
+static int verify_dir(const struct store *s, const char *sub, uint64_t *checked, ingot_error *e)
+{
+	_cleanup_free_ char *dir = NULL;
+	DIR *d;
+	struct dirent *de;
+	int r = 0;
+
+	if (asprintf(&dir, "%s/blobs/%s", s->root, sub) < 0)
+		return ingot_fail(e, -ENOMEM, "out of memory");
+	d = opendir(dir);
+	if (!d)
+		return ingot_fail(e, -errno, "%s: cannot open: %s", dir, strerror(errno));
+	while ((de = readdir(d))) {
+		uint8_t want[32], got[32];
+		_cleanup_free_ char *p = NULL;
+		if (de->d_name[0] == '.')
+			continue;
+		p = path_join(dir, de->d_name);
+		if (!p) {
+			r = ingot_fail(e, -ENOMEM, "out of memory");
+			break;
+		}
+		if (!is_sha256_hex(de->d_name) || strncmp(de->d_name, sub, 2)) {
+			r = ingot_fail(e, -EBADMSG, "%s: expected a blob named by its sha256, got '%s'", p, de->d_name);
+			break;
+		}
+		hex_decode(de->d_name, want, 32);
+		if ((r = sha256_file(p, got, NULL, e)) < 0)
+			break;
+		if (memcmp(want, got, 32)) {
+			char hg[SHA256_HEX_LEN + 1];
+			hex_encode(got, 32, hg);
+			r = ingot_fail(e, -EBADMSG, "%s: corrupt blob: name says %s, content has %s", p, de->d_name, hg);
+			break;
+		}
+		(*checked)++;
+	}
+	closedir(d);
+	return r;
+}
+
+int store_verify(const struct store *s, uint64_t *checked, ingot_error *e)
+{
+	_cleanup_free_ char *blobs = path_join(s->root, "blobs");
+	struct dirent **names = NULL;
+	int n, r = 0;
+
+	*checked = 0;
+	if (!blobs)
+		return ingot_fail(e, -ENOMEM, "out of memory");
+	/* Sorted, so the first bad blob reported is the same on every run. */
+	n = scandir(blobs, &names, NULL, alphasort);
+	if (n < 0)
+		return ingot_fail(e, -errno, "%s: cannot open: %s", blobs, strerror(errno));
+	for (int i = 0; i < n; i++) {
+		if (r >= 0 && names[i]->d_name[0] != '.')
+			r = verify_dir(s, names[i]->d_name, checked, e);
+		free(names[i]);
+	}
+	free(names);
+	return r;
+}

@@ -1,0 +1,26 @@
+/* Read a Linux kernel module's .modinfo section (what kmod's modinfo(8)
+ * prints) without loading it: ELF32/ELF64, either byte order, plain or
+ * compressed (.ko.xz, .ko.zst, .ko.gz via libarchive's raw reader). */
+#ifndef INGOT_MODINFO_H
+#define INGOT_MODINFO_H
+
+#include <stddef.h>
+#include "lib/err.h"
+
+#define MODINFO_MAX_BYTES ((size_t)1 << 30) /* refuse modules over 1 GiB */
+
+struct modinfo {
+	char **keys;     /* in section order; a key may repeat (firmware=, alias=) */
+	char **values;
+	size_t n;
+};
+
+/* name is used in messages.  Entries without '=' are skipped, like kmod. */
+int modinfo_parse(const void *buf, size_t len, const char *name, struct modinfo *mi,
+		  ingot_error *e);
+int modinfo_load(const char *path, struct modinfo *mi, ingot_error *e);
+/* First value of key, NULL if absent. */
+const char *modinfo_get(const struct modinfo *mi, const char *key);
+void modinfo_free(struct modinfo *mi);
+
+#endif

@@ -1,0 +1,152 @@
+#!/usr/bin/env python3
+"""Generate the inputs of the bad-input table (tests/bad-inputs/cases.txt)
+into DIR, deterministically:
+
+    gen.py DIR
+
+Archives are built with tarfile (plain tar, so no timestamps from gzip),
+recipes pin them by their real sha256 unless the case is about a wrong
+pin.  TPM event logs are written byte by byte in the TCG crypto-agile
+format (TCG PC Client PFP, section 10).  Inputs that need ingot itself
+(keys, envelopes, quotes) are made by test-bad-input.sh with the binary."""
+import hashlib, io, json, os, struct, sys, tarfile
+
+D = sys.argv[1]
+os.makedirs(D, exist_ok=True)
+
+
+def write(name, data, mode=0o644):
+    p = os.path.join(D, name)
+    os.makedirs(os.path.dirname(p), exist_ok=True)
+    with open(p, "wb") as f:
+        f.write(data if isinstance(data, bytes) else data.encode())
+    os.chmod(p, mode)
+    return hashlib.sha256(data if isinstance(data, bytes) else data.encode()).hexdigest()
+
+
+def tar(entries):
+    """entries: (name, kind, payload); name may be bytes (non-UTF-8)."""
+    bio = io.BytesIO()
+    with tarfile.open(fileobj=bio, mode="w", format=tarfile.GNU_FORMAT, encoding="utf-8",
+                      errors="surrogateescape") as t:
+        for name, kind, payload in entries:
+            if isinstance(name, bytes):
+                name = name.decode("utf-8", "surrogateescape")
+            ti = tarfile.TarInfo(name)
+            ti.mtime = 1
+            ti.mode = 0o755 if kind == "dir" else 0o644
+            if kind == "file":
+                ti.size = len(payload)
+                t.addfile(ti, io.BytesIO(payload))
+                continue
+            ti.type = {"dir": tarfile.DIRTYPE, "sym": tarfile.SYMTYPE, "hard": tarfile.LNKTYPE,
+                       "chr": tarfile.CHRTYPE, "blk": tarfile.BLKTYPE}[kind]
+            if kind in ("sym", "hard"):
+                ti.linkname = payload
+            if kind in ("chr", "blk"):
+                ti.devmajor, ti.devminor = 8, 0
+            t.addfile(ti)
+    return bio.getvalue()
+
+
+def recipe(name, artifacts="", extra="", head=None):
+    body = head if head is not None else 'name: bad\nversion: "1"\nepoch: 1760000000\nserial: 3\n'
+    if artifacts:
+        body += "artifacts:\n" + artifacts
+    body += extra
+    write(name, body)
+
+
+def art(name, source, sha, kind="tar", more=""):
+    return (f"  - name: {name}\n    kind: {kind}\n    source: {source}\n"
+            f"    sha256: {sha}\n" + more)
+
+
+GOOD = [("usr", "dir", None), ("usr/lib", "dir", None),
+        ("usr/lib/libgood.so.1", "file", b"\x7fELF good library\n" * 64),
+        ("usr/lib/libgood.so", "sym", "libgood.so.1"),
+        ("etc/good.conf", "file", b"ok=1\n")]
+good = write("good.tar", tar(GOOD))
+recipe("good.yaml", art("good", "good.tar", good))
+
+# --- recipe syntax and schema
+recipe("yaml-syntax.yaml", "", head='name: bad\nversion: "1"\nepoch: [1, 2\n')
+recipe("wrong-type.yaml", "", head='name: bad\nversion: "1"\nepoch: yesterday\n')
+recipe("unknown-key.yaml", art("good", "good.tar", good), extra="colour: red\n")
+recipe("unknown-artifact-key.yaml", art("good", "good.tar", good, more="    checksum: md5\n"))
+recipe("bad-name.yaml", "", head='name: "Bad Name!"\nversion: "1"\nepoch: 1\n')
+recipe("block-size.yaml", art("good", "good.tar", good),
+       extra="compression:\n  algorithm: zstd\n  block-size: 100000\n")
+recipe("compressor.yaml", art("good", "good.tar", good), extra="compression:\n  algorithm: brotli\n")
+recipe("epoch-range.yaml", "", head='name: bad\nversion: "1"\nepoch: 99999999999\n')
+recipe("missing-sha.yaml", "  - name: good\n    kind: tar\n    source: good.tar\n")
+recipe("short-sha.yaml", art("good", "good.tar", good[:40]))
+recipe("wrong-sha.yaml", art("good", "good.tar", hashlib.sha256(b"something else").hexdigest()))
+recipe("missing-artifact.yaml", art("gone", "no-such-file.tar", good))
+recipe("dup-artifact.yaml", art("good", "good.tar", good) + art("good", "good.tar", good))
+recipe("inline-traversal.yaml", "", extra='files:\n  - path: /etc/../../x\n    content: "x"\n')
+recipe("dest-traversal.yaml", art("good", "good.tar", good, more="    dest: /opt/../../escape\n"))
+recipe("bad-mode.yaml", "", extra='files:\n  - path: /etc/x\n    content: "x"\n    mode: 0999\n')
+
+# --- hostile archives
+def hostile(case, entries, kind="tar", more=""):
+    sha = write(case + ".tar", tar(entries))
+    recipe(case + ".yaml", art(case, case + ".tar", sha, kind=kind, more=more))
+
+hostile("traversal", [("usr/../../etc/shadow", "file", b"x")])
+hostile("absolute", [("/etc/shadow", "file", b"x")])
+hostile("symlink-escape", [("usr", "sym", "/etc"), ("usr/passwd", "file", b"root::0:0::/:/bin/sh\n")])
+hostile("symlink-dotdot", [("lib", "sym", "../../.."), ("lib/x", "file", b"x")])
+hostile("device", [("dev/sda", "blk", None)])
+hostile("chardev", [("dev/mem", "chr", None)])
+hostile("dup-path", [("etc/a.conf", "file", b"1"), ("etc/a.conf", "file", b"2")])
+hostile("non-utf8", [(b"etc/caf\xe9.conf", "file", b"x")])
+hostile("hardlink-missing", [("etc/b", "hard", "etc/nothing")])
+hostile("hardlink-outside", [("etc/b", "hard", "../../etc/passwd")])
+# Two artifacts with the same path, no `replace:`: a conflict, not a silent win.
+a1 = write("conflict1.tar", tar([("etc/x.conf", "file", b"one")]))
+a2 = write("conflict2.tar", tar([("etc/x.conf", "file", b"two")]))
+recipe("conflict.yaml", art("one", "conflict1.tar", a1) + art("two", "conflict2.tar", a2))
+# A file where the next artifact needs a directory.
+a3 = write("notdir.tar", tar([("opt", "file", b"file")]))
+a4 = write("underfile.tar", tar([("opt/x", "file", b"x")]))
+recipe("file-as-dir.yaml", art("f", "notdir.tar", a3) + art("g", "underfile.tar", a4))
+# An empty file is not a tar archive ...
+empty = write("empty.tar", b"")
+recipe("zero-byte.yaml", art("empty", "empty.tar", empty))
+# ... and garbage is not one either.
+garbage = write("garbage.tar", b"this is not an archive\n" * 40)
+recipe("garbage.yaml", art("garbage", "garbage.tar", garbage))
+deb = write("garbage.deb", b"!<arch>\nnot really\n")
+recipe("bad-deb.yaml", art("deb", "garbage.deb", deb, kind="deb"))
+
+# --- envelopes: JSON variants of a good one are made by the test script.
+
+# --- TCG event logs
+ALGS = {0x0004: 20, 0x000B: 32}
+
+
+def spec_id(algs, event_size=None):
+    ev = b"Spec ID Event03\0" + struct.pack("<IBBBB", 0, 0, 2, 0, 2)
+    ev += struct.pack("<I", len(algs)) + b"".join(struct.pack("<HH", a, s) for a, s in algs)
+    ev += b"\0"
+    size = len(ev) if event_size is None else event_size
+    return struct.pack("<II", 0, 3) + b"\0" * 20 + struct.pack("<I", size) + ev
+
+
+def event2(pcr, typ, data, algs=((0x000B, 32),), size=None):
+    rec = struct.pack("<III", pcr, typ, len(algs))
+    for a, s in algs:
+        rec += struct.pack("<H", a) + hashlib.new("sha256" if s == 32 else "sha1", data).digest()[:s]
+    return rec + struct.pack("<I", len(data) if size is None else size) + data
+
+
+base = spec_id([(0x000B, 32)])
+write("log-good.bin", base + event2(15, 0x0D, b"ingot:v1 image=bad"))
+write("log-huge-event.bin", base + event2(15, 0x0D, b"ingot", size=0xFFFFFFF0))
+write("log-big-event.bin", base + event2(15, 0x0D, b"ingot", size=(1 << 20) + 1))
+write("log-unknown-alg.bin", spec_id([(0x0099, 32)]) + event2(15, 0x0D, b"x", algs=((0x0099, 32),)))
+write("log-truncated.bin", (base + event2(15, 0x0D, b"ingot:v1 image=bad"))[:-7])
+write("log-no-specid.bin", struct.pack("<II", 0, 3) + b"\0" * 20 + struct.pack("<I", 4) + b"abcd")
+write("log-undeclared-alg.bin", base + event2(15, 0x0D, b"x", algs=((0x0004, 20),)))
+write("log-empty.bin", b"")

@@ -1,0 +1,30 @@
+# Helpers for the attest end-to-end tests.  Source lib.sh first.
+
+# make_manifest FILE NAME SEED: a minimal image manifest (the members the
+# measurement depends on) with its "measurement" computed by ingot.
+make_manifest() {
+	local file=$1 name=$2 seed=$3 img root
+	img=$(printf 'image %s' "$seed" | sha256sum | cut -c1-64)
+	root=$(printf 'verity %s' "$seed" | sha256sum | cut -c1-64)
+	cat >"$file.tmp" <<JSON
+{"schema": "ingot.manifest/v1", "ingot_version": "0.1.0",
+ "recipe": {"name": "$name", "version": "1.0", "file": "$name.yaml", "sha256": "$img"},
+ "epoch": 1700000000, "serial": 1, "expires": null, "tuple": null, "artifacts": [], "files": [],
+ "image": {"file": "$name.sqfs", "sha256": "$img", "size": 4096, "compression": "zstd",
+           "level": 19, "block_size": 131072},
+ "verity": {"file": "$name.verity", "format": 1, "hash_algorithm": "sha256",
+            "data_block_size": 4096, "hash_block_size": 4096, "data_blocks": 1,
+            "hash_offset": 0, "salt": "00", "root_hash": "$root", "uuid": "x"}}
+JSON
+	"$INGOT" attest predict --manifest "$file.tmp" >"$file.meas"
+	jq -S --slurpfile m "$file.meas" '. + {measurement: $m[0]}' "$file.tmp" >"$file"
+	rm -f "$file.tmp" "$file.meas"
+}
+
+# json_get FILE JQ-FILTER
+json_get() { jq -r "$2" "$1"; }
+
+# tpm_pcr BANK N: the PCR's value from tpm2_pcrread, lower-case hex.
+tpm_pcr() {
+	tpm2_pcrread "$1:$2" | sed -n "s/^ *$2 *: 0x//p" | tr 'A-F' 'a-f'
+}

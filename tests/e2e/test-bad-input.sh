@@ -1,0 +1,143 @@
+#!/bin/bash
+# The bad-input table (tests/bad-inputs/cases.txt): every hostile or broken
+# input gets the documented exit status and a message naming the problem,
+# and leaves no output behind.  Also: private key material never shows up
+# in any output or message.
+. "$(dirname "$0")/lib.sh"
+TABLE=$SRC/tests/bad-inputs/cases.txt
+W=$T/in
+python3 "$SRC/tests/bad-inputs/gen.py" "$W" || fail "gen.py failed"
+cd "$W"
+umask 022
+unset INGOT_KEY_PASSPHRASE
+mkdir inputs-dir
+
+note "setup: keys, keyring, a signed manifest and its broken variants"
+"$INGOT" keys generate -o k >/dev/null
+"$INGOT" keys generate -o other >/dev/null
+"$INGOT" keys keyring add keyring.json k.pub --name release >/dev/null
+cp k.key loose.key && chmod 0644 loose.key
+printf 'this is not a key\n' >notakey.key && chmod 0600 notakey.key
+openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out rsa.key 2>/dev/null
+chmod 0600 rsa.key
+printf '{"schema":"ingot.verify-state/v1","serials":{"bad":9}}\n' >state.json
+python3 - <<'PY'
+import json
+m = {"schema": "ingot.manifest/v1", "ingot_version": "0.1.0",
+     "recipe": {"name": "bad", "version": "1", "file": "bad.yaml", "sha256": "1" * 64},
+     "epoch": 0, "serial": 3, "expires": "2027-01-01T00:00:00Z", "tuple": None,
+     "artifacts": [], "files": [],
+     "image": {"file": "bad.sqfs", "sha256": "2" * 64, "size": 4096, "compression": "zstd",
+               "level": 0, "block_size": 131072},
+     "verity": {"file": "bad.verity", "format": 1, "hash_algorithm": "sha256",
+                "data_block_size": 4096, "hash_block_size": 4096, "data_blocks": 1,
+                "hash_offset": 0, "salt": "33", "root_hash": "4" * 64, "uuid": "x"},
+     "measurement": {"pcr": 15, "event_type": 13, "event_data": "ingot:v1",
+                     "content_digest": "5" * 64, "digests": {}, "predicted": {}}}
+json.dump(m, open("m.json", "w"), indent=1)
+PY
+"$INGOT" sign m.json --key k.key -o env.json >/dev/null
+"$INGOT" sign m.json --key other.key -o env-other.json >/dev/null
+python3 - <<'PY'
+import base64, json, subprocess
+env = json.load(open("env.json"))
+def put(name, e):
+    json.dump(e, open(name, "w"))
+# Another payload type, validly signed (over its own PAE) by the trusted
+# key, so only the type check can refuse it.
+body = base64.b64decode(env["payload"])
+t = b"application/json"
+open("pae-type.bin", "wb").write(b"DSSEv1 %d %s %d %s" % (len(t), t, len(body), body))
+subprocess.run(["openssl", "pkeyutl", "-sign", "-inkey", "k.key", "-rawin", "-in", "pae-type.bin",
+                "-out", "sig-type.bin"], check=True)
+sig_t = base64.b64encode(open("sig-type.bin", "rb").read()).decode()
+put("env-type.json", dict(env, payloadType=t.decode(),
+                          signatures=[dict(env["signatures"][0], sig=sig_t)]))
+put("env-b64.json", dict(env, payload="!!not base64!!"))
+sig = base64.b64decode(env["signatures"][0]["sig"])
+put("env-trunc.json", dict(env, signatures=[dict(env["signatures"][0], sig=base64.b64encode(sig[:-10]).decode())]))
+st = json.loads(base64.b64decode(env["payload"]))
+st["predicate"]["serial"] = 99
+put("env-tampered.json", dict(env, payload=base64.b64encode(json.dumps(st).encode()).decode()))
+put("env-nosig.json", dict(env, signatures=[]))
+open("env-notjson.json", "w").write('{"payloadType": "application/vnd.in-toto+json", "payload": ')
+ring = json.load(open("keyring.json"))
+ring["keys"][0]["public_key"] = open("other.pub").read()   # keyid no longer matches
+put("keyring-forged.json", ring)
+PY
+
+note "setup: a TPM quote signed by a software AK (tests/tools/mkquote)"
+MKQUOTE=$BUILD_DIR/tools/mkquote
+[ -x "$MKQUOTE" ] || fail "$MKQUOTE not built (make all)"
+export NONCE=00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff
+export NONCE2=ffeeddccbbaa99887766554433221100ffeeddccbbaa99887766554433221100
+mkdir ak
+PCR=$(printf x | sha256sum | cut -d' ' -f1)
+DIG=$(printf '%s' "$PCR" | xxd -r -p | sha256sum | cut -d' ' -f1)
+echo "0 $NONCE 32768 $DIG" | "$MKQUOTE" ak 2 >q.txt
+cp ak/ak-0.pub ak.pub && cp ak/ak-1.pub ak2.pub
+python3 - "$NONCE" "$PCR" <<'PY'
+import json, sys
+a, s = open("q.txt").read().split()
+q = {"format": "ingot.quote/v1", "nonce": sys.argv[1], "attest": a, "signature": s,
+     "pcrs": {"sha256": {"15": sys.argv[2]}}, "ak_pub": open("ak.pub").read()}
+json.dump(q, open("quote.json", "w"))
+json.dump(dict(q, attest="Z2FyYmFnZQ=="), open("quote-badattest.json", "w"))
+open("quote-notjson.json", "w").write("quote: not json\n")
+PY
+
+snapshot() { # every file outside the stores, with its digest
+	find . \( -path ./store -o -path ./cold-store \) -prune -o ! -type d -print0 | sort -z |
+		xargs -0 sha256sum
+}
+
+note "the table"
+n=0 bad=0
+while IFS='|' read -r name want needle cmd; do
+	name=$(echo "$name" | sed 's/^ *//; s/ *$//')
+	case "$name" in ''|'#'*) continue ;; esac
+	want=$(echo "$want" | tr -d ' ')
+	needle=$(echo "$needle" | sed 's/^ *//; s/ *$//')
+	n=$((n + 1))
+	before=$(snapshot)
+	rc=0
+	out=$(eval "$cmd" 2>&1 </dev/null) || rc=$?
+	problem=
+	if [ "$rc" != "$want" ]; then
+		problem="exit $rc, expected $want"
+	elif [ -n "$needle" ] && [[ "$out" != *"$needle"* ]]; then
+		problem="message lacks '$needle'"
+	elif [ "$want" != 0 ] && [ "$(snapshot)" != "$before" ]; then
+		problem="files appeared or changed: $(diff <(echo "$before") <(snapshot) | grep '^>' | head -3 | tr '\n' ' ')"
+	elif [ "$want" != 0 ] && [ "$(printf '%s\n' "$out" | grep -c .)" -gt 3 ]; then
+		problem="expected a short error, got $(printf '%s\n' "$out" | grep -c .) lines"
+	fi
+	if [ -n "$problem" ]; then
+		bad=$((bad + 1))
+		echo "FAIL $name: $problem"
+		echo "     command: $cmd"
+		echo "     output:  $(printf '%s' "$out" | head -c 400)"
+	else
+		echo "ok   $name (exit $rc)"
+	fi
+done <"$TABLE"
+[ "$n" -ge 30 ] || fail "the table has only $n cases"
+[ "$bad" = 0 ] || fail "$bad of $n bad-input cases failed"
+
+note "secrets: private key material never in outputs or messages"
+key_body() { grep -v -- '-----' "$1" | tr -d '\n' | cut -c1-40; }
+K=$(key_body k.key)
+R=$(key_body rsa.key)
+rc=0
+msgs=$("$INGOT" build good.yaml -o signed-out --store store --no-lint --key k.key 2>&1) || rc=$?
+assert_eq 0 "$rc" "signed build"
+msgs+=$("$INGOT" sign m.json --key rsa.key -o x.json 2>&1 || true)
+msgs+=$("$INGOT" sign m.json --key loose.key -o x.json 2>&1 || true)
+msgs+=$("$INGOT" keys generate -o fresh 2>&1)
+for m in "$K" "$R"; do
+	[ -n "$m" ] || fail "could not read key material"
+	case "$msgs" in *"$m"*) fail "key material in messages" ;; esac
+	if grep -rqF -- "$m" signed-out; then fail "key material in build outputs"; fi
+done
+case "$msgs" in *PRIVATE*) fail "a message mentions a PRIVATE KEY block: $msgs" ;; esac
+echo "bad-input table: $n cases passed"

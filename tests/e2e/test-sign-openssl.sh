@@ -1,0 +1,91 @@
+#!/bin/bash
+# Interoperability with openssl(1), which nobody here wrote:
+#  - `ingot keys id` equals sha256 of `openssl pkey -outform DER`;
+#  - our Ed25519 and ECDSA P-256 envelope signatures verify with
+#    `openssl pkeyutl -verify` over PAE bytes rebuilt here with printf;
+#  - signatures made by `openssl pkeyutl -sign` with keys made by
+#    `openssl genpkey`, inserted into an envelope, verify in ingot;
+#  - Ed25519 envelopes are byte-identical across runs.
+. "$(dirname "$0")/lib.sh"
+cd "$T" || exit 1
+
+cat > m.json <<'JSON'
+{"schema":"ingot.manifest/v1","ingot_version":"0.1.0",
+ "recipe":{"name":"demo","version":"1","file":"demo.yaml","sha256":"1111111111111111111111111111111111111111111111111111111111111111"},
+ "epoch":0,"serial":1,"expires":null,"tuple":null,"artifacts":[],
+ "files":[{"path":"/etc","type":"dir","mode":"0755","uid":0,"gid":0}],
+ "image":{"file":"demo.sqfs","sha256":"2222222222222222222222222222222222222222222222222222222222222222","size":4096,"compression":"zstd","level":0,"block_size":131072},
+ "verity":{"file":"demo.verity","format":1,"hash_algorithm":"sha256","data_block_size":4096,"hash_block_size":4096,"data_blocks":1,"hash_offset":4096,"salt":"33","root_hash":"4444444444444444444444444444444444444444444444444444444444444444","uuid":"00000000-0000-0000-0000-000000000000"},
+ "measurement":{"pcr":15,"event_type":13,"event_data":"ingot:v1","content_digest":"5555555555555555555555555555555555555555555555555555555555555555","digests":{},"predicted":{}}}
+JSON
+
+# field ENVELOPE EXPR: print a string from the envelope (python: json only)
+field() { python3 -c 'import json,sys; e=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"; }
+
+# pae ENVELOPE OUT: the DSSE PAE bytes, built with printf from the fields
+pae() {
+	local type payload_len
+	type=$(field "$1" 'e["payloadType"]')
+	field "$1" 'e["payload"]' | base64 -d > "$2.body"
+	payload_len=$(stat -c %s "$2.body")
+	{ printf 'DSSEv1 %d %s %d ' "${#type}" "$type" "$payload_len"; cat "$2.body"; } > "$2"
+}
+
+note "key ids"
+for t in ed25519 p256; do
+	"$INGOT" keys generate --type $t -o $t >/dev/null
+	want=$(openssl pkey -pubin -in $t.pub -outform DER | sha256sum | cut -d' ' -f1)
+	got=$("$INGOT" keys id $t.pub | cut -d' ' -f1)
+	assert_eq "$want" "$got" "$t key id"
+	# our private key files are plain PKCS#8 that openssl reads
+	openssl pkey -in $t.key -pubout | cmp - $t.pub || fail "$t.key and $t.pub disagree for openssl"
+done
+
+note "openssl verifies ingot's signatures"
+"$INGOT" sign m.json --key ed25519.key -o env.json >/dev/null
+"$INGOT" sign env.json --key p256.key >/dev/null
+pae env.json pae.bin
+field env.json 'e["signatures"][0]["sig"]' | base64 -d > sig-ed25519
+field env.json 'e["signatures"][1]["sig"]' | base64 -d > sig-p256
+assert_eq "$("$INGOT" keys id ed25519.pub | cut -d' ' -f1)" "$(field env.json 'e["signatures"][0]["keyid"]')" "keyid"
+openssl pkeyutl -verify -pubin -inkey ed25519.pub -rawin -in pae.bin -sigfile sig-ed25519 \
+	|| fail "openssl rejects our Ed25519 signature"
+openssl pkeyutl -verify -pubin -inkey p256.pub -rawin -digest sha256 -in pae.bin -sigfile sig-p256 \
+	|| fail "openssl rejects our P-256 signature"
+openssl dgst -sha256 -verify p256.pub -signature sig-p256 pae.bin >/dev/null \
+	|| fail "openssl dgst rejects our P-256 signature"
+# and the check is real: one changed byte of PAE fails
+sed 's/"serial":1/"serial":2/' pae.bin > pae-bad.bin
+cmp -s pae.bin pae-bad.bin && fail "tampering the PAE changed nothing"
+if openssl pkeyutl -verify -pubin -inkey ed25519.pub -rawin -in pae-bad.bin -sigfile sig-ed25519 >/dev/null 2>&1; then
+	fail "openssl accepted a tampered PAE"
+fi
+
+note "ingot verifies openssl's signatures"
+openssl genpkey -algorithm ed25519 -out o-ed.key 2>/dev/null
+openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out o-ec.key 2>/dev/null
+openssl pkey -in o-ed.key -pubout -out o-ed.pub
+openssl pkey -in o-ec.key -pubout -out o-ec.pub
+"$INGOT" keys keyring add ring.json o-ed.pub --name openssl-ed >/dev/null
+"$INGOT" keys keyring add ring.json o-ec.pub --name openssl-ec --threshold 2 >/dev/null
+openssl pkeyutl -sign -inkey o-ed.key -rawin -in pae.bin -out o-sig-ed
+openssl pkeyutl -sign -inkey o-ec.key -rawin -digest sha256 -in pae.bin -out o-sig-ec
+python3 - env.json o-env.json "$(base64 -w0 o-sig-ed)" "$(base64 -w0 o-sig-ec)" \
+	"$(openssl pkey -pubin -in o-ed.pub -outform DER | sha256sum | cut -d' ' -f1)" <<'PY'
+import json, sys
+e = json.load(open(sys.argv[1]))
+e["signatures"] = [{"keyid": sys.argv[5], "sig": sys.argv[3]}, {"sig": sys.argv[4]}]
+json.dump(e, open(sys.argv[2], "w"))
+PY
+expect_exit 0 "2 of 2 required signatures (openssl-ed, openssl-ec)" \
+	"$INGOT" verify-manifest o-env.json --keyring ring.json --now 0
+# ingot signs with a key openssl generated (after tightening its mode)
+chmod 600 o-ed.key
+"$INGOT" sign m.json --key o-ed.key -o o2.json >/dev/null
+expect_exit 3 "1 valid" "$INGOT" verify-manifest o2.json --keyring ring.json --now 0
+
+note "determinism"
+"$INGOT" sign m.json --key ed25519.key -o d1.json >/dev/null
+"$INGOT" sign m.json --key ed25519.key -o d2.json >/dev/null
+cmp d1.json d2.json || fail "Ed25519 envelopes differ between runs"
+echo "openssl interop ok"

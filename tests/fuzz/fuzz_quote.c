@@ -1,0 +1,109 @@
+/* libFuzzer harness: TPM quote documents (attest/quote.h quote_verify),
+ * i.e. the TPMS_ATTEST and TPMT_SIGNATURE unmarshalling, the PCR
+ * selection and digest checks.  Input layout:
+ *   u16 big-endian N | N bytes TPMS_ATTEST | PCR values JSON (rest)
+ * The harness signs the TPMS_ATTEST bytes with its own P-256 "AK" (as a
+ * TPM would), so every input gets past the signature check and the
+ * fuzzer reaches the checks behind it.  Nonce: 32 bytes 0x11. */
+#include <openssl/ecdsa.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <tss2/tss2_mu.h>
+#include "tests/fuzz/fuzz_common.h"
+#include "attest/quote.h"
+#include "lib/base64.h"
+#include "lib/digest.h"
+
+static EVP_PKEY *ak;
+static char *ak_pem;
+static uint8_t nonce[32];
+static char nonce_hex[65];
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	BIO *b = BIO_new(BIO_s_mem());
+	char *p;
+	long n;
+
+	(void)argc; (void)argv;
+	memset(nonce, 0x11, sizeof(nonce));
+	hex_encode(nonce, sizeof(nonce), nonce_hex);
+	ak = EVP_PKEY_Q_keygen(NULL, NULL, "EC", "P-256");
+	if (!ak || !b || !PEM_write_bio_PUBKEY(b, ak))
+		abort();
+	n = BIO_get_mem_data(b, &p);
+	ak_pem = fuzz_strdup((const uint8_t *)p, (size_t)n);
+	BIO_free(b);
+	return 0;
+}
+
+/* ECDSA-SHA256 over msg as a marshalled TPMT_SIGNATURE. */
+static size_t tpm_sign(const uint8_t *msg, size_t len, uint8_t *out, size_t cap)
+{
+	EVP_MD_CTX *md = EVP_MD_CTX_new();
+	uint8_t der[128];
+	size_t derlen = sizeof(der), off = 0;
+	const uint8_t *p = der;
+	const BIGNUM *r, *s;
+	ECDSA_SIG *es;
+	TPMT_SIGNATURE ts;
+
+	if (!md || EVP_DigestSignInit(md, NULL, EVP_sha256(), NULL, ak) != 1 ||
+	    EVP_DigestSign(md, der, &derlen, msg, len) != 1)
+		abort();
+	EVP_MD_CTX_free(md);
+	es = d2i_ECDSA_SIG(NULL, &p, (long)derlen);
+	if (!es)
+		abort();
+	ECDSA_SIG_get0(es, &r, &s);
+	memset(&ts, 0, sizeof(ts));
+	ts.sigAlg = TPM2_ALG_ECDSA;
+	ts.signature.ecdsa.hash = TPM2_ALG_SHA256;
+	ts.signature.ecdsa.signatureR.size = 32;
+	ts.signature.ecdsa.signatureS.size = 32;
+	if (BN_bn2binpad(r, ts.signature.ecdsa.signatureR.buffer, 32) != 32 ||
+	    BN_bn2binpad(s, ts.signature.ecdsa.signatureS.buffer, 32) != 32)
+		abort();
+	ECDSA_SIG_free(es);
+	if (Tss2_MU_TPMT_SIGNATURE_Marshal(&ts, out, cap, &off) != TSS2_RC_SUCCESS)
+		abort();
+	return off;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	uint8_t sig[sizeof(TPMT_SIGNATURE)];
+	size_t alen, slen;
+	char *a64, *s64;
+	json_t *doc, *pcrs;
+	struct quote_info qi;
+	ingot_error e = { 0 };
+
+	if (size < 2)
+		return 0;
+	alen = (size_t)data[0] << 8 | data[1];
+	if (alen > size - 2)
+		alen = size - 2;
+	pcrs = json_loadb((const char *)data + 2 + alen, size - 2 - alen, JSON_REJECT_DUPLICATES, NULL);
+	if (!pcrs)
+		pcrs = json_object();
+	slen = tpm_sign(data + 2, alen, sig, sizeof(sig));
+	a64 = base64_encode(data + 2, alen, NULL);
+	s64 = base64_encode(sig, slen, NULL);
+	if (!a64 || !s64)
+		abort();
+	doc = json_pack("{s:s,s:s,s:s,s:s,s:o,s:s}", "format", QUOTE_FORMAT, "nonce", nonce_hex,
+			"attest", a64, "signature", s64, "pcrs", pcrs, "ak_pub", ak_pem);
+	if (!doc)
+		abort();
+	if (quote_verify(doc, nonce, sizeof(nonce), ak_pem, &qi, &e) == 0) {
+		if (qi.reason != QUOTE_OK)
+			abort();
+	} else if (qi.reason == QUOTE_OK) {
+		abort();   /* a refusal must say why */
+	}
+	json_decref(doc);
+	free(a64);
+	free(s64);
+	return 0;
+}

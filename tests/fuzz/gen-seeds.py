@@ -1,0 +1,173 @@
+#!/usr/bin/env python3
+"""Regenerate the seed corpora in tests/fuzz/corpus/ (deterministic).
+
+   tests/fuzz/gen-seeds.py [INGOT]
+
+Seeds are small valid (and a few deliberately hostile) inputs for each
+harness; libFuzzer mutates from there.  The recipe and rules seeds are
+copies of the bundled recipes and rule files; the envelope seeds need a
+built `ingot` (default build/ingot) to sign a manifest."""
+import gzip, hashlib, io, lzma, json, os, shutil, struct, subprocess, sys, tarfile, tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+CORPUS = os.path.join(HERE, "corpus")
+
+
+def out(harness, name, data):
+    d = os.path.join(CORPUS, harness)
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, name), "wb") as f:
+        f.write(data)
+
+
+def recipes():
+    for f in sorted(os.listdir(os.path.join(ROOT, "recipes"))):
+        if f.endswith(".yaml"):
+            with open(os.path.join(ROOT, "recipes", f), "rb") as fh:
+                out("fuzz_recipe", f, fh.read())
+    out("fuzz_recipe", "minimal.yaml", b'name: x\nversion: "1"\nepoch: 0\n')
+    out("fuzz_recipe", "inline.yaml",
+        b'name: x\nversion: "1"\nepoch: 0\nfiles:\n  - path: /etc/a\n    content: "hi\\n"\n    mode: 0600\n'
+        b'directories:\n  - path: /var/x\nsymlinks:\n  - path: /a\n    target: /etc/a\n')
+
+
+def rules():
+    d = os.path.join(ROOT, "recipes", "rules")
+    for f in sorted(os.listdir(d)):
+        with open(os.path.join(d, f), "rb") as fh:
+            out("fuzz_rules", f, fh.read())
+    out("fuzz_rules", "cond.txt", b"vendor == nvidia and (cuda.version >= 12.0 or not has nccl) and gpu.arch in [hopper, blackwell]")
+
+
+def tar_bytes(entries, compress=""):
+    bio = io.BytesIO()
+    with tarfile.open(fileobj=bio, mode="w", format=tarfile.GNU_FORMAT) as t:
+        for name, kind, payload in entries:
+            ti = tarfile.TarInfo(name)
+            ti.mtime = 1
+            ti.mode = 0o755 if kind == "dir" else 0o644
+            if kind == "file":
+                ti.size = len(payload)
+                t.addfile(ti, io.BytesIO(payload))
+                continue
+            ti.type = {"dir": tarfile.DIRTYPE, "sym": tarfile.SYMTYPE, "hard": tarfile.LNKTYPE,
+                       "chr": tarfile.CHRTYPE, "fifo": tarfile.FIFOTYPE}[kind]
+            if kind in ("sym", "hard"):
+                ti.linkname = payload
+            if kind == "chr":
+                ti.devmajor, ti.devminor = 1, 3
+            t.addfile(ti)
+    raw = bio.getvalue()
+    # compressed here, not by tarfile, so no timestamp gets into the header
+    if compress == "gz":
+        return gzip.compress(raw, mtime=0)
+    if compress == "xz":
+        return lzma.compress(raw)
+    return raw
+
+
+def ar_member(name, data):
+    hdr = b"%-16s%-12d%-6d%-6d%-8o%-10d`\n" % (name.encode(), 0, 0, 0, 0o100644, len(data))
+    return hdr + data + (b"\n" if len(data) % 2 else b"")
+
+
+def deb_bytes(entries):
+    return (b"!<arch>\n" + ar_member("debian-binary", b"2.0\n") +
+            ar_member("control.tar.gz", tar_bytes([("./control", "file", b"Package: x\nVersion: 1\n")], "gz")) +
+            ar_member("data.tar.gz", tar_bytes(entries, "gz")))
+
+
+def unpack():
+    good = [("usr", "dir", None), ("usr/lib", "dir", None),
+            ("usr/lib/libx.so.1.2", "file", b"\x7fELF" + b"x" * 100),
+            ("usr/lib/libx.so.1", "sym", "libx.so.1.2"),
+            ("usr/lib/libx.so", "hard", "usr/lib/libx.so.1.2"),
+            ("usr/include/x.h", "file", b"#define X 1\n")]
+    out("fuzz_unpack", "tar-plain", b"\x00" + tar_bytes(good))
+    out("fuzz_unpack", "tar-gz-strip", b"\x04" + tar_bytes([("pkg/" + n, k, p if k != "hard" else "pkg/" + p) for n, k, p in good], "gz"))
+    out("fuzz_unpack", "tar-xz-dest", b"\x02" + tar_bytes(good, "xz"))
+    out("fuzz_unpack", "tar-dev", b"\x08" + tar_bytes([("dev/null", "chr", None), ("run/p", "fifo", None)]))
+    out("fuzz_unpack", "tar-escape", b"\x00" + tar_bytes([("../evil", "file", b"x"), ("a", "sym", "/etc"), ("a/b", "file", b"y")]))
+    out("fuzz_unpack", "tar-dup", b"\x10" + tar_bytes([("a", "file", b"1"), ("a", "file", b"2")]))
+    out("fuzz_unpack", "deb", b"\x01" + deb_bytes(good))
+
+
+def quote():
+    """TPMS_ATTEST of type TPM_ST_ATTEST_QUOTE (big-endian, as tss2-mu
+    marshals it) + the PCR values JSON; nonce = 32 x 0x11."""
+    nonce = b"\x11" * 32
+    pcr15 = hashlib.sha256(b"ingot").digest()
+    pcr0 = b"\0" * 32
+    def attest(sel_bytes, values, extra=nonce, magic=0xff544347, typ=0x8018):
+        digest = hashlib.sha256(b"".join(values)).digest()
+        a = struct.pack(">IH", magic, typ)
+        a += struct.pack(">H", 34) + b"\x00\x0b" + b"\x22" * 32          # qualifiedSigner
+        a += struct.pack(">H", len(extra)) + extra                        # extraData
+        a += struct.pack(">QIIB", 1000, 1, 0, 1)                          # clockInfo
+        a += struct.pack(">Q", 0x2020)                                    # firmwareVersion
+        a += struct.pack(">I", 1) + struct.pack(">HB", 0x000b, 3) + sel_bytes   # TPML_PCR_SELECTION
+        a += struct.pack(">H", len(digest)) + digest
+        return a
+    def seed(name, a, pcrs):
+        out("fuzz_quote", name, struct.pack(">H", len(a)) + a + json.dumps(pcrs, sort_keys=True).encode())
+    seed("pcr15", attest(b"\x00\x80\x00", [pcr15]), {"sha256": {"15": pcr15.hex()}})
+    seed("pcr0-15", attest(b"\x01\x80\x00", [pcr0, pcr15]), {"sha256": {"0": pcr0.hex(), "15": pcr15.hex()}})
+    seed("wrong-nonce", attest(b"\x00\x80\x00", [pcr15], extra=b"\x22" * 32), {"sha256": {"15": pcr15.hex()}})
+    seed("not-quote", attest(b"\x00\x80\x00", [pcr15], typ=0x8017), {"sha256": {"15": pcr15.hex()}})
+
+
+def eventlog():
+    d = os.path.join(ROOT, "tests", "fixtures", "tcg-eventlogs")
+    for f in sorted(os.listdir(d)):
+        if f.endswith(".bin"):
+            shutil.copy(os.path.join(d, f), os.path.join(CORPUS, "fuzz_eventlog", f))
+
+
+MANIFEST = {
+    "schema": "ingot.manifest/v1", "ingot_version": "0.1.0",
+    "recipe": {"name": "demo", "version": "1", "file": "demo.yaml", "sha256": "1" * 64},
+    "epoch": 0, "serial": 7, "expires": "2027-01-01T00:00:00Z", "tuple": None,
+    "artifacts": [{"name": "a", "kind": "tar", "source": "a.tar", "sha256": "6" * 64, "size": 10}],
+    "files": [{"path": "/etc", "type": "dir", "mode": "0755", "uid": 0, "gid": 0},
+              {"path": "/etc/a", "type": "file", "mode": "0644", "uid": 0, "gid": 0, "size": 3, "sha256": "7" * 64},
+              {"path": "/etc/l", "type": "symlink", "mode": "0777", "uid": 0, "gid": 0, "target": "a"}],
+    "image": {"file": "demo.sqfs", "sha256": "2" * 64, "size": 4096, "compression": "zstd", "level": 0, "block_size": 131072},
+    "verity": {"file": "demo.verity", "format": 1, "hash_algorithm": "sha256", "data_block_size": 4096,
+               "hash_block_size": 4096, "data_blocks": 1, "hash_offset": 0, "salt": "33",
+               "root_hash": "4" * 64, "uuid": "x"},
+    "measurement": {"pcr": 15, "event_type": 13, "event_data": "ingot:v1", "content_digest": "5" * 64,
+                    "digests": {}, "predicted": {}},
+}
+
+
+def envelope(ingot):
+    statement = {"_type": "https://in-toto.io/Statement/v1",
+                 "subject": [{"name": "demo.sqfs", "digest": {"sha256": "2" * 64}}],
+                 "predicateType": "https://ingot.dev/manifest/v1", "predicate": MANIFEST}
+    payload = json.dumps(statement, sort_keys=True, separators=(",", ":")).encode()
+    out("fuzz_envelope", "signed-statement", b"\x01" + payload)
+    old = dict(statement, predicate=dict(MANIFEST, serial=1))
+    out("fuzz_envelope", "signed-rollback", b"\x01" + json.dumps(old, sort_keys=True).encode())
+    if not ingot or not os.access(ingot, os.X_OK):
+        print("gen-seeds: no ingot binary; envelope file seeds skipped", file=sys.stderr)
+        return
+    with tempfile.TemporaryDirectory() as t:
+        with open(os.path.join(t, "m.json"), "w") as f:
+            json.dump(MANIFEST, f)
+        subprocess.run([ingot, "keys", "generate", "-o", os.path.join(t, "k")], check=True, capture_output=True)
+        subprocess.run([ingot, "sign", os.path.join(t, "m.json"), "--key", os.path.join(t, "k.key"),
+                        "-o", os.path.join(t, "e.json")], check=True, capture_output=True)
+        with open(os.path.join(t, "e.json"), "rb") as f:
+            out("fuzz_envelope", "envelope", b"\x00" + f.read())
+
+
+def main():
+    ingot = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "build", "ingot")
+    for h in ("fuzz_recipe", "fuzz_rules", "fuzz_unpack", "fuzz_quote", "fuzz_eventlog", "fuzz_envelope"):
+        shutil.rmtree(os.path.join(CORPUS, h), ignore_errors=True)
+        os.makedirs(os.path.join(CORPUS, h))
+    recipes(); rules(); unpack(); quote(); eventlog(); envelope(ingot)
+
+
+main()

@@ -1,0 +1,328 @@
+/* Units for attest/quote.c: quotes built here (TPMS_ATTEST marshalled
+ * with tss2-mu, signed with OpenSSL keys made here) are accepted, and
+ * each kind of tampering is refused with its reason.  Quotes from a real
+ * TPM (swtpm, tpm2_quote) are in tests/e2e/test-attest-*.sh. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <openssl/bn.h>
+#include <openssl/ec.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <stdlib.h>
+#include <string.h>
+#include <tss2/tss2_mu.h>
+
+#include "attest/quote.h"
+#include "lib/base64.h"
+#include "lib/cleanup.h"
+#include "lib/json.h"
+
+static const uint8_t nonce[] = { 0xde, 0xad, 0xbe, 0xef, 1, 2, 3 };
+
+struct fixture {
+	EVP_PKEY *ec, *rsa, *other;
+	char *ec_pem, *rsa_pem, *other_pem;
+	struct pcr_values pcrs;
+	struct pcr_selection sel;
+};
+
+static char *pem_of(EVP_PKEY *k)
+{
+	BIO *bio = BIO_new(BIO_s_mem());
+	char *data, *r;
+	long n;
+
+	PEM_write_bio_PUBKEY(bio, k);
+	n = BIO_get_mem_data(bio, &data);
+	r = strndup(data, (size_t)n);
+	BIO_free(bio);
+	return r;
+}
+
+static int setup(void **state)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+	struct pcr_bank *pb;
+
+	f->ec = EVP_PKEY_Q_keygen(NULL, NULL, "EC", "P-256");
+	f->other = EVP_PKEY_Q_keygen(NULL, NULL, "EC", "P-256");
+	f->rsa = EVP_PKEY_Q_keygen(NULL, NULL, "RSA", (size_t)2048);
+	if (!f->ec || !f->other || !f->rsa)
+		return -1;
+	f->ec_pem = pem_of(f->ec);
+	f->rsa_pem = pem_of(f->rsa);
+	f->other_pem = pem_of(f->other);
+	pb = pcr_values_bank(&f->pcrs, bank_by_name("sha256")->alg, 1);
+	for (unsigned p = 0; p < 3; p++)
+		memset(pb->value[p], (int)p + 1, 32);
+	memset(pb->value[15], 0x15, 32);
+	pb->mask = 0x8007;
+	pb = pcr_values_bank(&f->pcrs, bank_by_name("sha1")->alg, 1);
+	memset(pb->value[15], 0xaa, 20);
+	pb->mask = 0x8000;
+	/* The selection's order (sha1 first) differs from the values' order:
+	 * the digest follows the selection, as TPM2_Quote does. */
+	pcr_selection_add(&f->sel, bank_by_name("sha1")->alg, 0x8000);
+	pcr_selection_add(&f->sel, bank_by_name("sha256")->alg, 0x8007);
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+	EVP_PKEY_free(f->ec);
+	EVP_PKEY_free(f->rsa);
+	EVP_PKEY_free(f->other);
+	free(f->ec_pem);
+	free(f->rsa_pem);
+	free(f->other_pem);
+	free(f);
+	return 0;
+}
+
+static void make_attest(const struct fixture *f, TPMS_ATTEST *a)
+{
+	size_t len;
+
+	memset(a, 0, sizeof(*a));
+	a->magic = TPM2_GENERATED_VALUE;
+	a->type = TPM2_ST_ATTEST_QUOTE;
+	a->extraData.size = sizeof(nonce);
+	memcpy(a->extraData.buffer, nonce, sizeof(nonce));
+	a->clockInfo.clock = 123456;
+	a->clockInfo.resetCount = 7;
+	a->clockInfo.restartCount = 2;
+	a->clockInfo.safe = 1;
+	a->firmwareVersion = 0x0102030405060708ull;
+	a->attested.quote.pcrSelect.count = (UINT32)f->sel.nbanks;
+	for (size_t i = 0; i < f->sel.nbanks; i++) {
+		TPMS_PCR_SELECTION *s = &a->attested.quote.pcrSelect.pcrSelections[i];
+		s->hash = f->sel.banks[i].alg;
+		s->sizeofSelect = 3;
+		s->pcrSelect[0] = (BYTE)f->sel.banks[i].mask;
+		s->pcrSelect[1] = (BYTE)(f->sel.banks[i].mask >> 8);
+		s->pcrSelect[2] = (BYTE)(f->sel.banks[i].mask >> 16);
+	}
+	assert_int_equal(quote_pcr_digest(&f->pcrs, &f->sel, TPM2_ALG_SHA256,
+					  a->attested.quote.pcrDigest.buffer, &len), 0);
+	a->attested.quote.pcrDigest.size = (UINT16)len;
+}
+
+/* Marshal a, sign it with key, and wrap both in a quote document. */
+static json_t *sign_quote(const struct fixture *f, const TPMS_ATTEST *a, EVP_PKEY *key, const char *pem)
+{
+	uint8_t msg[sizeof(TPMS_ATTEST)], sigbuf[sizeof(TPMT_SIGNATURE)], der[512];
+	size_t mlen = 0, slen = 0, dlen = sizeof(der);
+	TPMT_SIGNATURE sig = { 0 };
+	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+
+	assert_int_equal(Tss2_MU_TPMS_ATTEST_Marshal(a, msg, sizeof(msg), &mlen), TSS2_RC_SUCCESS);
+	assert_int_equal(EVP_DigestSignInit(ctx, NULL, EVP_sha256(), NULL, key), 1);
+	assert_int_equal(EVP_DigestSign(ctx, der, &dlen, msg, mlen), 1);
+	EVP_MD_CTX_free(ctx);
+	if (EVP_PKEY_is_a(key, "EC")) {
+		const uint8_t *p = der;
+		ECDSA_SIG *es = d2i_ECDSA_SIG(NULL, &p, (long)dlen);
+		sig.sigAlg = TPM2_ALG_ECDSA;
+		sig.signature.ecdsa.hash = TPM2_ALG_SHA256;
+		sig.signature.ecdsa.signatureR.size = (UINT16)BN_bn2binpad(ECDSA_SIG_get0_r(es),
+			sig.signature.ecdsa.signatureR.buffer, 32);
+		sig.signature.ecdsa.signatureS.size = (UINT16)BN_bn2binpad(ECDSA_SIG_get0_s(es),
+			sig.signature.ecdsa.signatureS.buffer, 32);
+		ECDSA_SIG_free(es);
+	} else {
+		sig.sigAlg = TPM2_ALG_RSASSA;
+		sig.signature.rsassa.hash = TPM2_ALG_SHA256;
+		sig.signature.rsassa.sig.size = (UINT16)dlen;
+		memcpy(sig.signature.rsassa.sig.buffer, der, dlen);
+	}
+	assert_int_equal(Tss2_MU_TPMT_SIGNATURE_Marshal(&sig, sigbuf, sizeof(sigbuf), &slen), TSS2_RC_SUCCESS);
+	return quote_document(msg, mlen, sigbuf, slen, &f->pcrs, pem, nonce, sizeof(nonce));
+}
+
+static void expect_reason(const json_t *q, const uint8_t *n, size_t nlen, const char *trusted,
+			  enum quote_reason want, const char *needle)
+{
+	struct quote_info qi;
+	ingot_error e = { 0 };
+	int r = quote_verify(q, n, nlen, trusted, &qi, &e);
+
+	if (qi.reason != want || (want == QUOTE_OK) != (r == 0) || (needle && !strstr(e.msg, needle)))
+		fail_msg("expected %s '%s', got %s (%d): %s", quote_reason_name(want), needle ? needle : "",
+			 quote_reason_name(qi.reason), r, e.msg);
+}
+
+static void test_valid_quotes(void **state)
+{
+	struct fixture *f = *state;
+	TPMS_ATTEST a;
+	struct quote_info qi;
+	ingot_error e = { 0 };
+
+	make_attest(f, &a);
+	for (int rsa = 0; rsa < 2; rsa++) {
+		_cleanup_json_ json_t *q = sign_quote(f, &a, rsa ? f->rsa : f->ec, rsa ? f->rsa_pem : f->ec_pem);
+		assert_non_null(q);
+		assert_int_equal(quote_verify(q, nonce, sizeof(nonce), rsa ? f->rsa_pem : f->ec_pem, &qi, &e), 0);
+		assert_int_equal(qi.reason, QUOTE_OK);
+		assert_int_equal(qi.clock, 123456);
+		assert_int_equal(qi.reset_count, 7);
+		assert_int_equal(qi.restart_count, 2);
+		assert_int_equal(qi.safe, 1);
+		assert_true(qi.firmware_version == 0x0102030405060708ull);
+		assert_memory_equal(pcr_values_find(&qi.pcrs, TPM2_ALG_SHA1)->value[15], f->pcrs.banks[1].value[15], 20);
+		/* Without a trusted key, the quote's own key. */
+		expect_reason(q, nonce, sizeof(nonce), NULL, QUOTE_OK, NULL);
+	}
+}
+
+static void test_refusals(void **state)
+{
+	struct fixture *f = *state;
+	_cleanup_json_ json_t *q = NULL;
+	TPMS_ATTEST a;
+	static const uint8_t other_nonce[] = { 0xde, 0xad, 0xbe, 0xef, 1, 2, 4 };
+
+	make_attest(f, &a);
+	q = sign_quote(f, &a, f->ec, f->ec_pem);
+
+	/* Another nonce (the caller's, or the document's). */
+	expect_reason(q, other_nonce, sizeof(other_nonce), f->ec_pem, QUOTE_NONCE, "expected deadbeef010204");
+	expect_reason(q, nonce, 3, f->ec_pem, QUOTE_NONCE, NULL);
+	{
+		_cleanup_json_ json_t *c = json_deep_copy(q);
+		json_object_set_new(c, "nonce", json_string("deadbeef010204"));
+		expect_reason(c, nonce, sizeof(nonce), f->ec_pem, QUOTE_NONCE, NULL);
+	}
+	/* Another AK: as the trusted key, and swapped into the document. */
+	expect_reason(q, nonce, sizeof(nonce), f->other_pem, QUOTE_WRONG_AK, "trusted AK");
+	expect_reason(q, nonce, sizeof(nonce), f->rsa_pem, QUOTE_WRONG_AK, NULL);
+	{
+		_cleanup_json_ json_t *c = json_deep_copy(q);
+		json_object_set_new(c, "ak_pub", json_string(f->other_pem));
+		expect_reason(c, nonce, sizeof(nonce), NULL, QUOTE_BAD_SIGNATURE, NULL);
+		expect_reason(c, nonce, sizeof(nonce), f->ec_pem, QUOTE_OK, NULL);
+	}
+	/* A changed PCR value; a PCR missing or added. */
+	{
+		_cleanup_json_ json_t *c = json_deep_copy(q);
+		json_object_set_new(json_object_get(json_object_get(c, "pcrs"), "sha256"), "2",
+				    json_string("0000000000000000000000000000000000000000000000000000000000000000"));
+		expect_reason(c, nonce, sizeof(nonce), f->ec_pem, QUOTE_PCR_DIGEST, "pcrDigest");
+		json_object_del(json_object_get(json_object_get(c, "pcrs"), "sha256"), "2");
+		expect_reason(c, nonce, sizeof(nonce), f->ec_pem, QUOTE_PCR_SELECTION,
+			      "expected the quoted selection sha1:15+sha256:0,1,2,15, got values for sha256:0,1,15+sha1:15");
+		json_object_del(json_object_get(c, "pcrs"), "sha1");
+		expect_reason(c, nonce, sizeof(nonce), f->ec_pem, QUOTE_PCR_SELECTION, NULL);
+	}
+	/* Every flipped TPMS_ATTEST byte. */
+	{
+		const char *b64 = json_string_value(json_object_get(q, "attest"));
+		uint8_t *raw;
+		size_t n;
+		assert_int_equal(base64_decode(b64, strlen(b64), &raw, &n), 0);
+		for (size_t i = 0; i < n; i++) {
+			_cleanup_json_ json_t *c = json_deep_copy(q);
+			struct quote_info qi;
+			ingot_error e = { 0 };
+			char *enc;
+
+			raw[i] ^= 0x40;
+			enc = base64_encode(raw, n, NULL);
+			json_object_set_new(c, "attest", json_string(enc));
+			free(enc);
+			assert_int_not_equal(quote_verify(c, nonce, sizeof(nonce), f->ec_pem, &qi, &e), 0);
+			assert_true(qi.reason == QUOTE_BAD_SIGNATURE || qi.reason == QUOTE_MALFORMED);
+			raw[i] ^= 0x40;
+		}
+		free(raw);
+	}
+}
+
+static void test_signed_but_wrong(void **state)
+{
+	struct fixture *f = *state;
+	TPMS_ATTEST a;
+
+	/* Correctly signed structures that are not a TPM quote for us. */
+	make_attest(f, &a);
+	a.magic = 0x12345678;
+	{
+		_cleanup_json_ json_t *q = sign_quote(f, &a, f->ec, f->ec_pem);
+		expect_reason(q, nonce, sizeof(nonce), f->ec_pem, QUOTE_NOT_QUOTE, "TPM_ST_ATTEST_QUOTE");
+	}
+	make_attest(f, &a);
+	a.type = TPM2_ST_ATTEST_CERTIFY;
+	{
+		_cleanup_json_ json_t *q = sign_quote(f, &a, f->ec, f->ec_pem);
+		expect_reason(q, nonce, sizeof(nonce), f->ec_pem, QUOTE_NOT_QUOTE, NULL);
+	}
+	make_attest(f, &a);
+	a.attested.quote.pcrDigest.buffer[0] ^= 1;
+	{
+		_cleanup_json_ json_t *q = sign_quote(f, &a, f->ec, f->ec_pem);
+		expect_reason(q, nonce, sizeof(nonce), f->ec_pem, QUOTE_PCR_DIGEST, NULL);
+	}
+}
+
+static void test_malformed(void **state)
+{
+	struct fixture *f = *state;
+	_cleanup_json_ json_t *q = NULL;
+	TPMS_ATTEST a;
+	static const char *const members[] = { "format", "nonce", "attest", "signature", "pcrs", "ak_pub" };
+
+	make_attest(f, &a);
+	q = sign_quote(f, &a, f->ec, f->ec_pem);
+	for (size_t i = 0; i < ARRAY_SIZE(members); i++) {
+		_cleanup_json_ json_t *c = json_deep_copy(q);
+		json_object_del(c, members[i]);
+		expect_reason(c, nonce, sizeof(nonce), NULL, QUOTE_MALFORMED, members[i]);
+	}
+	{
+		_cleanup_json_ json_t *c = json_deep_copy(q);
+		json_object_set_new(c, "attest", json_string("AAEC"));
+		expect_reason(c, nonce, sizeof(nonce), NULL, QUOTE_MALFORMED, "TPMS_ATTEST");
+		json_object_set_new(c, "attest", json_string("***"));
+		expect_reason(c, nonce, sizeof(nonce), NULL, QUOTE_MALFORMED, "base64");
+	}
+	{
+		/* Trailing bytes after the TPMT_SIGNATURE. */
+		_cleanup_json_ json_t *c = json_deep_copy(q);
+		const char *b64 = json_string_value(json_object_get(q, "signature"));
+		uint8_t *raw, *longer;
+		size_t n;
+		char *enc;
+		assert_int_equal(base64_decode(b64, strlen(b64), &raw, &n), 0);
+		longer = calloc(1, n + 1);
+		memcpy(longer, raw, n);
+		enc = base64_encode(longer, n + 1, NULL);
+		json_object_set_new(c, "signature", json_string(enc));
+		expect_reason(c, nonce, sizeof(nonce), NULL, QUOTE_MALFORMED, "TPMT_SIGNATURE");
+		free(enc);
+		free(raw);
+		free(longer);
+	}
+	{
+		_cleanup_json_ json_t *s = json_string("x");
+		expect_reason(s, nonce, sizeof(nonce), NULL, QUOTE_MALFORMED, NULL);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_valid_quotes),
+		cmocka_unit_test(test_refusals),
+		cmocka_unit_test(test_signed_but_wrong),
+		cmocka_unit_test(test_malformed),
+	};
+	/* tss2-mu logs each unmarshalling error of the flipped-byte quotes. */
+	setenv("TSS2_LOG", "all+none", 1);
+	return cmocka_run_group_tests_name("attest_quote", tests, setup, teardown);
+}

@@ -1,0 +1,189 @@
+/* Units for audit/diff.c and audit/mdoc.c: field paths, list matching,
+ * envelopes carrying a manifest. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "audit/diff.h"
+#include "audit/mdoc.h"
+#include "lib/base64.h"
+#include "lib/cleanup.h"
+#include "lib/json.h"
+
+static json_t *parse(const char *s)
+{
+	json_error_t je;
+	json_t *j = json_loads(s, 0, &je);
+	if (!j)
+		fail_msg("bad test JSON: %s", je.text);
+	return j;
+}
+
+static const char base_manifest[] =
+	"{\"schema\":\"ingot.manifest/v1\",\"recipe\":{\"name\":\"h100\"},\"serial\":1,"
+	"\"tuple\":{\"driver\":{\"version\":\"580.95.05\",\"flavor\":\"open\"},\"cuda\":\"13.0\"},"
+	"\"artifacts\":[{\"name\":\"drv\",\"sha256\":\"aa\"},{\"name\":\"base\",\"sha256\":\"bb\"}],"
+	"\"files\":[{\"path\":\"/a\",\"type\":\"file\",\"mode\":\"0644\"},"
+	"{\"path\":\"/b\",\"type\":\"dir\",\"mode\":\"0755\"}]}";
+
+static void test_fields_nested(void **state)
+{
+	_cleanup_json_ json_t *a = parse("{\"x\":{\"y\":1,\"z\":[1]},\"k\":\"v\",\"gone\":true}");
+	_cleanup_json_ json_t *b = parse("{\"x\":{\"y\":2,\"z\":[1]},\"k\":\"v\",\"new\":null}");
+	_cleanup_json_ json_t *l = json_array();
+	(void)state;
+
+	json_diff_fields(l, "", a, b);
+	assert_int_equal(json_array_size(l), 3);
+	/* sorted by key: gone, new, x.y */
+	json_t *c0 = json_array_get(l, 0), *c1 = json_array_get(l, 1), *c2 = json_array_get(l, 2);
+	assert_string_equal(json_string_value(json_object_get(c0, "field")), "gone");
+	assert_true(json_is_true(json_object_get(c0, "a")));
+	assert_null(json_object_get(c0, "b"));
+	assert_string_equal(json_string_value(json_object_get(c1, "field")), "new");
+	assert_null(json_object_get(c1, "a"));
+	assert_true(json_is_null(json_object_get(c1, "b")));
+	assert_string_equal(json_string_value(json_object_get(c2, "field")), "x.y");
+	assert_int_equal(json_integer_value(json_object_get(c2, "b")), 2);
+}
+
+static void test_identical(void **state)
+{
+	_cleanup_json_ json_t *a = parse(base_manifest), *b = parse(base_manifest), *d = NULL;
+	ingot_error e = { 0 };
+	(void)state;
+
+	/* order of lists must not matter: reverse b's files */
+	json_t *files = json_object_get(b, "files");
+	json_t *f0 = json_incref(json_array_get(files, 0));
+	json_array_remove(files, 0);
+	json_array_append_new(files, f0);
+	assert_int_equal(manifest_diff(a, b, &d, &e), 0);
+	assert_true(json_is_true(json_object_get(d, "identical")));
+}
+
+static void test_changes(void **state)
+{
+	_cleanup_json_ json_t *a = parse(base_manifest), *b = parse(base_manifest), *d = NULL;
+	ingot_error e = { 0 };
+	(void)state;
+
+	json_object_set_new(json_object_get(json_object_get(b, "tuple"), "driver"), "flavor",
+			    json_string("proprietary"));
+	json_object_set_new(json_array_get(json_object_get(b, "files"), 1), "mode", json_string("0700"));
+	json_array_remove(json_object_get(b, "artifacts"), 1);
+	json_array_append_new(json_object_get(b, "artifacts"), parse("{\"name\":\"extra\"}"));
+	assert_int_equal(manifest_diff(a, b, &d, &e), 0);
+	assert_false(json_is_true(json_object_get(d, "identical")));
+
+	json_t *t = json_object_get(d, "tuple");
+	assert_int_equal(json_array_size(t), 1);
+	assert_string_equal(json_string_value(json_object_get(json_array_get(t, 0), "field")),
+			    "driver.flavor");
+	json_t *arts = json_object_get(d, "artifacts");
+	assert_string_equal(json_string_value(json_object_get(
+		json_array_get(json_object_get(arts, "added"), 0), "name")), "extra");
+	assert_string_equal(json_string_value(json_object_get(
+		json_array_get(json_object_get(arts, "removed"), 0), "name")), "base");
+	json_t *fc = json_object_get(json_object_get(d, "files"), "changed");
+	assert_int_equal(json_array_size(fc), 1);
+	assert_string_equal(json_string_value(json_object_get(json_array_get(fc, 0), "path")), "/b");
+
+	char *txt = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&txt, &len);
+	manifest_diff_print(d, "A", "B", f);
+	fclose(f);
+	assert_non_null(strstr(txt, "  ~ driver.flavor: open -> proprietary\n"));
+	assert_non_null(strstr(txt, "  ~ /b: mode 0755 -> 0700\n"));
+	assert_non_null(strstr(txt, "  - base (? sha256"));
+	free(txt);
+}
+
+static void test_null_tuple(void **state)
+{
+	_cleanup_json_ json_t *a = parse(base_manifest), *b = parse(base_manifest), *d = NULL;
+	ingot_error e = { 0 };
+	(void)state;
+
+	json_object_set_new(b, "tuple", json_null());
+	assert_int_equal(manifest_diff(a, b, &d, &e), 0);
+	json_t *t = json_object_get(d, "tuple");
+	assert_int_equal(json_array_size(t), 1);
+	assert_string_equal(json_string_value(json_object_get(json_array_get(t, 0), "field")), "tuple");
+}
+
+static void test_duplicate_path(void **state)
+{
+	_cleanup_json_ json_t *a = parse(base_manifest), *b = parse(base_manifest), *d = NULL;
+	ingot_error e = { 0 };
+	(void)state;
+
+	json_array_append_new(json_object_get(b, "files"), parse("{\"path\":\"/a\"}"));
+	assert_int_equal(manifest_diff(a, b, &d, &e), -EINVAL);
+	assert_non_null(strstr(e.msg, "\"/a\" appears twice"));
+	assert_null(d);
+}
+
+static void test_envelope(void **state)
+{
+	_cleanup_json_ json_t *m = parse(base_manifest);
+	_cleanup_json_ json_t *st = json_pack("{s:s,s:[],s:s,s:O}", "_type",
+		"https://in-toto.io/Statement/v1", "subject", "predicateType",
+		INGOT_PREDICATE_TYPE, "predicate", m);
+	_cleanup_free_ char *body = json_compact(st, NULL);
+	_cleanup_free_ char *b64 = base64_encode(body, strlen(body), NULL);
+	_cleanup_json_ json_t *env = json_pack("{s:s,s:s,s:[{s:s,s:s}]}", "payloadType",
+		DSSE_PAYLOAD_TYPE, "payload", b64, "signatures", "keyid", "00", "sig", "AA==");
+	_cleanup_mdoc_ struct mdoc d = { 0 };
+	ingot_error e = { 0 };
+	(void)state;
+
+	assert_int_equal(mdoc_from_json("env.json", env, &d, &e), 0);
+	assert_true(json_equal(d.manifest, m));
+	assert_non_null(d.envelope);
+	mdoc_free(&d);
+
+	json_object_set_new(env, "payload", json_string("not base64!"));
+	assert_int_equal(mdoc_from_json("env.json", env, &d, &e), -EINVAL);
+	assert_string_equal(e.msg, "env.json: field 'payload': expected standard base64");
+
+	json_object_set_new(env, "payloadType", json_string("text/plain"));
+	assert_int_equal(mdoc_from_json("env.json", env, &d, &e), -EINVAL);
+	assert_non_null(strstr(e.msg, "field 'payloadType'"));
+}
+
+static void test_shape(void **state)
+{
+	_cleanup_json_ json_t *m = parse(base_manifest);
+	ingot_error e = { 0 };
+	(void)state;
+
+	assert_int_equal(manifest_check_shape("m", m, &e), 0);
+	json_array_append_new(json_object_get(m, "files"), json_integer(3));
+	assert_int_equal(manifest_check_shape("m", m, &e), -EINVAL);
+	assert_string_equal(e.msg, "m: files[2]: expected an object, got another type");
+	json_object_set_new(m, "tuple", json_string("x"));
+	assert_int_equal(manifest_check_shape("m", m, &e), -EINVAL);
+	assert_string_equal(e.msg, "m: field 'tuple': expected an object or null");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_fields_nested),
+		cmocka_unit_test(test_identical),
+		cmocka_unit_test(test_changes),
+		cmocka_unit_test(test_null_tuple),
+		cmocka_unit_test(test_duplicate_path),
+		cmocka_unit_test(test_envelope),
+		cmocka_unit_test(test_shape),
+	};
+	return cmocka_run_group_tests_name("diff", tests, NULL, NULL);
+}

@@ -1,0 +1,170 @@
+/* Units for lib/: errors, strbuf, hex, sha256, atomic files, YAML helpers. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "lib/cleanup.h"
+#include "lib/digest.h"
+#include "lib/err.h"
+#include "lib/fileio.h"
+#include "lib/json.h"
+#include "lib/strbuf.h"
+#include "lib/yamlx.h"
+
+static void test_err_prefix(void **state)
+{
+	ingot_error e = { 0 };
+	(void)state;
+	assert_int_equal(ingot_fail(&e, EIO, "read %s", "x"), -EIO);
+	assert_int_equal(ingot_fail(&e, 0, "zero"), -EINVAL);
+	ingot_prefix(&e, "recipe.yaml");
+	assert_string_equal(e.msg, "recipe.yaml: zero");
+	assert_int_equal(ingot_fail_status(&e, -ENOENT, 7, "gone"), -ENOENT);
+	assert_int_equal(e.status, 7);
+}
+
+static void test_strbuf(void **state)
+{
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+	(void)state;
+	strbuf_init(&sb, 0);
+	assert_string_equal(sb.buf, "");
+	for (int i = 0; i < 1000; i++)
+		strbuf_addf(&sb, "%d,", i);
+	assert_int_equal(sb.len, strlen(sb.buf));
+	assert_memory_equal(sb.buf, "0,1,2,", 6);
+	strbuf_setlen(&sb, 2);
+	strbuf_addch(&sb, 'x');
+	assert_string_equal(sb.buf, "0,x");
+}
+
+static void test_hex_sha256(void **state)
+{
+	uint8_t d[32], back[32];
+	char hex[65];
+	(void)state;
+	sha256_buf("abc", 3, d);
+	hex_encode(d, 32, hex);
+	/* FIPS 180-2 test vector */
+	assert_string_equal(hex, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+	assert_true(is_sha256_hex(hex));
+	assert_int_equal(hex_decode(hex, back, 32), 0);
+	assert_memory_equal(d, back, 32);
+	assert_int_equal(hex_decode("zz", back, 1), -EINVAL);
+	assert_false(is_sha256_hex("BA7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"));
+	assert_false(is_sha256_hex("abc"));
+}
+
+static void test_atomic_abort_leaves_nothing(void **state)
+{
+	char dir[] = "/tmp/ingot-lib-XXXXXX";
+	ingot_error e = { 0 };
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	_cleanup_free_ char *path = path_join(dir, "out.bin");
+	{
+		_cleanup_atomic_ struct atomic_file af = { .fd = -1 };
+		assert_int_equal(atomic_open(&af, path, 0640, &e), 0);
+		assert_int_equal(atomic_write(&af, "half", 4, &e), 0);
+		/* scope ends without commit: temp file must vanish */
+	}
+	DIR *dh = opendir(dir);
+	struct dirent *de;
+	int n = 0;
+	while ((de = readdir(dh)))
+		n += de->d_name[0] != '.' || strlen(de->d_name) > 2;
+	closedir(dh);
+	assert_int_equal(n, 0);
+
+	mode_t old = umask(077);
+	assert_int_equal(write_file_atomic(path, "whole", 5, 0644, &e), 0);
+	umask(old);
+	struct stat st;
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0644); /* umask-independent */
+	_cleanup_free_ char *buf = NULL;
+	size_t len;
+	assert_int_equal(read_file(path, 100, &buf, &len, &e), 0);
+	assert_string_equal(buf, "whole");
+	free(buf);
+	buf = NULL;
+	assert_int_equal(read_file(path, 3, &buf, &len, &e), -EFBIG);
+	unlink(path);
+	rmdir(dir);
+}
+
+static void test_yaml_errors(void **state)
+{
+	static const char *const keys[] = { "name", "count", "on", NULL };
+	_cleanup_ydoc_ struct ydoc d = { 0 };
+	ingot_error e = { 0 };
+	const char *s;
+	uint64_t u;
+	bool b;
+	(void)state;
+
+	const char *doc = "name: demo\ncount: 12\non: true\n";
+	assert_int_equal(ydoc_load_buf(&d, "r.yaml", doc, strlen(doc), &e), 0);
+	yaml_node_t *root = ydoc_root(&d);
+	assert_int_equal(ydoc_check_keys(&d, root, "recipe", keys, &e), 0);
+	assert_int_equal(ydoc_str(&d, ydoc_get(&d, root, "name"), "name", &s, &e), 0);
+	assert_string_equal(s, "demo");
+	assert_int_equal(ydoc_uint(&d, ydoc_get(&d, root, "count"), "count", 0, 10, &u, &e), -EINVAL);
+	assert_string_equal(e.msg, "r.yaml:2:8: count: expected an integer in [0, 10], got '12'");
+	assert_int_equal(ydoc_bool(&d, ydoc_get(&d, root, "on"), "on", &b, &e), 0);
+	assert_true(b);
+	ydoc_free(&d);
+
+	const char *bad = "name: demo\nnmae: x\n";
+	assert_int_equal(ydoc_load_buf(&d, "r.yaml", bad, strlen(bad), &e), 0);
+	assert_int_equal(ydoc_check_keys(&d, ydoc_root(&d), "recipe", keys, &e), -EINVAL);
+	assert_string_equal(e.msg, "r.yaml:2:1: recipe: unknown key 'nmae'");
+	ydoc_free(&d);
+
+	const char *dup = "name: a\nname: b\n";
+	assert_int_equal(ydoc_load_buf(&d, "r.yaml", dup, strlen(dup), &e), 0);
+	assert_int_equal(ydoc_check_keys(&d, ydoc_root(&d), "recipe", keys, &e), -EINVAL);
+	assert_string_equal(e.msg, "r.yaml:2:1: recipe: duplicate key 'name'");
+	ydoc_free(&d);
+
+	const char *syn = "name: [a\n";
+	assert_int_equal(ydoc_load_buf(&d, "r.yaml", syn, strlen(syn), &e), -EINVAL);
+	assert_non_null(strstr(e.msg, "r.yaml:2:1: YAML syntax error"));
+}
+
+static void test_json_canonical(void **state)
+{
+	_cleanup_json_ json_t *j = json_pack("{s:i,s:s}", "b", 1, "a", "x");
+	_cleanup_free_ char *c = json_compact(j, NULL);
+	_cleanup_free_ char *p = json_canonical(j, NULL);
+	ingot_error e = { 0 };
+	json_t *out = NULL;
+	(void)state;
+	assert_string_equal(c, "{\"a\":\"x\",\"b\":1}");
+	assert_string_equal(p, "{\n  \"a\": \"x\",\n  \"b\": 1\n}\n");
+	assert_int_equal(json_read_buf("m.json", "{\"a\":1,\"a\":2}", 13, &out, &e), -EBADMSG);
+	assert_non_null(strstr(e.msg, "m.json:1:"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_err_prefix),
+		cmocka_unit_test(test_strbuf),
+		cmocka_unit_test(test_hex_sha256),
+		cmocka_unit_test(test_atomic_abort_leaves_nothing),
+		cmocka_unit_test(test_yaml_errors),
+		cmocka_unit_test(test_json_canonical),
+	};
+	return cmocka_run_group_tests_name("lib", tests, NULL, NULL);
+}

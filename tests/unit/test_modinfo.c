@@ -1,0 +1,197 @@
+/* Units for lib/modinfo: mkart.py's .ko files read by lib/modinfo agree
+ * with kmod's `modinfo -F` (skipped when kmod or python3 is missing). */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "lib/cleanup.h"
+#include "lib/fileio.h"
+#include "lib/modinfo.h"
+
+struct fixture { char dir[64]; };
+
+static int run(const char *cmd)
+{
+	int r = system(cmd);
+	return r == -1 ? -1 : WEXITSTATUS(r);
+}
+
+/* First line of a command's output, "" on failure. */
+static void capture(const char *cmd, char *out, size_t n)
+{
+	FILE *p = popen(cmd, "r");
+	out[0] = '\0';
+	if (!p)
+		return;
+	if (!fgets(out, (int)n, p))
+		out[0] = '\0';
+	out[strcspn(out, "\n")] = '\0';
+	pclose(p);
+}
+
+static const char *modinfo_tool(void)
+{
+	static const char *const c[] = { "/usr/sbin/modinfo", "/sbin/modinfo", "/usr/bin/modinfo" };
+	for (size_t i = 0; i < 3; i++)
+		if (access(c[i], X_OK) == 0)
+			return c[i];
+	return NULL;
+}
+
+static int setup(void **state)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+	strcpy(f->dir, "/tmp/ingot-modinfo.XXXXXX");
+	if (!mkdtemp(f->dir))
+		return -1;
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+	char cmd[128];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f->dir);
+	run(cmd);
+	free(f);
+	return 0;
+}
+
+static void make_ko(struct fixture *f, const char *name, const char *args)
+{
+	char cmd[512];
+	snprintf(cmd, sizeof(cmd), "python3 scripts/mkart.py ko --out '%s/%s' %s", f->dir, name, args);
+	assert_int_equal(run(cmd), 0);
+}
+
+static void test_agrees_with_kmod(void **state)
+{
+	static const struct { const char *args, *version, *license; } cases[] = {
+		{ "--name nvidia --version 580.95.05 --flavor open", "580.95.05", "Dual MIT/GPL" },
+		{ "--name nvidia --version 580.95.05 --flavor proprietary", "580.95.05", "NVIDIA" },
+		{ "--name nvidia --version 595.91.07", "595.91.07", "Dual MIT/GPL" },
+		{ "--name amdgpu --version 6.16.6 --license 'GPL and additional rights'", "6.16.6",
+		  "GPL and additional rights" },
+	};
+	struct fixture *f = *state;
+	const char *tool = modinfo_tool();
+
+	if (!tool)
+		skip();
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char path[128], cmd[256], kv[128], kl[128];
+		struct modinfo mi;
+		ingot_error e = { 0 };
+
+		make_ko(f, "m.ko", cases[i].args);
+		snprintf(path, sizeof(path), "%s/m.ko", f->dir);
+		assert_int_equal(modinfo_load(path, &mi, &e), 0);
+		snprintf(cmd, sizeof(cmd), "%s -F version '%s'", tool, path);
+		capture(cmd, kv, sizeof(kv));
+		snprintf(cmd, sizeof(cmd), "%s -F license '%s'", tool, path);
+		capture(cmd, kl, sizeof(kl));
+		assert_string_equal(kv, cases[i].version);
+		assert_string_equal(modinfo_get(&mi, "version"), kv);
+		assert_string_equal(kl, cases[i].license);
+		assert_string_equal(modinfo_get(&mi, "license"), kl);
+		modinfo_free(&mi);
+	}
+}
+
+static void test_fields_and_repeats(void **state)
+{
+	struct fixture *f = *state;
+	char path[128];
+	struct modinfo mi;
+	size_t firmware = 0;
+	ingot_error e = { 0 };
+
+	make_ko(f, "n.ko", "--name nvidia --version 580.95.05 --flavor open --field parm=NVreg_X:int");
+	snprintf(path, sizeof(path), "%s/n.ko", f->dir);
+	assert_int_equal(modinfo_load(path, &mi, &e), 0);
+	assert_string_equal(modinfo_get(&mi, "name"), "nvidia");
+	assert_string_equal(modinfo_get(&mi, "parm"), "NVreg_X:int");
+	assert_string_equal(modinfo_get(&mi, "depends"), "");
+	assert_null(modinfo_get(&mi, "nonexistent"));
+	for (size_t i = 0; i < mi.n; i++)
+		firmware += !strcmp(mi.keys[i], "firmware");
+	assert_int_equal(firmware, 2);
+	modinfo_free(&mi);
+}
+
+static void test_compressed(void **state)
+{
+	struct fixture *f = *state;
+	char path[128], cmd[256];
+	struct modinfo mi;
+	ingot_error e = { 0 };
+
+	make_ko(f, "c.ko", "--name nvidia --version 580.105.08");
+	snprintf(cmd, sizeof(cmd), "xz -k '%s/c.ko' && zstd -q '%s/c.ko' -o '%s/c.ko.zst' 2>/dev/null",
+		 f->dir, f->dir, f->dir);
+	if (run(cmd) != 0)
+		skip();
+	snprintf(path, sizeof(path), "%s/c.ko.xz", f->dir);
+	assert_int_equal(modinfo_load(path, &mi, &e), 0);
+	assert_string_equal(modinfo_get(&mi, "version"), "580.105.08");
+	modinfo_free(&mi);
+	snprintf(path, sizeof(path), "%s/c.ko.zst", f->dir);
+	assert_int_equal(modinfo_load(path, &mi, &e), 0);
+	assert_string_equal(modinfo_get(&mi, "version"), "580.105.08");
+	modinfo_free(&mi);
+}
+
+static void test_malformed(void **state)
+{
+	struct fixture *f = *state;
+	char path[128], cmd[256];
+	struct modinfo mi;
+	ingot_error e = { 0 };
+	uint8_t hdr[64] = { 0x7f, 'E', 'L', 'F', 2, 1, 1 };
+	_cleanup_free_ char *buf = NULL;
+	size_t len;
+
+	(void)f;
+	assert_int_equal(modinfo_parse("hello", 5, "x.ko", &mi, &e), -EINVAL);
+	assert_string_equal(e.msg, "x.ko: not an ELF file (no \\177ELF magic)");
+	/* section table far outside the file */
+	hdr[40] = 0xff; hdr[41] = 0xff; hdr[58] = 64; hdr[60] = 3; hdr[62] = 1;
+	assert_int_equal(modinfo_parse(hdr, sizeof(hdr), "t.ko", &mi, &e), -EINVAL);
+	assert_string_equal(e.msg, "t.ko: ELF section headers point outside the file");
+	/* a shared object has no .modinfo */
+	snprintf(cmd, sizeof(cmd), "python3 scripts/mkart.py so --out '%s/l.so' --soname l.so.1", f->dir);
+	assert_int_equal(run(cmd), 0);
+	snprintf(path, sizeof(path), "%s/l.so", f->dir);
+	assert_int_equal(read_file(path, 1 << 20, &buf, &len, &e), 0);
+	assert_int_equal(modinfo_parse(buf, len, "l.so", &mi, &e), -ENOENT);
+	assert_string_equal(e.msg, "l.so: no .modinfo section: not a kernel module");
+	/* every truncation of a valid module fails cleanly or parses */
+	make_ko(f, "v.ko", "--version 1.2.3");
+	snprintf(path, sizeof(path), "%s/v.ko", f->dir);
+	free(buf);
+	buf = NULL;
+	assert_int_equal(read_file(path, 1 << 20, &buf, &len, &e), 0);
+	for (size_t cut = 0; cut < len; cut += 7) {
+		if (modinfo_parse(buf, cut, "v.ko", &mi, &e) == 0)
+			modinfo_free(&mi);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_agrees_with_kmod),
+		cmocka_unit_test(test_fields_and_repeats),
+		cmocka_unit_test(test_compressed),
+		cmocka_unit_test(test_malformed),
+	};
+	return cmocka_run_group_tests_name("modinfo", tests, setup, teardown);
+}

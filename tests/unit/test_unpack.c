@@ -1,0 +1,424 @@
+/* Units for builder/unpack.c.  Every archive is written here with
+ * libarchive's writer (tar, tar.gz, tar.xz, .deb = ar), including hostile
+ * ones that no well-behaved tar would produce. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <archive.h>
+#include <archive_entry.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "builder/store.h"
+#include "builder/tree.h"
+#include "builder/unpack.h"
+#include "lib/cleanup.h"
+#include "lib/digest.h"
+#include "lib/fileio.h"
+
+/* One archive member: type f(ile) d(ir) l(symlink) h(ardlink) c b(devices). */
+struct m {
+	char type;
+	const char *path;
+	const char *data;     /* file content, or link target */
+	unsigned mode;
+};
+
+struct fx {
+	char dir[64];
+	struct store s;
+	int seq;
+};
+
+static int setup(void **state)
+{
+	struct fx *f = calloc(1, sizeof(*f));
+	char root[128];
+	ingot_error e = { 0 };
+	strcpy(f->dir, "/tmp/ingot-unpack-XXXXXX");
+	if (!mkdtemp(f->dir))
+		return -1;
+	snprintf(root, sizeof(root), "%s/store", f->dir);
+	if (store_open(&f->s, root, &e) < 0)
+		return -1;
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fx *f = *state;
+	char cmd[128];
+	store_close(&f->s);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f->dir);
+	if (system(cmd) != 0)
+		return -1;
+	free(f);
+	return 0;
+}
+
+static void add_members(struct archive *w, const struct m *ms, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct archive_entry *ae = archive_entry_new();
+		archive_entry_set_pathname(ae, ms[i].path);
+		archive_entry_set_perm(ae, ms[i].mode ? ms[i].mode : (ms[i].type == 'd' ? 0755 : 0644));
+		archive_entry_set_uid(ae, 1000);   /* must not reach the image */
+		archive_entry_set_mtime(ae, 1234567, 0);
+		switch (ms[i].type) {
+		case 'f':
+			archive_entry_set_filetype(ae, AE_IFREG);
+			archive_entry_set_size(ae, (la_int64_t)strlen(ms[i].data));
+			break;
+		case 'd': archive_entry_set_filetype(ae, AE_IFDIR); break;
+		case 'l':
+			archive_entry_set_filetype(ae, AE_IFLNK);
+			archive_entry_set_symlink(ae, ms[i].data);
+			break;
+		case 'h':
+			archive_entry_set_filetype(ae, AE_IFREG);
+			archive_entry_set_hardlink(ae, ms[i].data);
+			archive_entry_set_size(ae, 0);
+			break;
+		case 'c':
+		case 'b':
+			archive_entry_set_filetype(ae, ms[i].type == 'c' ? AE_IFCHR : AE_IFBLK);
+			archive_entry_set_rdevmajor(ae, 1);
+			archive_entry_set_rdevminor(ae, 3);
+			break;
+		}
+		/* ARCHIVE_WARN: a non-UTF-8 name is written raw, as wanted here */
+		assert_true(archive_write_header(w, ae) >= ARCHIVE_WARN);
+		if (ms[i].type == 'f')
+			assert_int_equal(archive_write_data(w, ms[i].data, strlen(ms[i].data)), (la_ssize_t)strlen(ms[i].data));
+		archive_entry_free(ae);
+	}
+}
+
+/* Write a tar (filter: "gzip", "xz" or NULL) and return its path. */
+static char *make_tar(struct fx *f, const char *filter, const struct m *ms, size_t n)
+{
+	char *path;
+	struct archive *w = archive_write_new();
+	assert_true(asprintf(&path, "%s/a%d.tar", f->dir, f->seq++) > 0);
+	archive_write_set_format_pax_restricted(w);
+	if (filter)
+		assert_int_equal(archive_write_add_filter_by_name(w, filter), ARCHIVE_OK);
+	assert_int_equal(archive_write_open_filename(w, path), ARCHIVE_OK);
+	add_members(w, ms, n);
+	archive_write_close(w);
+	archive_write_free(w);
+	return path;
+}
+
+static void ar_member(struct archive *w, const char *name, const void *data, size_t len)
+{
+	struct archive_entry *ae = archive_entry_new();
+	archive_entry_set_pathname(ae, name);
+	archive_entry_set_filetype(ae, AE_IFREG);
+	archive_entry_set_perm(ae, 0644);
+	archive_entry_set_size(ae, (la_int64_t)len);
+	assert_int_equal(archive_write_header(w, ae), ARCHIVE_OK);
+	assert_int_equal(archive_write_data(w, data, len), (la_ssize_t)len);
+	archive_entry_free(ae);
+}
+
+static char *make_deb(struct fx *f, const struct m *ms, size_t n)
+{
+	_cleanup_free_ char *control = NULL, *data = NULL, *cbuf = NULL, *dbuf = NULL;
+	static const struct m ctl[] = { { 'f', "./control", "Package: p\nVersion: 1\n", 0 } };
+	size_t clen, dlen;
+	ingot_error e = { 0 };
+	char *path;
+	struct archive *w;
+
+	control = make_tar(f, "gzip", ctl, 1);
+	data = make_tar(f, "xz", ms, n);
+	assert_int_equal(read_file(control, 1 << 20, &cbuf, &clen, &e), 0);
+	assert_int_equal(read_file(data, 1 << 20, &dbuf, &dlen, &e), 0);
+	assert_true(asprintf(&path, "%s/p%d.deb", f->dir, f->seq++) > 0);
+	w = archive_write_new();
+	archive_write_set_format_ar_bsd(w);
+	assert_int_equal(archive_write_open_filename(w, path), ARCHIVE_OK);
+	ar_member(w, "debian-binary", "2.0\n", 4);
+	ar_member(w, "control.tar.gz", cbuf, clen);
+	ar_member(w, "data.tar.xz", dbuf, dlen);
+	archive_write_close(w);
+	archive_write_free(w);
+	return path;
+}
+
+/* An artifact for path, imported into the store under its real digest. */
+static void artifact_for(struct fx *f, const char *path, enum artifact_kind kind, struct artifact *a)
+{
+	ingot_error e = { 0 };
+	memset(a, 0, sizeof(*a));
+	a->name = "art";
+	a->source = (char *)path;
+	a->path = (char *)path;
+	a->kind = kind;
+	a->dest = "";
+	assert_int_equal(sha256_file(path, a->sha256, NULL, &e), 0);
+	assert_int_equal(store_import(&f->s, a->name, path, a->sha256, &e), 0);
+}
+
+/* Unpack an archive that must be refused; returns the message. */
+static void expect_refused(struct fx *f, const struct m *ms, size_t n, const char *msg)
+{
+	_cleanup_free_ char *p = make_tar(f, NULL, ms, n);
+	struct artifact a;
+	struct tree l;
+	struct unpack_stats st;
+	ingot_error e = { 0 };
+
+	artifact_for(f, p, ART_TAR, &a);
+	assert_true(unpack_list(&f->s, &a, &l, &st, &e) < 0);
+	if (strcmp(e.msg, msg))
+		fail_msg("expected: %s\ngot:      %s", msg, e.msg);
+	assert_int_equal(l.n, 0);
+}
+
+static const struct m good[] = {
+	{ 'd', "./", NULL, 0755 },
+	{ 'd', "./pkg/", NULL, 0755 },
+	{ 'd', "./pkg/bin/", NULL, 0750 },
+	{ 'f', "./pkg/bin/tool", "#!/bin/sh\necho tool\n", 04755 },
+	{ 'h', "./pkg/bin/tool2", "./pkg/bin/tool", 0 },
+	{ 'f', "./pkg/lib/libx.so.1", "ELF...", 0644 },
+	{ 'l', "./pkg/lib/libx.so", "libx.so.1", 0777 },
+	{ 'f', "./pkg/share/doc/README", "docs", 0600 },
+	{ 'f', "./pkg/top", "dropped by strip? no: kept", 0644 },
+	{ 'f', "rootfile", "dropped by strip-components 1", 0644 },
+};
+
+static void test_list_and_cache(void **state)
+{
+	struct fx *f = *state;
+	_cleanup_free_ char *p = make_tar(f, "gzip", good, sizeof(good) / sizeof(good[0]));
+	struct artifact a;
+	struct tree l, l2;
+	struct unpack_stats st, st2;
+	ingot_error e = { 0 };
+	uint8_t d[32];
+
+	artifact_for(f, p, ART_TAR, &a);
+	assert_int_equal(unpack_list(&f->s, &a, &l, &st, &e), 0);
+	assert_false(st.cached);
+	assert_int_equal(l.n, 9);  /* "./" itself carries nothing */
+	assert_string_equal(l.v[0].path, "pkg");
+	struct tree_entry *t = tree_find(&l, "pkg/bin/tool");
+	assert_non_null(t);
+	assert_int_equal(t->mode, 04755);
+	assert_int_equal(t->uid, 0);
+	sha256_buf("#!/bin/sh\necho tool\n", 20, d);
+	assert_memory_equal(t->sha256, d, 32);
+	assert_true(store_has_blob(&f->s, d));
+	struct tree_entry *h = tree_find(&l, "pkg/bin/tool2");
+	assert_int_equal(h->type, TREE_FILE);
+	assert_memory_equal(h->sha256, d, 32);
+	assert_int_equal(h->size, 20);
+	assert_string_equal(tree_find(&l, "pkg/lib/libx.so")->target, "libx.so.1");
+	assert_int_equal(tree_find(&l, "pkg/bin")->mode, 0750);
+
+	/* second time from unpacked/<sha>.json, same listing */
+	assert_int_equal(unpack_list(&f->s, &a, &l2, &st2, &e), 0);
+	assert_true(st2.cached);
+	assert_int_equal(st2.bytes, st.bytes);
+	assert_int_equal(l2.n, l.n);
+	for (size_t i = 0; i < l.n; i++) {
+		assert_string_equal(l.v[i].path, l2.v[i].path);
+		assert_int_equal(l.v[i].type, l2.v[i].type);
+		assert_int_equal(l.v[i].mode, l2.v[i].mode);
+		assert_memory_equal(l.v[i].sha256, l2.v[i].sha256, 32);
+	}
+	tree_free(&l2);
+
+	/* a damaged cache is not trusted: unpacked again */
+	char hex[65], cache[256];
+	hex_encode(a.sha256, 32, hex);
+	snprintf(cache, sizeof(cache), "%s/unpacked/%s.json", f->s.root, hex);
+	assert_int_equal(write_file_atomic(cache, "{\"schema\":", 10, 0644, &e), 0);
+	assert_int_equal(unpack_list(&f->s, &a, &l2, &st2, &e), 0);
+	assert_false(st2.cached);
+	assert_int_equal(l2.n, l.n);
+	tree_free(&l2);
+
+	/* the recipe's view: strip, include, exclude, dest, modes */
+	static char *inc[] = { "bin", "lib/*" }, *exc[] = { "*.so" };
+	struct mode_override mo[] = { { .glob = "opt/x/bin/*", .mode = 0700, .uid = 5, .gid = -1 } };
+	struct tree img;
+	a.strip_components = 1;
+	a.include = inc; a.n_include = 2;
+	a.exclude = exc; a.n_exclude = 1;
+	a.dest = "opt/x";
+	a.modes = mo; a.n_modes = 1;
+	tree_init(&img);
+	assert_int_equal(unpack_apply(&a, &l, &img, &e), 0);
+	assert_int_equal(img.n, 4);
+	assert_non_null(tree_find(&img, "opt/x/bin"));
+	assert_int_equal(tree_find(&img, "opt/x/bin")->mode, 0750);
+	assert_int_equal(tree_find(&img, "opt/x/bin/tool")->mode, 0700);
+	assert_int_equal(tree_find(&img, "opt/x/bin/tool")->uid, 5);
+	assert_int_equal(tree_find(&img, "opt/x/bin/tool2")->mode, 0700);
+	assert_non_null(tree_find(&img, "opt/x/lib/libx.so.1"));
+	assert_null(tree_find(&img, "opt/x/lib/libx.so"));
+	assert_null(tree_find(&img, "opt/x/top"));
+	assert_null(tree_find(&img, "rootfile"));
+	tree_free(&img);
+	tree_free(&l);
+}
+
+static void test_hostile(void **state)
+{
+	struct fx *f = *state;
+	const struct m abs[] = { { 'f', "/etc/passwd", "root::0:0", 0 } };
+	const struct m dotdot[] = { { 'f', "a/../../escape", "x", 0 } };
+	const struct m hl_out[] = { { 'f', "a", "x", 0 }, { 'h', "b", "/etc/shadow", 0 } };
+	const struct m hl_missing[] = { { 'f', "a", "x", 0 }, { 'h', "b", "nothere", 0 } };
+	const struct m hl_dir[] = { { 'd', "d", NULL, 0 }, { 'h', "b", "d", 0 } };
+	const struct m dup[] = { { 'f', "x", "1", 0 }, { 'f', "./x", "2", 0 } };
+	const struct m badname[] = { { 'f', "caf\xe9", "latin-1", 0 } };
+	const struct m badlink[] = { { 'l', "l", "\xff\xfe", 0 } };
+
+	expect_refused(f, abs, 1, "art: archive entry '/etc/passwd': expected a relative path, got an absolute one");
+	expect_refused(f, dotdot, 1, "art: archive entry 'a/../../escape': path: '.' or '..' component in 'a/../../escape' refused");
+	expect_refused(f, hl_out, 2, "art: hardlink target of '/etc/shadow': expected a relative path, got an absolute one");
+	expect_refused(f, hl_missing, 2, "art: archive entry 'b': hardlink target 'nothere': expected a regular file earlier in the same artifact, got nothing");
+	expect_refused(f, hl_dir, 2, "art: archive entry 'b': hardlink target 'd': expected a regular file earlier in the same artifact, got dir");
+	expect_refused(f, dup, 2, "art: archive entry './x': expected each path once, got it twice");
+	expect_refused(f, badname, 1, "art: archive entry 'caf\xe9': expected a UTF-8 name, got invalid bytes");
+	expect_refused(f, badlink, 1, "art: archive entry 'l': expected a UTF-8 symlink target of 1 to 4095 bytes, got an invalid one");
+}
+
+static void apply_one(struct fx *f, const struct m *ms, size_t n, bool allow_devices, struct tree *img,
+		      int want, const char *msg)
+{
+	_cleanup_free_ char *p = make_tar(f, NULL, ms, n);
+	struct artifact a;
+	struct tree l;
+	struct unpack_stats st;
+	ingot_error e = { 0 };
+
+	artifact_for(f, p, ART_TAR, &a);
+	a.allow_devices = allow_devices;
+	assert_int_equal(unpack_list(&f->s, &a, &l, &st, &e), 0);
+	assert_int_equal(unpack_apply(&a, &l, img, &e), want);
+	if (msg && strcmp(e.msg, msg))
+		fail_msg("expected: %s\ngot:      %s", msg, e.msg);
+	tree_free(&l);
+}
+
+static void test_apply_refusals(void **state)
+{
+	struct fx *f = *state;
+	struct tree img;
+	const struct m through[] = { { 'l', "lib", "/etc", 0 }, { 'f', "lib/passwd", "evil", 0 } };
+	const struct m dev[] = { { 'c', "dev/null", NULL, 0666 } };
+
+	tree_init(&img);
+	apply_one(f, through, 2, false, &img, -ENOTDIR,
+		  "art: archive entry 'lib/passwd': path goes through '/lib', which is a symlink from 'art', not a directory");
+	tree_free(&img);
+
+	tree_init(&img);
+	apply_one(f, dev, 1, false, &img, -EPERM,
+		  "art: archive entry 'dev/null': expected no device nodes, got a character device 1:3 (set 'allow-devices: true' to allow)");
+	assert_int_equal(img.n, 0);
+	apply_one(f, dev, 1, true, &img, 0, NULL);
+	assert_int_equal(tree_find(&img, "dev/null")->type, TREE_CHR);
+	assert_int_equal(tree_find(&img, "dev/null")->rdev_minor, 3);
+	tree_free(&img);
+}
+
+/* Two artifacts on one path: refused unless the later says replace. */
+static void test_conflict_replace(void **state)
+{
+	struct fx *f = *state;
+	const struct m one[] = { { 'f', "etc/conf", "one", 0 } };
+	const struct m two[] = { { 'f', "etc/conf", "two", 0 } };
+	_cleanup_free_ char *p1 = make_tar(f, NULL, one, 1);
+	_cleanup_free_ char *p2 = make_tar(f, "xz", two, 1);
+	struct artifact a1, a2;
+	struct tree l1, l2, img;
+	struct unpack_stats st;
+	ingot_error e = { 0 };
+	uint8_t d[32];
+
+	artifact_for(f, p1, ART_TAR, &a1);
+	artifact_for(f, p2, ART_TAR, &a2);
+	a2.name = "override";
+	assert_int_equal(unpack_list(&f->s, &a1, &l1, &st, &e), 0);
+	assert_int_equal(unpack_list(&f->s, &a2, &l2, &st, &e), 0);
+	tree_init(&img);
+	assert_int_equal(unpack_apply(&a1, &l1, &img, &e), 0);
+	assert_int_equal(unpack_apply(&a2, &l2, &img, &e), -EEXIST);
+	assert_string_equal(e.msg, "override: path 'etc/conf' also written by 'art' (mark one artifact 'replace: true' to say which wins)");
+	a2.replace = true;
+	assert_int_equal(unpack_apply(&a2, &l2, &img, &e), 0);
+	sha256_buf("two", 3, d);
+	assert_memory_equal(tree_find(&img, "etc/conf")->sha256, d, 32);
+	assert_string_equal(tree_find(&img, "etc/conf")->origin, "override");
+	tree_free(&img);
+	tree_free(&l1);
+	tree_free(&l2);
+}
+
+static void test_deb_and_formats(void **state)
+{
+	struct fx *f = *state;
+	const struct m data[] = {
+		{ 'd', "./usr/", NULL, 0755 },
+		{ 'f', "./usr/bin/nvidia-ctk", "ctk 1.17.8", 0755 },
+	};
+	_cleanup_free_ char *deb = make_deb(f, data, 2);
+	_cleanup_free_ char *notdeb = make_tar(f, NULL, data, 2);
+	struct artifact a;
+	struct tree l;
+	struct unpack_stats st;
+	ingot_error e = { 0 };
+
+	artifact_for(f, deb, ART_DEB, &a);
+	assert_int_equal(unpack_list(&f->s, &a, &l, &st, &e), 0);
+	assert_int_equal(l.n, 2);
+	assert_int_equal(tree_find(&l, "usr/bin/nvidia-ctk")->mode, 0755);
+	assert_int_equal(st.bytes, 10);
+	tree_free(&l);
+
+	/* the same bytes listed as a tar are not a tar */
+	artifact_for(f, deb, ART_TAR, &a);
+	assert_true(unpack_list(&f->s, &a, &l, &st, &e) < 0);
+	assert_non_null(strstr(e.msg, "art: "));
+	/* a tar declared as deb is not a Debian package */
+	artifact_for(f, notdeb, ART_DEB, &a);
+	assert_true(unpack_list(&f->s, &a, &l, &st, &e) < 0);
+	assert_non_null(strstr(e.msg, "expected a Debian package"));
+}
+
+static void test_glob(void **state)
+{
+	(void)state;
+	assert_true(unpack_glob_match("usr/share/doc", "usr/share/doc/x/y"));
+	assert_true(unpack_glob_match("*.a", "usr/lib/libz.a"));
+	assert_true(unpack_glob_match("lib/*", "lib/modules/6.8/kernel"));
+	assert_false(unpack_glob_match("usr/share/doc", "usr/share/docs"));
+	assert_false(unpack_glob_match("lib/*.so", "lib/x.so.1"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_list_and_cache, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_hostile, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_apply_refusals, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_conflict_replace, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_deb_and_formats, setup, teardown),
+		cmocka_unit_test(test_glob),
+	};
+	return cmocka_run_group_tests_name("unpack", tests, NULL, NULL);
+}

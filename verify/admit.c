@@ -1,0 +1,242 @@
+#include "verify/admit.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "attest/predict.h"
+#include "builder/manifest.h"
+#include "keys/envelope.h"
+#include "keys/keyring.h"
+#include "lib/cleanup.h"
+#include "lib/digest.h"
+#include "lib/fileio.h"
+#include "lib/json.h"
+#include "verify/checks.h"
+#include "verify/filecheck.h"
+#include "verify/nodeprobe.h"
+#include "verify/tuplecheck.h"
+
+static char *rfc3339(time_t t)
+{
+	struct tm tm;
+	char buf[32];
+	gmtime_r(&t, &tm);
+	strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	return strdup(buf);
+}
+
+static char *read_node_line(const char *root, const char *abs)
+{
+	_cleanup_free_ char *p = path_join(root, abs + 1);
+	char *buf = NULL;
+	size_t len = 0;
+	ingot_error e = { 0 };
+	if (!p || read_file(p, 4096, &buf, &len, &e) < 0)
+		return NULL;
+	buf[strcspn(buf, "\n")] = '\0';
+	return buf;
+}
+
+static json_t *node_identity(const struct verify_opts *o, const char *root)
+{
+	_cleanup_free_ char *host = read_node_line(root, "/etc/hostname");
+	_cleanup_free_ char *mid = read_node_line(root, "/etc/machine-id");
+	char hn[256] = "";
+	if (!strcmp(root, "/") && gethostname(hn, sizeof(hn) - 1) == 0 && hn[0]) {
+		free(host);
+		host = strdup(hn);
+	}
+	const char *id = o->node_id ? o->node_id : host && *host ? host : mid && *mid ? mid : "unknown";
+	return json_pack("{s:s, s:o, s:o}", "id", id,
+			 "hostname", host && *host ? json_string(host) : json_null(),
+			 "machine_id", mid && *mid ? json_string(mid) : json_null());
+}
+
+/* Manifest facts for the report header, whatever the signature says. */
+static void describe_manifest(struct verify_report *r, const char *path, const json_t *m)
+{
+	uint8_t d[32], cd[32];
+	char hex[65], chex[65];
+	uint64_t size = 0;
+	ingot_error e = { 0 };
+	const json_t *recipe = json_object_get(m, "recipe");
+	const json_t *tuple = json_object_get(m, "tuple");
+
+	r->manifest = json_pack("{s:s}", "path", path);
+	if (sha256_file(path, d, &size, &e) == 0) {
+		hex_encode(d, 32, hex);
+		json_object_set_new(r->manifest, "sha256", json_string(hex));
+	}
+	if (!m)
+		return;
+	if (attest_content_digest(m, cd) == 0) {
+		hex_encode(cd, 32, chex);
+		json_object_set_new(r->manifest, "content_digest", json_string(chex));
+	}
+	const char *name = json_string_value(json_object_get(recipe, "name"));
+	json_object_set(r->manifest, "recipe", recipe ? (json_t *)recipe : json_null());
+	json_object_set(r->manifest, "serial", json_object_get(m, "serial") ?
+			json_object_get(m, "serial") : json_null());
+	json_object_set(r->manifest, "expires", json_object_get(m, "expires") ?
+			json_object_get(m, "expires") : json_null());
+	json_object_set(r->manifest, "image_sha256",
+			json_object_get(json_object_get(m, "image"), "sha256") ?: json_null());
+	json_object_set(r->manifest, "verity_root_hash",
+			json_object_get(json_object_get(m, "verity"), "root_hash") ?: json_null());
+	if (name)
+		r->pool = strdup(name);
+	if (json_is_object(tuple)) {
+		size_t len = 0;
+		_cleanup_free_ char *c = json_compact(tuple, &len);
+		if (c) {
+			sha256_buf(c, len, d);
+			hex_encode(d, 32, hex);
+			r->tuple_digest = strdup(hex);
+		}
+	}
+}
+
+/* Signature, expiry and rollback through the keyring; *m gets the
+ * manifest (the verified one, or the unverified payload so the other
+ * checks can still describe the node). */
+static void check_signature(const struct verify_opts *o, struct verify_report *r, json_t **m)
+{
+	_cleanup_json_ json_t *doc = NULL;
+	ingot_error e = { 0 };
+
+	*m = NULL;
+	if (json_read_file(o->manifest_path, &doc, &e) < 0) {
+		report_set(r, CHECK_SIGNATURE, ST_ERROR, "cannot read manifest: %s", e.msg);
+		return;
+	}
+	if (!json_object_get(doc, "payloadType")) {
+		/* A plain manifest: its content can be checked, its origin cannot. */
+		if (manifest_check(o->manifest_path, doc, &e) < 0) {
+			report_set(r, CHECK_SIGNATURE, ST_ERROR, "%s", e.msg);
+			return;
+		}
+		*m = json_incref(doc);
+		if (o->allow_unsigned)
+			report_set(r, CHECK_SIGNATURE, ST_SKIP,
+				   "unsigned manifest accepted (--allow-unsigned)");
+		else
+			report_set(r, CHECK_SIGNATURE, ST_FAIL,
+				   "manifest is not signed: a DSSE envelope is required");
+		report_evidence(r, CHECK_SIGNATURE, "%s: plain manifest, no payloadType", o->manifest_path);
+		return;
+	}
+
+	/* Unverified payload, for the report only. */
+	uint8_t *payload = NULL;
+	size_t plen = 0;
+	if (envelope_parse(o->manifest_path, doc, &payload, &plen, &e) == 0) {
+		json_t *st = json_loadb((const char *)payload, plen, 0, NULL);
+		json_t *pred = json_object_get(st, "predicate");
+		if (json_is_object(pred))
+			*m = json_incref(pred);
+		json_decref(st);
+		free(payload);
+	}
+	if (!o->keyring_path) {
+		report_set(r, CHECK_SIGNATURE, ST_ERROR, "no keyring given (--keyring): "
+			   "cannot check the envelope's signatures");
+		return;
+	}
+	_cleanup_keyring_ struct keyring *kr = NULL;
+	if (keyring_load(o->keyring_path, &kr, &e) < 0) {
+		report_set(r, CHECK_SIGNATURE, ST_ERROR, "%s", e.msg);
+		return;
+	}
+	struct verify_policy pol = {
+		.now = o->have_now ? o->now : time(NULL),
+		.state_path = o->state_path,
+		.record_state = o->state_path != NULL,
+	};
+	struct verify_outcome out;
+	json_t *verified = NULL;
+	memset(&out, 0, sizeof(out));
+	ingot_error_clear(&e);
+	if (envelope_verify(o->manifest_path, kr, &pol, &verified, &out, &e) < 0) {
+		/* I/O trouble is "could not check"; anything else is a forgery,
+		 * an expired or a rolled-back manifest. */
+		report_set(r, CHECK_SIGNATURE, e.status == ENVELOPE_EXIT_IO ? ST_ERROR : ST_FAIL,
+			   "%s", e.msg);
+		report_evidence(r, CHECK_SIGNATURE, "envelope_verify exit class %d", e.status);
+		return;
+	}
+	json_decref(*m);
+	*m = verified;
+	report_set(r, CHECK_SIGNATURE, ST_PASS, "%u of %u required trusted signatures valid, serial %llu",
+		   out.valid, out.threshold, (unsigned long long)out.serial);
+	json_t *signers = json_array();
+	for (unsigned i = 0; i < out.valid && i < VERIFY_MAX_SIGNERS; i++) {
+		report_evidence(r, CHECK_SIGNATURE, "signed by %s (%s)", out.signers[i],
+				out.signer_names[i] ? out.signer_names[i] : "?");
+		json_array_append_new(signers, json_string(out.signers[i]));
+	}
+	r->checks[CHECK_SIGNATURE].details = json_pack("{s:o, s:I, s:I, s:o}", "signers", signers,
+		"serial", (json_int_t)out.serial, "last_serial", (json_int_t)out.last_serial,
+		"expires", out.has_expiry ? json_integer((json_int_t)out.expires) : json_null());
+}
+
+static void check_files(const struct verify_opts *o, const char *root, const json_t *m,
+			struct verify_report *r)
+{
+	struct files_result fr;
+	ingot_error e = { 0 };
+
+	if (!o->check_files) {
+		report_set(r, CHECK_FILES, ST_SKIP, "files check not requested (--no-files)");
+		return;
+	}
+	if (files_check(root, json_object_get(m, "files"), o->ignore, &fr, &e) < 0) {
+		report_set(r, CHECK_FILES, ST_ERROR, "%s", e.msg);
+		return;
+	}
+	json_decref(r->checks[CHECK_FILES].evidence);
+	r->checks[CHECK_FILES].evidence = json_incref(fr.evidence);
+	r->checks[CHECK_FILES].details = json_incref(fr.details);
+	json_object_set_new(fr.details, "checked", json_integer((json_int_t)fr.checked));
+	if (fr.missing || fr.extra || fr.changed)
+		report_set(r, CHECK_FILES, ST_FAIL, "root %s differs from the manifest: "
+			   "%zu changed, %zu missing, %zu extra", root, fr.changed, fr.missing, fr.extra);
+	else
+		report_set(r, CHECK_FILES, ST_PASS, "%zu entries under %s match the manifest",
+			   fr.checked, root);
+	files_result_free(&fr);
+}
+
+int verify_node(const struct verify_opts *o, struct verify_report *r, ingot_error *e)
+{
+	const char *root = o->root && *o->root ? o->root : "/";
+	_cleanup_json_ json_t *m = NULL;
+	struct node_probe *probe = NULL;
+	int ret;
+
+	r->fail_on_warn = o->fail_on_warn;
+	r->time = rfc3339(o->have_now ? o->now : time(NULL));
+	r->node = node_identity(o, root);
+
+	check_signature(o, r, &m);
+	describe_manifest(r, o->manifest_path, m);
+
+	ret = node_probe_run(root, &probe, e);
+	if (ret < 0)
+		return ret;
+	r->probe = probe_to_json(probe);
+
+	if (!m) {
+		for (int i = CHECK_IMAGE; i < CHECK__COUNT; i++)
+			report_set(r, i, ST_ERROR, "no usable manifest");
+	} else {
+		check_image(o, m, r);
+		check_files(o, root, m, r);
+		check_tpm(o, m, r);
+		tuplecheck_run(json_object_get(m, "tuple"), probe, r);
+		check_rules(o, m, probe, r);
+	}
+	node_probe_free(probe);
+	report_finish(r);
+	return 0;
+}

@@ -1,0 +1,251 @@
+#include "verify/filecheck.h"
+
+#include <dirent.h>
+#include <fnmatch.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "lib/cleanup.h"
+#include "lib/digest.h"
+#include "lib/fileio.h"
+
+struct entry {
+	const char *path;
+	const json_t *obj;
+};
+
+static int entry_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct entry *)a)->path, ((const struct entry *)b)->path);
+}
+
+static int ignored(const char *path, const char *const *ignore)
+{
+	for (size_t i = 0; ignore && ignore[i]; i++)
+		if (fnmatch(ignore[i], path, 0) == 0)
+			return 1;
+	return 0;
+}
+
+static const char *type_of(mode_t m)
+{
+	if (S_ISREG(m)) return "file";
+	if (S_ISDIR(m)) return "dir";
+	if (S_ISLNK(m)) return "symlink";
+	if (S_ISCHR(m)) return "char";
+	if (S_ISBLK(m)) return "block";
+	if (S_ISFIFO(m)) return "fifo";
+	if (S_ISSOCK(m)) return "socket";
+	return "unknown";
+}
+
+static void add_path(struct files_result *r, const char *cat, const char *path)
+{
+	json_t *arr = json_object_get(r->details, cat);
+	if (json_array_size(arr) < FILES_LIST_MAX)
+		json_array_append_new(arr, json_string(path));
+	else
+		json_object_set_new(r->details, "truncated", json_true());
+	if (json_array_size(r->evidence) < FILES_LIST_MAX) {
+		char *line = NULL;
+		if (asprintf(&line, "%s: %s", cat, path) >= 0)
+			json_array_append_new(r->evidence, json_string(line));
+		free(line);
+	}
+}
+
+static void add_change(struct files_result *r, const char *path, const char *field,
+		       const char *expected, const char *got)
+{
+	json_t *arr = json_object_get(r->details, "changed");
+	if (json_array_size(arr) < FILES_LIST_MAX)
+		json_array_append_new(arr, json_pack("{s:s, s:s, s:s, s:s}", "path", path,
+			"field", field, "expected", expected, "got", got));
+	else
+		json_object_set_new(r->details, "truncated", json_true());
+	if (json_array_size(r->evidence) < FILES_LIST_MAX) {
+		char *line = NULL;
+		if (asprintf(&line, "changed: %s: %s: manifest %s, node %s", path, field,
+			     expected, got) >= 0)
+			json_array_append_new(r->evidence, json_string(line));
+		free(line);
+	}
+}
+
+/* Compare one manifest entry with the node; returns the number of
+ * differences recorded. */
+static int check_entry(const char *root, const json_t *m, const char *path,
+		       struct files_result *r, ingot_error *e, int *err)
+{
+	_cleanup_free_ char *host = path_join(root, path + 1);
+	const char *type = json_string_value(json_object_get(m, "type"));
+	const char *mode = json_string_value(json_object_get(m, "mode"));
+	struct stat st;
+	int diffs = 0;
+	char got[128], want[128];
+
+	if (!host) {
+		*err = ingot_fail(e, -ENOMEM, "files: out of memory");
+		return 0;
+	}
+	if (lstat(host, &st) < 0) {
+		r->missing++;
+		add_path(r, "missing", path);
+		return 1;
+	}
+	if (strcmp(type, type_of(st.st_mode))) {
+		add_change(r, path, "type", type, type_of(st.st_mode));
+		return 1;
+	}
+	snprintf(got, sizeof(got), "%04o", (unsigned)(st.st_mode & 07777));
+	if (mode && strtoul(mode, NULL, 8) != (st.st_mode & 07777)) {
+		add_change(r, path, "mode", mode, got);
+		diffs++;
+	}
+	json_int_t uid = json_integer_value(json_object_get(m, "uid"));
+	json_int_t gid = json_integer_value(json_object_get(m, "gid"));
+	if ((json_int_t)st.st_uid != uid) {
+		snprintf(want, sizeof(want), "%lld", (long long)uid);
+		snprintf(got, sizeof(got), "%u", (unsigned)st.st_uid);
+		add_change(r, path, "uid", want, got);
+		diffs++;
+	}
+	if ((json_int_t)st.st_gid != gid) {
+		snprintf(want, sizeof(want), "%lld", (long long)gid);
+		snprintf(got, sizeof(got), "%u", (unsigned)st.st_gid);
+		add_change(r, path, "gid", want, got);
+		diffs++;
+	}
+	if (!strcmp(type, "file")) {
+		const char *sha = json_string_value(json_object_get(m, "sha256"));
+		uint8_t d[32];
+		char hex[65];
+		uint64_t size = 0;
+		ingot_error fe = { 0 };
+		json_int_t msize = json_integer_value(json_object_get(m, "size"));
+		if ((json_int_t)st.st_size != msize) {
+			snprintf(want, sizeof(want), "%lld", (long long)msize);
+			snprintf(got, sizeof(got), "%lld", (long long)st.st_size);
+			add_change(r, path, "size", want, got);
+			diffs++;
+		}
+		if (sha256_file(host, d, &size, &fe) < 0) {
+			add_change(r, path, "sha256", sha ? sha : "?", "unreadable");
+			diffs++;
+		} else {
+			hex_encode(d, 32, hex);
+			if (!sha || strcmp(sha, hex)) {
+				add_change(r, path, "sha256", sha ? sha : "?", hex);
+				diffs++;
+			}
+		}
+	} else if (!strcmp(type, "char") || !strcmp(type, "block")) {
+		json_int_t ma = json_integer_value(json_object_get(m, "major"));
+		json_int_t mi = json_integer_value(json_object_get(m, "minor"));
+		if ((json_int_t)major(st.st_rdev) != ma || (json_int_t)minor(st.st_rdev) != mi) {
+			snprintf(want, sizeof(want), "%lld:%lld", (long long)ma, (long long)mi);
+			snprintf(got, sizeof(got), "%u:%u", major(st.st_rdev), minor(st.st_rdev));
+			add_change(r, path, "device", want, got);
+			diffs++;
+		}
+	} else if (!strcmp(type, "symlink")) {
+		const char *target = json_string_value(json_object_get(m, "target"));
+		char buf[4097];
+		ssize_t n = readlink(host, buf, sizeof(buf) - 1);
+		buf[n < 0 ? 0 : n] = '\0';
+		if (!target || strcmp(target, buf)) {
+			add_change(r, path, "target", target ? target : "?", buf);
+			diffs++;
+		}
+	}
+	if (diffs)
+		r->changed++;
+	return diffs;
+}
+
+/* Entries in a directory the manifest owns that the manifest does not list. */
+static int scan_extra(const char *root, const char *dir, const struct entry *v, size_t n,
+		      const char *const *ignore, struct files_result *r, ingot_error *e)
+{
+	_cleanup_free_ char *host = path_join(root, dir[1] ? dir + 1 : "");
+	DIR *d = host ? opendir(host) : NULL;
+	struct dirent *de;
+	if (!host)
+		return ingot_fail(e, -ENOMEM, "files: out of memory");
+	if (!d)
+		return 0;   /* reported as missing/changed by check_entry */
+	while ((de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		_cleanup_free_ char *p = NULL;
+		if (asprintf(&p, "%s/%s", strcmp(dir, "/") ? dir : "", de->d_name) < 0) {
+			closedir(d);
+			return ingot_fail(e, -ENOMEM, "files: out of memory");
+		}
+		struct entry key = { .path = p };
+		if (bsearch(&key, v, n, sizeof(*v), entry_cmp) || ignored(p, ignore))
+			continue;
+		r->extra++;
+		add_path(r, "extra", p);
+	}
+	closedir(d);
+	return 0;
+}
+
+int files_check(const char *root, const json_t *files, const char *const *ignore,
+		struct files_result *out, ingot_error *e)
+{
+	size_t n = json_array_size(files), i;
+	_cleanup_free_ struct entry *v = NULL;
+	int err = 0;
+
+	memset(out, 0, sizeof(*out));
+	if (!json_is_array(files))
+		return ingot_fail(e, -EINVAL, "manifest: field 'files': expected an array");
+	v = calloc(n ? n : 1, sizeof(*v));
+	out->details = json_pack("{s:[], s:[], s:[], s:b}", "missing", "extra", "changed",
+				 "truncated", 0);
+	out->evidence = json_array();
+	if (!v || !out->details || !out->evidence) {
+		files_result_free(out);
+		return ingot_fail(e, -ENOMEM, "files: out of memory");
+	}
+	for (i = 0; i < n; i++) {
+		const json_t *m = json_array_get(files, i);
+		const char *path = json_string_value(json_object_get(m, "path"));
+		const char *type = json_string_value(json_object_get(m, "type"));
+		if (!path || path[0] != '/' || strstr(path, "/../") || !type ||
+		    !json_is_integer(json_object_get(m, "uid")) ||
+		    !json_is_integer(json_object_get(m, "gid"))) {
+			files_result_free(out);
+			return ingot_fail(e, -EINVAL, "manifest: files[%zu]: expected path (absolute), "
+					  "type, uid and gid", i);
+		}
+		v[i].path = path;
+		v[i].obj = m;
+	}
+	qsort(v, n, sizeof(*v), entry_cmp);
+	for (i = 0; i < n && !err; i++) {
+		if (ignored(v[i].path, ignore))
+			continue;
+		out->checked++;
+		check_entry(root, v[i].obj, v[i].path, out, e, &err);
+		if (!err && !strcmp(json_string_value(json_object_get(v[i].obj, "type")), "dir"))
+			err = scan_extra(root, v[i].path, v, n, ignore, out, e);
+	}
+	if (err) {
+		files_result_free(out);
+		return err;
+	}
+	return 0;
+}
+
+void files_result_free(struct files_result *r)
+{
+	json_decref(r->details);
+	json_decref(r->evidence);
+	r->details = r->evidence = NULL;
+}

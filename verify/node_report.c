@@ -1,0 +1,174 @@
+#include "verify/node_report.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"   /* INGOT_VERSION only */
+#include "lib/strbuf.h"
+
+static const char *const names[CHECK__COUNT] = {
+	[CHECK_SIGNATURE] = "signature", [CHECK_IMAGE] = "image", [CHECK_FILES] = "files",
+	[CHECK_TPM] = "tpm", [CHECK_TUPLE] = "tuple", [CHECK_RULES] = "rules",
+};
+static const int exit_of[CHECK__COUNT] = {
+	[CHECK_SIGNATURE] = VERIFY_EXIT_SIGNATURE, [CHECK_IMAGE] = VERIFY_EXIT_IMAGE,
+	[CHECK_FILES] = VERIFY_EXIT_IMAGE, [CHECK_TPM] = VERIFY_EXIT_TPM,
+	[CHECK_TUPLE] = VERIFY_EXIT_TUPLE, [CHECK_RULES] = VERIFY_EXIT_RULES,
+};
+
+const char *check_name(enum check_id id) { return names[id]; }
+
+const char *check_status_name(enum check_status s)
+{
+	switch (s) {
+	case ST_PASS: return "pass";
+	case ST_WARN: return "warn";
+	case ST_FAIL: return "fail";
+	case ST_SKIP: return "skip";
+	case ST_ERROR: return "error";
+	}
+	return "error";
+}
+
+void report_init(struct verify_report *r)
+{
+	memset(r, 0, sizeof(*r));
+	for (int i = 0; i < CHECK__COUNT; i++) {
+		r->checks[i].status = ST_SKIP;
+		r->checks[i].summary = strdup("not run");
+		r->checks[i].evidence = json_array();
+	}
+}
+
+void report_free(struct verify_report *r)
+{
+	for (int i = 0; i < CHECK__COUNT; i++) {
+		free(r->checks[i].summary);
+		json_decref(r->checks[i].evidence);
+		json_decref(r->checks[i].details);
+	}
+	json_decref(r->node);
+	json_decref(r->manifest);
+	json_decref(r->probe);
+	json_decref(r->attestation);
+	free(r->time);
+	free(r->pool);
+	free(r->tuple_digest);
+	free(r->reason);
+	memset(r, 0, sizeof(*r));
+}
+
+void report_set(struct verify_report *r, enum check_id id, enum check_status st,
+		const char *fmt, ...)
+{
+	struct strbuf sb = STRBUF_INIT;
+	va_list ap;
+	strbuf_init(&sb, 128);
+	va_start(ap, fmt);
+	strbuf_vaddf(&sb, fmt, ap);
+	va_end(ap);
+	free(r->checks[id].summary);
+	r->checks[id].summary = strbuf_detach(&sb, NULL);
+	r->checks[id].status = st;
+}
+
+void report_evidence(struct verify_report *r, enum check_id id, const char *fmt, ...)
+{
+	struct strbuf sb = STRBUF_INIT;
+	va_list ap;
+	strbuf_init(&sb, 128);
+	va_start(ap, fmt);
+	strbuf_vaddf(&sb, fmt, ap);
+	va_end(ap);
+	json_array_append_new(r->checks[id].evidence, json_string(sb.buf));
+	strbuf_release(&sb);
+}
+
+static int refuses(const struct verify_report *r, int i)
+{
+	return r->checks[i].status == ST_FAIL || (r->fail_on_warn && r->checks[i].status == ST_WARN);
+}
+
+void report_finish(struct verify_report *r)
+{
+	int decided = -1;
+	for (int i = 0; i < CHECK__COUNT && decided < 0; i++)
+		if (refuses(r, i))
+			decided = i;
+	free(r->reason);
+	if (decided >= 0) {
+		r->verdict = "refuse";
+		r->exit_status = exit_of[decided];
+		r->reason = strdup(r->checks[decided].summary);
+		return;
+	}
+	for (int i = 0; i < CHECK__COUNT; i++)
+		if (r->checks[i].status == ST_ERROR) {
+			r->verdict = "could-not-check";
+			r->exit_status = VERIFY_EXIT_CANNOT_CHECK;
+			if (asprintf(&r->reason, "%s: %s", names[i], r->checks[i].summary) < 0)
+				r->reason = NULL;
+			return;
+		}
+	r->verdict = "admit";
+	r->exit_status = VERIFY_EXIT_ADMIT;
+	r->reason = strdup("all checks passed");
+}
+
+json_t *report_to_json(const struct verify_report *r)
+{
+	json_t *checks = json_array();
+	for (int i = 0; i < CHECK__COUNT; i++) {
+		const struct check_result *c = &r->checks[i];
+		json_t *o = json_pack("{s:s, s:s, s:s, s:O}", "name", names[i],
+				      "status", check_status_name(c->status),
+				      "summary", c->summary ? c->summary : "",
+				      "evidence", c->evidence);
+		if (c->details)
+			json_object_set(o, "details", c->details);
+		json_array_append_new(checks, o);
+	}
+	return json_pack("{s:s, s:s, s:O, s:s, s:O, s:o, s:o, s:s, s:i, s:s, s:o, s:O, s:O}",
+		"schema", "ingot.report/v1",
+		"ingot_version", INGOT_VERSION,
+		"node", r->node ? r->node : json_null(),
+		"time", r->time ? r->time : "",
+		"manifest", r->manifest ? r->manifest : json_null(),
+		"pool", r->pool ? json_string(r->pool) : json_null(),
+		"tuple_digest", r->tuple_digest ? json_string(r->tuple_digest) : json_null(),
+		"verdict", r->verdict ? r->verdict : "could-not-check",
+		"exit_status", r->exit_status,
+		"reason", r->reason ? r->reason : "",
+		"checks", checks,
+		"probe", r->probe ? r->probe : json_null(),
+		"attestation", r->attestation ? r->attestation : json_null());
+}
+
+void report_print_text(const struct verify_report *r, FILE *out)
+{
+	const char *id = json_string_value(json_object_get(r->node, "id"));
+	fprintf(out, "ingot verify: %s (exit %d): %s\n", r->verdict, r->exit_status,
+		r->reason ? r->reason : "");
+	fprintf(out, "  node %s, pool %s, tuple %.16s\n", id ? id : "?", r->pool ? r->pool : "?",
+		r->tuple_digest ? r->tuple_digest : "-");
+	for (int i = 0; i < CHECK__COUNT; i++) {
+		const struct check_result *c = &r->checks[i];
+		size_t k, n = json_array_size(c->evidence);
+		json_t *v;
+		fprintf(out, "  %-5s %-9s %s\n", check_status_name(c->status), names[i],
+			c->summary ? c->summary : "");
+		/* Passing checks keep their evidence in --json; failures show it. */
+		if (c->status == ST_PASS || c->status == ST_SKIP)
+			continue;
+		json_array_foreach(c->evidence, k, v) {
+			if (!strncmp(json_string_value(v), "ok: ", 4))
+				continue;   /* what matched is in --json */
+			if (k == 20) {
+				fprintf(out, "          ... %zu more (see --json)\n", n - k);
+				break;
+			}
+			fprintf(out, "          %s\n", json_string_value(v));
+		}
+	}
+}

@@ -1,0 +1,56 @@
+/* The node probe: what a node really runs, read from files under a root
+ * directory (so tests can hand it a fake sysroot) and from the vendor
+ * tools found there.  Every fact records where it was read; a fact that
+ * could not be found is recorded too, with where it was looked for, because
+ * on the wrong vendor's node a missing tool is a fact, not an error. */
+#ifndef INGOT_VERIFY_NODEPROBE_H
+#define INGOT_VERIFY_NODEPROBE_H
+
+#include <stddef.h>
+#include <jansson.h>
+#include "lib/err.h"
+
+/* Fact keys (see docs/verify.md):
+ *   vendor  driver.version driver.flavor driver.license driver.taint
+ *   modules fabric_manager.version nccl.version rccl.version
+ *   cuda.version cuda.runtime container_toolkit.version
+ *   rocm.version rocm.stream rocm.prefix amdgpu.version
+ *   gpu.model gpu.count gpu.driver_version firmware.vbios firmware.gsp
+ *   nvswitch.count  smi */
+struct probe_fact {
+	char *key;
+	char *value;    /* NULL: not found */
+	char *source;   /* where it was read, or where it was looked for */
+};
+
+struct node_probe {
+	char *root;
+	struct probe_fact *v;
+	size_t n, alloc;
+};
+
+/* Probe the node under root ("/" on a real node).  Only allocation
+ * failures are errors; unreadable or absent sources become facts. */
+int node_probe_run(const char *root, struct node_probe **out, ingot_error *e);
+void node_probe_free(struct node_probe *p);
+
+/* The fact's value, or NULL when absent or not found. */
+const char *probe_get(const struct node_probe *p, const char *key);
+const struct probe_fact *probe_find(const struct node_probe *p, const char *key);
+
+/* Record a fact (strings copied); a later set of a found value replaces
+ * a not-found one, never the other way round.  Returns 0 or -ENOMEM. */
+int probe_set(struct node_probe *p, const char *key, const char *value, const char *source);
+
+/* {"root":..., "facts":[{"key","value"|null,"source"}]} sorted by key. */
+json_t *probe_to_json(const struct node_probe *p);
+
+/* "ROOT/rel" for an absolute node path (root "/" gives the path itself). */
+char *probe_path(const struct node_probe *p, const char *abs);
+
+/* Parsers, exposed for unit tests.  Each returns a malloc'd string or NULL. */
+char *probe_parse_nvrm_version(const char *text, int *open_flavor);
+char *probe_parse_dpkg_version(const char *status, const char *const *packages, char **pkg_out);
+char *probe_first_version(const char *text);
+
+#endif

@@ -1,0 +1,120 @@
+/* The version-chain rules on what the node runs: the manifest's tuple
+ * with every probed field put in place of the declared one, linted like
+ * a recipe.  A node that drifted from its tuple may also have left the
+ * tested chain (e.g. CUDA now newer than the driver supports); this says
+ * which rule, in the rules' own words. */
+#include "verify/checks.h"
+
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/version.h"
+#include "recipes/lint.h"
+#include "recipes/tuple.h"
+
+struct overlay { const char *group, *key, *probe; int version; };
+
+/* Probed facts that replace tuple fields (group NULL = top level). */
+static const struct overlay overlays[] = {
+	{ NULL, "vendor", "vendor", 0 },
+	{ "driver", "version", "driver.version", 1 },
+	{ "driver", "flavor", "driver.flavor", 0 },
+	{ "fabric-manager", "version", "fabric_manager.version", 1 },
+	{ "nccl", "version", "nccl.version", 1 },
+	{ "rccl", "version", "rccl.version", 1 },
+	{ "cuda", "version", "cuda.version", 1 },
+	{ "container-toolkit", "version", "container_toolkit.version", 1 },
+	{ "rocm", "version", "rocm.version", 1 },
+	{ "rocm", "stream", "rocm.stream", 0 },
+	{ "smi", NULL, "smi", 0 },
+};
+
+/* The tuple with probed values in place (new reference). */
+static json_t *probed_tuple(const json_t *tuple, const struct node_probe *p, json_t *changed)
+{
+	json_t *t = json_deep_copy(tuple);
+	for (size_t i = 0; t && i < sizeof(overlays) / sizeof(overlays[0]); i++) {
+		const struct overlay *o = &overlays[i];
+		const char *v = probe_get(p, o->probe);
+		char buf[128];
+		if (!v || strchr(v, ','))
+			continue;   /* absent or ambiguous: keep the declared value */
+		if (o->version) {
+			if (!version_upstream(v, buf, sizeof(buf)))
+				continue;
+			v = buf;
+		}
+		json_t *parent = t;
+		const char *key = o->key ? o->key : o->group;
+		if (o->key) {
+			parent = json_object_get(t, o->group);
+			if (!parent) {
+				/* Only fields the manifest's vendor world has: a stray
+				 * probe value must not invent a component. */
+				continue;
+			}
+		}
+		const char *old = json_string_value(json_object_get(parent, key));
+		if (old && !strcmp(old, v))
+			continue;
+		/* Record before replacing: set_new frees the old value. */
+		json_array_append_new(changed, json_pack("{s:s, s:o, s:s}", "field", o->probe,
+			"manifest", old ? json_string(old) : json_null(), "node", v));
+		json_object_set_new(parent, key, json_string(v));
+		/* The branch follows the driver ("R580"); let the tuple derive it
+		 * again rather than contradict the probed version. */
+		if (o->group && !strcmp(o->group, "driver") && !strcmp(key, "version"))
+			json_object_del(parent, "branch");
+	}
+	return t;
+}
+
+void check_rules(const struct verify_opts *o, const json_t *m, const struct node_probe *p,
+		 struct verify_report *r)
+{
+	const json_t *tuple = json_object_get(m, "tuple");
+	struct tuple *t = NULL;
+	struct lint_report *rep = NULL;
+	char dirbuf[PATH_MAX];
+	ingot_error e = { 0 };
+
+	if (!json_is_object(tuple)) {
+		report_set(r, CHECK_RULES, ST_SKIP, "manifest has no tuple");
+		return;
+	}
+	json_t *changed = json_array();
+	json_t *probed = probed_tuple(tuple, p, changed);
+	const char *dir = o->rules_dir ? o->rules_dir : lint_default_rules_dir(dirbuf, sizeof(dirbuf));
+	if (!probed || tuple_from_json(probed, "probed tuple", &t, &e) < 0) {
+		report_set(r, CHECK_RULES, ST_ERROR, "%s", e.msg[0] ? e.msg : "out of memory");
+		goto out;
+	}
+	if (lint_tuple(t, dir, o->date, &rep, &e) < 0) {
+		report_set(r, CHECK_RULES, ST_ERROR, "%s", e.msg);
+		goto out;
+	}
+	size_t errors = lint_report_errors(rep), warnings = lint_report_warnings(rep);
+	const struct lint_finding *first = NULL;
+	for (size_t i = 0; i < rep->n; i++) {
+		const struct lint_finding *f = &rep->v[i];
+		if (!first || (f->severity == LINT_ERROR && first->severity != LINT_ERROR))
+			first = f;
+		report_evidence(r, CHECK_RULES, "%s %s: %s (source: %s)",
+				f->severity == LINT_ERROR ? "error" : "warning", f->rule, f->message,
+				f->source ? f->source : "?");
+	}
+	r->checks[CHECK_RULES].details = json_pack("{s:o, s:O, s:s}", "findings",
+		lint_report_to_json(rep), "probed_fields", changed, "rules_dir", dir);
+	if (errors)
+		report_set(r, CHECK_RULES, ST_FAIL, "%s: %s", first->rule, first->message);
+	else if (warnings)
+		report_set(r, CHECK_RULES, ST_WARN, "%s: %s", first->rule, first->message);
+	else
+		report_set(r, CHECK_RULES, ST_PASS, "%zu rules hold for the probed tuple", rep->rules);
+out:
+	lint_report_free(rep);
+	tuple_free(t);
+	json_decref(probed);
+	json_decref(changed);
+}

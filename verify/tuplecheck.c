@@ -1,0 +1,340 @@
+#include "verify/tuplecheck.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "lib/strbuf.h"
+#include "lib/version.h"
+
+enum match { M_EXACT, M_VERSION, M_PREFIX, M_MODEL };
+
+struct field {
+	const char *label;      /* for messages */
+	const char *tuple;      /* dotted path in the manifest tuple */
+	const char *probe;      /* probe fact key */
+	const char *fallback;   /* second probe key, or NULL */
+	enum match how;
+};
+
+/* Compared fields, in the order they are reported.  Versions match
+ * numerically ("580.95.05" == "580.95.5" is not accepted: M_VERSION needs
+ * the same components); declared CUDA/ROCm/toolkit versions may be
+ * shorter than what the node carries ("13.0" matches "13.0.1"). */
+static const struct field fields[] = {
+	{ "vendor", "vendor", "vendor", NULL, M_EXACT },
+	{ "driver", "driver.version", "driver.version", NULL, M_VERSION },
+	{ "driver flavor", "driver.flavor", "driver.flavor", NULL, M_EXACT },
+	{ "fabric manager", "fabric_manager.version", "fabric_manager.version", NULL, M_VERSION },
+	{ "NCCL", "nccl.version", "nccl.version", NULL, M_VERSION },
+	{ "RCCL", "rccl.version", "rccl.version", NULL, M_VERSION },
+	{ "CUDA", "cuda.version", "cuda.version", "cuda.runtime", M_PREFIX },
+	{ "container toolkit", "container_toolkit.version", "container_toolkit.version", NULL, M_PREFIX },
+	{ "ROCm", "rocm.version", "rocm.version", NULL, M_PREFIX },
+	{ "ROCm stream", "rocm.stream", "rocm.stream", NULL, M_EXACT },
+	{ "ROCm prefix", "rocm.prefix", "rocm.prefix", NULL, M_EXACT },
+	{ "VBIOS", "firmware.vbios", "firmware.vbios", NULL, M_EXACT },
+	{ "SMI tool", "smi", "smi", NULL, M_EXACT },
+};
+
+#define FIELDS_DRIVER_END 3   /* fields[0..2]: vendor, driver, driver flavor */
+
+/* Tuple members ingot cannot read on a node; listed as "not probed". */
+static const char *const unprobed[] = {
+	"firmware.nic", "firmware.nvswitch", "firmware.bmc", "firmware.bios", "cudnn.version",
+	"cublas.version", "miopen.version", "rocblas.version", "gpu_operator.version",
+	"imex.version",
+};
+
+/* A declared component must be found on the node when the image carries
+ * it (the tuple names its artifact) or when it is the node's own identity
+ * (vendor, loaded driver); otherwise it may live in containers only. */
+static int must_be_on_node(const json_t *tuple, const struct field *f);
+
+static const json_t *get_key(const json_t *obj, const char *key, size_t len)
+{
+	char k[128], alt[128];
+	size_t j = 0;
+	if (!json_is_object(obj) || len >= sizeof(k))
+		return NULL;
+	memcpy(k, key, len);
+	k[len] = '\0';
+	const json_t *v = json_object_get(obj, k);
+	if (v)
+		return v;
+	for (size_t i = 0; i < len; i++)
+		alt[i] = k[i] == '_' ? '-' : k[i];
+	alt[len] = '\0';
+	if ((v = json_object_get(obj, alt)))
+		return v;
+	for (size_t i = 0; i < len; i++)
+		if (k[i] != '_')
+			alt[j++] = k[i];
+	alt[j] = '\0';
+	return json_object_get(obj, alt);
+}
+
+const char *tuple_lookup(const json_t *tuple, const char *path, char *buf, size_t n)
+{
+	const json_t *v = tuple;
+	while (*path && v) {
+		size_t l = strcspn(path, ".");
+		v = get_key(v, path, l);
+		path += l + (path[l] == '.');
+	}
+	if (json_is_string(v))
+		snprintf(buf, n, "%s", json_string_value(v));
+	else if (json_is_integer(v))
+		snprintf(buf, n, "%lld", (long long)json_integer_value(v));
+	else if (json_is_real(v))
+		snprintf(buf, n, "%g", json_real_value(v));
+	else if (json_is_boolean(v))
+		snprintf(buf, n, "%s", json_is_true(v) ? "true" : "false");
+	else
+		return NULL;
+	return buf;
+}
+
+static int must_be_on_node(const json_t *tuple, const struct field *f)
+{
+	char path[96], buf[8];
+	const char *dot = strchr(f->tuple, '.');
+	if (!strcmp(f->tuple, "vendor") || !strncmp(f->tuple, "driver.", 7))
+		return 1;
+	if (!dot)
+		return 0;
+	snprintf(path, sizeof(path), "%.*s.artifact", (int)(dot - f->tuple), f->tuple);
+	return tuple_lookup(tuple, path, buf, sizeof(buf)) != NULL;
+}
+
+/* The declared GPU model(s): "gpu": "H100" | ["H100"] | {"model": ...} |
+ * "gpus": [...] | "gpu_models"; rendered comma-separated. */
+static const char *declared_models(const json_t *t, char *buf, size_t n)
+{
+	static const char *const keys[] = { "gpu", "gpus", "gpu_model", "gpu_models", "models" };
+	buf[0] = '\0';
+	for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]) && !buf[0]; k++) {
+		const json_t *v = get_key(t, keys[k], strlen(keys[k]));
+		if (json_is_object(v)) {
+			const json_t *m = json_object_get(v, "model");
+			v = m ? m : json_object_get(v, "models");
+		}
+		if (json_is_string(v)) {
+			snprintf(buf, n, "%s", json_string_value(v));
+		} else if (json_is_array(v)) {
+			size_t i, len = 0;
+			json_t *x;
+			json_array_foreach(v, i, x) {
+				const char *s = json_string_value(x);
+				if (!s && json_is_object(x))
+					s = json_string_value(json_object_get(x, "model"));
+				if (s && len + strlen(s) + 2 < n)
+					len += (size_t)snprintf(buf + len, n - len, "%s%s", len ? "," : "", s);
+			}
+		}
+	}
+	return buf[0] ? buf : NULL;
+}
+
+/* Every probed model (comma list) must name one of the declared models as
+ * a whole word: "H100" matches "NVIDIA H100 80GB HBM3", not "H1000". */
+static int models_match(const char *declared, const char *probed)
+{
+	char pbuf[512];
+	snprintf(pbuf, sizeof(pbuf), "%s", probed);
+	char *save = NULL;
+	for (char *m = strtok_r(pbuf, ",", &save); m; m = strtok_r(NULL, ",", &save)) {
+		int ok = 0;
+		const char *d = declared;
+		while (*d && !ok) {
+			size_t dl = strcspn(d, ",");
+			for (const char *s = m; *s && !ok; s++) {
+				if (strncasecmp(s, d, dl))
+					continue;
+				int left = s == m || !isalnum((unsigned char)s[-1]);
+				int right = !isalnum((unsigned char)s[dl]);
+				ok = left && right;
+			}
+			d += dl + (d[dl] == ',');
+		}
+		if (!ok)
+			return 0;
+	}
+	return 1;
+}
+
+static int values_match(enum match how, const char *want, const char *have)
+{
+	char a[128], b[128];
+	if (strchr(have, ','))
+		return 0;   /* several versions on one node never match one pin */
+	switch (how) {
+	case M_EXACT:
+		return !strcmp(want, have);
+	case M_MODEL:
+		return models_match(want, have);
+	case M_VERSION:
+	case M_PREFIX:
+		if (!version_upstream(want, a, sizeof(a)) || !version_upstream(have, b, sizeof(b)))
+			return !strcmp(want, have);
+		if (how == M_VERSION)
+			return version_components(a) == version_components(b) && version_cmp(a, b) == 0;
+		return version_prefix_match(a, b);
+	}
+	return 0;
+}
+
+struct state {
+	struct verify_report *r;
+	json_t *fields;
+	char first[512];
+	unsigned mismatches;
+};
+
+static void mismatch(struct state *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void mismatch(struct state *s, const char *fmt, ...)
+{
+	char line[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	if (!s->mismatches++)
+		snprintf(s->first, sizeof(s->first), "%s", line);
+	report_evidence(s->r, CHECK_TUPLE, "mismatch: %s", line);
+}
+
+static void record(struct state *s, const char *name, const char *want, const char *have,
+		   const char *source, int match)
+{
+	json_object_set_new(s->fields, name, json_pack("{s:o, s:o, s:s, s:b}",
+		"manifest", want ? json_string(want) : json_null(),
+		"node", have ? json_string(have) : json_null(),
+		"source", source ? source : "", "match", match));
+}
+
+/* Where a fact came from; probes rebuilt from a report (the audit) may
+ * lack facts this probe always records. */
+static const char *source_of(const struct node_probe *p, const char *key)
+{
+	const struct probe_fact *f = probe_find(p, key);
+	return f ? f->source : "not probed";
+}
+
+/* Facts of the node that must agree with each other whatever the tuple says. */
+static void consistency(struct state *s, const json_t *tuple, const struct node_probe *p)
+{
+	const char *drv = probe_get(p, "driver.version");
+	const char *fm = probe_get(p, "fabric_manager.version");
+	const char *nvs = probe_get(p, "nvswitch.count");
+	char buf[64];
+	const char *decl_nvs = tuple_lookup(tuple, "nvswitch", buf, sizeof(buf));
+	int nvswitch = (decl_nvs && !strcmp(decl_nvs, "true")) || (nvs && strcmp(nvs, "0"));
+
+	/* rule: nv-fabricmanager must equal the driver exactly on NVSwitch systems
+	 * (else CUDA error 802, "system not yet initialized"). */
+	if (nvswitch && drv && fm) {
+		int ok = values_match(M_VERSION, drv, fm);
+		record(s, "fabric_manager==driver", drv, fm,
+		       source_of(p, "fabric_manager.version"), ok);
+		if (!ok)
+			mismatch(s, "fabric manager %s != driver %s", fm, drv);
+		else
+			report_evidence(s->r, CHECK_TUPLE, "ok: fabric manager %s == driver (NVSwitch)", fm);
+	} else if (nvswitch && drv && !fm) {
+		record(s, "fabric_manager==driver", drv, NULL,
+		       source_of(p, "fabric_manager.version"), 0);
+		mismatch(s, "NVSwitch system without fabric manager (driver %s)", drv);
+	}
+	const char *ko = probe_get(p, "driver.ko_version");
+	if (drv && ko) {
+		int ok = values_match(M_VERSION, ko, drv);
+		record(s, "loaded==nvidia.ko", ko, drv, source_of(p, "driver.ko_version"), ok);
+		if (!ok)
+			mismatch(s, "loaded driver %s != image's nvidia.ko %s", drv, ko);
+	}
+	const char *smi = probe_get(p, "gpu.driver_version");
+	if (drv && smi && !values_match(M_VERSION, drv, smi))
+		mismatch(s, "nvidia-smi reports driver %s, module %s", smi, drv);
+	const char *gsp = probe_get(p, "firmware.gsp");
+	if (drv && gsp) {
+		int ok = values_match(M_VERSION, drv, gsp);
+		record(s, "firmware.gsp==driver", drv, gsp, source_of(p, "firmware.gsp"), ok);
+		if (!ok)
+			mismatch(s, "GSP firmware %s != driver %s", gsp, drv);
+	}
+}
+
+void tuplecheck_run(const json_t *tuple, const struct node_probe *p, struct verify_report *r)
+{
+	struct state s = { .r = r, .fields = json_object() };
+	char want[256], models[512];
+	unsigned compared = 0;
+
+	if (!json_is_object(tuple)) {
+		report_set(r, CHECK_TUPLE, ST_SKIP, "manifest has no tuple");
+		json_decref(s.fields);
+		return;
+	}
+	/* Vendor, driver and flavor first, then what must agree with the
+	 * driver, then the rest: the first mismatch becomes the reason, and
+	 * "fabric manager X != driver Y" says more than "fabric manager: X". */
+	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
+		const struct field *f = &fields[i];
+		if (i == FIELDS_DRIVER_END)
+			consistency(&s, tuple, p);
+		if (!tuple_lookup(tuple, f->tuple, want, sizeof(want)))
+			continue;
+		const struct probe_fact *pf = probe_find(p, f->probe);
+		if ((!pf || !pf->value) && f->fallback && probe_get(p, f->fallback))
+			pf = probe_find(p, f->fallback);
+		const char *have = pf ? pf->value : NULL;
+		const char *src = pf ? pf->source : "not probed";
+		int ok = have && values_match(f->how, want, have);
+		if (!have && !must_be_on_node(tuple, f)) {
+			/* Declared for the pool (e.g. CUDA that travels in containers)
+			 * but neither on the node nor carried by the image. */
+			report_evidence(r, CHECK_TUPLE, "absent: %s %s is not on the node and no "
+					"image artifact carries it (%s)", f->label, want, src);
+			continue;
+		}
+		compared++;
+		record(&s, f->tuple, want, have, src, ok);
+		if (ok)
+			report_evidence(r, CHECK_TUPLE, "ok: %s %s (%s)", f->label, have, src);
+		else if (!have)
+			mismatch(&s, "%s: manifest %s, node: %s", f->label, want, src);
+		else
+			mismatch(&s, "%s: manifest %s, node %s (%s)", f->label, want, have, src);
+	}
+	if (declared_models(tuple, models, sizeof(models))) {
+		const struct probe_fact *pf = probe_find(p, "gpu.model");
+		const char *have = pf ? pf->value : NULL;
+		int ok = have && models_match(models, have);
+		if (!have) {
+			report_evidence(r, CHECK_TUPLE, "absent: GPU model not readable (%s)",
+					pf ? pf->source : "not probed");
+			goto done_models;
+		}
+		compared++;
+		record(&s, "gpu", models, have, pf ? pf->source : "not probed", ok);
+		if (ok)
+			report_evidence(r, CHECK_TUPLE, "ok: GPU %s (%s)", have, pf->source);
+		else
+			mismatch(&s, "GPU: manifest %s, node %s", models, have);
+	}
+done_models:
+	for (size_t i = 0; i < sizeof(unprobed) / sizeof(unprobed[0]); i++)
+		if (tuple_lookup(tuple, unprobed[i], want, sizeof(want)))
+			report_evidence(r, CHECK_TUPLE, "not probed: %s (manifest %s)", unprobed[i], want);
+
+	r->checks[CHECK_TUPLE].details = json_pack("{s:o}", "fields", s.fields);
+	if (s.mismatches)
+		report_set(r, CHECK_TUPLE, ST_FAIL, "%s", s.first);
+	else if (!compared)
+		report_set(r, CHECK_TUPLE, ST_SKIP, "manifest tuple declares no field the probe reads");
+	else
+		report_set(r, CHECK_TUPLE, ST_PASS, "%u tuple fields match the node", compared);
+}
