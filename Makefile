@@ -20,6 +20,12 @@ LIBS     := $(PKG_LIBS) -lpthread
 PARTS    := lib builder recipes attest verify keys audit
 LIB_SRC  := $(foreach p,$(PARTS),$(wildcard $(p)/*.c))
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
+# ar(1) keys archive members by basename: two parts with a file of the
+# same name would silently replace each other inside libingot.a.
+DUP_BASE := $(shell printf '%s\n' $(notdir $(LIB_SRC)) | sort | uniq -d)
+ifneq ($(DUP_BASE),)
+$(error duplicate source basenames across parts (ar would drop one): $(DUP_BASE))
+endif
 CLI_SRC  := $(wildcard cli/*.c)
 CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/%.o)
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
@@ -98,6 +104,8 @@ fuzz: deps
 
 install: $(BUILD)/ingot
 	install -D -m 0755 $(BUILD)/ingot $(DESTDIR)$(PREFIX)/bin/ingot
+	install -d $(DESTDIR)$(PREFIX)/share/ingot/rules
+	install -m 0644 recipes/rules/*.yaml $(DESTDIR)$(PREFIX)/share/ingot/rules/
 	@if [ -f verify/boot/install.sh ]; then verify/boot/install.sh "$(DESTDIR)" "$(PREFIX)"; fi
 
 clean:

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <tss2/tss2_mu.h>
+#include <unistd.h>
 
 #include "lib/cleanup.h"
 #include "lib/fileio.h"
@@ -220,6 +221,13 @@ int tpm_ak_create(struct tpm *t, const char *dir, enum ak_alg alg, enum ak_hiera
 	TSS2_RC rc;
 	int r;
 
+	meta_path = path_join(dir, "ak.json");
+	if (!meta_path)
+		return ingot_fail(e, -ENOMEM, "out of memory");
+	/* Replacing an AK would silently invalidate its enrolment with
+	 * every verifier. */
+	if (access(meta_path, F_OK) == 0)
+		return ingot_fail(e, -EEXIST, "AK %s: already exists (remove the directory to make a new AK)", dir);
 	r = mkdir_p(dir, 0755, e);
 	if (r < 0)
 		return r;
@@ -249,8 +257,7 @@ int tpm_ak_create(struct tpm *t, const char *dir, enum ak_alg alg, enum ak_hiera
 
 	meta = json_pack("{s:s, s:s, s:s}", "alg", ak_alg_name(alg), "hierarchy", ak_hierarchy_name(h),
 			 "template", AK_TEMPLATE_ID);
-	meta_path = path_join(dir, "ak.json");
-	if (!meta || !meta_path)
+	if (!meta)
 		return ingot_fail(e, -ENOMEM, "out of memory");
 	if ((r = write_blob(dir, "ak.pub", pub_buf, pub_len, 0644, e)) < 0 ||
 	    (r = write_blob(dir, "ak.priv", priv_buf, priv_len, 0600, e)) < 0 ||

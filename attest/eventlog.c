@@ -2,13 +2,10 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "lib/cleanup.h"
 #include "lib/digest.h"
-#include "lib/json.h"
 
-#define SPEC_ID_SIGNATURE "Spec ID Event03"    /* 16 bytes with the NUL */
 #define STARTUP_LOCALITY "StartupLocality"     /* 16 bytes with the NUL */
 #define SPEC_ID_MAX_ALGS 16
 
@@ -54,18 +51,6 @@ static int get_u32(struct cursor *c, uint32_t *v)
 	return 0;
 }
 
-static void put_u16(struct strbuf *sb, uint16_t v)
-{
-	uint8_t b[2] = { (uint8_t)v, (uint8_t)(v >> 8) };
-	strbuf_add(sb, b, 2);
-}
-
-static void put_u32(struct strbuf *sb, uint32_t v)
-{
-	uint8_t b[4] = { (uint8_t)v, (uint8_t)(v >> 8), (uint8_t)(v >> 16), (uint8_t)(v >> 24) };
-	strbuf_add(sb, b, 4);
-}
-
 void eventlog_free(struct eventlog *log)
 {
 	free(log->raw);
@@ -88,8 +73,8 @@ static int parse_spec_id(struct eventlog *log, const uint8_t *ev, uint32_t size,
 	uint32_t nalgs;
 	uint8_t vendor;
 
-	if (take(&c, 16, &sig) < 0 || memcmp(sig, SPEC_ID_SIGNATURE, 16))
-		return ingot_fail(e, -EBADMSG, "%s: offset %zu: header event: expected the \"" SPEC_ID_SIGNATURE
+	if (take(&c, 16, &sig) < 0 || memcmp(sig, EVENTLOG_SPEC_ID, 16))
+		return ingot_fail(e, -EBADMSG, "%s: offset %zu: header event: expected the \"" EVENTLOG_SPEC_ID
 				  "\" signature of a crypto-agile log, got something else (SHA1-only logs are not supported)",
 				  log->name, off);
 	if (get_u32(&c, &log->platform_class) < 0 || get_u8(&c, &log->spec_minor) < 0 ||
@@ -132,7 +117,7 @@ static int parse_header(struct eventlog *log, struct cursor *c, ingot_error *e)
 	    get_u32(c, &size) < 0)
 		return truncated(log, "a TCG_PCR_EVENT header", 0, e);
 	if (type != EV_NO_ACTION)
-		return ingot_fail(e, -EBADMSG, "%s: offset 0: header event type: expected EV_NO_ACTION (3) carrying the \"" SPEC_ID_SIGNATURE "\" event of a crypto-agile log, got 0x%x (SHA1-only logs are not supported)",
+		return ingot_fail(e, -EBADMSG, "%s: offset 0: header event type: expected EV_NO_ACTION (3) carrying the \"" EVENTLOG_SPEC_ID "\" event of a crypto-agile log, got 0x%x (SHA1-only logs are not supported)",
 				  log->name, type);
 	if (size > EVENTLOG_MAX_EVENT_SIZE)
 		return ingot_fail(e, -EFBIG, "%s: offset 0: header event size: expected at most %u, got %u",
@@ -402,197 +387,4 @@ int eventlog_compare(const struct eventlog *log, const struct pcr_values *actual
 	}
 	return ingot_fail(e, -EBADMSG, "%s: %s PCR %u: expected %s from the log, got %s from the TPM, which no prefix of the log reaches: the TPM has extends the log does not record (%zu PCR(s) differ)",
 			  log->name, worst_bank->name, worst_pcr, hex_r, hex_a, mismatches);
-}
-
-const char *eventlog_type_name(uint32_t type)
-{
-	static const struct { uint32_t t; const char *n; } names[] = {
-		{ 0x00000000, "EV_PREBOOT_CERT" }, { 0x00000001, "EV_POST_CODE" },
-		{ 0x00000003, "EV_NO_ACTION" }, { 0x00000004, "EV_SEPARATOR" },
-		{ 0x00000005, "EV_ACTION" }, { 0x00000006, "EV_EVENT_TAG" },
-		{ 0x00000007, "EV_S_CRTM_CONTENTS" }, { 0x00000008, "EV_S_CRTM_VERSION" },
-		{ 0x00000009, "EV_CPU_MICROCODE" }, { 0x0000000A, "EV_PLATFORM_CONFIG_FLAGS" },
-		{ 0x0000000B, "EV_TABLE_OF_DEVICES" }, { 0x0000000C, "EV_COMPACT_HASH" },
-		{ 0x0000000D, "EV_IPL" }, { 0x0000000E, "EV_IPL_PARTITION_DATA" },
-		{ 0x0000000F, "EV_NONHOST_CODE" }, { 0x00000010, "EV_NONHOST_CONFIG" },
-		{ 0x00000011, "EV_NONHOST_INFO" }, { 0x00000012, "EV_OMIT_BOOT_DEVICE_EVENTS" },
-		{ 0x80000001, "EV_EFI_VARIABLE_DRIVER_CONFIG" }, { 0x80000002, "EV_EFI_VARIABLE_BOOT" },
-		{ 0x80000003, "EV_EFI_BOOT_SERVICES_APPLICATION" },
-		{ 0x80000004, "EV_EFI_BOOT_SERVICES_DRIVER" },
-		{ 0x80000005, "EV_EFI_RUNTIME_SERVICES_DRIVER" }, { 0x80000006, "EV_EFI_GPT_EVENT" },
-		{ 0x80000007, "EV_EFI_ACTION" }, { 0x80000008, "EV_EFI_PLATFORM_FIRMWARE_BLOB" },
-		{ 0x80000009, "EV_EFI_HANDOFF_TABLES" }, { 0x8000000A, "EV_EFI_PLATFORM_FIRMWARE_BLOB2" },
-		{ 0x8000000B, "EV_EFI_HANDOFF_TABLES2" }, { 0x800000E0, "EV_EFI_VARIABLE_AUTHORITY" },
-		{ 0x800000E1, "EV_EFI_SPDM_FIRMWARE_BLOB" }, { 0x800000E2, "EV_EFI_SPDM_FIRMWARE_CONFIG" },
-	};
-	for (size_t i = 0; i < ARRAY_SIZE(names); i++)
-		if (names[i].t == type)
-			return names[i].n;
-	return NULL;
-}
-
-static int printable(const uint8_t *d, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		if (d[i] < 0x20 || d[i] >= 0x7f)
-			return 0;
-	return n > 0;
-}
-
-static json_t *event_to_json(const struct eventlog *log, size_t idx)
-{
-	const struct eventlog_event *ev = &log->events[idx];
-	_cleanup_json_ json_t *j = json_object();
-	json_t *digests = json_object();
-	const char *tn = eventlog_type_name(ev->type);
-	_cleanup_free_ char *hex = NULL;
-
-	if (!j || json_object_set_new(j, "digests", digests))
-		return NULL;
-	for (size_t k = 0; k < ev->ndigests; k++) {
-		char h[2 * BANK_MAX_DIGEST + 1];
-		hex_encode(ev->digests[k].d, ev->digests[k].bank->size, h);
-		if (json_object_set_new(digests, ev->digests[k].bank->name, json_string(h)))
-			return NULL;
-	}
-	if (printable(ev->data, ev->data_len)) {
-		if (json_object_set_new(j, "data", json_stringn((const char *)ev->data, ev->data_len)))
-			return NULL;
-	} else {
-		hex = malloc(2 * (size_t)ev->data_len + 1);
-		if (!hex)
-			return NULL;
-		hex_encode(ev->data, ev->data_len, hex);
-		if (json_object_set_new(j, "data_hex", json_string(hex)))
-			return NULL;
-	}
-	if (json_object_set_new(j, "num", json_integer((json_int_t)idx + 1)) ||
-	    json_object_set_new(j, "offset", json_integer((json_int_t)ev->offset)) ||
-	    json_object_set_new(j, "pcr", json_integer(ev->pcr)) ||
-	    json_object_set_new(j, "type", json_integer(ev->type)) ||
-	    json_object_set_new(j, "type_name", tn ? json_string(tn) : json_null()) ||
-	    json_object_set_new(j, "size", json_integer(ev->data_len)))
-		return NULL;
-	return TAKE_PTR(j);
-}
-
-json_t *eventlog_to_json(const struct eventlog *log, const struct pcr_values *replayed)
-{
-	_cleanup_json_ json_t *j = json_object();
-	json_t *banks = json_array(), *events = json_array();
-
-	if (!j || json_object_set_new(j, "banks", banks) || json_object_set_new(j, "events", events))
-		return NULL;
-	for (size_t i = 0; i < log->nbanks; i++)
-		if (json_array_append_new(banks, json_string(log->banks[i]->name)))
-			return NULL;
-	for (size_t i = 0; i < log->nevents; i++)
-		if (json_array_append_new(events, event_to_json(log, i)))
-			return NULL;
-	if (json_object_set_new(j, "spec_version", json_sprintf("%u.%u.%u", log->spec_major,
-								 log->spec_minor, log->spec_errata)) ||
-	    json_object_set_new(j, "platform_class", json_integer(log->platform_class)) ||
-	    json_object_set_new(j, "startup_locality", log->startup_locality >= 0 ?
-				json_integer(log->startup_locality) : json_null()) ||
-	    json_object_set_new(j, "pcrs", pcr_values_to_json(replayed)))
-		return NULL;
-	return TAKE_PTR(j);
-}
-
-int eventlog_encode_header(const struct bank *const *banks, size_t nbanks, struct strbuf *out)
-{
-	static const uint8_t zero[20];
-	struct strbuf spec = STRBUF_INIT;
-
-	if (nbanks == 0 || nbanks > BANK_COUNT)
-		return -EINVAL;
-	strbuf_init(&spec, 64);
-	strbuf_add(&spec, SPEC_ID_SIGNATURE, sizeof(SPEC_ID_SIGNATURE));
-	put_u32(&spec, 0);                   /* platformClass: client */
-	strbuf_add(&spec, "\0\x02\0\x02", 4); /* spec 2.0 errata 0, UINTN = 8 bytes (uintnSize 2) */
-	put_u32(&spec, (uint32_t)nbanks);
-	for (size_t i = 0; i < nbanks; i++) {
-		put_u16(&spec, banks[i]->alg);
-		put_u16(&spec, (uint16_t)banks[i]->size);
-	}
-	strbuf_addch(&spec, 0);              /* vendorInfoSize */
-
-	put_u32(out, 0);
-	put_u32(out, EV_NO_ACTION);
-	strbuf_add(out, zero, sizeof(zero));
-	put_u32(out, (uint32_t)spec.len);
-	strbuf_add(out, spec.buf, spec.len);
-	strbuf_release(&spec);
-	return 0;
-}
-
-int eventlog_encode_event(const struct bank *const *banks, size_t nbanks, uint32_t pcr,
-			  uint32_t type, const void *data, size_t len, struct strbuf *out)
-{
-	if (nbanks == 0 || nbanks > BANK_COUNT || len > EVENTLOG_MAX_EVENT_SIZE || pcr >= PCR_COUNT)
-		return -EINVAL;
-	put_u32(out, pcr);
-	put_u32(out, type);
-	put_u32(out, (uint32_t)nbanks);
-	for (size_t i = 0; i < nbanks; i++) {
-		uint8_t d[BANK_MAX_DIGEST];
-		if (bank_hash(banks[i], data, len, d) < 0)
-			return -EIO;
-		put_u16(out, banks[i]->alg);
-		strbuf_add(out, d, banks[i]->size);
-	}
-	put_u32(out, (uint32_t)len);
-	strbuf_add(out, data, len);
-	return 0;
-}
-
-int eventlog_append_prepare(const char *path, const struct bank *const *banks, size_t nbanks,
-			    uint32_t pcr, uint32_t type, const void *data, size_t len,
-			    struct atomic_file *af, ingot_error *e)
-{
-	_cleanup_strbuf_ struct strbuf buf = STRBUF_INIT;
-	struct stat st;
-	int r;
-
-	strbuf_init(&buf, 4096);
-	if (stat(path, &st) == 0) {
-		struct eventlog log;
-
-		r = eventlog_load(path, &log, e);
-		if (r < 0)
-			return r;
-		r = log.nbanks == nbanks ? 0 : -1;
-		for (size_t i = 0; r == 0 && i < nbanks; i++)
-			if (log.banks[i] != banks[i])
-				r = -1;
-		if (r < 0) {
-			struct strbuf have = STRBUF_INIT, want = STRBUF_INIT;
-			for (size_t i = 0; i < log.nbanks; i++)
-				strbuf_addf(&have, "%s%s", i ? "," : "", log.banks[i]->name);
-			for (size_t i = 0; i < nbanks; i++)
-				strbuf_addf(&want, "%s%s", i ? "," : "", banks[i]->name);
-			r = ingot_fail(e, -EBADMSG, "%s: banks: expected %s (the TPM's active banks), got %s in the log's Spec ID event",
-				       path, want.buf, have.buf);
-			strbuf_release(&have);
-			strbuf_release(&want);
-			eventlog_free(&log);
-			return r;
-		}
-		strbuf_add(&buf, log.raw, log.len);
-		eventlog_free(&log);
-	} else if (errno != ENOENT) {
-		return ingot_fail(e, -errno, "%s: cannot stat: %s", path, strerror(errno));
-	} else if (eventlog_encode_header(banks, nbanks, &buf) < 0) {
-		return ingot_fail(e, -EINVAL, "%s: cannot encode a header for %zu banks", path, nbanks);
-	}
-	if (buf.len + len + 1024 > EVENTLOG_MAX_BYTES)
-		return ingot_fail(e, -EFBIG, "%s: log size: expected at most %u bytes after appending, got more",
-				  path, EVENTLOG_MAX_BYTES);
-	r = eventlog_encode_event(banks, nbanks, pcr, type, data, len, &buf);
-	if (r < 0)
-		return ingot_fail(e, r, "%s: cannot encode the event (PCR %u, %zu bytes)", path, pcr, len);
-	r = atomic_open(af, path, 0644, e);
-	if (r < 0)
-		return r;
-	return atomic_write(af, buf.buf, buf.len, e);
 }

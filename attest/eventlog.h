@@ -26,6 +26,8 @@
 #define EVENTLOG_MAX_EVENT_SIZE (1u << 20)
 
 #define EV_NO_ACTION 0x00000003u
+/* Signature of the header event's TCG_EfiSpecIDEvent (16 bytes with the NUL). */
+#define EVENTLOG_SPEC_ID "Spec ID Event03"
 
 struct eventlog_event {
 	size_t offset;              /* of the record in the log */

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 
 #include "attest/eventlog.h"
+#include "attest/lock.h"
 #include "attest/predict.h"
 #include "lib/cleanup.h"
 #include "lib/fileio.h"
@@ -45,6 +46,7 @@ int attest_measure(struct tpm *t, const json_t *manifest, int pcr, const char *l
 	_cleanup_strbuf_ struct strbuf ev = STRBUF_INIT;
 	_cleanup_atomic_ struct atomic_file af = { .fd = -1 };
 	_cleanup_free_ char *dir = NULL;
+	_cleanup_close_ int lock = -1;
 	const struct bank *banks[BANK_COUNT];
 	uint8_t digests[BANK_COUNT][BANK_MAX_DIGEST];
 	struct pcr_selection sel = { 0 };
@@ -75,17 +77,22 @@ int attest_measure(struct tpm *t, const json_t *manifest, int pcr, const char *l
 		if (bank_hash(banks[i], ev.buf, ev.len, digests[i]) < 0)
 			return ingot_fail(e, -EIO, "cannot compute %s", banks[i]->name);
 	}
-	r = tpm_pcr_read(t, &sel, &now, e);
-	if (r < 0)
-		return r;
-	out->agreed_before = check_before(log_path, &now, out->pcr, banks, nbanks, out);
-
 	dir = path_dirname(log_path);
 	if (!dir)
 		return ingot_fail(e, -ENOMEM, "out of memory");
 	r = mkdir_p(dir, 0755, e);
 	if (r < 0)
 		return r;
+	/* Two measures at once would each append to the old log and one
+	 * event would be lost: read, extend and rename under one lock. */
+	lock = attest_lock(log_path, e);
+	if (lock < 0)
+		return lock;
+	r = tpm_pcr_read(t, &sel, &now, e);
+	if (r < 0)
+		return r;
+	out->agreed_before = check_before(log_path, &now, out->pcr, banks, nbanks, out);
+
 	r = eventlog_append_prepare(log_path, banks, nbanks, out->pcr, ATTEST_EV_IPL, ev.buf, ev.len, &af, e);
 	if (r < 0)
 		return r;

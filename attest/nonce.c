@@ -1,11 +1,10 @@
 #include "attest/nonce.h"
 
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 
+#include "attest/lock.h"
 #include "lib/cleanup.h"
 #include "lib/digest.h"
 #include "lib/fileio.h"
@@ -51,6 +50,15 @@ static int load(const char *path, char **buf, size_t *len, ingot_error *e)
 	return r;
 }
 
+/* hex (2 * NONCE_MAX + 1 bytes) = the nonce in lower-case hex. */
+static int to_hex(const uint8_t *nonce, size_t len, char *hex, ingot_error *e)
+{
+	if (len == 0 || len > NONCE_MAX)
+		return ingot_fail(e, -EINVAL, "nonce: expected 1-%d bytes, got %zu", NONCE_MAX, len);
+	hex_encode(nonce, len, hex);
+	return 0;
+}
+
 int nonce_seen(const char *path, const uint8_t *nonce, size_t len, ingot_error *e)
 {
 	_cleanup_free_ char *buf = NULL;
@@ -58,36 +66,25 @@ int nonce_seen(const char *path, const uint8_t *nonce, size_t len, ingot_error *
 	size_t n;
 	int r;
 
-	if (len == 0 || len > NONCE_MAX)
-		return ingot_fail(e, -EINVAL, "nonce: expected 1-%d bytes, got %zu", NONCE_MAX, len);
-	hex_encode(nonce, len, hex);
-	r = load(path, &buf, &n, e);
-	if (r < 0)
+	if ((r = to_hex(nonce, len, hex, e)) < 0 || (r = load(path, &buf, &n, e)) < 0)
 		return r;
 	return listed(buf, hex);
 }
 
 int nonce_record(const char *path, const uint8_t *nonce, size_t len, ingot_error *e)
 {
-	_cleanup_free_ char *lock_path = NULL, *buf = NULL;
+	_cleanup_free_ char *buf = NULL;
 	_cleanup_close_ int lock = -1;
 	_cleanup_strbuf_ struct strbuf out = STRBUF_INIT;
 	char hex[2 * NONCE_MAX + 1];
 	size_t n;
 	int r;
 
-	if (len == 0 || len > NONCE_MAX)
-		return ingot_fail(e, -EINVAL, "nonce: expected 1-%d bytes, got %zu", NONCE_MAX, len);
-	hex_encode(nonce, len, hex);
-	if (asprintf(&lock_path, "%s.lock", path) < 0) {
-		lock_path = NULL;
-		return ingot_fail(e, -ENOMEM, "out of memory");
-	}
-	lock = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	if ((r = to_hex(nonce, len, hex, e)) < 0)
+		return r;
+	lock = attest_lock(path, e);
 	if (lock < 0)
-		return ingot_fail(e, -errno, "%s: cannot open: %s", lock_path, strerror(errno));
-	if (flock(lock, LOCK_EX) < 0)
-		return ingot_fail(e, -errno, "%s: cannot lock: %s", lock_path, strerror(errno));
+		return lock;
 	r = load(path, &buf, &n, e);
 	if (r < 0)
 		return r;

@@ -265,8 +265,10 @@ int quote_verify(const json_t *quote, const uint8_t *nonce, size_t nonce_len,
 
 		for (unsigned p = 0; p < 8u * s->sizeofSelect && p < 8 * sizeof(s->pcrSelect); p++)
 			if (s->pcrSelect[p / 8] & (1u << (p % 8))) {
-				if (p >= PCR_COUNT)
+				if (p >= PCR_COUNT) {
+					mask = 0;  /* beyond PCR 23: refused below */
 					break;
+				}
 				mask |= 1u << p;
 			}
 		for (size_t j = 0; j < quoted_sel.nbanks; j++)

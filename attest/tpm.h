@@ -59,6 +59,7 @@ int ak_hierarchy_parse(const char *s, enum ak_hierarchy *out);
 const char *ak_alg_name(enum ak_alg a);
 const char *ak_hierarchy_name(enum ak_hierarchy h);
 
+/* -EEXIST when dir already holds an AK (ak.json). */
 int tpm_ak_create(struct tpm *t, const char *dir, enum ak_alg alg, enum ak_hierarchy h, ingot_error *e);
 
 /* TPM2_Quote over sel with nonce as qualifying data, signed by the AK in

@@ -23,6 +23,7 @@ struct pmanifest {
 	unsigned pcr;
 	int ok;                  /* signature valid and measurement consistent */
 	int expired;
+	int unsigned_only;       /* a bare manifest: never trusted, only named */
 	char error[INGOT_ERR_MSG];
 };
 

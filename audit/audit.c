@@ -2,10 +2,12 @@
  * whole pool shows (replayed nonces, missing nodes), verdicts and order. */
 #include "audit/audit-int.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include "lib/cleanup.h"
 #include "lib/fileio.h"
@@ -87,6 +89,57 @@ int audit_worst_class(const json_t *result)
 	return worst;
 }
 
+struct worker {
+	struct audit_ctx *c;
+	struct dirent **ents;
+	json_t **rows;
+	int n, first, stride;
+};
+
+static void *worker_run(void *arg)
+{
+	struct worker *w = arg;
+	for (int i = w->first; i < w->n; i += w->stride) {
+		_cleanup_free_ char *p = path_join(w->c->o->reports_dir, w->ents[i]->d_name);
+		w->rows[i] = audit_node_report(w->c, p, w->ents[i]->d_name);
+	}
+	return NULL;
+}
+
+/* Reports are independent (the context is read-only while they are
+ * checked), so they spread over threads; rows[i] belongs to ents[i]
+ * whatever the thread count, so the result does not depend on it. */
+static void check_reports(struct audit_ctx *c, struct dirent **ents, int n, json_t **rows)
+{
+	unsigned jobs = c->o->jobs;
+	pthread_t tid[AUDIT_MAX_JOBS];
+	struct worker w[AUDIT_MAX_JOBS];
+	unsigned started = 0;
+
+	if (!jobs) {
+		long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+		jobs = cpus < 1 ? 1 : cpus > AUDIT_MAX_JOBS ? AUDIT_MAX_JOBS : (unsigned)cpus;
+	}
+	if (jobs > AUDIT_MAX_JOBS)
+		jobs = AUDIT_MAX_JOBS;
+	if ((unsigned)n < jobs * 16u)
+		jobs = 1;   /* not worth a thread */
+	for (unsigned k = 0; k < jobs; k++)
+		w[k] = (struct worker){ .c = c, .ents = ents, .rows = rows, .n = n,
+					.first = (int)k, .stride = (int)jobs };
+	/* Thread 0's share runs here; if a thread cannot start, its share
+	 * runs here too. */
+	for (unsigned k = 1; k < jobs; k++) {
+		if (pthread_create(&tid[started], NULL, worker_run, &w[k]) == 0)
+			started++;
+		else
+			worker_run(&w[k]);
+	}
+	worker_run(&w[0]);
+	for (unsigned k = 0; k < started; k++)
+		pthread_join(tid[k], NULL);
+}
+
 int audit_run(const struct audit_opts *o, json_t **out, ingot_error *e)
 {
 	_cleanup_(audit_ctx_free) struct audit_ctx c = { .o = o };
@@ -102,9 +155,17 @@ int audit_run(const struct audit_opts *o, json_t **out, ingot_error *e)
 		return r;
 	c.rows = json_object();
 	json_t *dups = json_array();
+	_cleanup_free_ json_t **rows = calloc((size_t)n + 1, sizeof(*rows));
+	if (!rows) {
+		json_decref(dups);
+		for (int i = 0; i < n; i++)
+			free(ents[i]);
+		free(ents);
+		return ingot_fail(e, -ENOMEM, "audit: out of memory");
+	}
+	check_reports(&c, ents, n, rows);
 	for (int i = 0; i < n; i++) {
-		_cleanup_free_ char *p = path_join(o->reports_dir, ents[i]->d_name);
-		json_t *row = audit_node_report(&c, p, ents[i]->d_name);
+		json_t *row = rows[i];
 		const char *node = json_string_value(json_object_get(row, "node"));
 		json_t *old = json_object_get(c.rows, node);
 		/* Several reports of one node: the newest counts, the others are noted. */

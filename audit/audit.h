@@ -18,7 +18,7 @@
 #include "lib/err.h"
 
 #define AUDIT_SCHEMA "ingot.audit/v1"
-#define AUDIT_MAX_REPORT (16u << 20)
+#define AUDIT_MAX_JOBS 64
 
 struct audit_opts {
 	const char *keyring;       /* required: trusted manifest signers */
@@ -29,6 +29,7 @@ struct audit_opts {
 	const char *nodes;         /* optional: "NODE [POOL]" lines, the nodes expected */
 	int64_t max_age;           /* seconds; 0 = reports never go stale */
 	time_t now;
+	unsigned jobs;             /* threads checking reports; 0 = one per CPU */
 };
 
 /* Severity classes of a node verdict; the audit's exit status is the

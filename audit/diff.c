@@ -61,7 +61,7 @@ static int cmp_keyed(const void *x, const void *y)
 }
 
 /* Sorted view of a manifest list, refusing duplicate keys. */
-static int keyed_list(const char *side, const char *list, const char *key, const json_t *arr,
+static int keyed_list(const char *name, const char *list, const char *key, const json_t *arr,
 		      struct keyed **out, size_t *n, ingot_error *e)
 {
 	size_t cnt = json_array_size(arr), i;
@@ -75,15 +75,15 @@ static int keyed_list(const char *side, const char *list, const char *key, const
 		v[i].obj = it;
 		if (!v[i].key) {
 			free(v);
-			return ingot_fail(e, -EINVAL, "manifest %s: %s[%zu]: field '%s': expected a string",
-					  side, list, i, key);
+			return ingot_fail(e, -EINVAL, "%s: %s[%zu]: field '%s': expected a string",
+					  name, list, i, key);
 		}
 	}
 	qsort(v, cnt, sizeof(*v), cmp_keyed);
 	for (i = 1; i < cnt; i++)
 		if (!strcmp(v[i - 1].key, v[i].key)) {
-			int r = ingot_fail(e, -EINVAL, "manifest %s: %s: %s \"%s\" appears twice, expected unique",
-					   side, list, key, v[i].key);
+			int r = ingot_fail(e, -EINVAL, "%s: %s: %s \"%s\" appears twice, expected unique",
+					   name, list, key, v[i].key);
 			free(v);
 			return r;
 		}
@@ -93,8 +93,8 @@ static int keyed_list(const char *side, const char *list, const char *key, const
 }
 
 /* Merge two sorted lists into {"added","removed","changed"}. */
-static int diff_list(const json_t *a, const json_t *b, const char *list, const char *key,
-		     json_t **out, ingot_error *e)
+static int diff_list(const json_t *a, const json_t *b, const char *a_name, const char *b_name,
+		     const char *list, const char *key, json_t **out, ingot_error *e)
 {
 	_cleanup_free_ struct keyed *va = NULL, *vb = NULL;
 	size_t na = 0, nb = 0, i = 0, j = 0;
@@ -102,9 +102,9 @@ static int diff_list(const json_t *a, const json_t *b, const char *list, const c
 	json_t *res = json_pack("{s:o,s:o,s:o}", "added", added, "removed", removed, "changed", changed);
 	int r;
 
-	r = keyed_list("A", list, key, json_object_get(a, list), &va, &na, e);
+	r = keyed_list(a_name, list, key, json_object_get(a, list), &va, &na, e);
 	if (r == 0)
-		r = keyed_list("B", list, key, json_object_get(b, list), &vb, &nb, e);
+		r = keyed_list(b_name, list, key, json_object_get(b, list), &vb, &nb, e);
 	if (r < 0) {
 		json_decref(res);
 		return r;
@@ -129,7 +129,8 @@ static int diff_list(const json_t *a, const json_t *b, const char *list, const c
 	return 0;
 }
 
-int manifest_diff(const json_t *a, const json_t *b, json_t **out, ingot_error *e)
+int manifest_diff(const json_t *a, const json_t *b, const char *a_name, const char *b_name,
+		  json_t **out, ingot_error *e)
 {
 	_cleanup_json_ json_t *res = json_object();
 	_cleanup_json_ json_t *rest_a = NULL, *rest_b = NULL;
@@ -151,11 +152,11 @@ int manifest_diff(const json_t *a, const json_t *b, json_t **out, ingot_error *e
 			json_object_set_new(c, "field", json_string("tuple"));
 	}
 
-	r = diff_list(a, b, "artifacts", "name", &arts, e);
+	r = diff_list(a, b, a_name, b_name, "artifacts", "name", &arts, e);
 	if (r < 0)
 		return r;
 	json_object_set_new(res, "artifacts", arts);
-	r = diff_list(a, b, "files", "path", &files, e);
+	r = diff_list(a, b, a_name, b_name, "files", "path", &files, e);
 	if (r < 0)
 		return r;
 	json_object_set_new(res, "files", files);

@@ -17,9 +17,11 @@
 #include <jansson.h>
 #include "lib/err.h"
 
-/* a and b are manifest objects (see audit/mdoc.h to load them).  A
- * duplicated artifact name or file path is bad input (-EINVAL). */
-int manifest_diff(const json_t *a, const json_t *b, json_t **out, ingot_error *e);
+/* a and b are manifest objects (see audit/mdoc.h to load them), named
+ * a_name and b_name in messages.  A duplicated artifact name or file path
+ * is bad input (-EINVAL). */
+int manifest_diff(const json_t *a, const json_t *b, const char *a_name, const char *b_name,
+		  json_t **out, ingot_error *e);
 
 /* Append {"field","a","b"} for every member that differs between two
  * JSON values (objects recursively, dotted paths under prefix; "" for

@@ -296,28 +296,71 @@ static void load_one_manifest(struct audit_ctx *c, const char *path, struct pman
 	pm->ok = 1;
 }
 
+/* A bare manifest beside the envelopes proves nothing, but a node that
+ * booted it is worth naming: its prediction is kept for that. */
+static void load_unsigned_manifest(const char *path, struct pmanifest *pm)
+{
+	ingot_error e = { 0 };
+
+	pm->file = strdup(path);
+	pm->unsigned_only = 1;
+	if (json_read_file(path, &pm->m, &e) < 0 || attest_check_measurement(pm->m, &pm->pcr, &e) < 0) {
+		json_decref(pm->m);
+		pm->m = NULL;
+		snprintf(pm->error, sizeof(pm->error), "%s", e.msg);
+		return;
+	}
+	pm->pool = json_string_value(json_object_get(json_object_get(pm->m, "recipe"), "name"));
+	pm->serial = json_integer_value(json_object_get(pm->m, "serial"));
+	pm->predicted = json_string_value(json_object_get(json_object_get(
+		json_object_get(pm->m, "measurement"), "predicted"), "sha256"));
+	snprintf(pm->error, sizeof(pm->error), "a bare manifest, not a signed envelope");
+}
+
+static const char *manifest_status(const struct pmanifest *pm)
+{
+	if (pm->unsigned_only)
+		return "unsigned";
+	return !pm->ok ? "invalid" : pm->expired ? "expired" : "ok";
+}
+
 static int load_manifests(struct audit_ctx *c, ingot_error *e)
 {
-	struct dirent **ents = NULL;
-	int n, r;
+	struct dirent **env = NULL, **bare = NULL;
+	int n_env, n_bare, r;
 
-	r = audit_list_dir(c->o->manifests_dir, ".dsse.json", &ents, &n, e);
+	r = audit_list_dir(c->o->manifests_dir, ".dsse.json", &env, &n_env, e);
 	if (r < 0)
 		return r;
-	c->mf = calloc((size_t)n + 1, sizeof(*c->mf));
-	c->manifests_out = json_array();
-	for (int i = 0; i < n; i++) {
-		_cleanup_free_ char *p = path_join(c->o->manifests_dir, ents[i]->d_name);
-		struct pmanifest *pm = &c->mf[c->n_mf++];
-		load_one_manifest(c, p, pm);
-		json_array_append_new(c->manifests_out, json_pack("{s:s,s:s?,s:I,s:s,s:s,s:b,s:s*}",
-			"file", ents[i]->d_name, "pool", pm->pool, "serial", pm->serial,
-			"tuple_digest", pm->ok ? pm->tuple_digest : "-",
-			"status", !pm->ok ? "invalid" : pm->expired ? "expired" : "ok",
-			"expired", pm->expired, "error", pm->ok ? NULL : pm->error));
-		free(ents[i]);
+	r = audit_list_dir(c->o->manifests_dir, ".manifest.json", &bare, &n_bare, e);
+	if (r < 0) {
+		for (int i = 0; i < n_env; i++)
+			free(env[i]);
+		free(env);
+		return r;
 	}
-	free(ents);
+	c->mf = calloc((size_t)(n_env + n_bare) + 1, sizeof(*c->mf));
+	c->manifests_out = json_array();
+	for (int i = 0; i < n_env + n_bare; i++) {
+		const char *name = i < n_env ? env[i]->d_name : bare[i - n_env]->d_name;
+		_cleanup_free_ char *p = path_join(c->o->manifests_dir, name);
+		struct pmanifest *pm = &c->mf[c->n_mf++];
+		if (i < n_env)
+			load_one_manifest(c, p, pm);
+		else
+			load_unsigned_manifest(p, pm);
+		json_array_append_new(c->manifests_out, json_pack("{s:s,s:s?,s:I,s:s,s:s,s:b,s:s*}",
+			"file", name, "pool", pm->pool, "serial", pm->serial,
+			"tuple_digest", pm->ok ? pm->tuple_digest : "-",
+			"status", manifest_status(pm),
+			"expired", pm->expired, "error", pm->ok ? NULL : pm->error));
+	}
+	for (int i = 0; i < n_env; i++)
+		free(env[i]);
+	for (int i = 0; i < n_bare; i++)
+		free(bare[i]);
+	free(env);
+	free(bare);
 	return 0;
 }
 

@@ -28,6 +28,11 @@ void audit_add_finding(json_t *row, const char *code, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
+	/* Details quote what nodes wrote; keep them one line of plain text
+	 * so a report cannot forge lines or terminal escapes in the table. */
+	for (char *p = buf; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			*p = '?';
 	json_array_append_new(json_object_get(row, "findings"),
 			      json_pack("{s:s,s:s}", "code", code, "detail", buf));
 }
@@ -184,12 +189,36 @@ static const struct pmanifest *check_attestation(struct audit_ctx *c, const char
 			hit = pm;
 	}
 	if (!hit) {
+		const struct pmanifest *bare = NULL;
 		if (b && (b->mask & (1u << pcr)))
 			hex_encode(b->value[pcr], 32, have);
-		audit_add_finding(row, "unknown-image", "quoted sha256 PCR %u %.16s matches no signed manifest",
-			    pcr, *have ? have : "(not quoted)");
+		for (size_t i = 0; i < c->n_mf && !bare; i++)
+			if (c->mf[i].unsigned_only && c->mf[i].predicted && *have &&
+			    !strcmp(have, c->mf[i].predicted))
+				bare = &c->mf[i];
+		if (bare)
+			audit_add_finding(row, "unknown-image", "quoted sha256 PCR %u %.16s is the image of "
+					  "%s, which nobody signed", pcr, have, bare->file);
+		else
+			audit_add_finding(row, "unknown-image", "quoted sha256 PCR %u %.16s matches no signed manifest",
+					  pcr, *have ? have : "(not quoted)");
 	}
 	return hit;
+}
+
+/* A probed value as one line of plain text (new reference): the node
+ * chose those bytes, and the table prints them. */
+static json_t *plain_text(const json_t *v)
+{
+	if (!json_is_string(v))
+		return v ? json_incref((json_t *)v) : json_null();
+	_cleanup_free_ char *s = strdup(json_string_value(v));
+	if (!s)
+		return json_null();
+	for (char *p = s; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			*p = '?';
+	return json_string(s) ?: json_null();
 }
 
 static void check_tuple(const struct pmanifest *want, const json_t *report, json_t *row)
@@ -214,9 +243,9 @@ static void check_tuple(const struct pmanifest *want, const json_t *report, json
 	json_object_foreach(json_object_get(vr.checks[CHECK_TUPLE].details, "fields"), k, v) {
 		if (json_is_true(json_object_get(v, "match")))
 			continue;
-		json_array_append_new(json_object_get(row, "drift"), json_pack("{s:s,s:O,s:O}",
+		json_array_append_new(json_object_get(row, "drift"), json_pack("{s:s,s:O,s:o}",
 			"field", k, "expected", json_object_get(v, "manifest"),
-			"actual", json_object_get(v, "node")));
+			"actual", plain_text(json_object_get(v, "node"))));
 	}
 	if (vr.checks[CHECK_TUPLE].status == ST_FAIL)
 		audit_add_finding(row, "drifted", "tuple: %s", vr.checks[CHECK_TUPLE].summary);
@@ -238,6 +267,15 @@ json_t *audit_node_report(struct audit_ctx *c, const char *path, const char *fil
 	}
 	node = json_string_value(json_object_get(json_object_get(rep, "node"), "id"));
 	pool = json_string_value(json_object_get(rep, "pool"));
+	/* Names go into tables and file-like keys: printable, no spaces. */
+	if (node && !attest_name_ok(node)) {
+		json_t *row = audit_new_row(file, NULL, file);
+		audit_add_finding(row, "malformed", "%s: node.id: expected 1-255 printable characters "
+				  "without spaces", file);
+		return row;
+	}
+	if (pool && !attest_name_ok(pool))
+		pool = NULL;
 	if (c->nodes && json_string_length(json_object_get(c->nodes, node ? node : "")))
 		pool = json_string_value(json_object_get(c->nodes, node));
 	json_t *row = audit_new_row(node ? node : file, pool, file);

@@ -1,5 +1,6 @@
 #include "builder/build.h"
 
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,7 +40,7 @@ struct pool {
 	struct store *s;
 	struct job *jobs;
 	size_t next, completed;
-	bool stop;
+	size_t first_bad;        /* lowest failed index, SIZE_MAX if none */
 	pthread_mutex_t lock;
 	build_progress_fn progress;
 	void *progress_ctx;
@@ -49,7 +50,6 @@ static void run_job(struct pool *p, size_t i)
 {
 	const struct artifact *a = &p->r->artifacts[i];
 	struct job *j = &p->jobs[i];
-
 	bool had = store_has_blob(p->s, a->sha256);
 
 	j->rc = store_import(p->s, a->name, a->path, a->sha256, &j->err);
@@ -66,7 +66,10 @@ static void *worker(void *arg)
 	for (;;) {
 		size_t i;
 		pthread_mutex_lock(&p->lock);
-		if (p->stop || p->next >= p->r->n_artifacts) {
+		/* After a failure, only artifacts before it still matter: the
+		 * error reported must be the first in recipe order, whichever
+		 * thread finished first. */
+		if (p->next >= p->r->n_artifacts || p->next > p->first_bad) {
 			pthread_mutex_unlock(&p->lock);
 			return NULL;
 		}
@@ -77,11 +80,13 @@ static void *worker(void *arg)
 
 		pthread_mutex_lock(&p->lock);
 		p->completed++;
-		if (p->jobs[i].rc < 0)
-			p->stop = true;  /* no point starting more work */
-		else if (p->progress)
+		if (p->jobs[i].rc < 0) {
+			if (i < p->first_bad)
+				p->first_bad = i;
+		} else if (p->progress) {
 			p->progress(p->progress_ctx, p->completed, p->r->n_artifacts, p->r->artifacts[i].name,
 				    p->jobs[i].st.bytes, p->jobs[i].st.cached);
+		}
 		pthread_mutex_unlock(&p->lock);
 	}
 }
@@ -164,7 +169,8 @@ int build_stage_tree(const struct recipe *r, struct store *s, unsigned workers,
 		     build_progress_fn progress, void *progress_ctx, struct tree *t,
 		     size_t *cached, ingot_error *e)
 {
-	struct pool p = { .r = r, .s = s, .progress = progress, .progress_ctx = progress_ctx };
+	struct pool p = { .r = r, .s = s, .progress = progress, .progress_ctx = progress_ctx,
+			  .first_bad = SIZE_MAX };
 	int rc;
 
 	tree_init(t);
@@ -218,38 +224,60 @@ static int write_json_tmp(struct atomic_file *af, const char *path, const json_t
 	return atomic_write(af, buf, len, e);
 }
 
-static int remove_stale(const char *path, ingot_error *e)
-{
-	if (unlink(path) < 0 && errno != ENOENT)
-		return ingot_fail(e, -errno, "%s: cannot remove stale output: %s", path, strerror(errno));
-	return 0;
-}
-
-/* Rename everything into place.  Old manifests go first, so at no point
- * does a manifest (or signature) sit beside an image it does not describe. */
+/* Rename everything into place.  All the slow work (fsync of every
+ * temporary) happens first; then the renames run back to back and the
+ * directory is synced once, so a kill leaves either no new name or a
+ * complete set, except within a window of a few system calls.  Renames
+ * replace old outputs atomically: a previous build's files stay intact
+ * until the moment they are replaced. */
 static int outputs_commit(struct outputs *o, struct build_result *res, ingot_error *e)
 {
-	int r;
-	if ((r = remove_stale(res->manifest_path, e)) < 0 ||
-	    (r = remove_stale(res->envelope_path, e)) < 0)
-		return r;
-	if ((r = atomic_commit(&o->image, e)) < 0 || (r = atomic_commit(&o->verity, e)) < 0 ||
-	    (r = atomic_commit(&o->manifest, e)) < 0)
-		return r;
-	if (o->envelope.tmp)
-		return atomic_commit(&o->envelope, e);
-	free(res->envelope_path);
-	res->envelope_path = NULL;
+	struct atomic_file *v[] = { &o->image, &o->verity, &o->manifest, o->envelope.tmp ? &o->envelope : NULL };
+	_cleanup_free_ char *dir = NULL;
+	int dfd;
+
+	for (size_t i = 0; i < ARRAY_SIZE(v) && v[i]; i++) {
+		if (fsync(v[i]->fd) < 0)
+			return ingot_fail(e, -errno, "%s: fsync failed: %s", v[i]->path, strerror(errno));
+		if (close(v[i]->fd) < 0) {
+			v[i]->fd = -1;
+			return ingot_fail(e, -errno, "%s: close failed: %s", v[i]->path, strerror(errno));
+		}
+		v[i]->fd = -1;
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(v) && v[i]; i++) {
+		if (rename(v[i]->tmp, v[i]->path) < 0)
+			return ingot_fail(e, -errno, "%s: rename failed: %s", v[i]->path, strerror(errno));
+		free(v[i]->tmp);
+		v[i]->tmp = NULL;
+	}
+	/* Unsigned build: an envelope left by an earlier signed build would
+	 * vouch for an image that is no longer there. */
+	if (!v[3]) {
+		if (unlink(res->envelope_path) < 0 && errno != ENOENT)
+			return ingot_fail(e, -errno, "%s: cannot remove stale output: %s", res->envelope_path, strerror(errno));
+		free(res->envelope_path);
+		res->envelope_path = NULL;
+	}
+	dir = path_dirname(res->image_path);
+	if (dir && (dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) >= 0) {
+		fsync(dfd);
+		close(dfd);
+	}
 	return 0;
 }
 
 static int out_name(const char *dir, const char *name, const char *ext, char **out, ingot_error *e)
 {
-	if (asprintf(out, "%s/%s%s", dir, name, ext) < 0) {
-		*out = NULL;
-		return ingot_fail(e, -ENOMEM, "out of memory");
+	size_t n = strlen(name), m = strlen(ext);
+	_cleanup_free_ char *base = malloc(n + m + 1);
+	*out = NULL;
+	if (base) {
+		memcpy(base, name, n);
+		memcpy(base + n, ext, m + 1);
+		*out = path_join(dir, base);
 	}
-	return 0;
+	return *out ? 0 : ingot_fail(e, -ENOMEM, "out of memory");
 }
 
 static int sign_manifest(const char *key, const json_t *m, struct atomic_file *af, const char *path,
@@ -263,6 +291,36 @@ static int sign_manifest(const char *key, const json_t *m, struct atomic_file *a
 	if ((r = envelope_create(m, k, &env, e)) < 0)
 		return r;
 	return write_json_tmp(af, path, env, e);
+}
+
+/* manifest_build reads each artifact's size from artifact.path: point it
+ * at the verified store copy (same bytes), so a rebuild from a warm store
+ * works when the sources are gone. */
+static int build_manifest(const struct recipe *r, const struct store *s, const struct tree *t,
+			  const struct image_opts *io, const struct image_info *ii,
+			  const struct verity_info *vi, json_t **out, ingot_error *e)
+{
+	struct recipe view = *r;
+	struct artifact *arts = calloc(r->n_artifacts + 1, sizeof(*arts));
+	size_t i;
+	int rc = 0;
+
+	if (!arts)
+		return ingot_fail(e, -ENOMEM, "out of memory");
+	for (i = 0; i < r->n_artifacts; i++) {
+		arts[i] = r->artifacts[i];
+		if (!(arts[i].path = store_blob_path(s, r->artifacts[i].sha256))) {
+			rc = ingot_fail(e, -ENOMEM, "out of memory");
+			break;
+		}
+	}
+	view.artifacts = arts;
+	if (rc >= 0)
+		rc = manifest_build(&view, t, io, ii, vi, out, e);
+	while (i--)
+		free(arts[i].path);
+	free(arts);
+	return rc;
 }
 
 static int run_build(const struct build_opts *o, struct recipe *r, struct store *s,
@@ -312,7 +370,7 @@ static int run_build(const struct build_opts *o, struct recipe *r, struct store 
 	memcpy(res->verity_root, vi.root_hash, 32);
 	res->image_size = vi.image_size;
 
-	if ((rc = manifest_build(r, &t, &io, &ii, &vi, &manifest, e)) < 0 ||
+	if ((rc = build_manifest(r, s, &t, &io, &ii, &vi, &manifest, e)) < 0 ||
 	    (rc = write_json_tmp(&out->manifest, res->manifest_path, manifest, e)) < 0)
 		goto done;
 	if (o->key && (rc = sign_manifest(o->key, manifest, &out->envelope, res->envelope_path, e)) < 0)

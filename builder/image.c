@@ -70,6 +70,7 @@ struct writer {
 	sqfs_super_t super;
 	uint8_t *buf;                 /* one data block */
 	uint32_t block_size;
+	bool in_file, finished;       /* block processor state, for cleanup */
 };
 
 static int sqfs_fail(struct writer *w, int code, const char *what, ingot_error *e)
@@ -227,6 +228,7 @@ static int pack_file(struct writer *w, size_t i, ingot_error *e)
 	r = sqfs_block_processor_begin_file(w->proc, &w->nodes[i].inode, NULL, 0);
 	if (r)
 		return sqfs_fail(w, r, "starting file data", e);
+	w->in_file = true;
 	for (;;) {
 		ssize_t n = read(fd, w->buf, w->block_size);
 		if (n < 0 && errno == EINTR)
@@ -242,6 +244,7 @@ static int pack_file(struct writer *w, size_t i, ingot_error *e)
 		if (r)
 			return sqfs_fail(w, r, "writing file data", e);
 	}
+	w->in_file = false;
 	r = sqfs_block_processor_end_file(w->proc);
 	if (r)
 		return sqfs_fail(w, r, "finishing file data", e);
@@ -474,7 +477,14 @@ static int writer_setup(struct writer *w, const struct image_opts *o, ingot_erro
 
 static void writer_free(struct writer *w)
 {
-	/* The processor first: it joins its workers. */
+	/* libsquashfs 1.2 leaks queued blocks when a processor is destroyed
+	 * unfinished, so after an error drain it first (the output is being
+	 * thrown away anyway).  The processor goes first: it joins its workers. */
+	if (w->proc && !w->finished) {
+		if (w->in_file)
+			sqfs_block_processor_end_file(w->proc);
+		sqfs_block_processor_finish(w->proc);
+	}
 	sqfs_destroy(w->proc);
 	sqfs_destroy(w->dirwr);
 	sqfs_destroy(w->dm);
@@ -533,6 +543,7 @@ int image_write(const struct tree *t, const struct store *s, const struct image_
 	if (r < 0)
 		goto out;
 	r = sqfs_block_processor_finish(w.proc);
+	w.finished = true;
 	if (r) {
 		r = sqfs_fail(&w, r, "writing data blocks", e);
 		goto out;

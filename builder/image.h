@@ -1,4 +1,5 @@
-/* Squashfs image writer (libsquashfs) and dm-verity hash tree. */
+/* Squashfs image writer (libsquashfs) and dm-verity hash tree.
+ * Formats and layout: docs/image.md. */
 #ifndef INGOT_IMAGE_H
 #define INGOT_IMAGE_H
 
@@ -9,11 +10,11 @@ struct tree;
 struct store;
 
 struct image_opts {
-	const char *compression;  /* "zstd", "xz", "gzip", ... */
-	int level;                /* 0 = default */
-	uint32_t block_size;
+	const char *compression;  /* "zstd" (NULL/"" too), "xz", "gzip", "lzma", "lz4" */
+	int level;                /* 0 = libsquashfs' default for the compressor */
+	uint32_t block_size;      /* power of two, 4096 .. 1048576 */
 	unsigned workers;         /* compression threads; output must not depend on it */
-	uint64_t mtime;           /* every inode and the superblock */
+	uint64_t mtime;           /* every inode and the superblock; < 2^32 */
 };
 
 struct image_info {
@@ -21,8 +22,12 @@ struct image_info {
 	uint64_t inodes;
 };
 
-/* Write a squashfs image of the finalized tree into fd (positioned at 0,
- * empty).  File data is streamed from the store.  name is for messages. */
+/* Write a squashfs image of the finalized (sorted) tree into fd, which
+ * must be open read-write; it is truncated first.  The root directory is
+ * 0755 root:root.  File data is streamed from the store, each blob
+ * re-hashed against its tree entry (-EBADMSG on mismatch, -ENOENT when
+ * missing).  The same tree and options give the same bytes, whatever
+ * o->workers.  name is for messages. */
 int image_write(const struct tree *t, const struct store *s, const struct image_opts *o,
 		int fd, const char *name, struct image_info *info, ingot_error *e);
 
@@ -50,7 +55,8 @@ void verity_salt_for_recipe(const uint8_t recipe_sha256[32], uint8_t salt[32]);
 
 /* Recompute root hash of image+hash file and compare (for verify/audit):
  * the hash file's superblock must describe the image (version 1,
- * sha256, 4096-byte blocks, its block count), every stored hash block
+ * sha256, 4096-byte blocks, its block count; a block device may be
+ * larger than the image it holds), every stored hash block
  * must equal the recomputed one and the root must equal root_hash.
  * -EBADMSG with "IMAGE: ... does not match" when anything differs. */
 int verity_check(const char *image_path, const char *verity_path, const uint8_t root_hash[32],

@@ -22,6 +22,8 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -239,11 +241,11 @@ static void sha_stop(struct sha_worker *s)
 static int sha_start(struct sha_worker *s)
 {
 	memset(s, 0, sizeof(*s));
+	pthread_mutex_init(&s->mu, NULL);
+	pthread_cond_init(&s->cv, NULL);
 	s->md = EVP_MD_CTX_new();
 	if (!s->md || !EVP_DigestInit_ex(s->md, EVP_sha256(), NULL))
 		return -ENOMEM;
-	pthread_mutex_init(&s->mu, NULL);
-	pthread_cond_init(&s->cv, NULL);
 	/* Without a thread the digest is computed inline: slower, same result. */
 	s->started = pthread_create(&s->th, NULL, sha_main, s) == 0;
 	return 0;
@@ -252,10 +254,8 @@ static int sha_start(struct sha_worker *s)
 static void sha_free(struct sha_worker *s)
 {
 	sha_stop(s);
-	if (s->md) {
-		pthread_mutex_destroy(&s->mu);
-		pthread_cond_destroy(&s->cv);
-	}
+	pthread_mutex_destroy(&s->mu);
+	pthread_cond_destroy(&s->cv);
 	EVP_MD_CTX_free(s->md);
 	s->md = NULL;
 }
@@ -326,7 +326,8 @@ static int level0(struct vctx *c, const struct layout *l, uint8_t root[32],
 		if (sw.failed || !EVP_DigestFinal_ex(sw.md, image_sha256, NULL))
 			r = ingot_fail(c->e, -EIO, "%s: sha256 failed", c->image_name);
 	}
-	sha_free(&sw);
+	if (image_sha256)
+		sha_free(&sw);
 	return r;
 }
 
@@ -433,7 +434,8 @@ static void sb_encode(uint8_t sb[SB_SIZE], const uint8_t uuid[16], uint64_t data
 	put64(sb + 72, data_blocks);
 	sb[80] = (uint8_t)salt_len;        /* salt_size (u16) */
 	sb[81] = (uint8_t)(salt_len >> 8);
-	memcpy(sb + 88, salt, salt_len);   /* salt[256] */
+	if (salt_len)
+		memcpy(sb + 88, salt, salt_len);   /* salt[256] */
 }
 
 void verity_uuid_for_salt(const uint8_t *salt, uint32_t salt_len, uint8_t uuid[16])
@@ -507,7 +509,8 @@ int verity_build(int image_fd, const char *image_name, int verity_fd, const char
 	if (r < 0)
 		return r;
 	compute_layout(vi.data_blocks, &l);
-	memcpy(vi.salt, salt, salt_len);
+	if (salt_len)
+		memcpy(vi.salt, salt, salt_len);
 	vi.salt_len = salt_len;
 	vi.data_block_size = vi.hash_block_size = VBLOCK;
 	vi.hash_offset = 0;
@@ -527,7 +530,7 @@ int verity_build(int image_fd, const char *image_name, int verity_fd, const char
 	return 0;
 }
 
-static int sb_decode(const uint8_t *sb, const char *name, uint64_t want_blocks,
+static int sb_decode(const uint8_t *sb, const char *name, uint64_t *data_blocks,
 		     uint8_t salt[MAX_SALT], uint32_t *salt_len, ingot_error *e)
 {
 	uint32_t v;
@@ -548,10 +551,9 @@ static int sb_decode(const uint8_t *sb, const char *name, uint64_t want_blocks,
 	if ((v = get32(sb + 68)) != VBLOCK)
 		return ingot_fail(e, -EBADMSG, "%s: hash_block_size: expected %u, got %u",
 				  name, VBLOCK, v);
-	if (get64(sb + 72) != want_blocks)
-		return ingot_fail(e, -EBADMSG, "%s: data_blocks: expected %llu (the image's "
-				  "size), got %llu", name, (unsigned long long)want_blocks,
-				  (unsigned long long)get64(sb + 72));
+	*data_blocks = get64(sb + 72);
+	if (*data_blocks == 0)
+		return ingot_fail(e, -EBADMSG, "%s: data_blocks: expected at least 1, got 0", name);
 	*salt_len = (uint32_t)sb[80] | (uint32_t)sb[81] << 8;
 	if (*salt_len > MAX_SALT)
 		return ingot_fail(e, -EBADMSG, "%s: salt_size: expected at most %u, got %u",
@@ -567,7 +569,8 @@ int verity_check(const char *image_path, const char *verity_path, const uint8_t 
 	_cleanup_close_ int hfd = -1;
 	uint8_t sb[SB_SIZE], salt[MAX_SALT], root[32];
 	uint32_t salt_len = 0;
-	uint64_t size, blocks;
+	uint64_t size, blocks = 0, nblk;
+	struct stat st;
 	struct layout l;
 	struct vctx c = { .image_name = image_path, .hash_name = verity_path, .check = true,
 			  .e = e };
@@ -578,16 +581,34 @@ int verity_check(const char *image_path, const char *verity_path, const uint8_t 
 	hfd = open(verity_path, O_RDONLY | O_CLOEXEC);
 	if (hfd < 0)
 		return ingot_fail(e, -errno, "%s: %s", verity_path, strerror(errno));
-	r = image_blocks(ifd, image_path, &size, &blocks, e);
-	if (r < 0)
-		return r;
 	r = pread_all(hfd, sb, sizeof(sb), 0);
 	if (r < 0)
 		return ingot_fail(e, -EBADMSG, "%s: cannot read superblock: %s", verity_path,
 				  r == -ENODATA ? "file too short" : strerror(-r));
-	r = sb_decode(sb, verity_path, blocks, salt, &salt_len, e);
+	r = sb_decode(sb, verity_path, &blocks, salt, &salt_len, e);
 	if (r < 0)
 		return r;
+	/* A file must be exactly the image; a block device (the image on a
+	 * partition at boot) may be larger: the tree covers its first blocks. */
+	if (fstat(ifd, &st) < 0)
+		return ingot_fail(e, -errno, "%s: stat: %s", image_path, strerror(errno));
+	if (S_ISBLK(st.st_mode)) {
+		if (ioctl(ifd, BLKGETSIZE64, &size) < 0)
+			return ingot_fail(e, -errno, "%s: size: %s", image_path, strerror(errno));
+		if (size / VBLOCK < blocks)
+			return ingot_fail(e, -EBADMSG, "%s: size: expected at least %llu bytes "
+					  "(%s: data_blocks %llu), got %llu", image_path,
+					  (unsigned long long)blocks * VBLOCK, verity_path,
+					  (unsigned long long)blocks, (unsigned long long)size);
+	} else {
+		r = image_blocks(ifd, image_path, &size, &nblk, e);
+		if (r < 0)
+			return r;
+		if (nblk != blocks)
+			return ingot_fail(e, -EBADMSG, "%s: data_blocks: expected %llu (the size "
+					  "of %s), got %llu", verity_path, (unsigned long long)nblk,
+					  image_path, (unsigned long long)blocks);
+	}
 	compute_layout(blocks, &l);
 	c.image_fd = ifd;
 	c.hash_fd = hfd;

@@ -252,12 +252,13 @@ static int load_manifest(const char *path, json_t **m)
 	return EXIT_OK;
 }
 
-static void print_bank_values(const struct pcr_values *v, unsigned pcr, const char *prefix)
+/* "sha256:15=<hex>" per bank. */
+static void print_bank_values(const struct pcr_values *v, unsigned pcr)
 {
 	for (size_t i = 0; i < v->nbanks; i++) {
 		char hex[2 * BANK_MAX_DIGEST + 1];
 		hex_encode(v->banks[i].value[pcr], v->banks[i].bank->size, hex);
-		printf("%s%s:%u=%s\n", prefix, v->banks[i].bank->name, pcr, hex);
+		printf("%s:%u=%s\n", v->banks[i].bank->name, pcr, hex);
 	}
 }
 
@@ -287,7 +288,7 @@ static int do_measure(const struct args *a)
 	if (!res.agreed_before)
 		fprintf(stderr, "ingot: warning: before measuring, the log and PCR %u already disagreed: %s\n",
 			res.pcr, res.before.msg);
-	print_bank_values(&res.after, res.pcr, "");
+	print_bank_values(&res.after, res.pcr);
 	return EXIT_OK;
 }
 

@@ -1,6 +1,7 @@
 /* ingot audit: what does a pool really run? */
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -23,7 +24,7 @@ static const char audit_help[] =
 "SYNOPSIS\n"
 "    ingot audit --keyring K --manifests DIR --reports DIR [--nonces FILE]\n"
 "                [--aks FILE] [--nodes FILE] [--max-age DURATION] [--now TIME]\n"
-"                [--json OUT | --html OUT]\n"
+"                [--jobs N] [--json OUT | --html OUT]\n"
 "\n"
 "DESCRIPTION\n"
 "    Reads every node report (DIR/*.json, as written by 'ingot verify --json')\n"
@@ -53,7 +54,8 @@ static const char audit_help[] =
 "\n"
 "OPTIONS\n"
 "    --keyring K         trusted manifest signers (ingot keyring JSON)\n"
-"    --manifests DIR     the pools' signed manifests (*.manifest.dsse.json)\n"
+"    --manifests DIR     the pools' signed manifests (*.manifest.dsse.json);\n"
+"                        bare *.manifest.json there are listed, never trusted\n"
 "    --reports DIR       node reports (*.json)\n"
 "    --nonces FILE       lines 'NODE NONCE_HEX': the nonce issued to each node\n"
 "    --aks FILE          enrolled AKs: lines 'AK_SHA256 [NODE]' (sha256 of the\n"
@@ -65,6 +67,8 @@ static const char audit_help[] =
 "    --json OUT          also write the full result as JSON to OUT ('-': stdout,\n"
 "                        then no table)\n"
 "    --html OUT          also write a self-contained HTML page to OUT\n"
+"    --jobs N            threads checking reports, 1..64 (default: one per CPU);\n"
+"                        the result is the same for every N\n"
 "    -h, --help          show this help\n"
 "\n"
 "EXIT STATUS\n"
@@ -95,6 +99,7 @@ int cmd_audit(int argc, char **argv)
 		{ "now", required_argument, NULL, 't' },
 		{ "json", required_argument, NULL, 'j' },
 		{ "html", required_argument, NULL, 'H' },
+		{ "jobs", required_argument, NULL, 'J' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -128,6 +133,14 @@ int cmd_audit(int argc, char **argv)
 			break;
 		case 'j': json_out = optarg; break;
 		case 'H': html_out = optarg; break;
+		case 'J': {
+			char *end;
+			unsigned long v = strtoul(optarg, &end, 10);
+			if (*optarg < '1' || *optarg > '9' || *end || v > AUDIT_MAX_JOBS)
+				return cli_usage_error("audit", "--jobs: expected 1..%d, got '%s'", AUDIT_MAX_JOBS, optarg);
+			o.jobs = (unsigned)v;
+			break;
+		}
 		case 'h': fputs(audit_help, stdout); return EXIT_OK;
 		case ':': return cli_usage_error("audit", "%s needs an argument", argv[optind - 1]);
 		default: return cli_usage_error("audit", "unknown option '%s'", argv[optind - 1]);

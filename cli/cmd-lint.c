@@ -2,6 +2,7 @@
 #include <getopt.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "cli/cli.h"
 #include "recipes/lint.h"
@@ -20,6 +21,7 @@ static const char lint_help[] =
 "\n"
 "SYNOPSIS\n"
 "    ingot lint RECIPE [--rules DIR] [--date YYYY-MM-DD] [--json] [--strict]\n"
+"    ingot lint MANIFEST.json [OPTIONS]\n"
 "\n"
 "DESCRIPTION\n"
 "    Reads the tuple: section of RECIPE (driver, flavor, fabric manager, CUDA or\n"
@@ -33,6 +35,10 @@ static const char lint_help[] =
 "    It also checks that each tuple field's artifact: names an artifact of the\n"
 "    recipe. Only the tuple is linted; `ingot build` checks the rest and runs\n"
 "    lint itself.\n"
+"\n"
+"    Given a built image's manifest (a file ending in .json), lints the tuple\n"
+"    recorded in it: re-check a pool against today's rules, e.g. whether its\n"
+"    driver branch is still supported (--date).\n"
 "\n"
 "OPTIONS\n"
 "    --rules DIR       rule files (default: $INGOT_RULES, else recipes/rules next\n"
@@ -52,7 +58,8 @@ static const char lint_help[] =
 "EXAMPLES\n"
 "    ingot lint recipes/h100-r580-ltsb.yaml\n"
 "    ingot lint recipes/mi355x-rocm.yaml --json --strict\n"
-"    ingot lint pool.yaml --rules /etc/ingot/rules --date 2028-07-01\n";
+"    ingot lint pool.yaml --rules /etc/ingot/rules --date 2028-07-01\n"
+"    ingot lint out/h100-r580-ltsb.manifest.json --strict\n";
 
 int cmd_lint(int argc, char **argv)
 {
@@ -90,8 +97,15 @@ int cmd_lint(int argc, char **argv)
 	if (argc - optind != 1)
 		return cli_usage_error("lint", "expected exactly one RECIPE, got %d", argc - optind);
 
-	if (lint_recipe_file(argv[optind], rules, date, &rep, &e) < 0)
-		return cli_error(&e, LINT_EXIT_BAD_INPUT);
+	{
+		const char *in = argv[optind];
+		size_t len = strlen(in);
+		int r = len > 5 && !strcmp(in + len - 5, ".json") ?
+			lint_manifest_file(in, rules, date, &rep, &e) :
+			lint_recipe_file(in, rules, date, &rep, &e);
+		if (r < 0)
+			return cli_error(&e, LINT_EXIT_BAD_INPUT);
+	}
 	if (lint_report_print(rep, stdout, json) < 0) {
 		lint_report_free(rep);
 		fprintf(stderr, "ingot: lint: cannot write the report\n");

@@ -18,7 +18,7 @@ static const char verify_help[] =
 "    ingot verify --manifest ENVELOPE --keyring KEYRING [--state FILE] [--now TIME]\n"
 "                 [--root DIR] [--image IMAGE [--verity HASHFILE]] [--no-files]\n"
 "                 [--ignore GLOB]... [--tcti TCTI|none] [--eventlog LOG] [--ak DIR]\n"
-"                 [--require-tpm] [--rules DIR] [--date YYYY-MM-DD] [--node-id ID]\n"
+"                 [--nonce HEX] [--require-tpm] [--rules DIR] [--date YYYY-MM-DD] [--node-id ID]\n"
 "                 [--fail-on warn|error] [--json] [--report FILE] [--nfd FILE] [--brief]\n"
 "\n"
 "DESCRIPTION\n"
@@ -58,6 +58,9 @@ static const char verify_help[] =
 "                        \"none\": no TPM check\n"
 "    --eventlog FILE     ingot's event log (default /var/lib/ingot/eventlog.bin)\n"
 "    --ak DIR            attestation key directory (default /var/lib/ingot/ak)\n"
+"    --nonce HEX         quote over this challenge (16-128 hex digits) instead of\n"
+"                        a random 32-byte nonce, so a scheduler or auditor that\n"
+"                        issued it knows the quote is fresh\n"
 "    --require-tpm       a TPM check that cannot run is \"could not check\" (20)\n"
 "                        instead of \"skip\"\n"
 "    --rules DIR         version-chain rules (default: ingot's installed rules)\n"
@@ -96,7 +99,7 @@ static const char verify_help[] =
 enum {
 	OPT_MANIFEST = 256, OPT_KEYRING, OPT_STATE, OPT_NOW, OPT_ALLOW_UNSIGNED, OPT_ROOT,
 	OPT_IMAGE, OPT_VERITY, OPT_NO_FILES, OPT_IGNORE, OPT_TCTI, OPT_EVENTLOG, OPT_AK,
-	OPT_REQUIRE_TPM, OPT_RULES, OPT_DATE, OPT_NODE_ID, OPT_FAIL_ON, OPT_JSON, OPT_REPORT,
+	OPT_REQUIRE_TPM, OPT_NONCE, OPT_RULES, OPT_DATE, OPT_NODE_ID, OPT_FAIL_ON, OPT_JSON, OPT_REPORT,
 	OPT_NFD, OPT_BRIEF,
 };
 
@@ -115,6 +118,7 @@ static const struct option longopts[] = {
 	{ "eventlog", required_argument, NULL, OPT_EVENTLOG },
 	{ "ak", required_argument, NULL, OPT_AK },
 	{ "require-tpm", no_argument, NULL, OPT_REQUIRE_TPM },
+	{ "nonce", required_argument, NULL, OPT_NONCE },
 	{ "rules", required_argument, NULL, OPT_RULES },
 	{ "date", required_argument, NULL, OPT_DATE },
 	{ "node-id", required_argument, NULL, OPT_NODE_ID },
@@ -170,6 +174,7 @@ int cmd_verify(int argc, char **argv)
 		case OPT_EVENTLOG: o.eventlog_path = optarg; break;
 		case OPT_AK: o.ak_dir = optarg; break;
 		case OPT_REQUIRE_TPM: o.require_tpm = true; break;
+		case OPT_NONCE: o.nonce_hex = optarg; break;
 		case OPT_RULES: o.rules_dir = optarg; break;
 		case OPT_DATE: o.date = optarg; break;
 		case OPT_NODE_ID: o.node_id = optarg; break;

@@ -255,6 +255,27 @@ int lint_recipe_file(const char *path, const char *rules_dir, const char *date,
 	return r;
 }
 
+int lint_manifest_file(const char *path, const char *rules_dir, const char *date,
+		       struct lint_report **out, ingot_error *e)
+{
+	_cleanup_json_ json_t *m = NULL;
+	struct tuple *t = NULL;
+	json_t *tj;
+	int r;
+
+	*out = NULL;
+	if ((r = json_read_file(path, &m, e)) < 0)
+		return r;
+	tj = json_object_get(m, "tuple");
+	if (!json_is_object(m) || !tj)
+		return ingot_fail(e, -EINVAL, "%s: expected a manifest with a \"tuple\" member", path);
+	if (!json_is_null(tj) && (r = tuple_from_json(tj, path, &t, e)) < 0)
+		return r;
+	r = lint_run(t, path, NULL, 0, false, rules_dir, date, out, e);
+	tuple_free(t);
+	return r;
+}
+
 json_t *lint_report_to_json(const struct lint_report *r)
 {
 	json_t *fs = json_array();

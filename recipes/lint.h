@@ -46,6 +46,11 @@ int lint_tuple(const struct tuple *t, const char *rules_dir, const char *date,
 int lint_recipe_file(const char *path, const char *rules_dir, const char *date,
 		     struct lint_report **out, ingot_error *e);
 
+/* The tuple of a built image's manifest (<name>.manifest.json), so a
+ * pool can be re-checked against today's rules (support windows end). */
+int lint_manifest_file(const char *path, const char *rules_dir, const char *date,
+		       struct lint_report **out, ingot_error *e);
+
 size_t lint_report_errors(const struct lint_report *r);
 size_t lint_report_warnings(const struct lint_report *r);
 /* {"subject","date","rules","errors","warnings","findings":[{"rule","severity",

@@ -23,6 +23,7 @@ enum ftype { F_STR, F_VERSION, F_BOOL, F_ENUM, F_LIST, F_DATE };
 struct operand {
 	char *text;     /* literal, or field path when is_field */
 	bool is_field;
+	bool quoted;    /* written as "..." : always a literal */
 };
 
 struct cond {
@@ -222,7 +223,7 @@ static int check_operand(struct lexer *lx, size_t pos, const char *path, enum ft
 		/* "driver.versoin": a misspelt field, not a strange literal */
 		const char *dot = strchr(o->text, '.');
 		char group[64];
-		if (dot && (size_t)(dot - o->text) < sizeof(group)) {
+		if (!o->quoted && dot && (size_t)(dot - o->text) < sizeof(group)) {
 			snprintf(group, sizeof(group), "%.*s", (int)(dot - o->text), o->text);
 			if (tuple_schema_group(group))
 				return lex_fail(lx, pos, "unknown field '%s'", o->text);
@@ -264,6 +265,7 @@ static int parse_operand(struct lexer *lx, struct operand *o)
 	if (lx->kind != T_WORD && lx->kind != T_STRING)
 		return lex_fail(lx, lx->pos, "expected a value");
 	o->is_field = lx->kind == T_WORD && field_type(lx->val, &t, &w) == 0;
+	o->quoted = lx->kind == T_STRING;
 	o->text = TAKE_PTR(lx->val);
 	return lex_next(lx);
 }

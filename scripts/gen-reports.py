@@ -215,6 +215,9 @@ def main():
     unsigned = make_manifest("h100", 8, NVIDIA)
     unsigned["image"]["sha256"] = h("rogue")
     unsigned["measurement"] = measurement(unsigned)
+    if a.scenario == "test":
+        with open(os.path.join(out, "manifests", "h100-candidate.manifest.json"), "w") as f:
+            json.dump(unsigned, f, indent=2, sort_keys=True)
 
     # Nodes: (name, pool, booted manifest, fact overrides, kind, expected, field)
     nodes = []

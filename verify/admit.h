@@ -26,6 +26,7 @@ struct verify_opts {
 	const char *tcti;            /* "none" = no TPM; NULL = $INGOT_TCTI or the device */
 	const char *eventlog_path;   /* ingot's event log (default /var/lib/ingot/eventlog.bin) */
 	const char *ak_dir;          /* attestation key directory */
+	const char *nonce_hex;       /* quote nonce from a verifier's challenge; NULL: random */
 	bool require_tpm;            /* no TPM is "could not check", not "skip" */
 
 	const char *rules_dir;       /* version-chain rules; NULL = default */

@@ -95,8 +95,9 @@ void check_tpm(const struct verify_opts *o, const json_t *m, struct verify_repor
 	_cleanup_json_ json_t *quote = NULL;
 	struct pcr_selection sel = { 0 };
 	struct quote_info qi;
-	uint8_t nonce[NONCE_LEN];
-	char nonce_hex[2 * NONCE_LEN + 1];
+	uint8_t nonce[TPM_NONCE_MAX];
+	size_t nonce_len = NONCE_LEN;
+	char nonce_hex[2 * TPM_NONCE_MAX + 1];
 	ingot_error e = { 0 };
 
 	if (o->tcti && !strcmp(o->tcti, "none")) {
@@ -120,13 +121,22 @@ void check_tpm(const struct verify_opts *o, const json_t *m, struct verify_repor
 		no_tpm(o, r, why);
 		return;
 	}
-	if (RAND_bytes(nonce, sizeof(nonce)) != 1) {
+	if (o->nonce_hex) {
+		/* A challenge from the scheduler or auditor proves freshness to them. */
+		nonce_len = strlen(o->nonce_hex) / 2;
+		if (nonce_len < 8 || nonce_len > TPM_NONCE_MAX || strlen(o->nonce_hex) % 2 ||
+		    hex_decode(o->nonce_hex, nonce, nonce_len) < 0) {
+			report_set(r, CHECK_TPM, ST_ERROR, "--nonce: expected 16 to %d hex digits, got \"%.80s\"",
+				   2 * TPM_NONCE_MAX, o->nonce_hex);
+			return;
+		}
+	} else if (RAND_bytes(nonce, NONCE_LEN) != 1) {
 		report_set(r, CHECK_TPM, ST_ERROR, "no randomness for the quote nonce");
 		return;
 	}
-	hex_encode(nonce, sizeof(nonce), nonce_hex);
+	hex_encode(nonce, nonce_len, nonce_hex);
 	pcr_selection_add(&sel, bank_by_name("sha256")->alg, 1u << pcr);
-	if (tpm_quote(tpm, ak_dir, nonce, sizeof(nonce), &sel, &quote, &e) < 0) {
+	if (tpm_quote(tpm, ak_dir, nonce, nonce_len, &sel, &quote, &e) < 0) {
 		report_set(r, CHECK_TPM, ST_ERROR, "quote failed: %s", e.msg);
 		return;
 	}
@@ -134,7 +144,7 @@ void check_tpm(const struct verify_opts *o, const json_t *m, struct verify_repor
 	r->attestation = json_pack("{s:s, s:O, s:O, s:I}", "nonce", nonce_hex, "quote", quote,
 				   "ak_public_key", json_object_get(quote, "ak_pub") ?: json_null(),
 				   "pcr", pcr);
-	if (quote_verify(quote, nonce, sizeof(nonce), NULL, &qi, &e) < 0) {
+	if (quote_verify(quote, nonce, nonce_len, NULL, &qi, &e) < 0) {
 		report_set(r, CHECK_TPM, ST_FAIL, "quote does not verify (%s): %s",
 			   quote_reason_name(qi.reason), e.msg);
 		return;

@@ -44,3 +44,10 @@ expect_exit() {
 }
 
 sha256() { sha256sum "$1" | cut -d' ' -f1; }
+
+# A python3 that can import jsonschema: the first python3 on PATH may be a
+# private interpreter that does not see Debian's python3-jsonschema.
+PY_JSONSCHEMA=""
+for _py in python3 /usr/bin/python3; do
+	if "$_py" -c 'import jsonschema' 2>/dev/null; then PY_JSONSCHEMA=$_py; break; fi
+done

@@ -15,6 +15,9 @@ note "AK create (ECC, owner) and quote after measure"
 "$INGOT" attest ak create -o "$T/ak" >/dev/null
 for f in ak.json ak.pub ak.priv ak.pub.pem; do assert_file "$T/ak/$f"; done
 assert_eq 600 "$(stat -c %a "$T/ak/ak.priv")" "ak.priv mode"
+cp "$T/ak/ak.pub.pem" "$T/ak1.pem"
+expect_exit 1 "already exists" "$INGOT" attest ak create -o "$T/ak"
+cmp -s "$T/ak/ak.pub.pem" "$T/ak1.pem" || fail "an existing AK was replaced"
 openssl pkey -pubin -in "$T/ak/ak.pub.pem" -noout -text | grep -q "NIST CURVE: P-256" || fail "AK is not P-256"
 "$INGOT" attest measure --manifest "$T/m.json" --log "$T/log.bin" >/dev/null
 "$INGOT" attest quote --nonce $N1 --pcrs sha256:0,15+sha1:15 --ak "$T/ak" -o "$T/q.json"

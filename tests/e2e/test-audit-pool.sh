@@ -73,6 +73,12 @@ assert rows["h100-001"]["ak"] == sys.argv[3], (rows["h100-001"]["ak"], sys.argv[
 assert res["summary"]["healthy"] == sum(1 for v in exp.values() if v["verdict"] == "healthy")
 PY
 
+note "the result does not depend on the thread count"
+for j in 1 3; do
+	audit "${ALL[@]}" --jobs $j --json "$T/audit-j$j.json" >/dev/null || [ $? -eq 2 ] || fail "--jobs $j"
+	cmp "$T/audit.json" "$T/audit-j$j.json" || fail "--jobs $j changes the result"
+done
+
 note "table names drifted fields and forged evidence"
 assert_contains "$OUT" "h100-d-flavor"
 assert_contains "$OUT" "~ driver.flavor: manifest open, node proprietary"
@@ -80,6 +86,8 @@ assert_contains "$OUT" "~ rocm.version: manifest 7.2.0, node 7.1.1"
 assert_contains "$OUT" "! drifted: boots serial 6, pool's current is 7"
 assert_contains "$OUT" "! ak-not-enrolled: AK "
 assert_contains "$OUT" "! missing: no report from this node"
+assert_contains "$OUT" "h100-candidate.manifest.json, which nobody signed"
+assert_contains "$OUT" "manifest h100-candidate.manifest.json: unsigned"
 assert_contains "$OUT" "! stale: report is 172800 s old, limit 3600 s"
 
 note "healthy reports only: exit 0; with drift: exit 1"
@@ -158,9 +166,18 @@ cp -r "$T/healthy" "$T/broken"
 printf '{"schema":' >"$T/broken/zz-broken.json"
 expect_exit 1 "zz-broken.json" audit --reports "$T/broken"
 assert_contains "$OUT" "malformed"
+python3 - "$G/reports/h100-002.json" "$T/broken/zz-escape.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+r["node"]["id"] = "evil\n  h100-009  h100  healthy\x1b[2J"
+json.dump(r, open(sys.argv[2], "w"))
+PY
+expect_exit 1 "zz-escape.json: node.id: expected 1-255 printable characters" audit --reports "$T/broken"
+case "$OUT" in *"evil"*|*$'\x1b'*) fail "a node id with control characters reached the table: $OUT" ;; esac
 
 note "usage"
 expect_exit 64 "required" "$INGOT" audit --reports "$T/healthy"
 expect_exit 64 "--max-age" audit --reports "$T/healthy" --max-age soon
 expect_exit 64 "not both" audit --reports "$T/healthy" --json a --html b
+expect_exit 64 "--jobs" audit --reports "$T/healthy" --jobs 0
 expect_exit 0 "EXIT STATUS" "$INGOT" audit --help

@@ -66,6 +66,12 @@ ring["keys"][0]["public_key"] = open("other.pub").read()   # keyid no longer mat
 put("keyring-forged.json", ring)
 PY
 
+note "setup: a truncated and a corrupted image"
+"$INGOT" build good.yaml -o img --store store --no-lint -q
+head -c 200 img/bad.sqfs >trunc.sqfs
+python3 -c 'import sys; b = bytearray(open(sys.argv[1], "rb").read()); b[100] ^= 0xff; b[200] ^= 0xff
+open(sys.argv[2], "wb").write(b)' img/bad.sqfs flip.sqfs
+
 note "setup: a TPM quote signed by a software AK (tests/tools/mkquote)"
 MKQUOTE=$BUILD_DIR/tools/mkquote
 [ -x "$MKQUOTE" ] || fail "$MKQUOTE not built (make all)"
@@ -73,7 +79,7 @@ export NONCE=00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff
 export NONCE2=ffeeddccbbaa99887766554433221100ffeeddccbbaa99887766554433221100
 mkdir ak
 PCR=$(printf x | sha256sum | cut -d' ' -f1)
-DIG=$(printf '%s' "$PCR" | xxd -r -p | sha256sum | cut -d' ' -f1)
+DIG=$(python3 -c 'import hashlib, sys; print(hashlib.sha256(bytes.fromhex(sys.argv[1])).hexdigest())' "$PCR")
 echo "0 $NONCE 32768 $DIG" | "$MKQUOTE" ak 2 >q.txt
 cp ak/ak-0.pub ak.pub && cp ak/ak-1.pub ak2.pub
 python3 - "$NONCE" "$PCR" <<'PY'

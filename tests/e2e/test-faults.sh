@@ -14,7 +14,7 @@ import hashlib, io, random, tarfile
 rnd = random.Random(7)
 bio = io.BytesIO()
 with tarfile.open(fileobj=bio, mode="w", format=tarfile.GNU_FORMAT) as t:
-    for i in range(160):
+    for i in range(100):
         if i % 4 == 0:
             data = rnd.randbytes(rnd.randint(4096, 40000))
         else:
@@ -30,7 +30,7 @@ version: "1"
 epoch: 1760000000
 compression:
   algorithm: zstd
-  level: 9
+  level: 3
 artifacts:
   - name: big
     kind: tar
@@ -64,15 +64,22 @@ store_ok() {
 }
 
 note "reference build"
-start=$(date +%s%N)
-"$INGOT" build r.yaml -o ref --store ref-store --no-lint -q
-ms=$(( ($(date +%s%N) - start) / 1000000 ))
+# The kill points are fractions of the faster of two cold builds, so
+# they fall inside the builds they interrupt even if the machine speeds up.
+ms=
+for i in 1 2; do
+	rm -rf ref ref-store
+	start=$(date +%s%N)
+	"$INGOT" build r.yaml -o ref --store ref-store --no-lint -q
+	t=$(( ($(date +%s%N) - start) / 1000000 ))
+	[ -z "$ms" ] || [ "$t" -lt "$ms" ] && ms=$t
+done
 REF=$(sha256 ref/fault.sqfs)
 echo "reference build: ${ms} ms, image $REF"
 
 note "SIGKILL at spread-out points of cold builds; each store then completes a build"
 killed=0
-for frac in 3 10 25 45 65 85 97; do
+for frac in 5 20 45 70 95; do
 	d=$(awk -v ms="$ms" -v f="$frac" 'BEGIN { printf "%.3f", ms * f / 100000 }')
 	rm -rf k-out k-store
 	"$INGOT" build r.yaml -o k-out --store k-store --no-lint -q &
@@ -91,13 +98,13 @@ for frac in 3 10 25 45 65 85 97; do
 	leftovers=$(find k-out k-store/tmp -type f 2>/dev/null | wc -l)
 	echo "killed after ${d}s: no outputs, store ok, $leftovers temporary file(s) left"
 	# The next build must not be confused by what the killed one left.
-	if [ "$frac" = 45 ] || [ "$frac" = 85 ]; then
+	if [ "$frac" = 70 ]; then
 		"$INGOT" build r.yaml -o k-out --store k-store --no-lint -q
 		assert_eq "$REF" "$(sha256 k-out/fault.sqfs)" "rebuild after SIGKILL at ${d}s"
 		store_ok k-store
 	fi
 done
-[ "$killed" -ge 4 ] || fail "only $killed of 7 builds were still running when killed"
+[ "$killed" -ge 3 ] || fail "only $killed of 5 builds were still running when killed"
 store_ok ref-store
 
 note "SIGKILL during a warm rebuild (outputs of a previous build in place)"
@@ -113,10 +120,10 @@ for d in 0.05 0.2 0.4; do
 		"previous outputs after SIGKILL at ${d}s"
 done
 
-note "full disk: file size limited to 1 MiB (SIGXFSZ ignored, so writes fail with EFBIG)"
+note "full disk: file size limited to 128 KiB (SIGXFSZ ignored, so writes fail with EFBIG)"
 for store in ref-store fd-store; do   # warm store: the image write fails; cold: the store's
 	rc=0
-	OUT=$( (trap '' XFSZ; ulimit -f 1024; exec "$INGOT" build r.yaml -o fd-out --store $store --no-lint -q) 2>&1) || rc=$?
+	OUT=$( (trap '' XFSZ; ulimit -f 128; exec "$INGOT" build r.yaml -o fd-out --store $store --no-lint -q) 2>&1) || rc=$?
 	assert_eq 1 "$rc" "exit status with a full disk ($store)"
 	assert_contains "$OUT" "too large" "full-disk message ($store)"
 	[ "$(printf '%s\n' "$OUT" | grep -c .)" -le 2 ] || fail "full disk: expected a one-line error, got: $OUT"

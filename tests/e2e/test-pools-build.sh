@@ -54,6 +54,22 @@ assert a["rocm"] == {"version": "10.1.0", "stream": "core", "prefix": "/opt/rocm
 assert a["vendor"] == "amd" and "branch" not in a["driver"], a
 PY
 
+# lint a built manifest's tuple: the same rules, now at a later date
+M=$T/out/h100-r580-ltsb/h100-r580-ltsb.manifest.json
+expect_exit 0 "lint: 0 errors, 0 warnings" "$INGOT" lint "$M" --rules "$SRC/recipes/rules" --date $D --strict
+expect_exit 1 "$M: warning [r580-ltsb-end-of-support] (driver.branch)" \
+	"$INGOT" lint "$M" --rules "$SRC/recipes/rules" --date 2028-07-01 --strict
+expect_exit 0 "warning [rocm-10.1.0-rccl-ll-mi350] (rocm.version, gpu.models)" \
+	"$INGOT" lint "$T/out/mi355x-rocm/mi355x-rocm.manifest.json" --rules "$SRC/recipes/rules" --date $D
+python3 - "$M" "$T/bad.manifest.json" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))
+m["tuple"]["driver"]["flavor"] = "closed"
+json.dump(m, open(sys.argv[2], "w"))
+PY
+expect_exit 3 "$T/bad.manifest.json: tuple.driver.flavor: expected one of open, proprietary, got 'closed'" \
+	"$INGOT" lint "$T/bad.manifest.json" --rules "$SRC/recipes/rules" --date $D
+
 # variant NAME FROM 'python on s': a recipe that lies about its bits
 variant() {
 	python3 - "$T/recipes/$2.yaml" "$T/recipes/$1.yaml" "$3" <<'PY'

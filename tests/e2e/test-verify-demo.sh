@@ -3,7 +3,8 @@
 # signs the manifest; the image, unpacked by unsquashfs, is the node's
 # root (plus the kernel's sysfs/procfs view of the loaded driver);
 # `ingot attest measure` extends swtpm's PCR 15; `ingot verify` admits.
-# The driver loaded under the image, or a changed image file, is refused.
+# The driver loaded under the image (13), a changed image file (11), an
+# edited signed manifest (10) and an extra PCR 15 extend (12) are refused.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/swtpm.sh"
 . "$(dirname "$0")/verify-lib.sh"
@@ -82,4 +83,20 @@ loaded 580.95.05
 note "a file of the image changed on the node: refuse (11)"
 echo "# local edit" >>"$R/etc/modprobe.d/nvidia.conf"
 verify 11 "1 changed, 0 missing, 0 extra"
+note "the signed manifest edited to bless another driver: refuse (10)"
+python3 - "$O/$N.manifest.dsse.json" "$T/forged.dsse.json" <<'PY'
+import base64, json, sys
+env = json.load(open(sys.argv[1]))
+st = json.loads(base64.b64decode(env["payload"]))
+st["predicate"]["tuple"]["driver"]["version"] = "580.105.08"
+env["payload"] = base64.b64encode(json.dumps(st, sort_keys=True, separators=(",", ":")).encode()).decode()
+json.dump(env, open(sys.argv[2], "w"))
+PY
+rc=0; "$INGOT" verify --manifest "$T/forged.dsse.json" --keyring "$T/ring.json" --root "$R" \
+	--tcti none --no-files --brief >"$T/out.txt" 2>&1 || rc=$?
+assert_eq 10 "$rc" "forged manifest exit: $(cat "$T/out.txt")"
+
+note "PCR 15 extended again after the measurement: refuse (12)"
+"$INGOT" attest measure --manifest "$M" --log "$T/log2.bin" >/dev/null
+verify 12 "manifest predicts" --no-files
 echo "demo verify ok"

@@ -4,7 +4,7 @@
 # report validates against verify/report.schema.json.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/verify-lib.sh"
-python3 -c 'import jsonschema' 2>/dev/null || skip "python3-jsonschema not installed"
+[ -n "$PY_JSONSCHEMA" ] || fail "python3-jsonschema not installed (scripts/deps.sh installs it)"
 
 make_pool h100 h100-r580-ltsb
 make_pool b200 b200-open
@@ -107,7 +107,7 @@ expect_exit 64 "--fail-on" "$INGOT" verify --manifest x --fail-on sometimes
 expect_exit 64 "--verity needs --image" "$INGOT" verify --manifest x --verity y
 expect_exit 0 "EXIT STATUS" "$INGOT" verify --help
 note "every report validates against verify/report.schema.json"
-python3 - "$SCHEMA" "$T" <<'PY' || fail "report check failed"
+"$PY_JSONSCHEMA" - "$SCHEMA" "$T" <<'PY' || fail "report check failed"
 import json, sys, jsonschema
 schema = json.load(open(sys.argv[1]))
 jsonschema.Draft202012Validator.check_schema(schema)

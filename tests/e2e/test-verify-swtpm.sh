@@ -51,6 +51,15 @@ fi
 verify 0 "admit (0)" "$T/h100.dsse.json"
 assert_ne "$nonce" "$(jget "$T/r.json" "r['attestation']['nonce']")" "nonce reuse"
 
+note "a verifier's challenge as the nonce: the quote is over exactly that"
+challenge=$(openssl rand -hex 20)
+verify 0 "admit (0)" "$T/h100.dsse.json" --nonce "$challenge"
+assert_eq "$challenge" "$(jget "$T/r.json" "r['attestation']['nonce']")" "challenge nonce"
+jget "$T/r.json" "json.dumps(r['attestation']['quote'])" >"$T/quote2.json"
+"$INGOT" attest verify-quote "$T/quote2.json" --nonce "$challenge" >/dev/null ||
+	fail "verify-quote refused the challenge quote"
+verify 20 "could-not-check (20)" "$T/h100.dsse.json" --nonce "not-hex"
+
 note "another manifest for the same node (re-signed, never measured): refuse (12)"
 # Same node, same files, but a new serial and its own image: signed, valid,
 # and not what the TPM measured.

@@ -39,7 +39,7 @@ node() {
 
 # validate REPORT.json: against verify/report.schema.json with python3-jsonschema.
 validate() {
-	python3 - "$SCHEMA" "$1" <<'PY' || fail "report $1 does not validate against report.schema.json"
+	"$PY_JSONSCHEMA" - "$SCHEMA" "$1" <<'PY' || fail "report $1 does not validate against report.schema.json"
 import json, sys, jsonschema
 schema = json.load(open(sys.argv[1]))
 jsonschema.Draft202012Validator.check_schema(schema)

@@ -18,7 +18,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv);
  * it exists (the unpack harness writes to its store on every input).
  * Removed at exit by the run script's trap, not here: libFuzzer may exit
  * through paths that skip atexit handlers. */
-static char *fuzz_scratch_dir(void)
+static inline char *fuzz_scratch_dir(void)
 {
 	static char buf[256];
 	const char *base = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
@@ -36,9 +36,21 @@ static char *fuzz_scratch_dir(void)
 	return buf;
 }
 
+/* With FUZZ_VERBOSE set (tests/fuzz/driver.c replays), say why an input
+ * was refused. */
+static inline void fuzz_note(const char *what, const char *msg)
+{
+	static int verbose = -1;
+
+	if (verbose < 0)
+		verbose = getenv("FUZZ_VERBOSE") != NULL;
+	if (verbose)
+		fprintf(stderr, "  %s: %s\n", what, msg && *msg ? msg : "ok");
+}
+
 /* NUL-terminated copy of the input: parsers that take a C string must
  * never read past the fuzzer's buffer. */
-static char *fuzz_strdup(const uint8_t *data, size_t size)
+static inline char *fuzz_strdup(const uint8_t *data, size_t size)
 {
 	char *s = malloc(size + 1);
 

@@ -50,7 +50,10 @@ static void verify(const json_t *env)
 	ingot_error e = { 0 };
 
 	memset(&out, 0, sizeof(out));
-	if (envelope_verify_json("fuzz.dsse.json", env, ring, &p, &m, &out, &e) == 0) {
+	int r = envelope_verify_json("fuzz.dsse.json", env, ring, &p, &m, &out, &e);
+
+	fuzz_note("envelope_verify_json", r == 0 ? NULL : e.msg);
+	if (r == 0) {
 		if (!m || out.valid < out.threshold)
 			abort();
 		json_decref(m);

@@ -21,14 +21,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		memset(&pv, 0, sizeof(pv));
 		if (eventlog_replay(&log, &pv, &e) == 0) {
 			json_t *j = eventlog_to_json(&log, &pv);
+			int extended = 0;
+
 			json_decref(j);
-			/* A log always matches its own replay. */
-			if (eventlog_compare(&log, &pv, NULL, &e) != 0) {
+			for (size_t i = 0; i < pv.nbanks; i++)
+				extended |= pv.banks[i].mask != 0;
+			/* A log that extends something matches its own replay
+			 * (one that extends nothing has nothing to compare). */
+			if (extended && eventlog_compare(&log, &pv, NULL, &e) != 0) {
 				fprintf(stderr, "eventlog_compare disagrees with eventlog_replay: %s\n", e.msg);
 				abort();
 			}
 		}
 	}
+	fuzz_note("eventlog", e.msg);
 	eventlog_free(&log);
 	return 0;
 }

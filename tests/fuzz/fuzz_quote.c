@@ -78,6 +78,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	json_t *doc, *pcrs;
 	struct quote_info qi;
 	ingot_error e = { 0 };
+	int r;
 
 	if (size < 2)
 		return 0;
@@ -96,7 +97,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			"attest", a64, "signature", s64, "pcrs", pcrs, "ak_pub", ak_pem);
 	if (!doc)
 		abort();
-	if (quote_verify(doc, nonce, sizeof(nonce), ak_pem, &qi, &e) == 0) {
+	r = quote_verify(doc, nonce, sizeof(nonce), ak_pem, &qi, &e);
+	fuzz_note("quote_verify", r == 0 ? NULL : e.msg);
+	if (r == 0) {
 		if (qi.reason != QUOTE_OK)
 			abort();
 	} else if (qi.reason == QUOTE_OK) {

@@ -20,6 +20,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (recipe_load_buf("fuzz.yaml", "/nonexistent-ingot-fuzz", (const char *)data, size,
 			    env, &r, &e) == 0) {
+		fuzz_note("recipe", NULL);
 		/* A recipe that loads must be internally consistent. */
 		if (!r || !r->name)
 			abort();
@@ -27,7 +28,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			if (!r->artifacts[i].name || !r->artifacts[i].source)
 				abort();
 		recipe_free(r);
-	} else if (r) {
+	} else if (fuzz_note("recipe", e.msg), r) {
 		abort();   /* failure must not hand out a recipe */
 	}
 	return 0;

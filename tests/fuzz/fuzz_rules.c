@@ -51,6 +51,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			free(msg);
 		}
 	}
+	fuzz_note("rules", e.msg);
 	ruleset_free(rs);
 
 	/* The condition language on its own, on the raw bytes. */

@@ -64,10 +64,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	tree_init(&listing);
 	if (unpack_list(&st, &a, &listing, &us, &e) == 0) {
 		tree_init(&t);
-		if (unpack_apply(&a, &listing, &t, &e) == 0)
-			(void)tree_finalize(&t, &e);
+		if (unpack_apply(&a, &listing, &t, &e) == 0 && tree_finalize(&t, &e) == 0)
+			e.msg[0] = 0;
 		tree_free(&t);
 	}
+	fuzz_note("unpack", e.msg);
 	tree_free(&listing);
 	/* The blob is content-addressed and the listing cached by digest:
 	 * drop both, so the store stays small and every input is unpacked. */

@@ -114,7 +114,7 @@ def quote():
     seed("pcr15", attest(b"\x00\x80\x00", [pcr15]), {"sha256": {"15": pcr15.hex()}})
     seed("pcr0-15", attest(b"\x01\x80\x00", [pcr0, pcr15]), {"sha256": {"0": pcr0.hex(), "15": pcr15.hex()}})
     seed("wrong-nonce", attest(b"\x00\x80\x00", [pcr15], extra=b"\x22" * 32), {"sha256": {"15": pcr15.hex()}})
-    seed("not-quote", attest(b"\x00\x80\x00", [pcr15], typ=0x8017), {"sha256": {"15": pcr15.hex()}})
+    seed("not-generated", attest(b"\x00\x80\x00", [pcr15], magic=0xff544348), {"sha256": {"15": pcr15.hex()}})
 
 
 def eventlog():

@@ -31,22 +31,27 @@ if [ ${#harnesses[@]} -eq 0 ]; then
 	for f in tests/fuzz/fuzz_*.c; do harnesses+=("$(basename "$f" .c)"); done
 fi
 
-# --- library objects, rebuilt when their source or any header is newer
+# --- library objects, rebuilt when their source or a header they include
+# (clang -MMD's list) changed
 mkdir -p "$FB/obj" "$FB/bin"
-newest_h=$(find lib builder recipes attest verify keys audit -name '*.h' -printf '%T@\n' | sort -n | tail -1)
+stale() { # OBJ: missing, or older than a file in its dependency list
+	local obj=$1 dep
+	[ -f "$obj" ] && [ -f "$obj.d" ] || return 0
+	for dep in $(sed -e 's/^[^:]*://' -e 's/\\$//' "$obj.d"); do
+		[ "$dep" -nt "$obj" ] && return 0
+	done
+	return 1
+}
 objs=()
 build_failed=0
 for src in lib/*.c builder/*.c recipes/*.c attest/*.c verify/*.c keys/*.c audit/*.c; do
 	[ -f "$src" ] || continue
 	obj="$FB/obj/${src%.c}.o"
 	objs+=("$obj")
-	if [ -f "$obj" ] && [ "$obj" -nt "$src" ] &&
-	   awk -v a="$(stat -c %Y "$obj")" -v b="$newest_h" 'BEGIN{exit !(a>=b)}'; then
-		continue
-	fi
+	stale "$obj" || continue
 	mkdir -p "$(dirname "$obj")"
 	echo "  CC  $src"
-	$CLANG $CFLAGS -fsanitize=fuzzer-no-link -c -o "$obj" "$src" & 
+	$CLANG $CFLAGS -fsanitize=fuzzer-no-link -MMD -MF "$obj.d" -c -o "$obj" "$src" &
 	# two compilers at a time: the machine has two cores
 	while [ "$(jobs -rp | wc -l)" -ge 2 ]; do wait -n || build_failed=1; done
 done
@@ -65,7 +70,11 @@ done
 
 # Harnesses that write (keys, store) do so in a scratch directory.
 export FUZZ_SCRATCH
-FUZZ_SCRATCH=$(mktemp -d "${TMPDIR:-/tmp}/ingot-fuzz.XXXXXX")
+# /dev/shm when there is one: the unpack harness writes its store on
+# every input, and fsyncs on a real disk would slow everything else down.
+scratch_base=/dev/shm
+[ -d "$scratch_base" ] && [ -w "$scratch_base" ] || scratch_base=${TMPDIR:-/tmp}
+FUZZ_SCRATCH=$(mktemp -d "$scratch_base/ingot-fuzz.XXXXXX")
 trap 'rm -rf "$FUZZ_SCRATCH"' EXIT
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}

@@ -40,7 +40,7 @@ static int add_file(struct walk *w, const char *abs, struct tree_entry *ent)
 {
 	_cleanup_close_ int fd = open(abs, O_RDONLY | O_CLOEXEC);
 	struct store_writer sw;
-	static uint8_t buf[1 << 16];
+	uint8_t buf[1 << 16];
 	int r;
 
 	if (fd < 0)

@@ -100,6 +100,17 @@ static void test_content_digest_and_event(void **state)
 		assert_memory_equal(d, d2, 32);
 		assert_int_equal(attest_check_measurement(m, &pcr, &e), 0);
 		assert_int_equal(pcr, 15);
+		/* Recomputed from the content: the manifest's PCR unless overridden. */
+		{
+			_cleanup_json_ json_t *same = attest_measurement_for_manifest(m, -1, &e);
+			_cleanup_json_ json_t *p16 = attest_measurement_for_manifest(m, 16, &e);
+			assert_true(json_equal(same, json_object_get(m, "measurement")));
+			assert_int_equal(json_integer_value(json_object_get(p16, "pcr")), 16);
+			assert_true(json_equal(json_object_get(p16, "predicted"),
+					       json_object_get(same, "predicted")));
+			assert_null(attest_measurement_for_manifest(m, 24, &e));
+			assert_non_null(strstr(e.msg, "expected 0-23, got 24"));
+		}
 	}
 	/* ... and refuses it once the content changes. */
 	json_object_set_new(m, "serial", json_integer(4));

@@ -16,6 +16,7 @@
 #include "audit/mdoc.h"
 #include "lib/base64.h"
 #include "lib/cleanup.h"
+#include "lib/fileio.h"
 #include "lib/json.h"
 
 static void test_duration(void **state)
@@ -162,6 +163,38 @@ static void test_run_errors(void **state)
 	assert_non_null(strstr(e.msg, "/nonexistent/keyring.json"));
 }
 
+/* Node ids, pools and findings come from the reports, i.e. from the
+ * nodes: the page must show them as text, never as markup. */
+static void test_html_escapes(void **state)
+{
+	_cleanup_json_ json_t *res = json_pack(
+		"{s:s,s:[],s:{s:i},s:[{s:s,s:s,s:s,s:s,s:s,s:i,s:[{s:s,s:s}],s:[{s:s,s:s,s:n}]}]}",
+		"now", "2026-12-01T00:00:00Z", "manifests", "summary", "drifted", 1, "nodes",
+		"node", "<img src=x onerror=alert(1)>", "pool", "p&q", "tuple_digest", "-",
+		"group", "-", "verdict", "drifted", "class", 1,
+		"findings", "code", "drifted", "detail", "\"quoted\" <b>",
+		"drift", "field", "driver.version", "expected", "1'2", "actual");
+	char path[] = "/tmp/test_audit_html.XXXXXX";
+	int fd = mkstemp(path);
+	ingot_error e = { 0 };
+	_cleanup_free_ char *buf = NULL;
+	size_t len;
+	(void)state;
+
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(audit_write_html(res, path, &e), 0);
+	assert_int_equal(read_file(path, 1 << 20, &buf, &len, &e), 0);
+	unlink(path);
+	assert_null(strstr(buf, "<img"));
+	assert_null(strstr(buf, "<b>"));
+	assert_non_null(strstr(buf, "&lt;img src=x onerror=alert(1)&gt;"));
+	assert_non_null(strstr(buf, "p&amp;q"));
+	assert_non_null(strstr(buf, "&quot;quoted&quot; &lt;b&gt;"));
+	assert_non_null(strstr(buf, "manifest 1&#39;2, node (not found)"));
+	assert_null(strstr(buf, "<script"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -170,6 +203,7 @@ int main(void)
 		cmocka_unit_test(test_inspect_manifest),
 		cmocka_unit_test(test_inspect_envelope),
 		cmocka_unit_test(test_run_errors),
+		cmocka_unit_test(test_html_escapes),
 	};
 	return cmocka_run_group_tests_name("audit", tests, NULL, NULL);
 }

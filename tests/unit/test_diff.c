@@ -64,7 +64,7 @@ static void test_identical(void **state)
 	json_t *f0 = json_incref(json_array_get(files, 0));
 	json_array_remove(files, 0);
 	json_array_append_new(files, f0);
-	assert_int_equal(manifest_diff(a, b, &d, &e), 0);
+	assert_int_equal(manifest_diff(a, b, "a.json", "b.json", &d, &e), 0);
 	assert_true(json_is_true(json_object_get(d, "identical")));
 }
 
@@ -79,7 +79,7 @@ static void test_changes(void **state)
 	json_object_set_new(json_array_get(json_object_get(b, "files"), 1), "mode", json_string("0700"));
 	json_array_remove(json_object_get(b, "artifacts"), 1);
 	json_array_append_new(json_object_get(b, "artifacts"), parse("{\"name\":\"extra\"}"));
-	assert_int_equal(manifest_diff(a, b, &d, &e), 0);
+	assert_int_equal(manifest_diff(a, b, "a.json", "b.json", &d, &e), 0);
 	assert_false(json_is_true(json_object_get(d, "identical")));
 
 	json_t *t = json_object_get(d, "tuple");
@@ -113,7 +113,7 @@ static void test_null_tuple(void **state)
 	(void)state;
 
 	json_object_set_new(b, "tuple", json_null());
-	assert_int_equal(manifest_diff(a, b, &d, &e), 0);
+	assert_int_equal(manifest_diff(a, b, "a.json", "b.json", &d, &e), 0);
 	json_t *t = json_object_get(d, "tuple");
 	assert_int_equal(json_array_size(t), 1);
 	assert_string_equal(json_string_value(json_object_get(json_array_get(t, 0), "field")), "tuple");
@@ -126,8 +126,8 @@ static void test_duplicate_path(void **state)
 	(void)state;
 
 	json_array_append_new(json_object_get(b, "files"), parse("{\"path\":\"/a\"}"));
-	assert_int_equal(manifest_diff(a, b, &d, &e), -EINVAL);
-	assert_non_null(strstr(e.msg, "\"/a\" appears twice"));
+	assert_int_equal(manifest_diff(a, b, "a.json", "b.json", &d, &e), -EINVAL);
+	assert_string_equal(e.msg, "b.json: files: path \"/a\" appears twice, expected unique");
 	assert_null(d);
 }
 

@@ -312,8 +312,8 @@ static void test_option_errors(void **state)
 	int fd = open(img, O_RDWR | O_CREAT | O_TRUNC, 0644);
 
 	(void)state;
+	/* An empty tree needs no tree_finalize (nothing to sort). */
 	tree_init(&t);
-	assert_int_equal(tree_finalize(&t, &e), 0);
 	assert_int_equal(image_write(&t, &store, &o, fd, img, NULL, &e), -ERANGE);
 	assert_non_null(strstr(e.msg, "mtime"));
 	o.mtime = 0;

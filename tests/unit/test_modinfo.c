@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdbool.h>
 #include <unistd.h>
 
 #include "lib/cleanup.h"
@@ -185,6 +186,58 @@ static void test_malformed(void **state)
 	}
 }
 
+/* A hand-made ELF32 module (either byte order): class 1 and big-endian
+ * layouts go through the same reader. */
+static void put(uint8_t *p, size_t n, uint32_t v, bool be)
+{
+	for (size_t i = 0; i < n; i++)
+		p[be ? n - 1 - i : i] = (uint8_t)(v >> (8 * i));
+}
+
+static size_t make_elf32(uint8_t *b, bool be)
+{
+	static const char info[] = "version=1.2.3\0license=GPL\0noequals\0";
+	static const char shstr[] = "\0.modinfo\0.shstrtab";
+	size_t info_off = 52, str_off = info_off + sizeof(info), sh = 128;
+
+	memset(b, 0, 256);
+	memcpy(b, "\177ELF", 4);
+	b[4] = 1;                      /* ELFCLASS32 */
+	b[5] = be ? 2 : 1;
+	b[6] = 1;
+	put(b + 16, 2, 1, be);         /* ET_REL */
+	put(b + 32, 4, (uint32_t)sh, be);
+	put(b + 46, 2, 40, be);        /* e_shentsize */
+	put(b + 48, 2, 3, be);         /* e_shnum */
+	put(b + 50, 2, 2, be);         /* e_shstrndx */
+	memcpy(b + info_off, info, sizeof(info));
+	memcpy(b + str_off, shstr, sizeof(shstr));
+	/* section 1: .modinfo (name offset 1), section 2: .shstrtab (offset 10) */
+	put(b + sh + 40, 4, 1, be);
+	put(b + sh + 40 + 16, 4, (uint32_t)info_off, be);
+	put(b + sh + 40 + 20, 4, sizeof(info), be);
+	put(b + sh + 80, 4, 10, be);
+	put(b + sh + 80 + 16, 4, (uint32_t)str_off, be);
+	put(b + sh + 80 + 20, 4, sizeof(shstr), be);
+	return sh + 120;
+}
+
+static void test_elf32_both_orders(void **state)
+{
+	uint8_t b[256];
+	(void)state;
+	for (int be = 0; be < 2; be++) {
+		struct modinfo mi;
+		ingot_error e = { 0 };
+		size_t len = make_elf32(b, be);
+		assert_int_equal(modinfo_parse(b, len, "m32.ko", &mi, &e), 0);
+		assert_int_equal(mi.n, 2);       /* "noequals" is skipped, like kmod */
+		assert_string_equal(modinfo_get(&mi, "version"), "1.2.3");
+		assert_string_equal(modinfo_get(&mi, "license"), "GPL");
+		modinfo_free(&mi);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -192,6 +245,7 @@ int main(void)
 		cmocka_unit_test(test_fields_and_repeats),
 		cmocka_unit_test(test_compressed),
 		cmocka_unit_test(test_malformed),
+		cmocka_unit_test(test_elf32_both_orders),
 	};
 	return cmocka_run_group_tests_name("modinfo", tests, setup, teardown);
 }

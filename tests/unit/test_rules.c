@@ -76,6 +76,8 @@ static void test_eval(void **state)
 	assert_true(eval("vendor == amd or vendor == nvidia and nvswitch", t, "2026-10-01"));
 	assert_false(eval("(vendor == amd or vendor == nvidia) and multi-tenant", t, "2026-10-01"));
 	assert_true(eval("firmware.vbios == \"96.00.AF.00.01\"", t, "2026-10-01"));
+	/* quoted: a literal even when it looks like a field */
+	assert_false(eval("firmware.vbios == \"driver.flavr\"", t, "2026-10-01"));
 	assert_true(eval("driver.flavor in [open]", t, "2026-10-01"));
 	/* presence; a comparison with an absent field is false either way */
 	assert_true(eval("has cuda and has driver.flavor and not has rocm", t, "2026-10-01"));
@@ -106,6 +108,7 @@ static void test_parse_errors(void **state)
 		{ "driver.version", "driver.version: expected an operator or 'in' after the field", 14 },
 		{ "has drivers", "unknown field 'drivers'", 4 },
 		{ "driver.version == vendor", "cannot compare driver.version with vendor: different types", 18 },
+		{ "firmware.nic == driver.flavr", "unknown field 'driver.flavr'", 16 },
 		{ "vendor = amd", "expected ==, !=, <, <=, > or >=, got '='", 7 },
 		{ "vendor == \"amd", "unterminated string", 10 },
 		{ "gpu.arch in [volta", "in: expected ',' or ']'", 18 },
@@ -139,6 +142,45 @@ static void test_deep_nesting(void **state)
 		memcpy(buf + 4 * i, "not ", 4);
 	strcpy(buf + 2000, "nvswitch");
 	assert_int_equal(cond_parse(buf, &c, msg, sizeof(msg), &pos), -EINVAL);
+}
+
+/* Random token soup: the parser must answer, never crash or leak (run
+ * under `make asan`), and whatever parses must evaluate. */
+static void test_token_soup(void **state)
+{
+	static const char *const tok[] = {
+		"(", ")", "[", "]", ",", "and", "or", "not", "has", "in", "==", "!=", "<", "<=",
+		">", ">=", "driver.version", "gpu.arch", "vendor", "nvswitch", "date", "580.95.05",
+		"volta", "nvidia", "true", "\"x\"", "2026-10-01", "cuda", "=", "&", "\"",
+	};
+	struct tuple *t = tuple_of(h100);
+	uint32_t seed = 12345;
+	size_t parsed = 0;
+	(void)state;
+
+	for (int round = 0; round < 3000; round++) {
+		char buf[512] = "";
+		size_t n = 1 + round % 12;
+		struct cond *c = NULL;
+		char msg[256];
+		size_t pos;
+		for (size_t i = 0; i < n; i++) {
+			seed = seed * 1103515245u + 12345u;
+			strcat(buf, tok[(seed >> 16) % (sizeof(tok) / sizeof(tok[0]))]);
+			strcat(buf, " ");
+		}
+		if (cond_parse(buf, &c, msg, sizeof(msg), &pos) == 0) {
+			parsed++;
+			(void)cond_eval(c, t, "2026-10-01");
+			cond_free(c);
+		} else {
+			assert_null(c);
+			assert_true(msg[0] != '\0');
+			assert_true(pos <= strlen(buf));
+		}
+	}
+	assert_true(parsed > 0);
+	tuple_free(t);
 }
 
 static int load(const char *yaml, struct ruleset **rs, ingot_error *e)
@@ -233,6 +275,7 @@ int main(void)
 		cmocka_unit_test(test_eval),
 		cmocka_unit_test(test_parse_errors),
 		cmocka_unit_test(test_deep_nesting),
+		cmocka_unit_test(test_token_soup),
 		cmocka_unit_test(test_rule_files),
 		cmocka_unit_test(test_message_and_fields),
 		cmocka_unit_test(test_dates),

@@ -15,6 +15,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "builder/build.h"
+#include "builder/recipe.h"
 #include "builder/store.h"
 #include "builder/tree.h"
 #include "builder/unpack.h"
@@ -400,6 +402,78 @@ static void test_deb_and_formats(void **state)
 	assert_non_null(strstr(e.msg, "expected a Debian package"));
 }
 
+/* build_stage_tree: the same tree with 1 or 8 workers, and the same
+ * error (the first failing artifact in recipe order) whatever finishes first. */
+static int stage(struct fx *f, const char *yaml, unsigned workers, struct tree *t, ingot_error *e)
+{
+	struct recipe *r = NULL;
+	size_t cached;
+	int rc = recipe_load_buf("w.yaml", f->dir, yaml, strlen(yaml), NULL, &r, e);
+	assert_int_equal(rc, 0);
+	rc = build_stage_tree(r, &f->s, workers, NULL, NULL, t, &cached, e);
+	recipe_free(r);
+	return rc;
+}
+
+static void test_workers(void **state)
+{
+	struct fx *f = *state;
+	char yaml[8192], hex[65];
+	size_t len;
+	struct tree t1, t8;
+	ingot_error e1 = { 0 }, e8 = { 0 };
+
+	len = (size_t)snprintf(yaml, sizeof(yaml), "name: w\nversion: \"1\"\nepoch: 1\nartifacts:\n");
+	for (int i = 0; i < 8; i++) {
+		char p0[64], p1[64], body[32];
+		snprintf(p0, sizeof(p0), "d%d/shared", i % 3);
+		snprintf(p1, sizeof(p1), "d%d/f%d", i % 3, i);
+		snprintf(body, sizeof(body), "body %d", i);
+		const struct m ms[] = { { 'd', p0, NULL, 0750 }, { 'f', p1, body, 0644 } };
+		_cleanup_free_ char *p = make_tar(f, i % 2 ? "gzip" : NULL, ms, 2);
+		uint8_t d[32];
+		ingot_error e = { 0 };
+		assert_int_equal(sha256_file(p, d, NULL, &e), 0);
+		hex_encode(d, 32, hex);
+		len += (size_t)snprintf(yaml + len, sizeof(yaml) - len,
+					"  - name: a%d\n    kind: tar\n    source: %s\n    sha256: %s\n", i, strrchr(p, '/') + 1, hex);
+	}
+	assert_int_equal(stage(f, yaml, 1, &t1, &e1), 0);
+	assert_int_equal(stage(f, yaml, 8, &t8, &e8), 0);
+	assert_int_equal(t1.n, 8 + 3 + 3);
+	assert_int_equal(t1.n, t8.n);
+	for (size_t i = 0; i < t1.n; i++) {
+		assert_string_equal(t1.v[i].path, t8.v[i].path);
+		assert_string_equal(t1.v[i].origin, t8.v[i].origin);
+		assert_int_equal(t1.v[i].mode, t8.v[i].mode);
+		assert_memory_equal(t1.v[i].sha256, t8.v[i].sha256, 32);
+	}
+	tree_free(&t1);
+	tree_free(&t8);
+
+	/* artifacts 2 and 6 are hostile: both worker counts report a2 */
+	for (int bad = 6; bad >= 2; bad -= 4) {
+		const struct m evil[] = { { 'f', "/etc/shadow", "x", 0 } };
+		_cleanup_free_ char *p = make_tar(f, NULL, evil, 1);
+		uint8_t d[32];
+		ingot_error e = { 0 };
+		char needle[32], *at;
+		assert_int_equal(sha256_file(p, d, NULL, &e), 0);
+		hex_encode(d, 32, hex);
+		snprintf(needle, sizeof(needle), "name: a%d\n", bad);
+		at = strstr(yaml, needle);
+		assert_non_null(at);
+		at = strstr(at, "source: ") + 8;
+		memcpy(at, strrchr(p, '/') + 1, strlen(strrchr(p, '/') + 1));  /* same length: aNN.tar */
+		at = strstr(at, "sha256: ") + 8;
+		memcpy(at, hex, 64);
+	}
+	assert_true(stage(f, yaml, 1, &t1, &e1) < 0);
+	assert_true(stage(f, yaml, 8, &t8, &e8) < 0);
+	assert_string_equal(e1.msg, "a2: archive entry '/etc/shadow': expected a relative path, got an absolute one");
+	assert_string_equal(e8.msg, e1.msg);
+}
+
 static void test_glob(void **state)
 {
 	(void)state;
@@ -418,6 +492,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_apply_refusals, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_conflict_replace, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_deb_and_formats, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_workers, setup, teardown),
 		cmocka_unit_test(test_glob),
 	};
 	return cmocka_run_group_tests_name("unpack", tests, NULL, NULL);

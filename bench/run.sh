@@ -1,0 +1,12 @@
+#!/bin/bash
+# ingot benchmarks: `make bench` runs bench/run.sh BUILD (not part of make check).
+#   BENCH_SIZE_MB (1024)  input size; e.g. 256 for a quicker run
+#   BENCH_ROUNDS  (3)     rounds, tools alternating within each
+#   BENCH_LEVEL (3), BENCH_BLOCK (131072), BENCH_JOBS (2), BENCH_SMALL_REPS (15)
+#   BENCH_WORK ($BUILD/bench)  generated input and outputs (kept: the input is reused)
+#   BENCH_RESULTS (bench/results.json)
+# Prints a table and writes bench/results.json; see docs/bench.md.
+set -euo pipefail
+BUILD=${1:-build}
+cd "$(dirname "$0")/.."
+exec python3 bench/bench.py "$BUILD"

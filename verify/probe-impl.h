@@ -1,0 +1,51 @@
+/* Internals shared by the probe's files (nodeprobe.c, probe_nvidia.c,
+ * probe_stack.c); not for use outside verify/. */
+#ifndef INGOT_VERIFY_PROBE_IMPL_H
+#define INGOT_VERIFY_PROBE_IMPL_H
+
+#include <glob.h>
+#include <stddef.h>
+#include "verify/nodeprobe.h"
+
+#define SMALL_FILE_MAX (1u << 20)
+#define LIB_SCAN_MAX ((size_t)512 << 20)   /* embedded version strings: scan at most this */
+
+static inline void globfreep(glob_t *g) { globfree(g); }
+#define _cleanup_glob_ __attribute__((cleanup(globfreep)))
+
+#define TRY(x) do { int _r = (x); if (_r < 0) return _r; } while (0)
+
+/* glob(3) a node path pattern under the root (the root itself escaped). */
+int probe_glob(const struct node_probe *p, const char *pattern, glob_t *g);
+/* The node path of a host path under the root, for sources in reports. */
+const char *probe_node_rel(const struct node_probe *p, const char *host);
+/* A small node file, trailing whitespace stripped; NULL when absent. */
+char *probe_read_trimmed(const struct node_probe *p, const char *abs);
+int probe_is_version_char(int c);
+/* Length of the dotted version at s (at least one dot), or 0. */
+size_t probe_version_len(const char *s);
+/* probe_set with a printf-style source. */
+int probe_setf(struct node_probe *p, const char *key, const char *value, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+/* Run a tool found for the node (exit 0 only); *where gets its node path. */
+char *probe_run_tool(const struct node_probe *p, const char *name, char *const args[], char **where);
+int probe_module_loaded(const struct node_probe *p, const char *name);
+
+/* probe_nvidia.c */
+int probe_nvidia_driver(struct node_probe *p);
+int probe_nvidia_smi(struct node_probe *p);
+int probe_nvidia_procfs(struct node_probe *p);
+int probe_gsp_firmware(struct node_probe *p);
+int probe_nvswitch(struct node_probe *p);
+
+/* probe_stack.c */
+char *probe_dpkg_status(const struct node_probe *p);
+int probe_dpkg_or_tool(struct node_probe *p, const char *key, const char *tool,
+		       char *const args[], const char *const *packages, const char *status);
+int probe_library(struct node_probe *p, const char *key, const char *libname, const char *marker,
+		  const char *const *extra_dirs, size_t n_extra);
+int probe_cuda(struct node_probe *p);
+int probe_rocm(struct node_probe *p);
+int probe_amd_smi(struct node_probe *p);
+
+#endif

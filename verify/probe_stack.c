@@ -1,0 +1,254 @@
+/* The software stack above the driver: dpkg packages and --version
+ * answers (fabric manager, container toolkit), NCCL/RCCL/CUDA libraries,
+ * CUDA and ROCm installs, amd-smi. */
+#include "verify/probe-impl.h"
+
+#include <ctype.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "lib/cleanup.h"
+#include "lib/fileio.h"
+#include "lib/strbuf.h"
+
+char *probe_dpkg_status(const struct node_probe *p)
+{
+	_cleanup_free_ char *path = probe_path(p, "/var/lib/dpkg/status");
+	char *buf = NULL;
+	ingot_error e = { 0 };
+	if (!path || read_file(path, 64u << 20, &buf, NULL, &e) < 0)
+		return NULL;
+	return buf;
+}
+
+int probe_dpkg_or_tool(struct node_probe *p, const char *key, const char *tool,
+			      char *const args[], const char *const *packages, const char *status)
+{
+	_cleanup_free_ char *where = NULL;
+	_cleanup_free_ char *out = probe_run_tool(p, tool, args, &where);
+	if (out) {
+		_cleanup_free_ char *v = probe_first_version(out);
+		if (v)
+			TRY(probe_setf(p, key, v, "%s --version", where));
+	}
+	if (status) {
+		_cleanup_free_ char *pkg = NULL;
+		_cleanup_free_ char *v = probe_parse_dpkg_version(status, packages, &pkg);
+		if (v)
+			TRY(probe_setf(p, key, v, "/var/lib/dpkg/status (package %s)", pkg));
+	}
+	return probe_setf(p, key, NULL, "not found: %s, /var/lib/dpkg/status", tool);
+}
+
+/* "libnccl.so.2.27.7" -> "2.27.7" when name starts with prefix. */
+static char *version_after(const char *name, const char *prefix)
+{
+	size_t l = strlen(prefix);
+	if (strncmp(name, prefix, l))
+		return NULL;
+	size_t n = probe_version_len(name + l);
+	if (!n || name[l + n] != '\0')
+		return NULL;
+	return strndup(name + l, n);
+}
+
+/* "NCCL version 2.27.7" embedded in a library (RCCL's file names carry
+ * the ROCm version, not RCCL's). */
+static char *embedded_version(const char *path, const char *marker)
+{
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	char *res = NULL;
+	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size <= 0)
+		return NULL;
+	size_t len = (size_t)st.st_size < LIB_SCAN_MAX ? (size_t)st.st_size : LIB_SCAN_MAX;
+	const char *m = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (m == MAP_FAILED)
+		return NULL;
+	size_t ml = strlen(marker);
+	for (const char *s = m; (s = memmem(s, len - (size_t)(s - m), marker, ml)); s += ml) {
+		const char *v = s + ml;
+		size_t n = 0;
+		while (v + n < m + len && probe_is_version_char((unsigned char)v[n]))
+			n++;
+		if (n && isdigit((unsigned char)v[0])) {
+			_cleanup_free_ char *tmp = strndup(v, n);
+			size_t vl = tmp ? probe_version_len(tmp) : 0;
+			if (vl) {
+				res = strndup(v, vl);
+				break;
+			}
+		}
+	}
+	munmap((void *)m, len);
+	return res;
+}
+
+static const char *const lib_dirs[] = {
+	"/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib64", "/usr/lib",
+	"/usr/local/lib", "/usr/local/cuda*/lib64", "/usr/local/cuda*/targets/*/lib",
+	"/lib/x86_64-linux-gnu", "/lib/aarch64-linux-gnu",
+};
+
+/* Collect distinct versions of a library over the library path; several
+ * distinct versions on one node are reported joined with ','. */
+int probe_library(struct node_probe *p, const char *key, const char *libname,
+			 const char *marker, const char *const *extra_dirs, size_t n_extra)
+{
+	struct strbuf vals = STRBUF_INIT, srcs = STRBUF_INIT;
+	_cleanup_free_ char *prefix = NULL;
+	int r = 0;
+
+	if (asprintf(&prefix, "%s.so.", libname) < 0)
+		return -ENOMEM;
+	strbuf_init(&vals, 64);
+	strbuf_init(&srcs, 256);
+	for (size_t d = 0; d < ARRAY_SIZE(lib_dirs) + n_extra; d++) {
+		const char *dir = d < ARRAY_SIZE(lib_dirs) ? lib_dirs[d] : extra_dirs[d - ARRAY_SIZE(lib_dirs)];
+		_cleanup_free_ char *pat = NULL;
+		_cleanup_glob_ glob_t g = { 0 };
+		if (asprintf(&pat, "%s/%s*", dir, prefix) < 0) {
+			r = -ENOMEM;
+			break;
+		}
+		if (probe_glob(p, pat, &g) < 0)
+			continue;
+		for (size_t i = 0; i < g.gl_pathc; i++) {
+			struct stat st;
+			const char *base = strrchr(g.gl_pathv[i], '/') + 1;
+			/* Symlinks (libnccl.so.2 -> libnccl.so.2.27.7) name no new file. */
+			if (lstat(g.gl_pathv[i], &st) < 0 || !S_ISREG(st.st_mode))
+				continue;
+			_cleanup_free_ char *v = marker ? embedded_version(g.gl_pathv[i], marker) : NULL;
+			if (!v)
+				v = version_after(base, prefix);
+			if (!v)
+				continue;
+			/* Skip a version already seen (lib and lib64 copies). */
+			int seen = 0;
+			for (const char *s = vals.buf; s && *s;) {
+				size_t l = strcspn(s, ",");
+				if (l == strlen(v) && !strncmp(s, v, l))
+					seen = 1;
+				s += l + (s[l] == ',');
+			}
+			if (seen)
+				continue;
+			if (vals.len) {
+				strbuf_addch(&vals, ',');
+				strbuf_addstr(&srcs, ", ");
+			}
+			strbuf_addstr(&vals, v);
+			strbuf_addstr(&srcs, probe_node_rel(p, g.gl_pathv[i]));
+		}
+	}
+	if (r == 0 && vals.len)
+		r = probe_set(p, key, vals.buf, srcs.buf);
+	if (r == 0)
+		r = probe_setf(p, key, NULL, "not found: %s* on the library path", prefix);
+	strbuf_release(&vals);
+	strbuf_release(&srcs);
+	return r;
+}
+
+int probe_cuda(struct node_probe *p)
+{
+	_cleanup_glob_ glob_t g = { 0 };
+	if (probe_glob(p, "/usr/local/cuda*/version.json", &g) == 0) {
+		for (size_t i = 0; i < g.gl_pathc; i++) {
+			json_t *j = json_load_file(g.gl_pathv[i], 0, NULL);
+			json_t *cuda = j ? json_object_get(j, "cuda") : NULL;
+			const char *v = json_string_value(json_object_get(cuda, "version"));
+			int r = v ? probe_set(p, "cuda.version", v, probe_node_rel(p, g.gl_pathv[i])) : 0;
+			json_decref(j);
+			TRY(r);
+		}
+	}
+	TRY(probe_set(p, "cuda.version", NULL, "not found: /usr/local/cuda*/version.json"));
+	static const char *const none[] = { NULL };
+	return probe_library(p, "cuda.runtime", "libcudart", NULL, none, 0);
+}
+
+int probe_rocm(struct node_probe *p)
+{
+	/* The stream is in the install prefix: /opt/rocm/core-10.0 (Core SDK)
+	 * or /opt/rocm-7.2 (legacy). */
+	static const struct { const char *pat; const char *stream; } where[] = {
+		{ "/opt/rocm/core-*/.info/version", "core" },
+		{ "/opt/rocm-*/.info/version", "legacy" },
+		{ "/opt/rocm/.info/version", NULL },
+	};
+	for (size_t w = 0; w < ARRAY_SIZE(where) && !probe_get(p, "rocm.version"); w++) {
+		_cleanup_glob_ glob_t g = { 0 };
+		if (probe_glob(p, where[w].pat, &g) < 0)
+			continue;
+		for (size_t i = 0; i < g.gl_pathc && !probe_get(p, "rocm.version"); i++) {
+			const char *rel = probe_node_rel(p, g.gl_pathv[i]);
+			_cleanup_free_ char *txt = probe_read_trimmed(p, rel);
+			_cleanup_free_ char *v = txt ? probe_first_version(txt) : NULL;
+			_cleanup_free_ char *prefix = strndup(rel, strlen(rel) - strlen("/.info/version"));
+			if (!v || !prefix)
+				continue;
+			TRY(probe_set(p, "rocm.version", v, rel));
+			TRY(probe_set(p, "rocm.prefix", prefix, rel));
+			if (where[w].stream)
+				TRY(probe_setf(p, "rocm.stream", where[w].stream, "install prefix %s", prefix));
+		}
+	}
+	TRY(probe_set(p, "rocm.version", NULL, "not found: /opt/rocm*/.info/version"));
+	static const char *const rocm_libs[] = { "/opt/rocm*/lib", "/opt/rocm/core-*/lib" };
+	return probe_library(p, "rccl.version", "librccl", "RCCL version ", rocm_libs,
+			     ARRAY_SIZE(rocm_libs));
+}
+
+/* amd-smi static --asic --vbios --json: a list of GPUs (or {"gpu_data": [...]}
+ * in newer releases) with asic.market_name and vbios.version. */
+int probe_amd_smi(struct node_probe *p)
+{
+	static char *const args[] = { "static", "--asic", "--vbios", "--json", NULL };
+	_cleanup_free_ char *where = NULL;
+	_cleanup_free_ char *out = probe_run_tool(p, "amd-smi", args, &where);
+	json_t *j, *list;
+	size_t i;
+	json_t *g;
+	struct strbuf models = STRBUF_INIT, vbios = STRBUF_INIT;
+	unsigned count = 0;
+	int r = 0;
+
+	if (!out)
+		return probe_setf(p, "gpu.model", NULL, where ? "%s failed or timed out"
+				 : "not found: %s", where ? where : "amd-smi");
+	j = json_loads(out, 0, NULL);
+	list = json_is_array(j) ? j : json_object_get(j, "gpu_data");
+	strbuf_init(&models, 64);
+	strbuf_init(&vbios, 64);
+	json_array_foreach(list, i, g) {
+		const char *m = json_string_value(json_object_get(json_object_get(g, "asic"), "market_name"));
+		const char *v = json_string_value(json_object_get(json_object_get(g, "vbios"), "version"));
+		count++;
+		if (m && !strstr(models.buf, m))
+			strbuf_addf(&models, "%s%s", models.len ? "," : "", m);
+		if (v && !strstr(vbios.buf, v))
+			strbuf_addf(&vbios, "%s%s", vbios.len ? "," : "", v);
+	}
+	if (count) {
+		char cnt[24];
+		_cleanup_free_ char *src = NULL;
+		snprintf(cnt, sizeof(cnt), "%u", count);
+		if (asprintf(&src, "%s static --asic --vbios --json", where) < 0)
+			r = -ENOMEM;
+		if (!r && models.len) r = probe_set(p, "gpu.model", models.buf, src);
+		if (!r) r = probe_set(p, "gpu.count", cnt, src);
+		if (!r && vbios.len) r = probe_set(p, "firmware.vbios", vbios.buf, src);
+		if (!r) r = probe_set(p, "smi", "amd-smi", where);
+	}
+	json_decref(j);
+	strbuf_release(&models);
+	strbuf_release(&vbios);
+	return r;
+}
