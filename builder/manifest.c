@@ -12,7 +12,7 @@
 #include "builder/image.h"
 #include "builder/recipe.h"
 #include "builder/tree.h"
-#include "cli/cli.h"          /* INGOT_VERSION */
+#include "lib/meta.h"
 #include "keys/envelope.h"    /* parse_time */
 #include "lib/cleanup.h"
 #include "lib/digest.h"

@@ -21,10 +21,12 @@ struct mode_override {
 struct artifact {
 	char *name;
 	char *source;        /* as written in the recipe */
-	char *path;          /* resolved absolute/relative-to-cwd path */
+	char *path;          /* resolved absolute/relative-to-cwd path (file:// decoded,
+			      * relative sources against the recipe's directory) */
 	uint8_t sha256[32];
 	enum artifact_kind kind;
-	char *dest;          /* image directory it lands in ("" = root) */
+	char *dest;          /* tar/deb: image directory it lands in ("" = root);
+			      * file: the file's image path */
 	unsigned strip_components;
 	char **include;  size_t n_include;   /* globs on the archive path after strip */
 	char **exclude;  size_t n_exclude;

@@ -158,19 +158,23 @@ static int writer_finish(struct store_writer *w, const char *name, const uint8_t
 		return ingot_fail(e, -err, "%s: cannot finish blob: %s", name, strerror(err));
 	}
 	w->fd = -1;
-	if ((r = blob_dir(w->s, got, e)) < 0) {
-		store_writer_abort(w);
-		return r;
-	}
 	dst = store_blob_path(w->s, got);
 	if (!dst) {
 		store_writer_abort(w);
 		return ingot_fail(e, -ENOMEM, "out of memory");
 	}
-	if (rename(w->tmp, dst) < 0) {
-		int err = errno;
+	/* The blobs/xx/ directory usually exists: create it only on demand. */
+	r = rename(w->tmp, dst) < 0 ? -errno : 0;
+	if (r == -ENOENT) {
+		if ((r = blob_dir(w->s, got, e)) < 0) {
+			store_writer_abort(w);
+			return r;
+		}
+		r = rename(w->tmp, dst) < 0 ? -errno : 0;
+	}
+	if (r < 0) {
 		store_writer_abort(w);
-		return ingot_fail(e, -err, "%s: cannot move blob into the store: %s", dst, strerror(err));
+		return ingot_fail(e, r, "%s: cannot move blob into the store: %s", dst, strerror(-r));
 	}
 	free(w->tmp);
 	w->tmp = NULL;

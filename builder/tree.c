@@ -210,7 +210,8 @@ int tree_finalize(struct tree *t, ingot_error *e)
 				return r;
 		}
 	}
-	qsort(t->v, t->n, sizeof(*t->v), cmp_entry);
+	if (t->n) /* qsort(NULL, 0, ...) is undefined behaviour */
+		qsort(t->v, t->n, sizeof(*t->v), cmp_entry);
 	if (index_rebuild(t, t->n) < 0)
 		return ingot_fail(e, -ENOMEM, "out of memory");
 	t->sorted = true;

@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include "lib/err.h"
 
-#define INGOT_VERSION "0.1.0"
+#include "lib/meta.h"
 
 /* Exit statuses shared by all commands; commands document extra ones. */
 enum {

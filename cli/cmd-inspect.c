@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "builder/inspect.h"
+#include "audit/inspect_doc.h"
 #include "cli/cli.h"
 #include "lib/cleanup.h"
 #include "lib/digest.h"
@@ -14,10 +15,11 @@
 
 static const char inspect_help[] =
 "NAME\n"
-"    ingot inspect - list an image's files with their owners, modes and digests\n"
+"    ingot inspect - list an image's files, or describe a manifest or envelope\n"
 "\n"
 "SYNOPSIS\n"
 "    ingot inspect [--json] IMAGE\n"
+"    ingot inspect [--json] MANIFEST.json | ENVELOPE.dsse.json\n"
 "\n"
 "DESCRIPTION\n"
 "    Reads a squashfs image (NAME.sqfs) with libsquashfs and prints one line per\n"
@@ -32,7 +34,10 @@ static const char inspect_help[] =
 "    is found. The root directory itself is not listed. Bytes outside printable\n"
 "    ASCII in paths are shown as \\ooo octal escapes.\n"
 "\n"
-"    A manifest or envelope (JSON) is not an image: see 'ingot audit'.\n"
+"    Given a manifest or a DSSE envelope (a JSON file), prints what it claims:\n"
+"    recipe, serial, expiry, image digest, verity root, the tuple, and for an\n"
+"    envelope the signers' key ids (marked \"not verified\": use\n"
+"    'ingot verify-manifest' to check them against a keyring).\n"
 "\n"
 "OPTIONS\n"
 "    --json      print {\"image\": {...}, \"files\": [...]} as canonical JSON;\n"
@@ -44,7 +49,7 @@ static const char inspect_help[] =
 "EXIT STATUS\n"
 "    0   the image was read completely\n"
 "    1   the image is unreadable, truncated or corrupted (one line on stderr),\n"
-"        or the argument is a JSON document\n"
+"        or the JSON document is not a manifest or envelope\n"
 "    64  usage error\n"
 "\n"
 "EXAMPLES\n"
@@ -153,8 +158,9 @@ int cmd_inspect(int argc, char **argv)
 		return cli_usage_error("inspect", "expected one IMAGE argument, got %d",
 				       argc - optind);
 	if (looks_like_json(argv[optind])) {
-		fputs("ingot inspect: manifests/envelopes: see audit\n", stderr);
-		return EXIT_FAILURE_;
+		/* Manifests and DSSE envelopes: who signed, expiry, tuple. */
+		r = inspect_document(argv[optind], stdout, json, &e);
+		return r < 0 ? cli_error(&e, EXIT_FAILURE_) : EXIT_OK;
 	}
 	if (!json) {
 		r = image_list(argv[optind], print_line, NULL, NULL, &e);

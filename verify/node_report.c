@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/cli.h"   /* INGOT_VERSION only */
+#include "lib/meta.h"
 #include "lib/strbuf.h"
 
 static const char *const names[CHECK__COUNT] = {

@@ -100,4 +100,13 @@ python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); r["threshold"]=2; j
 expect_exit 3 "threshold 2" "$INGOT" verify-manifest "$O/$N.manifest.dsse.json" --keyring "$T/ring.json" $NOW
 expect_exit 0 "2 of 2 required signatures (release, backup)" \
 	"$INGOT" verify-manifest "$T/two.json" --keyring "$T/ring.json" $NOW
+
+# ingot inspect describes the manifest and the envelope (signers unverified)
+KEYID=$("$INGOT" keys id "$T/rel.pub" | cut -d" " -f1)
+IMG_SHA=$(sha256 "$O/$N.sqfs")
+expect_exit 0 "$IMG_SHA" "$INGOT" inspect "$O/$N.manifest.json"
+expect_exit 0 "$KEYID" "$INGOT" inspect "$T/two.json"
+assert_contains "$OUT" "not verified" "inspect envelope"
+"$INGOT" inspect --json "$T/two.json" | python3 -c 'import json,sys; json.load(sys.stdin)' \
+	|| fail "inspect --json of an envelope is not JSON"
 echo "signed build ok"
