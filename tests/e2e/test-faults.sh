@@ -133,6 +133,31 @@ for store in ref-store fd-store; do   # warm store: the image write fails; cold:
 	echo "full disk ($store): $OUT"
 done
 
+note "SIGKILL during sign and verify-manifest --state: old or new file, never a partial one"
+"$INGOT" keys generate -o sk >/dev/null
+"$INGOT" keys keyring add ring.json sk.pub --name faults >/dev/null
+"$INGOT" sign ref/fault.manifest.json --key sk.key -o env.json >/dev/null
+for d in 0 0.005 0.01 0.02 0.04 0.08; do
+	"$INGOT" sign ref/fault.manifest.json --key sk.key -o env-k.json >/dev/null 2>&1 &
+	pid=$!
+	"$INGOT" verify-manifest env.json --keyring ring.json --state state-k.json >/dev/null 2>&1 &
+	pid2=$!
+	sleep $d
+	kill -KILL $pid $pid2 2>/dev/null || true
+	wait $pid $pid2 2>/dev/null || true
+	if [ -e env-k.json ]; then
+		"$INGOT" verify-manifest env-k.json --keyring ring.json >/dev/null ||
+			fail "envelope left by a sign killed after ${d}s does not verify"
+		rm env-k.json
+	fi
+	if [ -e state-k.json ]; then
+		python3 -c 'import json,sys; json.load(open(sys.argv[1]))' state-k.json ||
+			fail "state file left by a verify-manifest killed after ${d}s is not JSON"
+	fi
+done
+[ -z "$(find . -maxdepth 1 -name '.env-k.json*' -o -maxdepth 1 -name '.state-k.json*')" ] ||
+	echo "note: temporary files left by killed sign/verify-manifest runs"
+
 # Permission faults need an unprivileged user: root ignores modes.
 if [ "$(id -u)" = 0 ]; then
 	command -v setpriv >/dev/null || skip "running as root without setpriv"

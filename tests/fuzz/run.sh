@@ -89,7 +89,7 @@ for h in "${harnesses[@]}"; do
 	log="$FB/$h.log"
 	if [ "$SECONDS_EACH" = --replay ]; then
 		echo "== $h: replaying $(ls "$seeds" | wc -l) seeds"
-		"$FB/bin/$h" -runs=0 -artifact_prefix="$crashes/" ${FUZZ_FLAGS:-} "$seeds" >"$log" 2>&1
+		"$FB/bin/$h" -runs=0 -print_final_stats=1 -artifact_prefix="$crashes/" ${FUZZ_FLAGS:-} "$seeds" >"$log" 2>&1
 	else
 		echo "== $h: fuzzing for ${SECONDS_EACH}s ($(ls "$seeds" | wc -l) seeds, $(ls "$work" | wc -l) in the working corpus)"
 		"$FB/bin/$h" -max_total_time="$SECONDS_EACH" -timeout=20 -rss_limit_mb=2048 \
