@@ -31,6 +31,10 @@ int cmd_diff(int argc, char **argv);
 int cli_error(const ingot_error *e, int status);
 /* "ingot CMD: usage error: <msg>\nTry 'ingot CMD --help'." ; returns EXIT_USAGE. */
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Option parsing for commands whose only options are --json and --help:
+ * returns -1 to go on (optind at the first operand), else the exit status
+ * to return (help printed, or a usage error). */
+int cli_json_opts(int argc, char **argv, const char *cmd, const char *help, int *json);
 /* True if argv has -h or --help before "--". */
 int cli_wants_help(int argc, char **argv);
 

@@ -57,29 +57,13 @@ static const char diff_help[] =
 
 int cmd_diff(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
 	_cleanup_mdoc_ struct mdoc a = { 0 }, b = { 0 };
 	_cleanup_json_ json_t *diff = NULL;
 	ingot_error e = { 0 };
 	int json = 0, c;
 
-	if (cli_wants_help(argc, argv)) {
-		fputs(diff_help, stdout);
-		return EXIT_OK;
-	}
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'j': json = 1; break;
-		case 'h': fputs(diff_help, stdout); return EXIT_OK;
-		default: return cli_usage_error("diff", "unknown option '%s'", argv[optind - 1]);
-		}
-	}
+	if ((c = cli_json_opts(argc, argv, "diff", diff_help, &json)) >= 0)
+		return c;
 	if (argc - optind != 2)
 		return cli_usage_error("diff", "expected two manifests, got %d argument%s",
 				       argc - optind, argc - optind == 1 ? "" : "s");

@@ -132,28 +132,12 @@ static int looks_like_json(const char *path)
 
 int cmd_inspect(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
 	struct image_summary sum;
 	ingot_error e = { 0 };
 	int json = 0, c, r;
 
-	if (cli_wants_help(argc, argv)) {
-		fputs(inspect_help, stdout);
-		return EXIT_OK;
-	}
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'j': json = 1; break;
-		case 'h': fputs(inspect_help, stdout); return EXIT_OK;
-		default: return cli_usage_error("inspect", "unknown option '%s'", argv[optind - 1]);
-		}
-	}
+	if ((c = cli_json_opts(argc, argv, "inspect", inspect_help, &json)) >= 0)
+		return c;
 	if (argc - optind != 1)
 		return cli_usage_error("inspect", "expected one IMAGE argument, got %d",
 				       argc - optind);

@@ -1,4 +1,5 @@
 /* ingot: build golden GPU-node images and prove what each node runs. */
+#include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -84,6 +85,32 @@ int cli_wants_help(int argc, char **argv)
 			return 1;
 	}
 	return 0;
+}
+
+int cli_json_opts(int argc, char **argv, const char *cmd, const char *help, int *json)
+{
+	static const struct option opts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	int c;
+
+	*json = 0;
+	if (cli_wants_help(argc, argv)) {
+		fputs(help, stdout);
+		return EXIT_OK;
+	}
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'j': *json = 1; break;
+		case 'h': fputs(help, stdout); return EXIT_OK;
+		default: return cli_usage_error(cmd, "unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	return -1;
 }
 
 int main(int argc, char **argv)
