@@ -4,6 +4,7 @@
 
 #include <ctype.h>
 #include <glob.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -310,32 +311,113 @@ int probe_module_loaded(const struct node_probe *p, const char *name)
 	return 0;
 }
 
-/* Run a tool found for the node; NULL output when absent or failing. */
-char *probe_run_tool(const struct node_probe *p, const char *name, char *const args[],
-			   char **where)
-{
-	_cleanup_free_ char *exe = tool_find(p->root, name);
-	char *argv[16];
-	char *out = NULL;
-	int status = 0;
-	size_t i = 0;
-	ingot_error e = { 0 };
+/* The vendor tools, each asked only for a fact no file under the root
+ * gave (a real nvidia-smi costs 100+ ms initialising NVML; the driver's
+ * procfs answers the same in microseconds).  What must run is started
+ * all at once; the answers are applied in this fixed order, so the facts
+ * never depend on which tool finished first. */
+enum { T_FM, T_CTK, T_NVSMI, T_AMDSMI, T__COUNT };
 
-	*where = NULL;
-	if (!exe)
-		return NULL;
-	argv[i++] = exe;
-	for (; args[i - 1] && i < ARRAY_SIZE(argv) - 1; i++)
-		argv[i] = args[i - 1];
-	argv[i] = NULL;
-	*where = strdup(probe_node_rel(p, exe));
-	if (tool_run(argv, TOOL_TIMEOUT_MS, TOOL_MAX_OUTPUT, &out, &status, &e) < 0)
-		return NULL;
-	if (status != 0) {
-		free(out);
-		return NULL;
+static int probe_tools(struct node_probe *p)
+{
+	static char *const version_args[] = { "--version", NULL };
+	static char *const nvsmi_args[] = { "--query-gpu=name,driver_version,vbios_version",
+					    "--format=csv,noheader", NULL };
+	static char *const amdsmi_args[] = { "static", "--asic", "--vbios", "--json", NULL };
+	static const struct { const char *name; char *const *args; const char *key; } tools[] = {
+		[T_FM] = { "nv-fabricmanager", version_args, "fabric_manager.version" },
+		[T_CTK] = { "nvidia-ctk", version_args, "container_toolkit.version" },
+		[T_NVSMI] = { "nvidia-smi", nvsmi_args, "gpu.model" },
+		[T_AMDSMI] = { "amd-smi", amdsmi_args, "gpu.model" },
+	};
+	char *exe[T__COUNT] = { 0 }, *where[T__COUNT] = { 0 };
+	char *argv[T__COUNT][8];
+	struct tool_job jobs[T__COUNT];
+	size_t job_of[T__COUNT], nj = 0;
+	char *out[T__COUNT] = { 0 };
+	int failed[T__COUNT] = { 0 };
+	ingot_error e = { 0 };
+	int r = 0;
+
+	for (size_t t = 0; t < T__COUNT; t++) {
+		job_of[t] = SIZE_MAX;
+		exe[t] = tool_find(p->root, tools[t].name);
+		if (!exe[t])
+			continue;
+		if (!(where[t] = strdup(probe_node_rel(p, exe[t])))) {
+			r = -ENOMEM;
+			goto out;
+		}
+		if (probe_get(p, tools[t].key))
+			continue;   /* a file answered */
+		size_t k = 0;
+		argv[t][k++] = exe[t];
+		for (size_t a = 0; tools[t].args[a] && k < ARRAY_SIZE(argv[t]) - 1; a++)
+			argv[t][k++] = tools[t].args[a];
+		argv[t][k] = NULL;
+		jobs[nj] = (struct tool_job){ .argv = argv[t] };
+		job_of[t] = nj++;
 	}
-	return out;
+	if (nj && tool_run_all(jobs, nj, TOOL_TIMEOUT_MS, TOOL_MAX_OUTPUT, &e) == -ENOMEM) {
+		r = -ENOMEM;
+		goto out;
+	}
+	for (size_t t = 0; t < T__COUNT; t++) {
+		if (job_of[t] == SIZE_MAX)
+			continue;
+		struct tool_job *j = &jobs[job_of[t]];
+		if (j->err == 0 && j->status == 0)
+			out[t] = TAKE_PTR(j->out);
+		else
+			failed[t] = 1;
+		free(j->out);
+	}
+
+	for (size_t t = T_FM; t <= T_CTK && !r; t++) {
+		_cleanup_free_ char *v = out[t] ? probe_first_version(out[t]) : NULL;
+		if (v)
+			r = probe_setf(p, tools[t].key, v, "%s --version", where[t]);
+		else if (out[t])
+			r = probe_setf(p, tools[t].key, NULL, "not found: /var/lib/dpkg/status; "
+				       "%s --version printed no version", where[t]);
+		if (!r && failed[t])
+			r = probe_setf(p, tools[t].key, NULL, "not found: /var/lib/dpkg/status; "
+				       "%s failed or timed out", where[t]);
+		if (!r)
+			r = probe_setf(p, tools[t].key, NULL, "not found: /var/lib/dpkg/status, %s",
+				       tools[t].name);
+	}
+	if (!r && out[T_NVSMI])
+		r = probe_nvidia_smi_parse(p, out[T_NVSMI], where[T_NVSMI]);
+	if (!r && out[T_AMDSMI])
+		r = probe_amd_smi_parse(p, out[T_AMDSMI], where[T_AMDSMI]);
+	for (size_t t = T_NVSMI; t <= T_AMDSMI && !r; t++)
+		if (failed[t] || out[t])
+			r = probe_setf(p, "gpu.model", NULL, failed[t] ? "%s failed or timed out"
+				       : "%s answered no GPU", where[t]);
+	if (!r)
+		r = probe_set(p, "gpu.model", NULL, "not found: /proc/driver/nvidia/gpus/*/information, "
+			      "nvidia-smi, amd-smi");
+	/* nvidia-smi left unrun because procfs answered: the node has the tool
+	 * (its bytes are the image's when the files check passes); what running
+	 * it would also have shown, NVML against the loaded module, is the
+	 * driver.userspace_version fact the tuple check compares. */
+	if (!r && exe[T_NVSMI] && job_of[T_NVSMI] == SIZE_MAX) {
+		r = probe_setf(p, "smi", "nvidia-smi", "%s: present, not run (%s answered)",
+			       where[T_NVSMI], probe_find(p, "gpu.model")->source);
+		if (!r)
+			r = probe_setf(p, "gpu.driver_version", NULL, "not read: %s not run",
+				       where[T_NVSMI]);
+	}
+	if (!r)
+		r = probe_set(p, "smi", NULL, "not found: nvidia-smi, amd-smi");
+out:
+	for (size_t t = 0; t < T__COUNT; t++) {
+		free(exe[t]);
+		free(where[t]);
+		free(out[t]);
+	}
+	return r;
 }
 
 int node_probe_run(const char *root, struct node_probe **out, ingot_error *e)
@@ -350,20 +432,21 @@ int node_probe_run(const char *root, struct node_probe **out, ingot_error *e)
 	}
 	status = probe_dpkg_status(p);
 
-	static char *const fm_args[] = { "--version", NULL };
 	static const char *const fm_pkgs[] = { "nvidia-fabricmanager-*", "nvidia-fabricmanager",
 					       "cuda-drivers-fabricmanager-*", NULL };
 	static const char *const ctk_pkgs[] = { "nvidia-container-toolkit",
 						"nvidia-container-toolkit-base", NULL };
 	static const char *const none[] = { NULL };
 
+	/* Files first (kernel sysfs/procfs, dpkg, library names); the vendor
+	 * tools last, and only for what no file answered. */
 	r = probe_modules(p);
 	if (!r) r = probe_nvidia_driver(p);
-	if (!r) r = probe_dpkg_or_tool(p, "fabric_manager.version", "nv-fabricmanager", fm_args,
-				       fm_pkgs, status);
-	if (!r) r = probe_dpkg_or_tool(p, "container_toolkit.version", "nvidia-ctk", fm_args,
-				       ctk_pkgs, status);
+	if (!r) r = probe_dpkg(p, "fabric_manager.version", fm_pkgs, status);
+	if (!r) r = probe_dpkg(p, "container_toolkit.version", ctk_pkgs, status);
 	if (!r) r = probe_library(p, "nccl.version", "libnccl", NULL, none, 0);
+	/* NVML, which nvidia-smi loads: its version must be the module's. */
+	if (!r) r = probe_library(p, "driver.userspace_version", "libnvidia-ml", NULL, none, 0);
 	if (!r) r = probe_cuda(p);
 	if (!r) r = probe_rocm(p);
 	if (!r) {
@@ -371,12 +454,10 @@ int node_probe_run(const char *root, struct node_probe **out, ingot_error *e)
 		r = amdver && *amdver ? probe_set(p, "amdgpu.version", amdver, "/sys/module/amdgpu/version")
 				      : probe_set(p, "amdgpu.version", NULL, "not found: /sys/module/amdgpu/version");
 	}
-	if (!r) r = probe_nvidia_smi(p);
 	if (!r) r = probe_nvidia_procfs(p);
-	if (!r) r = probe_amd_smi(p);
-	if (!r) r = probe_set(p, "smi", NULL, "not found: nvidia-smi, amd-smi");
 	if (!r) r = probe_gsp_firmware(p);
 	if (!r) r = probe_nvswitch(p);
+	if (!r) r = probe_tools(p);
 	if (!r) {
 		_cleanup_free_ char *nvdir = probe_path(p, "/proc/driver/nvidia");
 		struct stat st;

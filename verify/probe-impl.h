@@ -27,25 +27,25 @@ size_t probe_version_len(const char *s);
 /* probe_set with a printf-style source. */
 int probe_setf(struct node_probe *p, const char *key, const char *value, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
-/* Run a tool found for the node (exit 0 only); *where gets its node path. */
-char *probe_run_tool(const struct node_probe *p, const char *name, char *const args[], char **where);
 int probe_module_loaded(const struct node_probe *p, const char *name);
 
 /* probe_nvidia.c */
 int probe_nvidia_driver(struct node_probe *p);
-int probe_nvidia_smi(struct node_probe *p);
+/* nvidia-smi's CSV answer (out, modified), run from where (its node path). */
+int probe_nvidia_smi_parse(struct node_probe *p, char *out, const char *where);
 int probe_nvidia_procfs(struct node_probe *p);
 int probe_gsp_firmware(struct node_probe *p);
 int probe_nvswitch(struct node_probe *p);
 
 /* probe_stack.c */
 char *probe_dpkg_status(const struct node_probe *p);
-int probe_dpkg_or_tool(struct node_probe *p, const char *key, const char *tool,
-		       char *const args[], const char *const *packages, const char *status);
+/* key from the first installed package of packages in the dpkg status. */
+int probe_dpkg(struct node_probe *p, const char *key, const char *const *packages, const char *status);
 int probe_library(struct node_probe *p, const char *key, const char *libname, const char *marker,
 		  const char *const *extra_dirs, size_t n_extra);
 int probe_cuda(struct node_probe *p);
 int probe_rocm(struct node_probe *p);
-int probe_amd_smi(struct node_probe *p);
+/* amd-smi's JSON answer, run from where (its node path). */
+int probe_amd_smi_parse(struct node_probe *p, const char *out, const char *where);
 
 #endif

@@ -99,20 +99,13 @@ int probe_nvidia_driver(struct node_probe *p)
 }
 
 /* nvidia-smi --query-gpu=name,driver_version,vbios_version: one CSV line per GPU. */
-int probe_nvidia_smi(struct node_probe *p)
+int probe_nvidia_smi_parse(struct node_probe *p, char *out, const char *where)
 {
-	static char *const args[] = { "--query-gpu=name,driver_version,vbios_version",
-				      "--format=csv,noheader", NULL };
-	_cleanup_free_ char *where = NULL;
-	_cleanup_free_ char *out = probe_run_tool(p, "nvidia-smi", args, &where);
 	struct strbuf models = STRBUF_INIT, vbios = STRBUF_INIT;
 	char *save = NULL, driver[128] = "";
 	unsigned count = 0;
 	int r = 0;
 
-	if (!out)
-		return probe_setf(p, "gpu.model", NULL, where ? "%s failed or timed out"
-				 : "not found: %s", where ? where : "nvidia-smi");
 	strbuf_init(&models, 64);
 	strbuf_init(&vbios, 64);
 	for (char *l = strtok_r(out, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
@@ -154,8 +147,9 @@ int probe_nvidia_smi(struct node_probe *p)
 	return r;
 }
 
-/* Without nvidia-smi, the driver's procfs still names each GPU and its
- * VBIOS: /proc/driver/nvidia/gpus/<bus>/information. */
+/* The driver's procfs names each GPU and its VBIOS, the same strings
+ * nvidia-smi prints (it asks the same driver), without initialising NVML:
+ * /proc/driver/nvidia/gpus/<bus>/information. */
 int probe_nvidia_procfs(struct node_probe *p)
 {
 	_cleanup_glob_ glob_t g = { 0 };

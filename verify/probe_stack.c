@@ -26,23 +26,13 @@ char *probe_dpkg_status(const struct node_probe *p)
 	return buf;
 }
 
-int probe_dpkg_or_tool(struct node_probe *p, const char *key, const char *tool,
-			      char *const args[], const char *const *packages, const char *status)
+int probe_dpkg(struct node_probe *p, const char *key, const char *const *packages, const char *status)
 {
-	_cleanup_free_ char *where = NULL;
-	_cleanup_free_ char *out = probe_run_tool(p, tool, args, &where);
-	if (out) {
-		_cleanup_free_ char *v = probe_first_version(out);
-		if (v)
-			TRY(probe_setf(p, key, v, "%s --version", where));
-	}
-	if (status) {
-		_cleanup_free_ char *pkg = NULL;
-		_cleanup_free_ char *v = probe_parse_dpkg_version(status, packages, &pkg);
-		if (v)
-			TRY(probe_setf(p, key, v, "/var/lib/dpkg/status (package %s)", pkg));
-	}
-	return probe_setf(p, key, NULL, "not found: %s, /var/lib/dpkg/status", tool);
+	_cleanup_free_ char *pkg = NULL;
+	_cleanup_free_ char *v = status ? probe_parse_dpkg_version(status, packages, &pkg) : NULL;
+	if (v)
+		return probe_setf(p, key, v, "/var/lib/dpkg/status (package %s)", pkg);
+	return 0;
 }
 
 /* "libnccl.so.2.27.7" -> "2.27.7" when name starts with prefix. */
@@ -208,11 +198,8 @@ int probe_rocm(struct node_probe *p)
 
 /* amd-smi static --asic --vbios --json: a list of GPUs (or {"gpu_data": [...]}
  * in newer releases) with asic.market_name and vbios.version. */
-int probe_amd_smi(struct node_probe *p)
+int probe_amd_smi_parse(struct node_probe *p, const char *out, const char *where)
 {
-	static char *const args[] = { "static", "--asic", "--vbios", "--json", NULL };
-	_cleanup_free_ char *where = NULL;
-	_cleanup_free_ char *out = probe_run_tool(p, "amd-smi", args, &where);
 	json_t *j, *list;
 	size_t i;
 	json_t *g;
@@ -220,9 +207,6 @@ int probe_amd_smi(struct node_probe *p)
 	unsigned count = 0;
 	int r = 0;
 
-	if (!out)
-		return probe_setf(p, "gpu.model", NULL, where ? "%s failed or timed out"
-				 : "not found: %s", where ? where : "amd-smi");
 	j = json_loads(out, 0, NULL);
 	list = json_is_array(j) ? j : json_object_get(j, "gpu_data");
 	strbuf_init(&models, 64);

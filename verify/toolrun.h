@@ -17,6 +17,20 @@
 int tool_run(char *const argv[], unsigned timeout_ms, size_t max_out, char **out, int *status,
 	     ingot_error *e);
 
+struct tool_job {
+	char *const *argv;   /* in: argv[0] an absolute path, NULL-terminated */
+	char *out;           /* out: stdout, NUL-terminated (caller frees); NULL on error */
+	int status;          /* out: exit status or 128+signal; -1 when it never ran */
+	int err;             /* out: 0, or what tool_run would return for this job */
+};
+
+/* tool_run for several tools at once: all are started before any is
+ * waited for, under one deadline, so the probe costs the slowest tool's
+ * time rather than the sum.  Each job gets its own out/status/err; e gets
+ * the first failing job's message.  Returns 0, or -ENOMEM (nothing run). */
+int tool_run_all(struct tool_job *jobs, size_t n, unsigned timeout_ms, size_t max_out,
+		 ingot_error *e);
+
 /* Find an executable named name for the node under root: with root "/"
  * search $PATH, else only ROOT/{usr/local/sbin,usr/local/bin,usr/sbin,
  * usr/bin,sbin,bin} (a fake root's tools, never the host's).  Returns a

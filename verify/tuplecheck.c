@@ -255,6 +255,15 @@ static void consistency(struct state *s, const json_t *tuple, const struct node_
 		if (!ok)
 			mismatch(s, "loaded driver %s != image's nvidia.ko %s", drv, ko);
 	}
+	/* NVML and libcuda refuse a module of another version ("Driver/library
+	 * version mismatch"): the image's user space must match what is loaded. */
+	const char *ul = probe_get(p, "driver.userspace_version");
+	if (drv && ul) {
+		int ok = values_match(M_VERSION, drv, ul);
+		record(s, "userspace==driver", drv, ul, source_of(p, "driver.userspace_version"), ok);
+		if (!ok)
+			mismatch(s, "NVIDIA user-space libraries %s != loaded driver %s", ul, drv);
+	}
 	const char *smi = probe_get(p, "gpu.driver_version");
 	if (drv && smi && !values_match(M_VERSION, drv, smi))
 		mismatch(s, "nvidia-smi reports driver %s, module %s", smi, drv);

@@ -2,14 +2,16 @@
 # Build a fake node sysroot for `ingot verify --root`.
 #   tests/e2e/mkroot.sh DIR PROFILE [MUTATION...]
 #   tests/e2e/mkroot.sh DIR --mutate MUTATION...   (an existing root, e.g. a cp -a copy)
-# PROFILE: h100   H100 HGX, NVSwitch, R580 open modules 580.95.05, FM 580.95.05,
-#                 CUDA 13.0, NCCL 2.27.7, container toolkit 1.17.8
+# PROFILE: h100   H100 HGX, NVSwitch, R580 open modules 580.95.05 (and NVML
+#                 libnvidia-ml.so.580.95.05), FM 580.95.05, CUDA 13.0, NCCL 2.27.7,
+#                 container toolkit 1.17.8
 #          b200   B200 HGX, NVSwitch, open modules 595.91.07, CUDA 13.3, NCCL 2.31.2
 #          mi355x MI355X, amdgpu, ROCm 10.1.0 core stream, RCCL 2.30.7, amd-smi only
 # The image part of the root is usr/, lib/ and opt/ (what the manifest lists);
 # etc/, proc/, sys/ and var/ are the node's own state.
 # MUTATION (applied after the profile; each mimics one way a node drifts):
-#   driver=V         loaded module is version V (sysfs, procfs, nvidia-smi)
+#   driver=V         loaded module is version V (sysfs, procfs, nvidia-smi); the
+#                    image's user space (NVML) stays at the profile's version
 #   fm=V             dpkg database says fabric manager V
 #   proprietary      loaded module is the proprietary flavor
 #   nccl=V           libnccl.so.2.27.7 replaced by libnccl.so.V
@@ -85,6 +87,9 @@ nvidia_node() { # MODEL DRIVER VBIOS CUDA CUDART NCCL TOOLKIT
 	mkdir -p "$DIR/$LIBDIR"
 	$MKART so --out "$DIR/$LIBDIR/libnccl.so.$6" --soname libnccl.so.2 --version-string "NCCL version $6+cuda$4"
 	ln -sf "libnccl.so.$6" "$DIR/$LIBDIR/libnccl.so.2"
+	# the driver's user space (NVML, what nvidia-smi loads) is the image's
+	$MKART so --out "$DIR/$LIBDIR/libnvidia-ml.so.$2" --soname libnvidia-ml.so.1
+	ln -sf "libnvidia-ml.so.$2" "$DIR/$LIBDIR/libnvidia-ml.so.1"
 	mkdir -p "$DIR/usr/local/cuda-$4/lib64"
 	w "usr/local/cuda-$4/version.json" "{\n  \"cuda\" : {\n    \"name\" : \"CUDA SDK\",\n    \"version\" : \"$5\"\n  }\n}\n"
 	$MKART so --out "$DIR/usr/local/cuda-$4/lib64/libcudart.so.$5" --soname "libcudart.so.${4%%.*}"

@@ -36,10 +36,23 @@ assert_eq "$(python3 -c 'import json,sys,hashlib; t=json.load(open(sys.argv[1]))
 	"$(jget "$T/healthy-h100.json" "r['tuple_digest']")" "tuple digest"
 assert_eq "580.95.05" "$(jget "$T/healthy-h100.json" "[f['value'] for f in r['probe']['facts'] if f['key']=='driver.version'][0]")" "probed driver"
 assert_eq "/sys/module/nvidia/version" "$(jget "$T/healthy-h100.json" "[f['source'] for f in r['probe']['facts'] if f['key']=='driver.version'][0]")" "driver source"
+# Files answer first; no vendor tool is run where one does (nvidia-smi is
+# found, not run: the driver's procfs named the GPUs and their VBIOS).
+fact() { jget "$1" "[f['$3'] for f in r['probe']['facts'] if f['key']=='$2'][0]"; }
+assert_eq "/proc/driver/nvidia/gpus/*/information" "$(fact "$T/healthy-h100.json" gpu.model source)" "GPU source"
+assert_eq "/proc/driver/nvidia/gpus/*/information" "$(fact "$T/healthy-h100.json" firmware.vbios source)" "VBIOS source"
+assert_eq "8" "$(fact "$T/healthy-h100.json" gpu.count value)" "GPU count"
+assert_eq "nvidia-smi" "$(fact "$T/healthy-h100.json" smi value)" "SMI tool"
+assert_contains "$(fact "$T/healthy-h100.json" smi source)" "/usr/bin/nvidia-smi: present, not run" "SMI source"
+assert_eq "/var/lib/dpkg/status (package nvidia-fabricmanager-580)" \
+	"$(fact "$T/healthy-h100.json" fabric_manager.version source)" "FM source"
+assert_eq "580.95.05" "$(fact "$T/healthy-h100.json" driver.userspace_version value)" "NVML version"
 
 node h100 drv driver=580.105.08
 run_case driver-upgraded 13 refuse "driver: manifest 580.95.05, node 580.105.08" h100-r580-ltsb "$T/drv"
 assert_contains "$(cat "$T/driver-upgraded.txt")" "loaded driver 580.105.08 != image's nvidia.ko 580.95.05"
+# The image's NVML is still 580.95.05: nvidia-smi would fail on this node.
+assert_contains "$(cat "$T/driver-upgraded.txt")" "NVIDIA user-space libraries 580.95.05 != loaded driver 580.105.08"
 assert_eq pass "$(check_status "$T/driver-upgraded.json" files)" "files of driver-upgraded"
 
 node h100 fm fm=580.82.07
