@@ -41,11 +41,20 @@ static const char *scalar(const yaml_node_t *n)
 	return n && n->type == YAML_SCALAR_NODE ? (const char *)n->data.scalar.value : NULL;
 }
 
+static size_t seq_len(yaml_node_t *n)
+{
+	return n && n->type == YAML_SEQUENCE_NODE ?
+	       (size_t)(n->data.sequence.items.top - n->data.sequence.items.start) : 0;
+}
+
 /* "got" part of messages: the scalar quoted, or the node kind. */
 #define GOT_FMT "%s%s%s"
 #define GOT(n) (scalar(n) && (n)->data.scalar.length ? "'" : ""), \
 	       (scalar(n) && (n)->data.scalar.length ? scalar(n) : ydoc_kind(n)), \
 	       (scalar(n) && (n)->data.scalar.length ? "'" : "")
+
+/* "F.key" in the buffer ff, for a value under the item named in f. */
+#define FIELD(key) (snprintf(ff, sizeof(ff), "%s.%s", f, key), ff)
 
 static int dup_str(struct parser *p, yaml_node_t *n, const char *field, char **out)
 {
@@ -219,8 +228,7 @@ static int parse_globs(struct parser *p, yaml_node_t *n, const char *field, char
 	int r = ydoc_expect_seq(p->d, n, field, p->e);
 	if (r < 0)
 		return r;
-	size_t cnt = (size_t)(n->data.sequence.items.top - n->data.sequence.items.start);
-	*out = calloc(cnt + 1, sizeof(char *));
+	*out = calloc(seq_len(n) + 1, sizeof(char *));
 	if (!*out)
 		return ingot_fail(p->e, -ENOMEM, "out of memory");
 	ydoc_seq_foreach(p->d, n, it) {
@@ -251,8 +259,7 @@ static int parse_modes(struct parser *p, yaml_node_t *n, const char *field, stru
 	int r = ydoc_expect_seq(p->d, n, field, p->e);
 	if (r < 0)
 		return r;
-	size_t cnt = (size_t)(n->data.sequence.items.top - n->data.sequence.items.start);
-	a->modes = calloc(cnt + 1, sizeof(*a->modes));
+	a->modes = calloc(seq_len(n) + 1, sizeof(*a->modes));
 	if (!a->modes)
 		return ingot_fail(p->e, -ENOMEM, "out of memory");
 	ydoc_seq_foreach(p->d, n, it) {
@@ -322,7 +329,6 @@ static int parse_artifact(struct parser *p, yaml_node_t *n, size_t idx, struct a
 	if ((r = ydoc_check_keys(p->d, n, f, keys, p->e)) < 0)
 		return r;
 
-#define FIELD(k) (snprintf(ff, sizeof(ff), "%s.%s", f, k), ff)
 	if ((r = ydoc_need(p->d, n, "name", f, &v, p->e)) < 0 || (r = dup_str(p, v, FIELD("name"), &a->name)) < 0)
 		return r;
 	if (!name_ok(a->name, true))
@@ -392,7 +398,6 @@ static int parse_artifact(struct parser *p, yaml_node_t *n, size_t idx, struct a
 		return r;
 	if ((v = ydoc_get(p->d, n, "replace")) && (r = ydoc_bool(p->d, v, FIELD("replace"), &a->replace, p->e)) < 0)
 		return r;
-#undef FIELD
 	return 0;
 }
 
@@ -413,130 +418,136 @@ static int check_unique(struct parser *p, yaml_node_t *n, const char *field, con
 	return 0;
 }
 
-static size_t seq_len(yaml_node_t *n)
+/* files:, directories: and symlinks: entries share their steps (position,
+ * known keys, a unique image path, then mode/uid/gid where the kind has an
+ * owner); one parser walks all three, and only content: and target: are
+ * kind-specific. */
+enum item_kind { ITEM_FILE, ITEM_DIR, ITEM_SYMLINK };
+
+static const struct item_spec {
+	const char *section;
+	const char *const keys[6];
+	bool owned;        /* takes mode, uid and gid */
+	uint32_t mode;     /* default mode of an owned entry */
+} item_specs[] = {
+	[ITEM_FILE] = { "files", { "path", "content", "mode", "uid", "gid", NULL }, true, 0644 },
+	[ITEM_DIR] = { "directories", { "path", "mode", "uid", "gid", NULL }, true, 0755 },
+	[ITEM_SYMLINK] = { "symlinks", { "path", "target", NULL }, false, 0 },
+};
+
+/* Where the shared steps write, in an entry of whichever kind. */
+struct item_slot {
+	char **path;
+	uint32_t *mode, *uid, *gid;   /* NULL when the kind has no owner */
+	size_t *line, *column;
+};
+
+static bool items_alloc(struct recipe *r, enum item_kind k, size_t n)
 {
-	return n && n->type == YAML_SEQUENCE_NODE ?
-	       (size_t)(n->data.sequence.items.top - n->data.sequence.items.start) : 0;
+	switch (k) {
+	case ITEM_FILE: return (r->files = calloc(n + 1, sizeof(*r->files))) != NULL;
+	case ITEM_DIR: return (r->dirs = calloc(n + 1, sizeof(*r->dirs))) != NULL;
+	case ITEM_SYMLINK: return (r->symlinks = calloc(n + 1, sizeof(*r->symlinks))) != NULL;
+	}
+	return false;
 }
 
-static int parse_files(struct parser *p, yaml_node_t *n, struct seen *seen, size_t *n_seen)
+/* Claims the next entry of kind k and returns its index; counted at once
+ * so that recipe_free releases whatever a failed parse left in it. */
+static size_t item_next(struct recipe *r, enum item_kind k, struct item_slot *s)
 {
-	static const char *const keys[] = { "path", "content", "mode", "uid", "gid", NULL };
-	yaml_node_t *it, *v;
-	int r = ydoc_expect_seq(p->d, n, "files", p->e);
-	if (r < 0)
-		return r;
-	p->r->files = calloc(seq_len(n) + 1, sizeof(*p->r->files));
-	if (!p->r->files)
-		return ingot_fail(p->e, -ENOMEM, "out of memory");
-	ydoc_seq_foreach(p->d, n, it) {
-		size_t i = p->r->n_files;
-		struct inline_file *fl = &p->r->files[i];
-		char f[64], ff[96];
-		const char *s;
-#define FIELD(k) (snprintf(ff, sizeof(ff), "%s.%s", f, k), ff)
-		snprintf(f, sizeof(f), "files[%zu]", i);
-		fl->line = it->start_mark.line + 1;
-		fl->column = it->start_mark.column + 1;
-		fl->mode = 0644;
-		if ((r = ydoc_check_keys(p->d, it, f, keys, p->e)) < 0)
-			return r;
-		p->r->n_files++;
-		if ((r = ydoc_need(p->d, it, "path", f, &v, p->e)) < 0 ||
-		    (r = parse_image_path(p, v, FIELD("path"), false, &fl->path)) < 0 ||
-		    (r = check_unique(p, v, ff, fl->path, seen, n_seen)) < 0)
-			return r;
-		if ((r = ydoc_need(p->d, it, "content", f, &v, p->e)) < 0)
-			return r;
-		/* An empty file is content: "" (quoted); a bare "content:" is a mistake. */
-		if ((r = ydoc_str(p->d, v, FIELD("content"), &s, p->e)) < 0)
-			return r;
-		if (v->data.scalar.length > INLINE_MAX)
-			return ydoc_fail(p->d, v, p->e, "%s: expected at most %u bytes (use an artifact), got %zu",
-					 ff, INLINE_MAX, v->data.scalar.length);
-		fl->len = v->data.scalar.length;
-		if (!(fl->content = malloc(fl->len + 1)))
-			return ingot_fail(p->e, -ENOMEM, "out of memory");
-		memcpy(fl->content, s, fl->len + 1);
-		if ((v = ydoc_get(p->d, it, "mode")) && (r = parse_mode(p, v, FIELD("mode"), &fl->mode)) < 0)
-			return r;
-		if ((v = ydoc_get(p->d, it, "uid")) && (r = parse_id(p, v, FIELD("uid"), &fl->uid)) < 0)
-			return r;
-		if ((v = ydoc_get(p->d, it, "gid")) && (r = parse_id(p, v, FIELD("gid"), &fl->gid)) < 0)
-			return r;
-#undef FIELD
+	switch (k) {
+	case ITEM_FILE: {
+		struct inline_file *o = &r->files[r->n_files];
+		*s = (struct item_slot){ &o->path, &o->mode, &o->uid, &o->gid, &o->line, &o->column };
+		return r->n_files++;
 	}
+	case ITEM_DIR: {
+		struct recipe_dir *o = &r->dirs[r->n_dirs];
+		*s = (struct item_slot){ &o->path, &o->mode, &o->uid, &o->gid, &o->line, &o->column };
+		return r->n_dirs++;
+	}
+	case ITEM_SYMLINK:
+		break;
+	}
+	struct recipe_symlink *o = &r->symlinks[r->n_symlinks];
+	*s = (struct item_slot){ &o->path, NULL, NULL, NULL, &o->line, &o->column };
+	return r->n_symlinks++;
+}
+
+static int parse_content(struct parser *p, yaml_node_t *it, const char *f, struct inline_file *fl)
+{
+	char ff[96];
+	yaml_node_t *v;
+	const char *s;
+	int r;
+
+	if ((r = ydoc_need(p->d, it, "content", f, &v, p->e)) < 0)
+		return r;
+	/* An empty file is content: "" (quoted); a bare "content:" is a mistake. */
+	if ((r = ydoc_str(p->d, v, FIELD("content"), &s, p->e)) < 0)
+		return r;
+	if (v->data.scalar.length > INLINE_MAX)
+		return ydoc_fail(p->d, v, p->e, "%s: expected at most %u bytes (use an artifact), got %zu",
+				 ff, INLINE_MAX, v->data.scalar.length);
+	fl->len = v->data.scalar.length;
+	if (!(fl->content = malloc(fl->len + 1)))
+		return ingot_fail(p->e, -ENOMEM, "out of memory");
+	memcpy(fl->content, s, fl->len + 1);
 	return 0;
 }
 
-static int parse_dirs(struct parser *p, yaml_node_t *n, struct seen *seen, size_t *n_seen)
+static int parse_target(struct parser *p, yaml_node_t *it, const char *f, struct recipe_symlink *sl)
 {
-	static const char *const keys[] = { "path", "mode", "uid", "gid", NULL };
-	yaml_node_t *it, *v;
-	int r = ydoc_expect_seq(p->d, n, "directories", p->e);
-	if (r < 0)
+	char ff[96];
+	yaml_node_t *v;
+	int r;
+
+	if ((r = ydoc_need(p->d, it, "target", f, &v, p->e)) < 0 ||
+	    (r = dup_str(p, v, FIELD("target"), &sl->target)) < 0)
 		return r;
-	p->r->dirs = calloc(seq_len(n) + 1, sizeof(*p->r->dirs));
-	if (!p->r->dirs)
-		return ingot_fail(p->e, -ENOMEM, "out of memory");
-	ydoc_seq_foreach(p->d, n, it) {
-		size_t i = p->r->n_dirs;
-		struct recipe_dir *dr = &p->r->dirs[i];
-		char f[64], ff[96];
-#define FIELD(k) (snprintf(ff, sizeof(ff), "%s.%s", f, k), ff)
-		snprintf(f, sizeof(f), "directories[%zu]", i);
-		dr->line = it->start_mark.line + 1;
-		dr->column = it->start_mark.column + 1;
-		dr->mode = 0755;
-		if ((r = ydoc_check_keys(p->d, it, f, keys, p->e)) < 0)
-			return r;
-		p->r->n_dirs++;
-		if ((r = ydoc_need(p->d, it, "path", f, &v, p->e)) < 0 ||
-		    (r = parse_image_path(p, v, FIELD("path"), false, &dr->path)) < 0 ||
-		    (r = check_unique(p, v, ff, dr->path, seen, n_seen)) < 0)
-			return r;
-		if ((v = ydoc_get(p->d, it, "mode")) && (r = parse_mode(p, v, FIELD("mode"), &dr->mode)) < 0)
-			return r;
-		if ((v = ydoc_get(p->d, it, "uid")) && (r = parse_id(p, v, FIELD("uid"), &dr->uid)) < 0)
-			return r;
-		if ((v = ydoc_get(p->d, it, "gid")) && (r = parse_id(p, v, FIELD("gid"), &dr->gid)) < 0)
-			return r;
-#undef FIELD
-	}
+	if (strlen(sl->target) > 4095)
+		return ydoc_fail(p->d, v, p->e, "%s: expected at most 4095 bytes, got %zu", ff, strlen(sl->target));
 	return 0;
 }
 
-static int parse_symlinks(struct parser *p, yaml_node_t *n, struct seen *seen, size_t *n_seen)
+static int parse_items(struct parser *p, yaml_node_t *n, enum item_kind k, struct seen *seen, size_t *n_seen)
 {
-	static const char *const keys[] = { "path", "target", NULL };
+	const struct item_spec *sp = &item_specs[k];
 	yaml_node_t *it, *v;
-	int r = ydoc_expect_seq(p->d, n, "symlinks", p->e);
+	int r = ydoc_expect_seq(p->d, n, sp->section, p->e);
 	if (r < 0)
 		return r;
-	p->r->symlinks = calloc(seq_len(n) + 1, sizeof(*p->r->symlinks));
-	if (!p->r->symlinks)
+	if (!items_alloc(p->r, k, seq_len(n)))
 		return ingot_fail(p->e, -ENOMEM, "out of memory");
 	ydoc_seq_foreach(p->d, n, it) {
-		size_t i = p->r->n_symlinks;
-		struct recipe_symlink *sl = &p->r->symlinks[i];
+		struct item_slot s;
+		size_t i = item_next(p->r, k, &s);
 		char f[64], ff[96];
-#define FIELD(k) (snprintf(ff, sizeof(ff), "%s.%s", f, k), ff)
-		snprintf(f, sizeof(f), "symlinks[%zu]", i);
-		sl->line = it->start_mark.line + 1;
-		sl->column = it->start_mark.column + 1;
-		if ((r = ydoc_check_keys(p->d, it, f, keys, p->e)) < 0)
+
+		snprintf(f, sizeof(f), "%s[%zu]", sp->section, i);
+		*s.line = it->start_mark.line + 1;
+		*s.column = it->start_mark.column + 1;
+		if (sp->owned)
+			*s.mode = sp->mode;
+		if ((r = ydoc_check_keys(p->d, it, f, sp->keys, p->e)) < 0)
 			return r;
-		p->r->n_symlinks++;
 		if ((r = ydoc_need(p->d, it, "path", f, &v, p->e)) < 0 ||
-		    (r = parse_image_path(p, v, FIELD("path"), false, &sl->path)) < 0 ||
-		    (r = check_unique(p, v, ff, sl->path, seen, n_seen)) < 0)
+		    (r = parse_image_path(p, v, FIELD("path"), false, s.path)) < 0 ||
+		    (r = check_unique(p, v, ff, *s.path, seen, n_seen)) < 0)
 			return r;
-		if ((r = ydoc_need(p->d, it, "target", f, &v, p->e)) < 0 ||
-		    (r = dup_str(p, v, FIELD("target"), &sl->target)) < 0)
+		if (k == ITEM_FILE && (r = parse_content(p, it, f, &p->r->files[i])) < 0)
 			return r;
-		if (strlen(sl->target) > 4095)
-			return ydoc_fail(p->d, v, p->e, "%s: expected at most 4095 bytes, got %zu", ff, strlen(sl->target));
-#undef FIELD
+		if (k == ITEM_SYMLINK && (r = parse_target(p, it, f, &p->r->symlinks[i])) < 0)
+			return r;
+		if (!sp->owned)
+			continue;
+		if ((v = ydoc_get(p->d, it, "mode")) && (r = parse_mode(p, v, FIELD("mode"), s.mode)) < 0)
+			return r;
+		if ((v = ydoc_get(p->d, it, "uid")) && (r = parse_id(p, v, FIELD("uid"), s.uid)) < 0)
+			return r;
+		if ((v = ydoc_get(p->d, it, "gid")) && (r = parse_id(p, v, FIELD("gid"), s.gid)) < 0)
+			return r;
 	}
 	return 0;
 }
@@ -716,14 +727,16 @@ static int parse_root(struct parser *p, yaml_node_t *root, const char *env_epoch
 		      seq_len(ydoc_get(p->d, root, "symlinks")) + 1, sizeof(*seen));
 	if (!seen)
 		return ingot_fail(p->e, -ENOMEM, "out of memory");
-	if ((v = ydoc_get(p->d, root, "files")) && (rc = parse_files(p, v, seen, &n_seen)) < 0)
-		return rc;
-	if ((v = ydoc_get(p->d, root, "directories")) && (rc = parse_dirs(p, v, seen, &n_seen)) < 0)
-		return rc;
-	if ((v = ydoc_get(p->d, root, "symlinks")) && (rc = parse_symlinks(p, v, seen, &n_seen)) < 0)
-		return rc;
+	for (enum item_kind k = ITEM_FILE; k <= ITEM_SYMLINK; k++)
+		if ((v = ydoc_get(p->d, root, item_specs[k].section)) && (rc = parse_items(p, v, k, seen, &n_seen)) < 0)
+			return rc;
 	if ((v = ydoc_get(p->d, root, "tuple")) && (rc = tuple_parse(p->d, v, &r->tuple, p->e)) < 0)
 		return rc;
+	/* A recipe with nothing to put in the image is a mistake (a section
+	 * emptied or left out), not a request for an empty image. */
+	if (!r->n_artifacts && !r->n_files && !r->n_dirs && !r->n_symlinks)
+		return ydoc_fail(p->d, root, p->e,
+				 "recipe: expected at least one artifact or files/directories/symlinks entry");
 	return 0;
 }
 

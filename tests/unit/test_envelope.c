@@ -19,6 +19,7 @@
 #include "lib/digest.h"
 #include "lib/fileio.h"
 #include "lib/json.h"
+#include "helpers.h"
 
 static char dir[64];
 static struct signing_key *ka, *kb, *kc;   /* a: ed25519, b: p256, c: untrusted ed25519 */
@@ -26,11 +27,10 @@ static struct keyring *ring_a, *ring_ab1, *ring_ab2, *ring_c;
 static json_t *manifest;
 static char *image_path, *state_path;
 
-static char *tpath(const char *name) { return path_join(dir, name); }
 
 static struct signing_key *gen(enum key_type t, const char *name)
 {
-	_cleanup_free_ char *base = tpath(name), *kp = NULL;
+	_cleanup_free_ char *base = th_path(dir, name), *kp = NULL;
 	struct signing_key *k = NULL;
 	ingot_error e = { 0 };
 	if (key_generate(t, base, NULL, NULL, &e) < 0 || asprintf(&kp, "%s.key", base) < 0 ||
@@ -41,11 +41,11 @@ static struct signing_key *gen(enum key_type t, const char *name)
 
 static struct keyring *ring(const char *file, const char *const *pubs, unsigned threshold)
 {
-	_cleanup_free_ char *p = tpath(file);
+	_cleanup_free_ char *p = th_path(dir, file);
 	struct keyring *kr = NULL;
 	ingot_error e = { 0 };
 	for (size_t i = 0; pubs[i]; i++) {
-		_cleanup_free_ char *pub = NULL, *base = tpath(pubs[i]);
+		_cleanup_free_ char *pub = NULL, *base = th_path(dir, pubs[i]);
 		if (asprintf(&pub, "%s.pub", base) < 0 ||
 		    keyring_add(p, pub, pubs[i], pubs[i + 1] ? 0 : threshold, &e) < 0)
 			fail_msg("%s", e.msg);
@@ -78,8 +78,7 @@ static int group_setup(void **state)
 	ingot_error e = { 0 };
 	(void)state;
 
-	snprintf(dir, sizeof(dir), "/tmp/ingot-envelope.XXXXXX");
-	if (!mkdtemp(dir))
+	if (th_mkdtemp(dir, sizeof(dir), "envelope") < 0)
 		return -1;
 	unsetenv(KEY_PASSPHRASE_ENV);
 	ka = gen(KEY_ED25519, "a");
@@ -91,8 +90,8 @@ static int group_setup(void **state)
 	ring_c = ring("ring-c.json", c, 1);
 
 	memset(img, 'x', sizeof(img));
-	image_path = tpath("h100.sqfs");
-	state_path = tpath("state.json");
+	image_path = th_path(dir, "h100.sqfs");
+	state_path = th_path(dir, "state.json");
 	if (write_file_atomic(image_path, img, sizeof(img), 0644, &e) < 0)
 		return -1;
 	sha256_buf(img, sizeof(img), d);
@@ -106,7 +105,6 @@ static int group_setup(void **state)
 
 static int group_teardown(void **state)
 {
-	char cmd[128];
 	(void)state;
 	signing_key_free(ka);
 	signing_key_free(kb);
@@ -118,8 +116,7 @@ static int group_teardown(void **state)
 	json_decref(manifest);
 	free(image_path);
 	free(state_path);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	return system(cmd) == 0 ? 0 : -1;
+	return th_rmtree(dir);
 }
 
 static json_t *envelope(const struct signing_key *k)
@@ -446,7 +443,7 @@ static void test_rollback(void **state)
 static void test_image(void **state)
 {
 	_cleanup_json_ json_t *env = envelope(ka);
-	_cleanup_free_ char *other = tpath("other.sqfs");
+	_cleanup_free_ char *other = th_path(dir, "other.sqfs");
 	struct verify_policy p = now_ok;
 	struct verify_outcome out;
 	ingot_error e = { 0 };

@@ -20,6 +20,7 @@
 #include "builder/image.h"
 #include "lib/cleanup.h"
 #include "lib/digest.h"
+#include "helpers.h"
 
 #define BS 4096
 
@@ -109,23 +110,13 @@ static char tmpdir[64];
 static int setup(void **state)
 {
 	(void)state;
-	strcpy(tmpdir, "/tmp/ingot-verity.XXXXXX");
-	return mkdtemp(tmpdir) ? 0 : -1;
+	return th_mkdtemp(tmpdir, sizeof(tmpdir), "verity");
 }
 
 static int teardown(void **state)
 {
-	char cmd[128];
 	(void)state;
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
-	return system(cmd) == 0 ? 0 : -1;
-}
-
-static char *tmp_path(const char *name)
-{
-	char *p;
-	assert_true(asprintf(&p, "%s/%s", tmpdir, name) > 0);
-	return p;
+	return th_rmtree(tmpdir);
 }
 
 static void write_bytes(const char *path, const void *buf, size_t len)
@@ -136,24 +127,9 @@ static void write_bytes(const char *path, const void *buf, size_t len)
 	close(fd);
 }
 
-static uint8_t *read_bytes(const char *path, size_t *len)
-{
-	struct stat st;
-	int fd = open(path, O_RDONLY);
-	uint8_t *b;
-	assert_true(fd >= 0);
-	assert_int_equal(fstat(fd, &st), 0);
-	b = malloc((size_t)st.st_size + 1);
-	assert_non_null(b);
-	assert_int_equal(read(fd, b, (size_t)st.st_size), st.st_size);
-	close(fd);
-	*len = (size_t)st.st_size;
-	return b;
-}
-
 static void check_blocks(size_t blocks)
 {
-	_cleanup_free_ char *img = tmp_path("img"), *hash = tmp_path("hash");
+	_cleanup_free_ char *img = th_path(tmpdir, "img"), *hash = th_path(tmpdir, "hash");
 	_cleanup_free_ uint8_t *data = make_data(blocks, blocks * 7919);
 	_cleanup_free_ uint8_t *got = NULL;
 	uint8_t salt[32], uuid[16], sha[32];
@@ -187,7 +163,7 @@ static void check_blocks(size_t blocks)
 	assert_int_equal(vi.salt_len, 32);
 	assert_memory_equal(vi.salt, salt, 32);
 
-	got = read_bytes(hash, &got_len);
+	got = th_slurp(hash, &got_len);
 	assert_int_equal(got_len, ref.file_len);
 	assert_memory_equal(got, ref.file, ref.file_len);
 	free(ref.file);
@@ -214,7 +190,7 @@ static void flip(const char *path, off_t off)
 
 static void test_check_detects_damage(void **state)
 {
-	_cleanup_free_ char *img = tmp_path("dimg"), *hash = tmp_path("dhash");
+	_cleanup_free_ char *img = th_path(tmpdir, "dimg"), *hash = th_path(tmpdir, "dhash");
 	_cleanup_free_ uint8_t *data = make_data(200, 42);
 	uint8_t salt[32] = { 1, 2, 3 }, root[32];
 	struct verity_info vi;
@@ -262,7 +238,7 @@ static void test_check_detects_damage(void **state)
 
 static void test_refuses_unaligned_image(void **state)
 {
-	_cleanup_free_ char *img = tmp_path("odd"), *hash = tmp_path("oddhash");
+	_cleanup_free_ char *img = th_path(tmpdir, "odd"), *hash = th_path(tmpdir, "oddhash");
 	uint8_t buf[5000] = { 0 }, salt[32] = { 0 };
 	ingot_error e = { 0 };
 	int ifd, hfd;

@@ -22,6 +22,7 @@
 #include "builder/tree.h"
 #include "lib/cleanup.h"
 #include "lib/digest.h"
+#include "helpers.h"
 
 #define MTIME 1700000000u
 
@@ -107,30 +108,14 @@ static void make_tree(struct tree *t, bool backwards)
 
 static int setup(void **state)
 {
-	ingot_error e = { 0 };
-	char root[96];
 	(void)state;
-	strcpy(tmpdir, "/tmp/ingot-imgw.XXXXXX");
-	if (!mkdtemp(tmpdir))
-		return -1;
-	snprintf(root, sizeof(root), "%s/store", tmpdir);
-	return store_open(&store, root, &e);
+	return th_store_setup(tmpdir, sizeof(tmpdir), "imgw", &store);
 }
 
 static int teardown(void **state)
 {
-	char cmd[128];
 	(void)state;
-	store_close(&store);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
-	return system(cmd) == 0 ? 0 : -1;
-}
-
-static char *tmp_path(const char *name)
-{
-	char *p;
-	assert_true(asprintf(&p, "%s/%s", tmpdir, name) > 0);
-	return p;
+	return th_store_teardown(tmpdir, &store);
 }
 
 static int write_image(const struct tree *t, const char *path, unsigned workers,
@@ -143,21 +128,6 @@ static int write_image(const struct tree *t, const char *path, unsigned workers,
 	r = image_write(t, &store, &o, fd, path, info, e);
 	close(fd);
 	return r;
-}
-
-static uint8_t *slurp(const char *path, size_t *len)
-{
-	struct stat st;
-	int fd = open(path, O_RDONLY);
-	uint8_t *b;
-	assert_true(fd >= 0);
-	assert_int_equal(fstat(fd, &st), 0);
-	b = malloc((size_t)st.st_size + 1);
-	assert_non_null(b);
-	assert_int_equal(read(fd, b, (size_t)st.st_size), st.st_size);
-	close(fd);
-	*len = (size_t)st.st_size;
-	return b;
 }
 
 struct seen {
@@ -213,7 +183,7 @@ static int check_entry(const struct image_entry *ent, void *user, ingot_error *e
 
 static void test_roundtrip(void **state)
 {
-	_cleanup_free_ char *img = tmp_path("rt.sqfs");
+	_cleanup_free_ char *img = th_path(tmpdir, "rt.sqfs");
 	_cleanup_free_ uint8_t *bytes = NULL;
 	struct image_summary sum;
 	struct image_info info;
@@ -225,7 +195,7 @@ static void test_roundtrip(void **state)
 	(void)state;
 	make_tree(&t, false);
 	assert_int_equal(write_image(&t, img, 1, 4096, &info, &e), 0);
-	bytes = slurp(img, &len);
+	bytes = th_slurp(img, &len);
 	assert_int_equal(len % 4096, 0);
 	assert_int_equal(info.size, len);
 	assert_int_equal(info.inodes, t.n + 1);
@@ -249,7 +219,7 @@ static void test_roundtrip(void **state)
 
 static void test_deterministic(void **state)
 {
-	_cleanup_free_ char *a = tmp_path("a.sqfs"), *b = tmp_path("b.sqfs"), *c = tmp_path("c.sqfs");
+	_cleanup_free_ char *a = th_path(tmpdir, "a.sqfs"), *b = th_path(tmpdir, "b.sqfs"), *c = th_path(tmpdir, "c.sqfs");
 	_cleanup_free_ uint8_t *ba = NULL, *bb = NULL, *bc = NULL;
 	struct tree t1, t2;
 	ingot_error e = { 0 };
@@ -261,9 +231,9 @@ static void test_deterministic(void **state)
 	assert_int_equal(write_image(&t1, a, 1, 4096, NULL, &e), 0);
 	assert_int_equal(write_image(&t1, b, 2, 4096, NULL, &e), 0);
 	assert_int_equal(write_image(&t2, c, 4, 4096, NULL, &e), 0);
-	ba = slurp(a, &la);
-	bb = slurp(b, &lb);
-	bc = slurp(c, &lc);
+	ba = th_slurp(a, &la);
+	bb = th_slurp(b, &lb);
+	bc = th_slurp(c, &lc);
 	assert_int_equal(la, lb);
 	assert_memory_equal(ba, bb, la);
 	assert_int_equal(la, lc);
@@ -274,7 +244,7 @@ static void test_deterministic(void **state)
 
 static void test_blob_errors(void **state)
 {
-	_cleanup_free_ char *img = tmp_path("err.sqfs"), *blob = NULL;
+	_cleanup_free_ char *img = th_path(tmpdir, "err.sqfs"), *blob = NULL;
 	struct tree t;
 	struct tree_entry *big;
 	ingot_error e = { 0 };
@@ -304,7 +274,7 @@ static void test_blob_errors(void **state)
 
 static void test_option_errors(void **state)
 {
-	_cleanup_free_ char *img = tmp_path("opt.sqfs");
+	_cleanup_free_ char *img = th_path(tmpdir, "opt.sqfs");
 	struct image_opts o = { .compression = "zstd", .block_size = 131072, .workers = 1,
 				.mtime = 1ull << 32 };
 	struct tree t;
@@ -345,7 +315,7 @@ static int count_entry(const struct image_entry *ent, void *user, ingot_error *e
 
 static void test_damaged_images(void **state)
 {
-	_cleanup_free_ char *img = tmp_path("dmg.sqfs");
+	_cleanup_free_ char *img = th_path(tmpdir, "dmg.sqfs");
 	struct image_info info;
 	struct tree t;
 	ingot_error e = { 0 };

@@ -21,6 +21,7 @@
 #include "lib/digest.h"
 #include "lib/fileio.h"
 #include "lib/json.h"
+#include "helpers.h"
 
 /* RFC 8032 section 7.1, TEST 1. */
 static const char rfc8032_priv_pem[] =
@@ -41,27 +42,19 @@ static char tmpdir[64];
 static int group_setup(void **state)
 {
 	(void)state;
-	snprintf(tmpdir, sizeof(tmpdir), "/tmp/ingot-keys.XXXXXX");
 	unsetenv(KEY_PASSPHRASE_ENV);
-	return mkdtemp(tmpdir) ? 0 : -1;
+	return th_mkdtemp(tmpdir, sizeof(tmpdir), "keys");
 }
 
 static int group_teardown(void **state)
 {
-	char cmd[128];
 	(void)state;
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
-	return system(cmd) == 0 ? 0 : -1;
-}
-
-static char *tpath(const char *name)
-{
-	return path_join(tmpdir, name);
+	return th_rmtree(tmpdir);
 }
 
 static void put(const char *name, const char *text, mode_t mode)
 {
-	_cleanup_free_ char *p = tpath(name);
+	_cleanup_free_ char *p = th_path(tmpdir, name);
 	ingot_error e = { 0 };
 	if (write_file_atomic(p, text, strlen(text), mode, &e) < 0)
 		fail_msg("%s", e.msg);
@@ -131,7 +124,7 @@ static void test_rfc8032(void **state)
 {
 	_cleanup_signing_key_ struct signing_key *k = NULL;
 	_cleanup_public_key_ struct public_key *pub = NULL;
-	_cleanup_free_ char *kp = tpath("rfc.key");
+	_cleanup_free_ char *kp = th_path(tmpdir, "rfc.key");
 	_cleanup_free_ uint8_t *sig = NULL;
 	char hex[129];
 	size_t n;
@@ -163,7 +156,7 @@ static void roundtrip(enum key_type type, const char *prefix, const char *pass)
 	_cleanup_signing_key_ struct signing_key *k = NULL;
 	_cleanup_public_key_ struct public_key *pub = NULL;
 	_cleanup_free_ uint8_t *sig = NULL;
-	_cleanup_free_ char *base = tpath(prefix);
+	_cleanup_free_ char *base = th_path(tmpdir, prefix);
 	char id[KEYID_HEX_LEN + 1];
 	struct stat st;
 	ingot_error e = { 0 };
@@ -195,7 +188,7 @@ static void test_generate_p256(void **state) { (void)state; roundtrip(KEY_P256, 
 
 static void test_passphrase(void **state)
 {
-	_cleanup_free_ char *kp = tpath("enc.key");
+	_cleanup_free_ char *kp = th_path(tmpdir, "enc.key");
 	struct signing_key *k = NULL;
 	ingot_error e = { 0 };
 	(void)state;
@@ -224,7 +217,7 @@ static void test_passphrase(void **state)
 
 static void test_permissions(void **state)
 {
-	_cleanup_free_ char *kp = tpath("loose.key"), *pp = tpath("rfc.pub");
+	_cleanup_free_ char *kp = th_path(tmpdir, "loose.key"), *pp = th_path(tmpdir, "rfc.pub");
 	struct signing_key *k = NULL;
 	ingot_error e = { 0 };
 	(void)state;
@@ -275,8 +268,8 @@ static void test_wrong_key_types(void **state)
 
 static void test_keyring(void **state)
 {
-	_cleanup_free_ char *ring = tpath("ring.json"), *ed = tpath("ed.pub"), *p256 = tpath("p256.pub");
-	_cleanup_free_ char *rfc = tpath("rfc.pub");
+	_cleanup_free_ char *ring = th_path(tmpdir, "ring.json"), *ed = th_path(tmpdir, "ed.pub"), *p256 = th_path(tmpdir, "p256.pub");
+	_cleanup_free_ char *rfc = th_path(tmpdir, "rfc.pub");
 	_cleanup_keyring_ struct keyring *kr = NULL;
 	ingot_error e = { 0 };
 	(void)state;
@@ -303,7 +296,7 @@ static void test_keyring(void **state)
 
 static void test_keyring_errors(void **state)
 {
-	_cleanup_free_ char *ring = tpath("bad-ring.json");
+	_cleanup_free_ char *ring = th_path(tmpdir, "bad-ring.json");
 	_cleanup_free_ char *pem = NULL;
 	(void)state;
 	/* JSON-escape the PEM's newlines */

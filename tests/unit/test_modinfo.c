@@ -15,14 +15,9 @@
 #include "lib/cleanup.h"
 #include "lib/fileio.h"
 #include "lib/modinfo.h"
+#include "helpers.h"
 
 struct fixture { char dir[64]; };
-
-static int run(const char *cmd)
-{
-	int r = system(cmd);
-	return r == -1 ? -1 : WEXITSTATUS(r);
-}
 
 /* First line of a command's output, "" on failure. */
 static void capture(const char *cmd, char *out, size_t n)
@@ -49,8 +44,7 @@ static const char *modinfo_tool(void)
 static int setup(void **state)
 {
 	struct fixture *f = calloc(1, sizeof(*f));
-	strcpy(f->dir, "/tmp/ingot-modinfo.XXXXXX");
-	if (!mkdtemp(f->dir))
+	if (!f || th_mkdtemp(f->dir, sizeof(f->dir), "modinfo") < 0)
 		return -1;
 	*state = f;
 	return 0;
@@ -59,18 +53,16 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	struct fixture *f = *state;
-	char cmd[128];
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f->dir);
-	run(cmd);
+	int r = th_rmtree(f->dir);
 	free(f);
-	return 0;
+	return r;
 }
 
 static void make_ko(struct fixture *f, const char *name, const char *args)
 {
 	char cmd[512];
 	snprintf(cmd, sizeof(cmd), "python3 scripts/mkart.py ko --out '%s/%s' %s", f->dir, name, args);
-	assert_int_equal(run(cmd), 0);
+	assert_int_equal(th_run(cmd), 0);
 }
 
 static void test_agrees_with_kmod(void **state)
@@ -138,7 +130,7 @@ static void test_compressed(void **state)
 	make_ko(f, "c.ko", "--name nvidia --version 580.105.08");
 	snprintf(cmd, sizeof(cmd), "xz -k '%s/c.ko' && zstd -q '%s/c.ko' -o '%s/c.ko.zst' 2>/dev/null",
 		 f->dir, f->dir, f->dir);
-	if (run(cmd) != 0)
+	if (th_run(cmd) != 0)
 		skip();
 	snprintf(path, sizeof(path), "%s/c.ko.xz", f->dir);
 	assert_int_equal(modinfo_load(path, &mi, &e), 0);
@@ -169,7 +161,7 @@ static void test_malformed(void **state)
 	assert_string_equal(e.msg, "t.ko: ELF section headers point outside the file");
 	/* a shared object has no .modinfo */
 	snprintf(cmd, sizeof(cmd), "python3 scripts/mkart.py so --out '%s/l.so' --soname l.so.1", f->dir);
-	assert_int_equal(run(cmd), 0);
+	assert_int_equal(th_run(cmd), 0);
 	snprintf(path, sizeof(path), "%s/l.so", f->dir);
 	assert_int_equal(read_file(path, 1 << 20, &buf, &len, &e), 0);
 	assert_int_equal(modinfo_parse(buf, len, "l.so", &mi, &e), -ENOENT);

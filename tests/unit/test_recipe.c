@@ -149,7 +149,8 @@ static void test_good_recipe(void **state)
 	recipe_free(r);
 }
 
-static const char minimal[] = "name: p\nversion: \"1\"\nepoch: 100\n";
+/* The least a recipe may hold: the three required fields and one entry. */
+static const char minimal[] = "name: p\nversion: \"1\"\nepoch: 100\ndirectories:\n  - path: /d\n";
 
 static void test_defaults(void **state)
 {
@@ -162,14 +163,46 @@ static void test_defaults(void **state)
 	assert_int_equal(r->block_size, 131072);
 	assert_int_equal(r->serial, 0);
 	assert_null(r->expires);
-	assert_int_equal(r->n_artifacts + r->n_files + r->n_dirs + r->n_symlinks, 0);
+	assert_int_equal(r->n_artifacts + r->n_files + r->n_symlinks, 0);
+	assert_int_equal(r->n_dirs, 1);
+	assert_int_equal(r->dirs[0].mode, 0755);
+	assert_int_equal(r->dirs[0].uid, 0);
+	assert_int_equal(r->dirs[0].gid, 0);
+	assert_int_equal(r->dirs[0].line, 5);
+	assert_int_equal(r->dirs[0].column, 5);
 	recipe_free(r);
+}
+
+/* One entry of any kind is enough for a recipe; each gets its defaults. */
+static void test_one_entry_enough(void **state)
+{
+	static const char *const one[] = {
+		"name: p\nversion: \"1\"\nepoch: 1\nfiles:\n  - path: /f\n    content: \"\"\n",
+		"name: p\nversion: \"1\"\nepoch: 1\ndirectories:\n  - path: /d\n",
+		"name: p\nversion: \"1\"\nepoch: 1\nsymlinks:\n  - path: /l\n    target: d\n",
+		"name: p\nversion: \"1\"\nepoch: 1\nartifacts:\n  - name: a\n    kind: tar\n    source: a.tar\n"
+		"    sha256: 00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff\n",
+	};
+	(void)state;
+	for (size_t i = 0; i < sizeof(one) / sizeof(one[0]); i++) {
+		struct recipe *r = NULL;
+		ingot_error e = { 0 };
+		if (recipe_load_buf("o.yaml", ".", one[i], strlen(one[i]), NULL, &r, &e) != 0)
+			fail_msg("recipe %zu: %s", i, e.msg);
+		assert_int_equal(r->n_artifacts + r->n_files + r->n_dirs + r->n_symlinks, 1);
+		if (r->n_files)
+			assert_int_equal(r->files[0].mode, 0644);
+		if (r->n_symlinks)
+			assert_string_equal(r->symlinks[0].target, "d");
+		recipe_free(r);
+	}
 }
 
 /* SOURCE_DATE_EPOCH only counts when the recipe allows it. */
 static void test_source_date_epoch(void **state)
 {
-	static const char allow[] = "name: p\nversion: \"1\"\nepoch: 100\nallow-source-date-epoch: true\n";
+	static const char allow[] = "name: p\nversion: \"1\"\nepoch: 100\nallow-source-date-epoch: true\n"
+				    "symlinks:\n  - path: /l\n    target: x\n";
 	struct recipe *r = NULL;
 	ingot_error e = { 0 };
 	(void)state;
@@ -344,6 +377,40 @@ static const struct bad {
 	{ "version_space",
 	  "name: pool\nversion: \"1 0\"\nepoch: 1\n",
 	  "r.yaml:2:10: version: expected [A-Za-z0-9._+~-] (1 to 64 characters), got '1 0'" },
+	/* files:, directories: and symlinks: share one item parser: the keys,
+	 * index and position of each kind still show in the message */
+	{ "symlink_mode",
+	  "name: pool\nversion: \"1\"\nepoch: 1\nsymlinks:\n  - path: /bin\n    target: usr/bin\n    mode: 0755\n",
+	  "r.yaml:7:5: symlinks[0]: unknown key 'mode'" },
+	{ "dir_content",
+	  "name: pool\nversion: \"1\"\nepoch: 1\ndirectories:\n  - path: /a\n  - path: /b\n    content: x\n",
+	  "r.yaml:7:5: directories[1]: unknown key 'content'" },
+	{ "dir_gid_second",
+	  "name: pool\nversion: \"1\"\nepoch: 1\ndirectories:\n  - path: /a\n  - path: /b\n    gid: x\n",
+	  "r.yaml:7:10: directories[1].gid: expected an integer in [0, 4294967294], got 'x'" },
+	{ "file_uid",
+	  "name: pool\nversion: \"1\"\nepoch: 1\nfiles:\n  - path: /etc/x\n    content: hi\n    uid: -1\n",
+	  "r.yaml:7:10: files[0].uid: expected an integer in [0, 4294967294], got '-1'" },
+	{ "symlink_dup_dir",
+	  "name: pool\nversion: \"1\"\nepoch: 1\ndirectories:\n  - path: /d\nsymlinks:\n  - path: d\n    target: x\n",
+	  "r.yaml:7:11: symlinks[0].path: expected a path not declared before, got '/d' again (line 5)" },
+	{ "symlink_path_missing",
+	  "name: pool\nversion: \"1\"\nepoch: 1\nsymlinks:\n  - target: x\n",
+	  "r.yaml:5:5: symlinks[0]: missing required field 'path'" },
+	{ "files_not_seq",
+	  "name: pool\nversion: \"1\"\nepoch: 1\nfiles: {path: /x}\n",
+	  "r.yaml:4:8: files: expected a sequence, got mapping" },
+	/* nothing to put in the image: refused at the document's position */
+	{ "empty",
+	  "name: pool\nversion: \"1\"\nepoch: 1\n",
+	  "r.yaml:1:1: recipe: expected at least one artifact or files/directories/symlinks entry" },
+	{ "empty_sections",
+	  "name: pool\nversion: \"1\"\nepoch: 1\nartifacts: []\nfiles: []\ndirectories: []\nsymlinks: []\n",
+	  "r.yaml:1:1: recipe: expected at least one artifact or files/directories/symlinks entry" },
+	{ "empty_tuple_only",
+	  "# a pool\n---\nname: pool\nversion: \"1\"\nepoch: 1\n"
+	  "tuple:\n  vendor: nvidia\n  gpu: {models: [H100]}\n",
+	  "r.yaml:3:1: recipe: expected at least one artifact or files/directories/symlinks entry" },
 };
 
 static void test_bad_recipes(void **state)
@@ -364,6 +431,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_good_recipe),
 		cmocka_unit_test(test_defaults),
+		cmocka_unit_test(test_one_entry_enough),
 		cmocka_unit_test(test_source_date_epoch),
 		cmocka_unit_test(test_load_file_with_tuple),
 		cmocka_unit_test(test_bad_recipes),

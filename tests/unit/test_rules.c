@@ -14,20 +14,7 @@
 #include "lib/yamlx.h"
 #include "recipes/rules.h"
 #include "recipes/tuple.h"
-
-static struct tuple *tuple_of(const char *body)
-{
-	_cleanup_ydoc_ struct ydoc d = { 0 };
-	struct tuple *t = NULL;
-	ingot_error e = { 0 };
-	char buf[2048];
-
-	snprintf(buf, sizeof(buf), "tuple:\n%s", body);
-	assert_int_equal(ydoc_load_buf(&d, "t.yaml", buf, strlen(buf), &e), 0);
-	if (tuple_parse(&d, ydoc_get(&d, ydoc_root(&d), "tuple"), &t, &e) < 0)
-		fail_msg("%s", e.msg);
-	return t;
-}
+#include "helpers.h"
 
 static bool eval(const char *cond, const struct tuple *t, const char *date)
 {
@@ -55,7 +42,7 @@ static const char h100[] =
 
 static void test_eval(void **state)
 {
-	struct tuple *t = tuple_of(h100);
+	struct tuple *t = th_tuple_of(h100);
 	(void)state;
 
 	/* versions compare numerically, missing components are zero */
@@ -153,7 +140,7 @@ static void test_token_soup(void **state)
 		">", ">=", "driver.version", "gpu.arch", "vendor", "nvswitch", "date", "580.95.05",
 		"volta", "nvidia", "true", "\"x\"", "2026-10-01", "cuda", "=", "&", "\"",
 	};
-	struct tuple *t = tuple_of(h100);
+	struct tuple *t = th_tuple_of(h100);
 	uint32_t seed = 12345;
 	size_t parsed = 0;
 	(void)state;
@@ -236,7 +223,7 @@ static void test_message_and_fields(void **state)
 		"    message: \"FM {fabric-manager.version} != driver {driver.version} on {gpu.models} ({imex.version}, {date})\"\n"
 		"    source: s\n    date: 2026-10-01\n";
 	struct ruleset *rs;
-	struct tuple *t = tuple_of(h100);
+	struct tuple *t = th_tuple_of(h100);
 	ingot_error e = { 0 };
 	_cleanup_free_ char *m = NULL;
 	(void)state;

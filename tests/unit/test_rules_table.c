@@ -17,6 +17,7 @@
 #include "recipes/lint.h"
 #include "recipes/rules.h"
 #include "recipes/tuple.h"
+#include "helpers.h"
 
 #define RULES_DIR "recipes/rules"
 #define DATE "2026-10-15"
@@ -133,23 +134,9 @@ static const char *miss_date(const struct rule_case *c)
 	return c->date;
 }
 
-static struct tuple *tuple_of(const char *body)
-{
-	_cleanup_ydoc_ struct ydoc d = { 0 };
-	struct tuple *t = NULL;
-	ingot_error e = { 0 };
-	char buf[2048];
-
-	snprintf(buf, sizeof(buf), "tuple:\n%s", body);
-	assert_int_equal(ydoc_load_buf(&d, "t.yaml", buf, strlen(buf), &e), 0);
-	if (tuple_parse(&d, ydoc_get(&d, ydoc_root(&d), "tuple"), &t, &e) < 0)
-		fail_msg("%s", e.msg);
-	return t;
-}
-
 static bool fires(const char *id, const char *body, const char *date)
 {
-	struct tuple *t = tuple_of(body);
+	struct tuple *t = th_tuple_of(body);
 	struct lint_report *rep = NULL;
 	ingot_error e = { 0 };
 	bool hit = false;

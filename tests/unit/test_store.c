@@ -17,6 +17,7 @@
 #include "lib/cleanup.h"
 #include "lib/digest.h"
 #include "lib/fileio.h"
+#include "helpers.h"
 
 struct fx {
 	char dir[64];
@@ -28,14 +29,10 @@ struct fx {
 static int setup(void **state)
 {
 	struct fx *f = calloc(1, sizeof(*f));
-	ingot_error e = { 0 };
-	strcpy(f->dir, "/tmp/ingot-store-XXXXXX");
-	if (!f || !mkdtemp(f->dir))
+	if (!f || th_store_setup(f->dir, sizeof(f->dir), "store", &f->s) < 0)
 		return -1;
 	snprintf(f->root, sizeof(f->root), "%s/store", f->dir);
 	snprintf(f->src, sizeof(f->src), "%s/artifact.bin", f->dir);
-	if (store_open(&f->s, f->root, &e) < 0)
-		return -1;
 	*state = f;
 	return 0;
 }
@@ -43,13 +40,9 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	struct fx *f = *state;
-	char cmd[128];
-	store_close(&f->s);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f->dir);
-	if (system(cmd) != 0)
-		return -1;
+	int r = th_store_teardown(f->dir, &f->s);
 	free(f);
-	return 0;
+	return r;
 }
 
 static size_t count_dir(const char *path)

@@ -23,8 +23,9 @@
 #include "verify/nodeprobe.h"
 #include "verify/toolrun.h"
 #include "verify/tuplecheck.h"
+#include "helpers.h"
 
-static char root[] = "/tmp/ingot-test-verify.XXXXXX";
+static char root[64];
 
 static void put(const char *rel, const char *text, mode_t mode)
 {
@@ -38,15 +39,13 @@ static void put(const char *rel, const char *text, mode_t mode)
 static int setup(void **state)
 {
 	(void)state;
-	return mkdtemp(root) ? 0 : -1;
+	return th_mkdtemp(root, sizeof(root), "test-verify");
 }
 
 static int teardown(void **state)
 {
-	char cmd[128];
 	(void)state;
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
-	return system(cmd) == 0 ? 0 : -1;
+	return th_rmtree(root);
 }
 
 static void test_parse_nvrm(void **state)
