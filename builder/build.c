@@ -41,6 +41,7 @@ struct pool {
 	struct job *jobs;
 	size_t next, completed;
 	size_t first_bad;        /* lowest failed index, SIZE_MAX if none */
+	uint64_t max_entries;
 	pthread_mutex_t lock;
 	build_progress_fn progress;
 	void *progress_ctx;
@@ -48,15 +49,9 @@ struct pool {
 
 static void run_job(struct pool *p, size_t i)
 {
-	const struct artifact *a = &p->r->artifacts[i];
 	struct job *j = &p->jobs[i];
-	bool had = store_has_blob(p->s, a->sha256);
 
-	j->rc = store_import(p->s, a->name, a->path, a->sha256, &j->err);
-	if (j->rc >= 0)
-		j->rc = unpack_list(p->s, a, &j->listing, &j->st, &j->err);
-	if (a->kind == ART_FILE)
-		j->st.cached = had;  /* nothing to unpack: "cached" means already stored */
+	j->rc = unpack_list(p->s, &p->r->artifacts[i], p->max_entries, &j->listing, &j->st, &j->err);
 	j->done = true;
 }
 
@@ -165,12 +160,12 @@ static int add_inline(const struct recipe *r, struct store *s, struct tree *t, i
 	return 0;
 }
 
-int build_stage_tree(const struct recipe *r, struct store *s, unsigned workers,
+int build_stage_tree(const struct recipe *r, struct store *s, unsigned workers, uint64_t max_entries,
 		     build_progress_fn progress, void *progress_ctx, struct tree *t,
-		     size_t *cached, ingot_error *e)
+		     size_t *cached, uint64_t *artifact_sizes, ingot_error *e)
 {
 	struct pool p = { .r = r, .s = s, .progress = progress, .progress_ctx = progress_ctx,
-			  .first_bad = SIZE_MAX };
+			  .first_bad = SIZE_MAX, .max_entries = max_entries };
 	int rc;
 
 	tree_init(t);
@@ -183,6 +178,8 @@ int build_stage_tree(const struct recipe *r, struct store *s, unsigned workers,
 	 * every error) is the same with any number of workers. */
 	for (size_t i = 0; rc >= 0 && i < r->n_artifacts; i++) {
 		*cached += p.jobs[i].st.cached;
+		if (artifact_sizes)
+			artifact_sizes[i] = p.jobs[i].st.artifact_bytes;
 		rc = unpack_apply(&r->artifacts[i], &p.jobs[i].listing, t, e);
 	}
 	for (size_t i = 0; i < r->n_artifacts; i++)
@@ -293,36 +290,6 @@ static int sign_manifest(const char *key, const json_t *m, struct atomic_file *a
 	return write_json_tmp(af, path, env, e);
 }
 
-/* manifest_build reads each artifact's size from artifact.path: point it
- * at the verified store copy (same bytes), so a rebuild from a warm store
- * works when the sources are gone. */
-static int build_manifest(const struct recipe *r, const struct store *s, const struct tree *t,
-			  const struct image_opts *io, const struct image_info *ii,
-			  const struct verity_info *vi, json_t **out, ingot_error *e)
-{
-	struct recipe view = *r;
-	struct artifact *arts = calloc(r->n_artifacts + 1, sizeof(*arts));
-	size_t i;
-	int rc = 0;
-
-	if (!arts)
-		return ingot_fail(e, -ENOMEM, "out of memory");
-	for (i = 0; i < r->n_artifacts; i++) {
-		arts[i] = r->artifacts[i];
-		if (!(arts[i].path = store_blob_path(s, r->artifacts[i].sha256))) {
-			rc = ingot_fail(e, -ENOMEM, "out of memory");
-			break;
-		}
-	}
-	view.artifacts = arts;
-	if (rc >= 0)
-		rc = manifest_build(&view, t, io, ii, vi, out, e);
-	while (i--)
-		free(arts[i].path);
-	free(arts);
-	return rc;
-}
-
 static int run_build(const struct build_opts *o, struct recipe *r, struct store *s,
 		     struct build_result *res, struct outputs *out, ingot_error *e)
 {
@@ -332,10 +299,14 @@ static int run_build(const struct build_opts *o, struct recipe *r, struct store 
 	struct image_info ii = { 0 };
 	struct verity_info vi = { 0 };
 	uint8_t salt[32];
+	_cleanup_free_ uint64_t *sizes = calloc(r->n_artifacts + 1, sizeof(*sizes));
 	size_t cached = 0;
 	int rc;
 
-	rc = build_stage_tree(r, s, o->workers, o->progress, o->progress_ctx, &t, &cached, e);
+	if (!sizes)
+		return ingot_fail(e, -ENOMEM, "out of memory");
+	rc = build_stage_tree(r, s, o->workers, o->max_entries, o->progress, o->progress_ctx, &t, &cached,
+			      sizes, e);
 	if (rc < 0)
 		return rc;
 	res->artifacts = r->n_artifacts;
@@ -358,6 +329,8 @@ static int run_build(const struct build_opts *o, struct recipe *r, struct store 
 		goto done;
 	if ((rc = image_write(&t, s, &io, out->image.fd, res->image_path, &ii, e)) < 0)
 		goto done;
+	res->blocks_compressed = ii.blocks_compressed;
+	res->blocks_reused = ii.blocks_reused;
 	if (lseek(out->image.fd, 0, SEEK_SET) < 0) {
 		rc = ingot_fail(e, -errno, "%s: seek: %s", res->image_path, strerror(errno));
 		goto done;
@@ -370,7 +343,7 @@ static int run_build(const struct build_opts *o, struct recipe *r, struct store 
 	memcpy(res->verity_root, vi.root_hash, 32);
 	res->image_size = vi.image_size;
 
-	if ((rc = build_manifest(r, s, &t, &io, &ii, &vi, &manifest, e)) < 0 ||
+	if ((rc = manifest_build_sized(r, sizes, &t, &io, &ii, &vi, &manifest, e)) < 0 ||
 	    (rc = write_json_tmp(&out->manifest, res->manifest_path, manifest, e)) < 0)
 		goto done;
 	if (o->key && (rc = sign_manifest(o->key, manifest, &out->envelope, res->envelope_path, e)) < 0)

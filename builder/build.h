@@ -29,6 +29,7 @@ struct build_opts {
 	const char *date;                /* lint date YYYY-MM-DD (required unless no_lint) */
 	const char *source_date_epoch;   /* $SOURCE_DATE_EPOCH or NULL */
 	bool no_lint;
+	uint64_t max_entries;            /* per artifact; 0 = UNPACK_MAX_ENTRIES */
 	build_progress_fn progress;
 	void *progress_ctx;
 };
@@ -42,6 +43,8 @@ struct build_result {
 	size_t entries;                  /* entries in the image (all types) */
 	size_t files;                    /* regular files */
 	size_t artifacts, artifacts_cached;
+	uint64_t blocks_compressed;      /* data blocks compressed by this build */
+	uint64_t blocks_reused;          /* ... taken from the store's block cache */
 	size_t lint_warnings;
 	char **warnings;                 /* lint warnings, one line each */
 };
@@ -54,8 +57,9 @@ void build_result_free(struct build_result *res);
 struct recipe;
 struct store;
 struct tree;
-int build_stage_tree(const struct recipe *r, struct store *s, unsigned workers,
+/* artifact_sizes (may be NULL): n_artifacts sizes of the artifacts. */
+int build_stage_tree(const struct recipe *r, struct store *s, unsigned workers, uint64_t max_entries,
 		     build_progress_fn progress, void *progress_ctx, struct tree *t,
-		     size_t *cached, ingot_error *e);
+		     size_t *cached, uint64_t *artifact_sizes, ingot_error *e);
 
 #endif

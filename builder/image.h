@@ -3,6 +3,7 @@
 #ifndef INGOT_IMAGE_H
 #define INGOT_IMAGE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include "lib/err.h"
 
@@ -15,11 +16,15 @@ struct image_opts {
 	uint32_t block_size;      /* power of two, 4096 .. 1048576 */
 	unsigned workers;         /* compression threads; output must not depend on it */
 	uint64_t mtime;           /* every inode and the superblock; < 2^32 */
+	bool no_block_cache;      /* don't use the store's compressed-block cache */
 };
 
 struct image_info {
 	uint64_t size;            /* bytes written, padded to 4096 */
 	uint64_t inodes;
+	/* data blocks answered by the store's block cache, compressed, and
+	 * cache entries found damaged (recompressed) */
+	uint64_t blocks_reused, blocks_compressed, blocks_damaged;
 };
 
 /* Write a squashfs image of the finalized (sorted) tree into fd, which

@@ -127,7 +127,7 @@ static int build_files(const struct tree *t, json_t *m, ingot_error *e)
 	return 0;
 }
 
-static int build_artifacts(const struct recipe *r, json_t *m, ingot_error *e)
+static int build_artifacts(const struct recipe *r, const uint64_t *sizes, json_t *m, ingot_error *e)
 {
 	json_t *arts = json_array();
 	if (set_new(m, "artifacts", arts, e) < 0)
@@ -139,7 +139,9 @@ static int build_artifacts(const struct recipe *r, json_t *m, ingot_error *e)
 
 		if (json_array_append_new(arts, o) < 0 || !o)
 			return ingot_fail(e, -ENOMEM, "out of memory");
-		if (stat(a->path, &st) < 0)
+		if (sizes)
+			st.st_size = (off_t)sizes[i];
+		else if (stat(a->path, &st) < 0)
 			return ingot_fail(e, -errno, "manifest: artifact '%s': %s: cannot stat: %s",
 					  a->name, a->path, strerror(errno));
 		if (set_new(o, "name", json_string(a->name), e) < 0 ||
@@ -170,6 +172,13 @@ static void uuid_str(const uint8_t u[16], char out[37])
 int manifest_build(const struct recipe *r, const struct tree *t, const struct image_opts *io,
 		   const struct image_info *ii, const struct verity_info *vi, json_t **out,
 		   ingot_error *e)
+{
+	return manifest_build_sized(r, NULL, t, io, ii, vi, out, e);
+}
+
+int manifest_build_sized(const struct recipe *r, const uint64_t *sizes, const struct tree *t,
+			 const struct image_opts *io, const struct image_info *ii,
+			 const struct verity_info *vi, json_t **out, ingot_error *e)
 {
 	_cleanup_json_ json_t *m = json_object();
 	_cleanup_free_ char *img_file = NULL, *ver_file = NULL;
@@ -203,7 +212,7 @@ int manifest_build(const struct recipe *r, const struct tree *t, const struct im
 	    (rc = set_u64(m, "serial", r->serial, "manifest", e)) < 0 ||
 	    (rc = set_new(m, "expires", r->expires ? json_string(r->expires) : json_null(), e)) < 0 ||
 	    (rc = set_new(m, "tuple", r->tuple ? tuple_to_json(r->tuple) : json_null(), e)) < 0 ||
-	    (rc = build_artifacts(r, m, e)) < 0 ||
+	    (rc = build_artifacts(r, sizes, m, e)) < 0 ||
 	    (rc = build_files(t, m, e)) < 0)
 		return rc;
 

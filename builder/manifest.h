@@ -4,6 +4,7 @@
 #ifndef INGOT_MANIFEST_H
 #define INGOT_MANIFEST_H
 
+#include <stdint.h>
 #include <jansson.h>
 
 #include "lib/err.h"
@@ -24,6 +25,11 @@ struct verity_info;
 int manifest_build(const struct recipe *r, const struct tree *t, const struct image_opts *io,
 		   const struct image_info *ii, const struct verity_info *vi, json_t **out,
 		   ingot_error *e);
+/* The same with the artifact sizes given (what the build read; the
+ * sources may be gone on a rebuild from the store). */
+int manifest_build_sized(const struct recipe *r, const uint64_t *sizes, const struct tree *t,
+			 const struct image_opts *io, const struct image_info *ii,
+			 const struct verity_info *vi, json_t **out, ingot_error *e);
 
 /* Load a manifest file and validate it (manifest_check). */
 int manifest_load(const char *path, json_t **out, ingot_error *e);

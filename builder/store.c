@@ -4,7 +4,9 @@
 #include "builder/store.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,6 +37,42 @@ char *store_default_root(void)
 	return r;
 }
 
+/* Listings and packs are trusted once written, so nobody else may be
+ * able to write them: like ssh's StrictModes for ~/.ssh. */
+static int check_private(const char *dir, ingot_error *e)
+{
+	struct stat st;
+
+	if (lstat(dir, &st) < 0)
+		return ingot_fail(e, -errno, "%s: %s", dir, strerror(errno));
+	if (!S_ISDIR(st.st_mode))
+		return ingot_fail(e, -ENOTDIR, "%s: store: expected a directory", dir);
+	if (st.st_uid != geteuid() || (st.st_mode & 022))
+		return ingot_fail(e, -EPERM, "%s: store: expected a directory owned by uid %u and not writable by group or others, got owner %u mode %04o (the store is a trusted cache; use a private one)",
+				  dir, (unsigned)geteuid(), (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777));
+	return 0;
+}
+
+/* Remove tmp/<pid>.* left by processes that no longer exist (a build
+ * killed mid-way): the pid in the name says whose it is. */
+static void sweep_tmp(const char *tmpdir)
+{
+	DIR *d = opendir(tmpdir);
+	struct dirent *de;
+
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		char *end;
+		long pid = strtol(de->d_name, &end, 10);
+		if (end == de->d_name || *end != '.' || pid <= 0 || pid == (long)getpid())
+			continue;
+		if (kill((pid_t)pid, 0) < 0 && errno == ESRCH)
+			unlinkat(dirfd(d), de->d_name, 0);
+	}
+	closedir(d);
+}
+
 int store_open(struct store *s, const char *root, ingot_error *e)
 {
 	static const char *const subs[] = { "blobs", "tmp", "unpacked" };
@@ -44,17 +82,185 @@ int store_open(struct store *s, const char *root, ingot_error *e)
 	r = mkdir_p(root, 0755, e);
 	if (r < 0)
 		return ingot_prefix(e, "store");
+	if ((r = check_private(root, e)) < 0)
+		return r;
 	for (size_t i = 0; i < ARRAY_SIZE(subs); i++) {
 		_cleanup_free_ char *p = path_join(root, subs[i]);
 		if (!p)
 			return ingot_fail(e, -ENOMEM, "out of memory");
 		if (mkdir(p, 0755) < 0 && errno != EEXIST)
 			return ingot_fail(e, -errno, "%s: cannot create store directory: %s", p, strerror(errno));
+		if ((r = check_private(p, e)) < 0)
+			return r;
+		if (!strcmp(subs[i], "tmp"))
+			sweep_tmp(p);
 	}
 	s->root = strdup(root);
 	if (!s->root)
 		return ingot_fail(e, -ENOMEM, "out of memory");
 	return 0;
+}
+
+/* STORE/blobs/ab/<hex> (fanout) or STORE/unpacked/<hex><suffix>. */
+static char *hex_path(const struct store *s, const uint8_t sha256[32], bool fanout, const char *suffix)
+{
+	char hex[SHA256_HEX_LEN + 1];
+	char *p;
+	int r;
+	hex_encode(sha256, 32, hex);
+	r = fanout ? asprintf(&p, "%s/blobs/%.2s/%s", s->root, hex, hex)
+		   : asprintf(&p, "%s/unpacked/%s%s", s->root, hex, suffix);
+	return r < 0 ? NULL : p;
+}
+
+char *store_unpacked_path(const struct store *s, const uint8_t artifact[32], const char *suffix)
+{
+	return hex_path(s, artifact, false, suffix);
+}
+
+int store_tmp_create(const struct store *s, const char *what, char **path, ingot_error *e)
+{
+	int fd;
+
+	if (asprintf(path, "%s/tmp/%ld.%s.XXXXXX", s->root, (long)getpid(), what) < 0) {
+		*path = NULL;
+		return ingot_fail(e, -ENOMEM, "out of memory");
+	}
+	fd = mkostemp(*path, O_CLOEXEC);
+	if (fd < 0 || fchmod(fd, BLOB_MODE) < 0) {
+		int err = errno;
+		if (fd >= 0) {
+			close(fd);
+			unlink(*path);
+		}
+		free(*path);
+		*path = NULL;
+		return ingot_fail(e, -err, "%s/tmp: cannot create temporary file: %s", s->root, strerror(err));
+	}
+	return fd;
+}
+
+int store_tmp_commit(const struct store *s, int fd, char **tmp, const char *dst, ingot_error *e)
+{
+	int r = close(fd) < 0 ? -errno : 0;
+
+	(void)s;
+	if (r == 0 && rename(*tmp, dst) < 0)
+		r = -errno;
+	if (r < 0) {
+		unlink(*tmp);
+		ingot_fail(e, r, "%s: cannot move into the store: %s", dst, strerror(-r));
+	}
+	free(*tmp);
+	*tmp = NULL;
+	return r;
+}
+
+int store_write_file(const struct store *s, const char *dst, const void *buf, size_t len, ingot_error *e)
+{
+	_cleanup_free_ char *tmp = NULL;
+	int fd = store_tmp_create(s, "file", &tmp, e), r;
+
+	if (fd < 0)
+		return fd;
+	if ((r = write_all(fd, buf, len)) < 0) {
+		close(fd);
+		unlink(tmp);
+		return ingot_fail(e, r, "%s: write failed: %s", tmp, strerror(-r));
+	}
+	return store_tmp_commit(s, fd, &tmp, dst, e);
+}
+
+int store_content_open(const struct store *s, const struct store_loc *loc, const uint8_t sha256[32],
+		       uint64_t size, struct store_content *c, ingot_error *e)
+{
+	c->off = loc && loc->packed ? loc->off : 0;
+	c->left = size;
+	c->path = loc && loc->packed ? store_unpacked_path(s, loc->pack, ".pack") : store_blob_path(s, sha256);
+	c->fd = -1;
+	if (!c->path)
+		return ingot_fail(e, -ENOMEM, "out of memory");
+	c->fd = open(c->path, O_RDONLY | O_CLOEXEC);
+	if (c->fd < 0) {
+		int err = errno;
+		ingot_fail(e, -err, "store %s: %s", c->path, strerror(err));
+		store_content_close(c);
+		return -err;
+	}
+	if (!loc || !loc->packed)
+		posix_fadvise(c->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+	return 0;
+}
+
+ssize_t store_content_read(struct store_content *c, void *buf, size_t len)
+{
+	ssize_t n;
+
+	if (len > c->left)
+		len = (size_t)c->left;
+	if (!len)
+		return 0;
+	do
+		n = pread(c->fd, buf, len, (off_t)c->off);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -errno;
+	c->off += (uint64_t)n;
+	c->left -= (uint64_t)n;
+	return n;
+}
+
+void store_content_close(struct store_content *c)
+{
+	if (c->fd >= 0)
+		close(c->fd);
+	c->fd = -1;
+	free(c->path);
+	c->path = NULL;
+}
+
+static int writer_finish(struct store_writer *w, const char *name, const uint8_t *want,
+			 uint8_t out[32], ingot_error *e);
+
+int store_content_blob(const struct store *s, const struct store_loc *loc, const uint8_t sha256[32],
+		       uint64_t size, char **path, ingot_error *e)
+{
+	struct store_content c;
+	struct store_writer w;
+	_cleanup_free_ char *buf = NULL;
+	uint8_t got[32];
+	int r;
+
+	*path = store_blob_path(s, sha256);
+	if (!*path)
+		return ingot_fail(e, -ENOMEM, "out of memory");
+	if (!loc || !loc->packed || store_has_blob(s, sha256))
+		return 0;
+	if (!(buf = malloc(COPY_BUF)))
+		return ingot_fail(e, -ENOMEM, "out of memory");
+	if ((r = store_content_open(s, loc, sha256, size, &c, e)) < 0)
+		return r;
+	if ((r = store_writer_begin(s, &w, e)) < 0) {
+		store_content_close(&c);
+		return r;
+	}
+	for (;;) {
+		ssize_t n = store_content_read(&c, buf, COPY_BUF);
+		if (n < 0) {
+			r = ingot_fail(e, (int)n, "%s: read failed: %s", c.path, strerror((int)-n));
+			break;
+		}
+		if (n == 0)
+			break;
+		if ((r = store_writer_write(&w, buf, (size_t)n, e)) < 0)
+			break;
+	}
+	store_content_close(&c);
+	if (r < 0) {
+		store_writer_abort(&w);
+		return r;
+	}
+	return writer_finish(&w, "pack", sha256, got, e);
 }
 
 void store_close(struct store *s)
@@ -65,12 +271,7 @@ void store_close(struct store *s)
 
 char *store_blob_path(const struct store *s, const uint8_t sha256[32])
 {
-	char hex[SHA256_HEX_LEN + 1];
-	char *p;
-	hex_encode(sha256, 32, hex);
-	if (asprintf(&p, "%s/blobs/%.2s/%s", s->root, hex, hex) < 0)
-		return NULL;
-	return p;
+	return hex_path(s, sha256, true, NULL);
 }
 
 int store_has_blob(const struct store *s, const uint8_t sha256[32])
@@ -93,22 +294,13 @@ static int blob_dir(const struct store *s, const uint8_t sha256[32], ingot_error
 	return 0;
 }
 
-int store_writer_begin(struct store *s, struct store_writer *w, ingot_error *e)
+int store_writer_begin(const struct store *s, struct store_writer *w, ingot_error *e)
 {
 	memset(w, 0, sizeof(*w));
 	w->s = s;
-	w->fd = -1;
-	if (asprintf(&w->tmp, "%s/tmp/blob.XXXXXX", s->root) < 0) {
-		w->tmp = NULL;
-		return ingot_fail(e, -ENOMEM, "out of memory");
-	}
-	w->fd = mkostemp(w->tmp, O_CLOEXEC);
-	if (w->fd < 0) {
-		int err = errno;
-		free(w->tmp);
-		w->tmp = NULL;
-		return ingot_fail(e, -err, "%s/tmp: cannot create temporary file: %s", s->root, strerror(err));
-	}
+	w->fd = store_tmp_create(s, "blob", &w->tmp, e);
+	if (w->fd < 0)
+		return w->fd;
 	w->md = EVP_MD_CTX_new();
 	if (!w->md || !EVP_DigestInit_ex(w->md, EVP_sha256(), NULL)) {
 		store_writer_abort(w);
@@ -150,8 +342,7 @@ static int writer_finish(struct store_writer *w, const char *name, const uint8_t
 		store_writer_abort(w);
 		return ingot_fail(e, -EBADMSG, "%s: sha256 mismatch: recipe pins %s, file has %s", name, hw, hg);
 	}
-	/* The mode is set explicitly so the caller's umask cannot matter. */
-	if (fchmod(w->fd, BLOB_MODE) < 0 || close(w->fd) < 0) {
+	if (close(w->fd) < 0) {
 		int err = errno;
 		w->fd = -1;
 		store_writer_abort(w);
@@ -206,7 +397,7 @@ void store_writer_abort(struct store_writer *w)
 	w->md = NULL;
 }
 
-static int hash_source(const char *name, const char *src, const uint8_t want[32], ingot_error *e)
+int store_check_source(const char *name, const char *src, const uint8_t want[32], ingot_error *e)
 {
 	uint8_t got[32];
 	int r = sha256_file(src, got, NULL, e);
@@ -237,7 +428,7 @@ int store_import(struct store *s, const char *name, const char *src, const uint8
 		 * that is gone is fine (offline rebuild from the store). */
 		if (access(src, F_OK) < 0 && errno == ENOENT)
 			return 0;
-		return hash_source(name, src, want, e);
+		return store_check_source(name, src, want, e);
 	}
 	fd = open(src, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)

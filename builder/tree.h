@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "builder/store.h"
 #include "lib/err.h"
 
 enum tree_type {
@@ -26,7 +27,8 @@ struct tree_entry {
 	uint32_t mode;       /* permission bits only (07777) */
 	uint32_t uid, gid;
 	uint64_t size;       /* TREE_FILE: content length */
-	uint8_t sha256[32];  /* TREE_FILE: content digest = store key */
+	uint8_t sha256[32];  /* TREE_FILE: content digest */
+	struct store_loc loc; /* TREE_FILE: where the store keeps the bytes */
 	char *target;        /* TREE_SYMLINK: link target */
 	uint32_t rdev_major, rdev_minor; /* TREE_CHR / TREE_BLK */
 	char *origin;        /* who created it: artifact name, "files", "directories", ... */

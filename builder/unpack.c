@@ -2,11 +2,16 @@
 
 #include <archive.h>
 #include <archive_entry.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
+
+#include <openssl/evp.h>
 
 #include "lib/cleanup.h"
 #include "lib/digest.h"
@@ -14,16 +19,39 @@
 #include "lib/json.h"
 
 #define DATA_BUF (256u << 10)
-#define CACHE_SCHEMA "ingot.unpacked/v1"
+#define PACK_BUF (1u << 20)
+#define CONTROL_MAX (16u << 20)
+#define CACHE_SCHEMA "ingot.unpacked/v2"
 
 /* Per-artifact reading state. */
 struct reader {
-	struct store *s;
+	const struct store *s;
 	const struct artifact *a;
 	struct tree *out;
 	struct unpack_stats *st;
-	char *buf;
+	uint64_t max_entries;
+	char *buf;                /* DATA_BUF: file data */
+	EVP_MD_CTX *md;           /* per-file digest */
 	ingot_error *e;
+	/* the pack: every regular file's bytes, back to back */
+	int pack_fd;
+	char *pack_tmp;
+	uint64_t pack_off;
+	char *wbuf;               /* PACK_BUF write-behind: small files, few writes */
+	size_t wlen;
+	/* a .deb's control.tar member, kept for the tuple checks */
+	char *control;
+	size_t control_len;
+};
+
+/* The artifact's own bytes, hashed as libarchive reads them, so it is
+ * read once and its pin checked without a copy in the store. */
+struct source {
+	int fd;
+	EVP_MD_CTX *md;
+	char *buf;
+	uint64_t total;
+	int err;
 };
 
 static void archive_freep(struct archive **a)
@@ -107,35 +135,65 @@ static int add_listing(struct reader *rd, struct tree_entry *ent, const char *ra
 	if (old && !(old->type == TREE_DIR && ent->type == TREE_DIR))
 		return ingot_fail(rd->e, -EEXIST, "%s: archive entry '%s': expected each path once, got it twice",
 				  rd->a->name, raw);
+	if (rd->st->entries >= rd->max_entries)
+		return ingot_fail(rd->e, -EFBIG, "%s: %s: expected at most %llu entries, got more (a limit against archive bombs: --max-entries)",
+				  rd->a->name, rd->a->source, (unsigned long long)rd->max_entries);
 	if (tree_add(rd->out, ent, false, &sub) < 0)
 		return ingot_fail(rd->e, sub.code, "%s: archive entry '%s': %s", rd->a->name, raw, sub.msg);
 	rd->st->entries++;
 	return 0;
 }
 
+static int pack_flush(struct reader *rd)
+{
+	int r = write_all(rd->pack_fd, rd->wbuf, rd->wlen);
+	if (r < 0)
+		return ingot_fail(rd->e, r, "%s: %s: write failed: %s", rd->a->name, rd->pack_tmp, strerror(-r));
+	rd->wlen = 0;
+	return 0;
+}
+
+static int pack_append(struct reader *rd, const void *buf, size_t len)
+{
+	int r;
+	if (rd->wlen + len > PACK_BUF && (r = pack_flush(rd)) < 0)
+		return r;
+	if (len >= PACK_BUF) {
+		if ((r = write_all(rd->pack_fd, buf, len)) < 0)
+			return ingot_fail(rd->e, r, "%s: %s: write failed: %s", rd->a->name, rd->pack_tmp, strerror(-r));
+	} else {
+		memcpy(rd->wbuf + rd->wlen, buf, len);
+		rd->wlen += len;
+	}
+	rd->pack_off += len;
+	return 0;
+}
+
 static int read_file_data(struct reader *rd, struct archive *ar, const char *raw, struct tree_entry *ent)
 {
-	struct store_writer w;
-	int r = store_writer_begin(rd->s, &w, rd->e);
-	if (r < 0)
-		return r;
+	int r;
+
+	ent->loc.packed = true;
+	ent->loc.fresh = true;
+	memcpy(ent->loc.pack, rd->a->sha256, 32);
+	ent->loc.off = rd->pack_off;
+	ent->size = 0;
+	if (!EVP_DigestInit_ex(rd->md, EVP_sha256(), NULL))
+		return ingot_fail(rd->e, -EIO, "sha256: cannot initialise digest");
 	for (;;) {
 		la_ssize_t n = archive_read_data(ar, rd->buf, DATA_BUF);
-		if (n < 0) {
-			r = ingot_fail(rd->e, -EIO, "%s: archive entry '%s': %s", rd->a->name, raw, archive_error_string(ar));
-			store_writer_abort(&w);
-			return r;
-		}
+		if (n < 0)
+			return ingot_fail(rd->e, -EIO, "%s: archive entry '%s': %s", rd->a->name, raw, archive_error_string(ar));
 		if (n == 0)
 			break;
-		if ((r = store_writer_write(&w, rd->buf, (size_t)n, rd->e)) < 0) {
-			store_writer_abort(&w);
+		if (!EVP_DigestUpdate(rd->md, rd->buf, (size_t)n))
+			return ingot_fail(rd->e, -EIO, "sha256: digest update failed");
+		if ((r = pack_append(rd, rd->buf, (size_t)n)) < 0)
 			return r;
-		}
+		ent->size += (uint64_t)n;
 	}
-	r = store_writer_commit(&w, ent->sha256, &ent->size, rd->e);
-	if (r < 0)
-		return r;
+	if (!EVP_DigestFinal_ex(rd->md, ent->sha256, NULL))
+		return ingot_fail(rd->e, -EIO, "sha256: digest failed");
 	rd->st->bytes += ent->size;
 	return 0;
 }
@@ -173,6 +231,7 @@ static int read_entry(struct reader *rd, struct archive *ar, struct archive_entr
 		ent.type = TREE_FILE;
 		ent.size = tgt->size;
 		memcpy(ent.sha256, tgt->sha256, 32);
+		ent.loc = tgt->loc;
 		rd->st->bytes += ent.size;
 		return add_listing(rd, &ent, raw);
 	}
@@ -240,12 +299,39 @@ static struct archive *new_tar_reader(void)
 	return ar;
 }
 
-static int list_tar(struct reader *rd, const char *blob)
+static la_ssize_t source_read(struct archive *ar, void *ctx, const void **buf)
+{
+	struct source *src = ctx;
+	ssize_t n;
+
+	do
+		n = read(src->fd, src->buf, DATA_BUF);
+	while (n < 0 && errno == EINTR);
+	if (n < 0) {
+		src->err = errno;
+		if (ar)
+			archive_set_error(ar, errno, "read failed: %s", strerror(errno));
+		return -1;
+	}
+	EVP_DigestUpdate(src->md, src->buf, (size_t)n);
+	src->total += (uint64_t)n;
+	*buf = src->buf;
+	return n;
+}
+
+static int open_source(struct archive *ar, struct source *src)
+{
+	if (archive_read_open(ar, src, NULL, source_read, NULL) != ARCHIVE_OK)
+		return -EINVAL;
+	return 0;
+}
+
+static int list_tar(struct reader *rd, struct source *src)
 {
 	_cleanup_archive_ struct archive *ar = new_tar_reader();
 	if (!ar)
 		return ingot_fail(rd->e, -ENOMEM, "out of memory");
-	if (archive_read_open_filename(ar, blob, DATA_BUF) != ARCHIVE_OK)
+	if (open_source(ar, src) < 0)
 		return ingot_fail(rd->e, -EINVAL, "%s: %s: %s", rd->a->name, rd->a->source, archive_error_string(ar));
 	return read_archive(rd, ar, rd->a->source);
 }
@@ -266,7 +352,32 @@ static la_ssize_t member_read(struct archive *inner, void *ctx, const void **buf
 	return n;
 }
 
-static int list_deb(struct reader *rd, const char *blob)
+static int read_control(struct reader *rd, struct archive *outer, const char *name)
+{
+	size_t cap = 0;
+	for (;;) {
+		la_ssize_t n;
+		if (rd->control_len == cap) {
+			char *nb;
+			if (cap >= CONTROL_MAX)
+				return ingot_fail(rd->e, -EFBIG, "%s: %s: %s: expected at most %u bytes",
+						  rd->a->name, rd->a->source, name, CONTROL_MAX);
+			cap = cap ? cap * 2 : 65536;
+			if (!(nb = realloc(rd->control, cap)))
+				return ingot_fail(rd->e, -ENOMEM, "out of memory");
+			rd->control = nb;
+		}
+		n = archive_read_data(outer, rd->control + rd->control_len, cap - rd->control_len);
+		if (n < 0)
+			return ingot_fail(rd->e, -EINVAL, "%s: %s: %s: %s", rd->a->name, rd->a->source, name,
+					  archive_error_string(outer));
+		if (n == 0)
+			return 0;
+		rd->control_len += (size_t)n;
+	}
+}
+
+static int list_deb(struct reader *rd, struct source *src)
 {
 	_cleanup_archive_ struct archive *outer = archive_read_new();
 	_cleanup_free_ char *mbuf = malloc(DATA_BUF);
@@ -277,7 +388,7 @@ static int list_deb(struct reader *rd, const char *blob)
 	if (!outer || !mbuf)
 		return ingot_fail(rd->e, -ENOMEM, "out of memory");
 	archive_read_support_format_ar(outer);
-	if (archive_read_open_filename(outer, blob, DATA_BUF) != ARCHIVE_OK)
+	if (open_source(outer, src) < 0)
 		return ingot_fail(rd->e, -EINVAL, "%s: %s: expected a Debian package (ar archive), got: %s",
 				  rd->a->name, rd->a->source, archive_error_string(outer));
 	for (;;) {
@@ -298,6 +409,11 @@ static int list_deb(struct reader *rd, const char *blob)
 			first = false;
 			continue;
 		}
+		if (name && !strncmp(name, "control.tar", 11) && !rd->control) {
+			if ((r = read_control(rd, outer, name)) < 0)
+				return r;
+			continue;
+		}
 		if (name && !strncmp(name, "data.tar", 8)) {
 			_cleanup_archive_ struct archive *inner = new_tar_reader();
 			struct ar_member m = { .outer = outer, .buf = mbuf };
@@ -315,20 +431,12 @@ static int list_deb(struct reader *rd, const char *blob)
 
 /* --- listing cache (unpacked/<sha>.json) --- */
 
-static char *cache_path(const struct store *s, const struct artifact *a)
-{
-	char hex[SHA256_HEX_LEN + 1];
-	char *p;
-	hex_encode(a->sha256, 32, hex);
-	if (asprintf(&p, "%s/unpacked/%s.json", s->root, hex) < 0)
-		return NULL;
-	return p;
-}
-
-static int cache_write(const struct store *s, const struct artifact *a, const struct tree *l, ingot_error *e)
+static int cache_write(const struct store *s, const struct artifact *a, const struct tree *l,
+		       uint64_t pack_size, const struct stat *src, const struct unpack_stats *st,
+		       ingot_error *e)
 {
 	_cleanup_json_ json_t *root = json_object();
-	_cleanup_free_ char *p = cache_path(s, a);
+	_cleanup_free_ char *p = store_unpacked_path(s, a->sha256, ".json");
 	json_t *arr = json_array();
 	char hex[SHA256_HEX_LEN + 1];
 
@@ -340,6 +448,13 @@ static int cache_write(const struct store *s, const struct artifact *a, const st
 	json_object_set_new(root, "schema", json_string(CACHE_SCHEMA));
 	json_object_set_new(root, "artifact", json_string(hex));
 	json_object_set_new(root, "kind", json_string(artifact_kind_name(a->kind)));
+	json_object_set_new(root, "artifact-size", json_integer((json_int_t)st->artifact_bytes));
+	json_object_set_new(root, "pack-size", json_integer((json_int_t)pack_size));
+	/* what the pin was last checked against: an unchanged source is not
+	 * hashed again (like git's index) */
+	json_object_set_new(root, "source-mtime-ns",
+			    json_integer((json_int_t)src->st_mtim.tv_sec * 1000000000 + src->st_mtim.tv_nsec));
+	json_object_set_new(root, "source-ino", json_integer((json_int_t)src->st_ino));
 	json_object_set_new(root, "entries", arr);
 	for (size_t i = 0; i < l->n; i++) {
 		const struct tree_entry *x = &l->v[i];
@@ -353,6 +468,7 @@ static int cache_write(const struct store *s, const struct artifact *a, const st
 			hex_encode(x->sha256, 32, hex);
 			json_object_set_new(o, "size", json_integer((json_int_t)x->size));
 			json_object_set_new(o, "sha256", json_string(hex));
+			json_object_set_new(o, "offset", json_integer((json_int_t)x->loc.off));
 		}
 		if (x->target)
 			json_object_set_new(o, "target", json_string(x->target));
@@ -362,7 +478,13 @@ static int cache_write(const struct store *s, const struct artifact *a, const st
 		}
 		json_array_append_new(arr, o);
 	}
-	return json_write_file(p, root, 0644, e);
+	{
+		size_t n;
+		_cleanup_free_ char *text = json_canonical(root, &n);
+		if (!text)
+			return ingot_fail(e, -ENOMEM, "out of memory");
+		return store_write_file(s, p, text, n, e);
+	}
 }
 
 static int type_from_name(const char *s, enum tree_type *t)
@@ -375,16 +497,34 @@ static int type_from_name(const char *s, enum tree_type *t)
 	return -EINVAL;
 }
 
-/* Load a cached listing; any problem (missing, stale, damaged, blob
- * gone) returns < 0 and the artifact is simply unpacked again. */
-static int cache_read(struct store *s, const struct artifact *a, struct tree *l, struct unpack_stats *st)
+static int file_size(const char *path, uint64_t *size)
 {
-	_cleanup_free_ char *p = cache_path(s, a);
+	struct stat sb;
+	if (!path || stat(path, &sb) < 0 || !S_ISREG(sb.st_mode))
+		return -ENOENT;
+	*size = (uint64_t)sb.st_size;
+	return 0;
+}
+
+struct cache_meta {
+	uint64_t mtime_ns, ino;
+};
+
+/* Load a cached listing; any problem (missing, stale, damaged, pack
+ * gone or short) returns < 0 and the artifact is simply unpacked again. */
+static int cache_read(const struct store *s, const struct artifact *a, struct tree *l,
+		      struct unpack_stats *st, struct cache_meta *cm)
+{
+	_cleanup_free_ char *p = store_unpacked_path(s, a->sha256, ".json");
+	_cleanup_free_ char *pack = store_unpacked_path(s, a->sha256, ".pack");
+	_cleanup_free_ char *ctl = store_unpacked_path(s, a->sha256, ".control.tar");
 	_cleanup_json_ json_t *root = NULL;
 	ingot_error e = { 0 };
 	char hex[SHA256_HEX_LEN + 1];
 	const char *str;
 	json_t *arr, *o;
+	json_int_t asz, psz, mt, ino;
+	uint64_t have;
 	size_t i;
 
 	if (!p || json_read_file(p, &root, &e) < 0)
@@ -393,11 +533,22 @@ static int cache_read(struct store *s, const struct artifact *a, struct tree *l,
 	if (json_get_str(root, "schema", "cache", &str, &e) < 0 || strcmp(str, CACHE_SCHEMA) ||
 	    json_get_str(root, "artifact", "cache", &str, &e) < 0 || strcmp(str, hex) ||
 	    json_get_str(root, "kind", "cache", &str, &e) < 0 || strcmp(str, artifact_kind_name(a->kind)) ||
+	    json_get_int(root, "artifact-size", "cache", &asz, &e) < 0 || asz < 0 ||
+	    json_get_int(root, "pack-size", "cache", &psz, &e) < 0 || psz < 0 ||
+	    json_get_int(root, "source-mtime-ns", "cache", &mt, &e) < 0 ||
+	    json_get_int(root, "source-ino", "cache", &ino, &e) < 0 ||
 	    json_get_arr(root, "entries", "cache", &arr, &e) < 0)
 		return -EINVAL;
+	if (file_size(pack, &have) < 0 || have != (uint64_t)psz)
+		return -ENOENT;
+	if (a->kind == ART_DEB && file_size(ctl, &have) < 0)
+		return -ENOENT;
+	st->artifact_bytes = (uint64_t)asz;
+	cm->mtime_ns = (uint64_t)mt;
+	cm->ino = (uint64_t)ino;
 	json_array_foreach(arr, i, o) {
 		struct tree_entry ent = { .origin = a->name };
-		json_int_t mode = 0, v;
+		json_int_t mode = 0, v, off;
 		const char *path, *type;
 		if (json_get_str(o, "path", "entry", &path, &e) < 0 || json_get_str(o, "type", "entry", &type, &e) < 0 ||
 		    json_get_int(o, "mode", "entry", &mode, &e) < 0 || type_from_name(type, &ent.type) < 0 ||
@@ -407,12 +558,14 @@ static int cache_read(struct store *s, const struct artifact *a, struct tree *l,
 		ent.mode = (uint32_t)mode;
 		if (ent.type == TREE_FILE) {
 			if (json_get_int(o, "size", "entry", &v, &e) < 0 || v < 0 ||
+			    json_get_int(o, "offset", "entry", &off, &e) < 0 || off < 0 || off > psz || v > psz - off ||
 			    json_get_str(o, "sha256", "entry", &str, &e) < 0 || !is_sha256_hex(str))
 				return -EINVAL;
 			ent.size = (uint64_t)v;
 			hex_decode(str, ent.sha256, 32);
-			if (!store_has_blob(s, ent.sha256))
-				return -ENOENT;
+			ent.loc.packed = true;
+			memcpy(ent.loc.pack, a->sha256, 32);
+			ent.loc.off = (uint64_t)off;
 			st->bytes += ent.size;
 		}
 		if (ent.type == TREE_SYMLINK) {
@@ -435,49 +588,174 @@ static int cache_read(struct store *s, const struct artifact *a, struct tree *l,
 	return 0;
 }
 
-int unpack_list(struct store *s, const struct artifact *a, struct tree *listing,
+/* A cached artifact whose source is still there must still match its pin,
+ * so an edited file is reported rather than shadowed by the cache; the
+ * hash is skipped while the file is the one checked last time.  A source
+ * that is gone is fine (offline rebuild from the store). */
+static int check_cached_source(const struct artifact *a, const struct unpack_stats *st,
+			       const struct cache_meta *cm, ingot_error *e)
+{
+	struct stat sb;
+
+	if (stat(a->path, &sb) < 0)
+		return errno == ENOENT ? 0 : ingot_fail(e, -errno, "%s: %s: %s", a->name, a->path, strerror(errno));
+	if ((uint64_t)sb.st_size == st->artifact_bytes && (uint64_t)sb.st_ino == cm->ino &&
+	    (uint64_t)sb.st_mtim.tv_sec * 1000000000 + (uint64_t)sb.st_mtim.tv_nsec == cm->mtime_ns)
+		return 0;
+	return store_check_source(a->name, a->path, a->sha256, e);
+}
+
+static void reader_free(struct reader *rd)
+{
+	if (rd->pack_fd >= 0)
+		close(rd->pack_fd);
+	if (rd->pack_tmp)
+		unlink(rd->pack_tmp);
+	free(rd->pack_tmp);
+	free(rd->buf);
+	free(rd->wbuf);
+	free(rd->control);
+	EVP_MD_CTX_free(rd->md);
+}
+
+static int pin_mismatch(const struct artifact *a, const uint8_t got[32], ingot_error *e)
+{
+	char hw[SHA256_HEX_LEN + 1], hg[SHA256_HEX_LEN + 1];
+	hex_encode(a->sha256, 32, hw);
+	hex_encode(got, 32, hg);
+	return ingot_fail(e, -EBADMSG, "%s: sha256 mismatch: recipe pins %s, file has %s", a->name, hw, hg);
+}
+
+/* Unpack an archive artifact from its source into a new pack, checking
+ * the source against its pin in the same read; the pack, the control
+ * member and last the listing are moved into the store only if it matches. */
+static int unpack_source(struct reader *rd)
+{
+	const struct artifact *a = rd->a;
+	_cleanup_close_ int fd = -1;
+	_cleanup_free_ char *sbuf = NULL, *pack = NULL;
+	struct source src = { .fd = -1 };
+	struct stat sb;
+	uint8_t got[32];
+	int r, r2;
+
+	fd = open(a->path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return ingot_fail(rd->e, -errno, "%s: %s: cannot open: %s", a->name, a->path, strerror(errno));
+	if (fstat(fd, &sb) < 0)
+		return ingot_fail(rd->e, -errno, "%s: %s: %s", a->name, a->path, strerror(errno));
+	posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+	src.fd = fd;
+	src.md = EVP_MD_CTX_new();
+	sbuf = malloc(DATA_BUF);
+	if (!src.md || !sbuf || !EVP_DigestInit_ex(src.md, EVP_sha256(), NULL)) {
+		EVP_MD_CTX_free(src.md);
+		return ingot_fail(rd->e, -ENOMEM, "out of memory");
+	}
+	src.buf = sbuf;
+	rd->pack_fd = store_tmp_create(rd->s, "pack", &rd->pack_tmp, rd->e);
+	if (rd->pack_fd < 0) {
+		EVP_MD_CTX_free(src.md);
+		return rd->pack_fd;
+	}
+	r = a->kind == ART_DEB ? list_deb(rd, &src) : list_tar(rd, &src);
+	if (r >= 0 && rd->wlen)
+		r = pack_flush(rd);
+	/* Hash what the archive reader left (tar padding after the end
+	 * marker, trailing bytes): the pin covers the whole file.  A source
+	 * that does not match its pin is reported as such, even when it also
+	 * failed to parse: that is the more useful message. */
+	for (ssize_t n = 1; n > 0 && !src.err;) {
+		const void *b;
+		n = source_read(NULL, &src, &b);
+	}
+	EVP_DigestFinal_ex(src.md, got, NULL);
+	EVP_MD_CTX_free(src.md);
+	if (src.err)
+		return ingot_fail(rd->e, -src.err, "%s: %s: read failed: %s", a->name, a->path, strerror(src.err));
+	if (memcmp(got, a->sha256, 32))
+		return pin_mismatch(a, got, rd->e);
+	if (r < 0)
+		return r;
+	rd->st->artifact_bytes = src.total;
+	if (a->kind == ART_DEB) {
+		_cleanup_free_ char *ctl = store_unpacked_path(rd->s, a->sha256, ".control.tar");
+		if (!rd->control)
+			return ingot_fail(rd->e, -EINVAL, "%s: %s: expected a Debian package with a control.tar member, got none",
+					  a->name, a->source);
+		if (!ctl)
+			return ingot_fail(rd->e, -ENOMEM, "out of memory");
+		if ((r = store_write_file(rd->s, ctl, rd->control, rd->control_len, rd->e)) < 0)
+			return r;
+	}
+	if (!(pack = store_unpacked_path(rd->s, a->sha256, ".pack")))
+		return ingot_fail(rd->e, -ENOMEM, "out of memory");
+	r2 = store_tmp_commit(rd->s, rd->pack_fd, &rd->pack_tmp, pack, rd->e);
+	rd->pack_fd = -1;
+	if (r2 < 0)
+		return r2;
+	return cache_write(rd->s, a, rd->out, rd->pack_off, &sb, rd->st, rd->e);
+}
+
+static int list_file(struct store *s, const struct artifact *a, struct tree *listing,
+		     struct unpack_stats *st, ingot_error *e)
+{
+	struct tree_entry ent = { .path = a->dest, .type = TREE_FILE, .mode = a->file_mode,
+				  .origin = a->name };
+	uint64_t size;
+	_cleanup_free_ char *blob = store_blob_path(s, a->sha256);
+	int r;
+
+	if (!blob)
+		return ingot_fail(e, -ENOMEM, "out of memory");
+	st->cached = store_has_blob(s, a->sha256);
+	if ((r = store_import(s, a->name, a->path, a->sha256, e)) < 0)
+		return r;
+	if (file_size(blob, &size) < 0)
+		return ingot_fail(e, -ENOENT, "%s: %s: missing from the store", a->name, blob);
+	ent.size = size;
+	memcpy(ent.sha256, a->sha256, 32);
+	st->entries = 1;
+	st->bytes = st->artifact_bytes = size;
+	return tree_add(listing, &ent, false, e);
+}
+
+int unpack_list(struct store *s, const struct artifact *a, uint64_t max_entries, struct tree *listing,
 		struct unpack_stats *st, ingot_error *e)
 {
-	_cleanup_free_ char *blob = store_blob_path(s, a->sha256);
-	_cleanup_free_ char *buf = NULL;
-	struct reader rd = { .s = s, .a = a, .out = listing, .st = st, .e = e };
+	struct reader rd = { .s = s, .a = a, .out = listing, .st = st, .e = e, .pack_fd = -1,
+			     .max_entries = max_entries ? max_entries : UNPACK_MAX_ENTRIES };
+	struct cache_meta cm;
 	int r;
 
 	memset(st, 0, sizeof(*st));
 	tree_init(listing);
-	if (!blob)
-		return ingot_fail(e, -ENOMEM, "out of memory");
+	if (a->kind == ART_FILE)
+		return list_file(s, a, listing, st, e);
 
-	if (a->kind == ART_FILE) {
-		struct stat sb;
-		struct tree_entry ent = { .path = a->dest, .type = TREE_FILE, .mode = a->file_mode,
-					  .origin = a->name };
-		if (stat(blob, &sb) < 0)
-			return ingot_fail(e, -errno, "%s: %s: %s", a->name, blob, strerror(errno));
-		ent.size = (uint64_t)sb.st_size;
-		memcpy(ent.sha256, a->sha256, 32);
-		st->entries = 1;
-		st->bytes = ent.size;
-		return tree_add(listing, &ent, false, e);
-	}
-
-	if (cache_read(s, a, listing, st) == 0) {
+	if (cache_read(s, a, listing, st, &cm) == 0) {
 		st->cached = true;
-		return 0;
+		if (st->entries > rd.max_entries)
+			r = ingot_fail(e, -EFBIG, "%s: %s: expected at most %llu entries, got %llu (a limit against archive bombs: --max-entries)",
+				       a->name, a->source, (unsigned long long)rd.max_entries,
+				       (unsigned long long)st->entries);
+		else
+			r = check_cached_source(a, st, &cm, e);
+		if (r < 0)
+			tree_free(listing);
+		return r;
 	}
 	tree_free(listing);
 	memset(st, 0, sizeof(*st));
 
-	buf = malloc(DATA_BUF);
-	if (!buf)
-		return ingot_fail(e, -ENOMEM, "out of memory");
-	rd.buf = buf;
-	r = a->kind == ART_DEB ? list_deb(&rd, blob) : list_tar(&rd, blob);
-	if (r < 0) {
-		tree_free(listing);
-		return r;
-	}
-	r = cache_write(s, a, listing, e);
+	rd.buf = malloc(DATA_BUF);
+	rd.wbuf = malloc(PACK_BUF);
+	rd.md = EVP_MD_CTX_new();
+	if (!rd.buf || !rd.wbuf || !rd.md)
+		r = ingot_fail(e, -ENOMEM, "out of memory");
+	else
+		r = unpack_source(&rd);
+	reader_free(&rd);
 	if (r < 0)
 		tree_free(listing);
 	return r;
@@ -538,6 +816,8 @@ static const char *strip(const char *path, unsigned n)
 
 int unpack_apply(const struct artifact *a, const struct tree *listing, struct tree *t, ingot_error *e)
 {
+	size_t added = 0;
+
 	for (size_t i = 0; i < listing->n; i++) {
 		const struct tree_entry *src = &listing->v[i];
 		struct tree_entry ent = *src;
@@ -589,6 +869,13 @@ int unpack_apply(const struct artifact *a, const struct tree *listing, struct tr
 					  a->name, src->path, ent.path);
 		if (tree_add(t, &ent, a->replace, &sub) < 0)
 			return ingot_fail(e, sub.code, "%s", sub.msg);
+		added++;
 	}
+	/* An artifact that adds nothing is a mistake (an empty archive, or a
+	 * strip-components/include/exclude typo), not a silent no-op. */
+	if (!added)
+		return ingot_fail(e, -ENODATA, "%s: %s: expected at least one entry in the image, got none (%s)",
+				  a->name, a->source ? a->source : "",
+				  listing->n ? "strip-components/include/exclude drop every entry" : "the archive is empty");
 	return 0;
 }

@@ -1,14 +1,15 @@
 /* Unpacking artifacts into the staging tree, in two stages:
  *
- *  1. unpack_list(): read the artifact (tar.*, .deb, plain file) from the
- *     store with libarchive, stream every regular file into the store and
- *     return its listing: the archive's entries with normalized paths,
+ *  1. unpack_list(): read the artifact (tar.*, .deb, plain file) with
+ *     libarchive, stream every regular file into the artifact's pack in
+ *     the store (see store.h) and return its listing: the archive's entries with normalized paths,
  *     permission bits, sizes and digests (owners, times and xattrs are
  *     dropped).  Hostile entries are refused here: absolute paths, "..",
  *     non-UTF-8 names, hardlinks to anything but an earlier regular file
  *     of the same artifact, duplicated paths.  The listing depends only on
  *     the artifact's bytes and kind, so it is cached in the store as
- *     unpacked/<sha256>.json and a warm rebuild skips decompression.
+ *     unpacked/<sha256>.json and a warm rebuild neither reads nor
+ *     decompresses the artifact.
  *
  *  2. unpack_apply(): apply the recipe's view of the artifact
  *     (strip-components, include/exclude, dest, modes, allow-devices,
@@ -24,15 +25,23 @@
 #include "builder/tree.h"
 #include "lib/err.h"
 
+/* Default --max-entries: more entries than this in one artifact is
+ * refused as an archive bomb (a full distribution root has ~100k). */
+#define UNPACK_MAX_ENTRIES ((uint64_t)1 << 20)
+
 struct unpack_stats {
 	bool cached;         /* listing came from unpacked/<sha>.json */
 	uint64_t entries;    /* entries in the listing */
 	uint64_t bytes;      /* total size of its regular files */
+	uint64_t artifact_bytes; /* size of the artifact itself */
 };
 
-/* Stage 1.  The artifact's blob must already be in the store
- * (store_import).  listing is initialised here; free with tree_free. */
-int unpack_list(struct store *s, const struct artifact *a, struct tree *listing,
+/* Stage 1, from a->path (a plain file artifact is imported as a blob;
+ * an archive is unpacked into a pack while its pin is checked in the
+ * same read), or from the store's cached listing when it has one.  More
+ * than max_entries entries (0: UNPACK_MAX_ENTRIES) is refused.  listing
+ * is initialised here; free with tree_free. */
+int unpack_list(struct store *s, const struct artifact *a, uint64_t max_entries, struct tree *listing,
 		struct unpack_stats *st, ingot_error *e);
 
 /* Stage 2: add the listing (in its order) to the image tree t. */

@@ -30,6 +30,7 @@
 #include <openssl/evp.h>
 
 #include "lib/cleanup.h"
+#include "lib/fileio.h"
 #include "lib/digest.h"
 
 #define VBLOCK 4096u                 /* data and hash block size */
@@ -89,24 +90,6 @@ static int hash_blocks(struct vctx *c, const uint8_t *data, size_t n, uint8_t *o
 	return 0;
 }
 
-static int pread_all(int fd, void *buf, size_t len, uint64_t off)
-{
-	uint8_t *p = buf;
-
-	while (len > 0) {
-		ssize_t n = pread(fd, p, len, (off_t)off);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		if (n == 0)
-			return -ENODATA;
-		p += n;
-		len -= (size_t)n;
-		off += (uint64_t)n;
-	}
-	return 0;
-}
 
 static int pwrite_all(int fd, const void *buf, size_t len, uint64_t off)
 {

@@ -1,4 +1,5 @@
 /* ingot build: the thin front of builder/build.h. */
+#include <errno.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
@@ -17,13 +18,15 @@ static const char build_help[] =
 "\n"
 "SYNOPSIS\n"
 "    ingot build RECIPE -o OUTDIR [--store DIR] [--workers N] [--key KEY]\n"
-"                [--rules DIR] [--date YYYY-MM-DD] [--no-lint] [--quiet]\n"
+"                [--rules DIR] [--date YYYY-MM-DD] [--no-lint] [--max-entries N]\n"
+"                [--quiet]\n"
 "\n"
 "DESCRIPTION\n"
 "    Reads the YAML recipe (see docs/builder.md), checks its tuple against the\n"
-"    version-chain rules, copies every artifact into the content-addressed store\n"
-"    (refusing any whose bytes do not match its sha256 pin), unpacks them into a\n"
-"    staging tree, and writes into OUTDIR:\n"
+"    version-chain rules, unpacks every artifact into the content-addressed store\n"
+"    (refusing any whose bytes do not match its sha256 pin; a warm store does not\n"
+"    read an unchanged artifact again), stages the image tree, and writes into\n"
+"    OUTDIR:\n"
 "\n"
 "        NAME.sqfs                squashfs image, byte-identical for equal recipes\n"
 "        NAME.verity              dm-verity hash tree (veritysetup format 1)\n"
@@ -51,6 +54,8 @@ static const char build_help[] =
 "        --rules DIR      lint rules directory (default: the installed rules)\n"
 "        --date DATE      date the lint rules are evaluated at (default: today, UTC)\n"
 "        --no-lint        skip the tuple lint\n"
+"        --max-entries N  refuse an artifact with more than N entries (default\n"
+"                         1048576), a guard against archive bombs\n"
 "    -q, --quiet          print nothing on success\n"
 "    -h, --help           show this help\n"
 "\n"
@@ -86,7 +91,7 @@ static bool date_ok(const char *s)
 
 int cmd_build(int argc, char **argv)
 {
-	enum { OPT_RULES = 256, OPT_DATE, OPT_NO_LINT };
+	enum { OPT_RULES = 256, OPT_DATE, OPT_NO_LINT, OPT_MAX_ENTRIES };
 	static const struct option opts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "store", required_argument, NULL, 's' },
@@ -95,6 +100,7 @@ int cmd_build(int argc, char **argv)
 		{ "rules", required_argument, NULL, OPT_RULES },
 		{ "date", required_argument, NULL, OPT_DATE },
 		{ "no-lint", no_argument, NULL, OPT_NO_LINT },
+		{ "max-entries", required_argument, NULL, OPT_MAX_ENTRIES },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
@@ -121,6 +127,16 @@ int cmd_build(int argc, char **argv)
 		case OPT_DATE: o.date = optarg; break;
 		case OPT_NO_LINT: o.no_lint = true; break;
 		case 'q': quiet = true; break;
+		case OPT_MAX_ENTRIES: {
+			char *end;
+			unsigned long long n;
+			errno = 0;
+			n = strtoull(optarg, &end, 10);
+			if (*optarg < '0' || *optarg > '9' || *end || errno || n < 1)
+				return cli_usage_error("build", "--max-entries: expected a positive integer, got '%s'", optarg);
+			o.max_entries = n;
+			break;
+		}
 		case 'j': {
 			char *end;
 			long n = strtol(optarg, &end, 10);
@@ -175,6 +191,9 @@ int cmd_build(int argc, char **argv)
 		if (res.envelope_path)
 			printf("envelope  %s\n", res.envelope_path);
 		printf("artifacts %zu (%zu from cache)\n", res.artifacts, res.artifacts_cached);
+		if (res.blocks_reused + res.blocks_compressed)
+			printf("blocks    %llu compressed, %llu from the block cache\n",
+			       (unsigned long long)res.blocks_compressed, (unsigned long long)res.blocks_reused);
 	}
 	build_result_free(&res);
 	return EXIT_OK;

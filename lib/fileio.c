@@ -1,6 +1,9 @@
 #include "lib/fileio.h"
 
+#include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -104,6 +107,51 @@ char *path_dirname(const char *path)
 	return strdup(dirname(cp));
 }
 
+int pread_all(int fd, void *buf, size_t len, uint64_t off)
+{
+	uint8_t *p = buf;
+
+	while (len > 0) {
+		ssize_t n = pread(fd, p, len, (off_t)off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			return -ENODATA;
+		p += n;
+		len -= (size_t)n;
+		off += (uint64_t)n;
+	}
+	return 0;
+}
+
+/* Remove "<dir>/.<base>.<pid>.XXXXXX" temporaries whose process is gone
+ * (killed mid-write): the pid in the name says whose each one is, so a
+ * live writer's file is never touched. */
+static void sweep_stale(const char *dir, const char *base)
+{
+	DIR *d = opendir(dir);
+	size_t bl = strlen(base);
+	struct dirent *de;
+
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		const char *n = de->d_name;
+		char *end;
+		long pid;
+		if (n[0] != '.' || strncmp(n + 1, base, bl) || n[bl + 1] != '.')
+			continue;
+		pid = strtol(n + bl + 2, &end, 10);
+		if (end == n + bl + 2 || *end != '.' || strlen(end) != 7 || pid <= 0 || pid == (long)getpid())
+			continue;
+		if (kill((pid_t)pid, 0) < 0 && errno == ESRCH)
+			unlinkat(dirfd(d), n, 0);
+	}
+	closedir(d);
+}
+
 int atomic_open(struct atomic_file *af, const char *path, mode_t mode, ingot_error *e)
 {
 	_cleanup_free_ char *cp = strdup(path);
@@ -116,7 +164,8 @@ int atomic_open(struct atomic_file *af, const char *path, mode_t mode, ingot_err
 	if (!cp || !dir)
 		return ingot_fail(e, -ENOMEM, "%s: out of memory", path);
 	base = basename(cp);
-	if (asprintf(&af->tmp, "%s/.%s.XXXXXX", dir, base) < 0) {
+	sweep_stale(dir, base);
+	if (asprintf(&af->tmp, "%s/.%s.%ld.XXXXXX", dir, base, (long)getpid()) < 0) {
 		af->tmp = NULL;
 		return ingot_fail(e, -ENOMEM, "%s: out of memory", path);
 	}

@@ -16,13 +16,16 @@ int read_file(const char *path, size_t max, char **out, size_t *len, ingot_error
 /* Write all bytes or fail (handles EINTR/short writes). */
 int write_all(int fd, const void *buf, size_t len);
 
+/* Exactly len bytes at off, or -errno (-ENODATA at end of file). */
+int pread_all(int fd, void *buf, size_t len, uint64_t off);
 struct atomic_file {
 	int fd;
 	char *path;     /* final name */
 	char *tmp;      /* temporary name in the same directory */
 };
 
-/* Create "<dir>/.<base>.XXXXXX" with the given mode (umask-independent). */
+/* Create "<dir>/.<base>.<pid>.XXXXXX" with the given mode (umask-
+ * independent), first removing such temporaries of dead processes. */
 int atomic_open(struct atomic_file *af, const char *path, mode_t mode, ingot_error *e);
 int atomic_write(struct atomic_file *af, const void *buf, size_t len, ingot_error *e);
 /* fsync, rename into place, fsync the directory. */

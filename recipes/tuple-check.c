@@ -104,37 +104,19 @@ static int read_entry(struct archive *a, size_t max, char **out, size_t *len)
 	return 0;
 }
 
-/* The Version: field of a .deb's control file (malloc'd). */
+/* The Version: field of a .deb's control file (malloc'd), from the
+ * control.tar member the unpacker kept in the store. */
 static int deb_control_version(const char *path, const char *name, char **out, ingot_error *e)
 {
-	struct archive *outer = archive_read_new(), *inner = NULL;
+	struct archive *inner = NULL;
 	struct archive_entry *ent;
 	_cleanup_free_ char *ctl = NULL, *control = NULL;
 	size_t ctl_len = 0, control_len = 0;
 	int r = -ENOENT;
 
 	*out = NULL;
-	if (!outer)
-		return ingot_fail(e, -ENOMEM, "out of memory");
-	archive_read_support_format_ar(outer);
-	if (archive_read_open_filename(outer, path, 65536) != ARCHIVE_OK) {
-		r = ingot_fail(e, -EINVAL, "artifact '%s': not a Debian package: %s", name,
-			       archive_error_string(outer));
-		goto out;
-	}
-	while (archive_read_next_header(outer, &ent) == ARCHIVE_OK) {
-		if (strncmp(archive_entry_pathname(ent), "control.tar", 11) != 0)
-			continue;
-		if (read_entry(outer, CONTROL_MAX, &ctl, &ctl_len) < 0) {
-			r = ingot_fail(e, -EINVAL, "artifact '%s': cannot read control.tar member", name);
-			goto out;
-		}
-		break;
-	}
-	if (!ctl) {
-		r = ingot_fail(e, -EINVAL, "artifact '%s': Debian package without control.tar member", name);
-		goto out;
-	}
+	if ((r = read_file(path, CONTROL_MAX, &ctl, &ctl_len, e)) < 0)
+		return ingot_prefix(e, "artifact '%s': control.tar member", name);
 	inner = archive_read_new();
 	if (!inner) {
 		r = ingot_fail(e, -ENOMEM, "out of memory");
@@ -179,7 +161,6 @@ static int deb_control_version(const char *path, const char *name, char **out, i
 out:
 	if (inner)
 		archive_read_free(inner);
-	archive_read_free(outer);
 	return r;
 }
 
@@ -230,10 +211,7 @@ static int scan_string(const char *path, const char *prefix, char *out, size_t o
 
 static int blob_path(struct check *c, const struct tree_entry *te, char **out)
 {
-	*out = store_blob_path(c->s, te->sha256);
-	if (!*out)
-		return ingot_fail(c->e, -ENOMEM, "out of memory");
-	return 0;
+	return store_content_blob(c->s, &te->loc, te->sha256, te->size, out, c->e);
 }
 
 static int check_module(struct check *c, const struct tree_entry *te, const char *flavor,
@@ -424,7 +402,7 @@ int tuple_check_artifacts(const struct recipe *r, struct tree *t, const struct s
 		if (!strcmp(comp, "nccl") && tuple_get(tu, "nccl.cuda"))
 			c.built_for = tuple_get(tu, "nccl.cuda")->str;
 		if (c.a->kind == ART_DEB) {
-			_cleanup_free_ char *blob = store_blob_path(s, c.a->sha256), *dv = NULL;
+			_cleanup_free_ char *blob = store_unpacked_path(s, c.a->sha256, ".control.tar"), *dv = NULL;
 			char where[128];
 			if (!blob)
 				return ingot_fail(e, -ENOMEM, "out of memory");

@@ -87,6 +87,9 @@ recipe("dup-artifact.yaml", art("good", "good.tar", good) + art("good", "good.ta
 recipe("inline-traversal.yaml", "", extra='files:\n  - path: /etc/../../x\n    content: "x"\n')
 recipe("dest-traversal.yaml", art("good", "good.tar", good, more="    dest: /opt/../../escape\n"))
 recipe("bad-mode.yaml", "", extra='files:\n  - path: /etc/x\n    content: "x"\n    mode: 0999\n')
+# Nothing to put in the image: no sections, or every section empty.
+recipe("empty-recipe.yaml", "")
+recipe("empty-sections.yaml", "", extra="artifacts: []\nfiles: []\ndirectories: []\nsymlinks: []\n")
 
 # --- hostile archives
 def hostile(case, entries, kind="tar", more=""):
@@ -114,6 +117,15 @@ recipe("file-as-dir.yaml", art("f", "notdir.tar", a3) + art("g", "underfile.tar"
 # An empty file is not a tar archive ...
 empty = write("empty.tar", b"")
 recipe("zero-byte.yaml", art("empty", "empty.tar", empty))
+# A giant file count (an archive bomb of empty files): refused at the
+# entry limit (lowered from its default 1048576 to keep the table fast).
+giant = write("giant.tar", tar([(f"d/f{i:05d}", "file", b"") for i in range(5000)]))
+recipe("giant.yaml", art("giant", "giant.tar", giant))
+# An archive with no entries, and one whose include matches nothing: an
+# artifact that adds nothing to the image is refused, not built empty.
+noent = write("noentries.tar", tar([]))
+recipe("no-entries.yaml", art("none", "noentries.tar", noent))
+recipe("include-nothing.yaml", art("good", "good.tar", good, more="    include: [\"usr/lib64/*\"]\n"))
 # ... and garbage is not one either.
 garbage = write("garbage.tar", b"this is not an archive\n" * 40)
 recipe("garbage.yaml", art("garbage", "garbage.tar", garbage))

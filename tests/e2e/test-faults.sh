@@ -98,10 +98,13 @@ for frac in 5 20 45 70 95; do
 	leftovers=$(find k-out k-store/tmp -type f 2>/dev/null | wc -l)
 	echo "killed after ${d}s: no outputs, store ok, $leftovers temporary file(s) left"
 	# The next build must not be confused by what the killed one left.
+	# ... and it removes the temporaries of the dead one.
 	if [ "$frac" = 70 ]; then
 		"$INGOT" build r.yaml -o k-out --store k-store --no-lint -q
 		assert_eq "$REF" "$(sha256 k-out/fault.sqfs)" "rebuild after SIGKILL at ${d}s"
 		store_ok k-store
+		assert_eq "" "$(find k-store/tmp -type f)" "store temporaries after the rebuild"
+		assert_eq "" "$(find k-out -name '.*' -type f)" "output temporaries after the rebuild"
 	fi
 done
 [ "$killed" -ge 3 ] || fail "only $killed of 5 builds were still running when killed"
@@ -155,8 +158,11 @@ for d in 0 0.005 0.01 0.02 0.04 0.08; do
 			fail "state file left by a verify-manifest killed after ${d}s is not JSON"
 	fi
 done
-[ -z "$(find . -maxdepth 1 -name '.env-k.json*' -o -maxdepth 1 -name '.state-k.json*')" ] ||
-	echo "note: temporary files left by killed sign/verify-manifest runs"
+# The next writer of the same files removes what the killed ones left.
+"$INGOT" sign ref/fault.manifest.json --key sk.key -o env-k.json >/dev/null
+"$INGOT" verify-manifest env.json --keyring ring.json --state state-k.json >/dev/null
+assert_eq "" "$(find . -maxdepth 1 \( -name '.env-k.json*' -o -name '.state-k.json*' \))" \
+	"temporaries of killed sign/verify-manifest runs after the next run"
 
 # Permission faults need an unprivileged user: root ignores modes.
 if [ "$(id -u)" = 0 ]; then
@@ -167,9 +173,23 @@ if [ "$(id -u)" = 0 ]; then
 else
 	AS_USER=
 fi
+# A store the build's user owns (a store others can write is refused).
+user_dir() {
+	mkdir -p "$1" && chmod 755 "$1"
+	if [ "$(id -u)" = 0 ]; then chown 65534:65534 "$1"; fi
+}
+
+note "a store others may write is refused (its listings are trusted)"
+mkdir -p shared-store && chmod 777 shared-store
+rc=0
+OUT=$("$INGOT" build r.yaml -o shared-out --store shared-store --no-lint -q 2>&1) || rc=$?
+assert_eq 1 "$rc" "exit status with a world-writable store"
+assert_contains "$OUT" "shared-store: store: expected a directory owned by uid" "shared store message"
+assert_contains "$OUT" "mode 0777" "shared store message names the mode"
+[ ! -e shared-out ] || fail "shared store: output directory created"
 
 note "read-only output directory"
-mkdir -p ro-out ro-store && chmod 777 ro-store && chmod 555 ro-out
+user_dir ro-store && mkdir -p ro-out && chmod 555 ro-out
 rc=0
 OUT=$($AS_USER "$INGOT" build r.yaml -o ro-out --store ro-store --no-lint -q 2>&1) || rc=$?
 assert_eq 1 "$rc" "exit status with a read-only output directory"
@@ -179,7 +199,7 @@ assert_eq "" "$(ls -A ro-out)" "read-only output directory content"
 echo "read-only: $OUT"
 
 note "unreadable artifact"
-mkdir -p ur && cp r.yaml big.tar ur/ && chmod 000 ur/big.tar && mkdir ur-store && chmod 777 ur-store
+mkdir -p ur && cp r.yaml big.tar ur/ && chmod 000 ur/big.tar && user_dir ur-store
 mkdir ur-out && chmod 777 ur-out
 rc=0
 OUT=$($AS_USER "$INGOT" build ur/r.yaml -o ur-out --store ur-store --no-lint -q 2>&1) || rc=$?

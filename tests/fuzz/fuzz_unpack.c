@@ -1,9 +1,10 @@
 /* libFuzzer harness: unpacking an archive into the staging tree
  * (builder/unpack.h): the input is the artifact's bytes; the first byte
  * picks the kind (even: tar.*, odd: .deb) and the recipe-side options
- * (strip-components, dest, allow-devices).  The artifact goes through
- * the real store (store_import), unpack_list (libarchive, hostile-entry
- * checks, listing cache), unpack_apply and tree_finalize. */
+ * (strip-components, dest, allow-devices, a low entry limit).  The
+ * artifact goes through unpack_list (pin check while reading, libarchive,
+ * hostile-entry checks, the store's pack and listing cache), unpack_apply
+ * and tree_finalize. */
 #include <sys/stat.h>
 #include "tests/fuzz/fuzz_common.h"
 #include "builder/recipe.h"
@@ -55,14 +56,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	a.replace = opt & 16;
 	a.file_mode = 0644;
 	sha256_buf(data, size, a.sha256);
-	if (write_file_atomic(artifact_path, data, size, 0644, &e) < 0 ||
-	    store_import(&st, a.name, artifact_path, a.sha256, &e) < 0) {
+	if (write_file_atomic(artifact_path, data, size, 0644, &e) < 0) {
 		fprintf(stderr, "fuzz_unpack: store: %s\n", e.msg);
 		abort();
 	}
 	memset(&us, 0, sizeof(us));
 	tree_init(&listing);
-	if (unpack_list(&st, &a, &listing, &us, &e) == 0) {
+	if (unpack_list(&st, &a, opt & 32 ? 64 : 0, &listing, &us, &e) == 0) {
 		tree_init(&t);
 		/* An empty tree is skipped: tree_finalize's qsort(NULL, 0) is a
 		 * known UBSan report (docs/hardening.md), not worth re-finding. */
@@ -72,16 +72,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	fuzz_note("unpack", e.msg);
 	tree_free(&listing);
-	/* The blob is content-addressed and the listing cached by digest:
-	 * drop both, so the store stays small and every input is unpacked. */
+	/* The pack and listing are cached by digest: drop them, so the
+	 * store stays small and every input is unpacked. */
 	{
-		char hex[65], *blob = store_blob_path(&st, a.sha256), cache[600];
-		hex_encode(a.sha256, 32, hex);
-		snprintf(cache, sizeof(cache), "%s/unpacked/%s.json", st.root, hex);
-		unlink(cache);
-		if (blob)
-			unlink(blob);
-		free(blob);
+		static const char *const sfx[] = { ".json", ".pack", ".control.tar" };
+		for (size_t i = 0; i < sizeof(sfx) / sizeof(sfx[0]); i++) {
+			char *p = store_unpacked_path(&st, a.sha256, sfx[i]);
+			if (p)
+				unlink(p);
+			free(p);
+		}
 	}
 	return 0;
 }

@@ -14,12 +14,14 @@
 
 #include "builder/recipe.h"
 #include "builder/store.h"
+#include "builder/unpack.h"
 #include "builder/tree.h"
 #include "lib/cleanup.h"
 #include "lib/digest.h"
 #include "lib/json.h"
 #include "lib/yamlx.h"
 #include "recipes/tuple.h"
+#include "helpers.h"
 
 static int parse(const char *yaml, struct tuple **t, ingot_error *e)
 {
@@ -164,23 +166,10 @@ struct fx {
 	struct artifact a[2];
 };
 
-static int run(const char *cmd)
-{
-	int r = system(cmd);
-	return r == -1 ? -1 : WEXITSTATUS(r);
-}
-
 static int setup(void **state)
 {
 	struct fx *f = calloc(1, sizeof(*f));
-	char root[96];
-	ingot_error e = { 0 };
-
-	strcpy(f->dir, "/tmp/ingot-tuple.XXXXXX");
-	if (!mkdtemp(f->dir))
-		return -1;
-	snprintf(root, sizeof(root), "%s/store", f->dir);
-	if (store_open(&f->s, root, &e) < 0)
+	if (!f || th_store_setup(f->dir, sizeof(f->dir), "tuple", &f->s) < 0)
 		return -1;
 	tree_init(&f->t);
 	*state = f;
@@ -190,14 +179,12 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	struct fx *f = *state;
-	char cmd[128];
+	int r;
 	tuple_free(f->r.tuple);
 	tree_free(&f->t);
-	store_close(&f->s);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f->dir);
-	run(cmd);
+	r = th_store_teardown(f->dir, &f->s);
 	free(f);
-	return 0;
+	return r;
 }
 
 /* Make a file with mkart.py, put it in the store, return its digest. */
@@ -207,7 +194,7 @@ static void mkart(struct fx *f, const char *args, uint8_t sha[32])
 	ingot_error e = { 0 };
 	snprintf(path, sizeof(path), "%s/out", f->dir);
 	snprintf(cmd, sizeof(cmd), "python3 scripts/mkart.py %s --out '%s'", args, path);
-	assert_int_equal(run(cmd), 0);
+	assert_int_equal(th_run(cmd), 0);
 	assert_int_equal(sha256_file(path, sha, NULL, &e), 0);
 	assert_int_equal(store_import(&f->s, "out", path, sha, &e), 0);
 }
@@ -219,6 +206,20 @@ static void add_file(struct fx *f, const char *path, const char *origin, const c
 	ingot_error e = { 0 };
 	mkart(f, mkargs, ent.sha256);
 	assert_int_equal(tree_add(&f->t, &ent, false, &e), 0);
+}
+
+/* A .deb artifact is unpacked (its control member kept in the store). */
+static void unpack_art(struct fx *f, struct artifact *a)
+{
+	char path[128];
+	struct tree l;
+	struct unpack_stats st;
+	ingot_error e = { 0 };
+	snprintf(path, sizeof(path), "%s/out", f->dir);
+	a->path = a->source = path;
+	assert_int_equal(unpack_list(&f->s, a, 0, &l, &st, &e), 0);
+	tree_free(&l);
+	a->path = a->source = NULL;
 }
 
 static void set_recipe(struct fx *f, const char *yaml)
@@ -233,67 +234,81 @@ static void set_recipe(struct fx *f, const char *yaml)
 	f->a[1].kind = ART_TAR;
 }
 
-static void test_check_ok(void **state)
-{
-	struct fx *f = *state;
-	ingot_error e = { 0 };
+/* One file an artifact put in the tree, made by scripts/mkart.py. */
+struct art_file { const char *path, *origin, *mkargs; };
 
-	set_recipe(f, h100);
-	add_file(f, "lib/modules/6.8.0/kernel/drivers/video/nvidia.ko", "drv",
-		 "ko --name nvidia --version 580.95.05 --flavor open");
-	add_file(f, "usr/lib/libnccl.so.2.27.7", "nccl",
-		 "so --soname libnccl.so.2 --version-string 'NCCL version 2.27.7+cuda13.0'");
-	assert_int_equal(tuple_check_artifacts(&f->r, &f->t, &f->s, &e), 0);
-}
+#define KO_OPEN { "lib/modules/6.8.0/kernel/drivers/video/nvidia.ko", "drv", \
+		  "ko --name nvidia --version 580.95.05 --flavor open" }
 
-static void test_check_nccl_mismatch(void **state)
-{
-	struct fx *f = *state;
-	ingot_error e = { 0 };
-
-	set_recipe(f, h100);
-	add_file(f, "lib/modules/6.8.0/kernel/drivers/video/nvidia.ko", "drv",
-		 "ko --name nvidia --version 580.95.05 --flavor open");
-	add_file(f, "usr/lib/libnccl.so.2.21.5", "nccl",
-		 "so --soname libnccl.so.2 --version-string 'NCCL version 2.21.5+cuda12.4'");
-	assert_int_equal(tuple_check_artifacts(&f->r, &f->t, &f->s, &e), -EINVAL);
-	assert_string_equal(e.msg, "tuple.nccl.version: recipe declares 2.27.7, artifact 'nccl' carries 2.21.5 (/usr/lib/libnccl.so.2.21.5)");
-}
-
-static void test_check_nccl_renamed(void **state)
-{
-	struct fx *f = *state;
-	ingot_error e = { 0 };
-
+static const struct check_case {
+	const char *what, *yaml;
+	struct art_file files[2];
+	const char *msg;      /* NULL: the check passes */
+} check_cases[] = {
+	{ "ok", h100,
+	  { KO_OPEN, { "usr/lib/libnccl.so.2.27.7", "nccl",
+		       "so --soname libnccl.so.2 --version-string 'NCCL version 2.27.7+cuda13.0'" } },
+	  NULL },
+	{ "nccl_mismatch", h100,
+	  { KO_OPEN, { "usr/lib/libnccl.so.2.21.5", "nccl",
+		       "so --soname libnccl.so.2 --version-string 'NCCL version 2.21.5+cuda12.4'" } },
+	  "tuple.nccl.version: recipe declares 2.27.7, artifact 'nccl' carries 2.21.5 (/usr/lib/libnccl.so.2.21.5)" },
 	/* renamed to look right, but the library's own banner tells the truth */
-	set_recipe(f, h100);
-	add_file(f, "lib/modules/6.8.0/kernel/drivers/video/nvidia.ko", "drv",
-		 "ko --name nvidia --version 580.95.05 --flavor open");
-	add_file(f, "usr/lib/libnccl.so.2.27.7", "nccl",
-		 "so --soname libnccl.so.2 --version-string 'NCCL version 2.21.5+cuda12.4'");
-	assert_int_equal(tuple_check_artifacts(&f->r, &f->t, &f->s, &e), -EINVAL);
-	assert_string_equal(e.msg, "tuple.nccl.version: recipe declares 2.27.7, artifact 'nccl' carries 2.21.5 (/usr/lib/libnccl.so.2.27.7: \"NCCL version 2.21.5+cuda12.4\")");
-}
+	{ "nccl_renamed", h100,
+	  { KO_OPEN, { "usr/lib/libnccl.so.2.27.7", "nccl",
+		       "so --soname libnccl.so.2 --version-string 'NCCL version 2.21.5+cuda12.4'" } },
+	  "tuple.nccl.version: recipe declares 2.27.7, artifact 'nccl' carries 2.21.5 (/usr/lib/libnccl.so.2.27.7: \"NCCL version 2.21.5+cuda12.4\")" },
+	/* right NCCL version, but the build for the wrong CUDA */
+	{ "nccl_cuda",
+	  "tuple:\n  vendor: nvidia\n  gpu: {models: [H100]}\n"
+	  "  nccl: {version: 2.27.7, cuda: \"13.0\", artifact: nccl}\n",
+	  { { "usr/lib/libnccl.so.2.27.7", "nccl",
+	      "so --soname libnccl.so.2 --version-string 'NCCL version 2.27.7+cuda12.9'" } },
+	  "tuple.nccl.cuda: recipe declares 13.0, artifact 'nccl' is built for CUDA 12.9 (/usr/lib/libnccl.so.2.27.7: \"NCCL version 2.27.7+cuda12.9\")" },
+	{ "driver_flavor", h100,
+	  { { "lib/modules/6.8.0/kernel/drivers/video/nvidia.ko", "drv",
+	      "ko --name nvidia --version 580.95.05 --flavor proprietary" },
+	    { "usr/lib/libnccl.so.2.27.7", "nccl",
+	      "so --soname libnccl.so.2 --version-string 'NCCL version 2.27.7'" } },
+	  "tuple.driver.flavor: recipe declares open, artifact 'drv' carries proprietary modules (/lib/modules/6.8.0/kernel/drivers/video/nvidia.ko: license=NVIDIA)" },
+	{ "driver_version", h100,
+	  { { "lib/modules/6.8.0/kernel/drivers/video/nvidia.ko", "drv",
+	      "ko --name nvidia --version 580.82.07 --flavor open" } },
+	  "tuple.driver.version: recipe declares 580.95.05, artifact 'drv' carries 580.82.07 (/lib/modules/6.8.0/kernel/drivers/video/nvidia.ko: version=580.82.07)" },
+	/* the nccl artifact put no libnccl anywhere: an unverifiable claim */
+	{ "no_evidence", h100,
+	  { KO_OPEN, { "usr/lib/libnccl.so.2.27.7", "drv",
+		       "so --soname libnccl.so.2 --version-string 'NCCL version 2.27.7'" } },
+	  "tuple.nccl.version: artifact 'nccl' carries no evidence of nccl 2.27.7 (see docs/tuple.md, \"Artifact checks\"); drop artifact: or fix the artifact" },
+};
 
-static void test_check_nccl_cuda(void **state)
+static void test_check_cases(void **state)
 {
 	struct fx *f = *state;
-	ingot_error e = { 0 };
-	static const char yaml[] =
-		"tuple:\n  vendor: nvidia\n  gpu: {models: [H100]}\n"
-		"  nccl: {version: 2.27.7, cuda: \"13.0\", artifact: nccl}\n";
+	for (size_t i = 0; i < sizeof(check_cases) / sizeof(check_cases[0]); i++) {
+		const struct check_case *c = &check_cases[i];
+		ingot_error e = { 0 };
+		int rc;
 
-	/* right NCCL version, but the build for the wrong CUDA */
-	set_recipe(f, yaml);
-	add_file(f, "usr/lib/libnccl.so.2.27.7", "nccl",
-		 "so --soname libnccl.so.2 --version-string 'NCCL version 2.27.7+cuda12.9'");
-	assert_int_equal(tuple_check_artifacts(&f->r, &f->t, &f->s, &e), -EINVAL);
-	assert_string_equal(e.msg, "tuple.nccl.cuda: recipe declares 13.0, artifact 'nccl' is built for CUDA 12.9 (/usr/lib/libnccl.so.2.27.7: \"NCCL version 2.27.7+cuda12.9\")");
+		/* each case starts from an empty tree; the store may keep blobs */
+		tuple_free(f->r.tuple);
+		f->r.tuple = NULL;
+		tree_free(&f->t);
+		tree_init(&f->t);
+		set_recipe(f, c->yaml);
+		for (size_t j = 0; j < 2 && c->files[j].path; j++)
+			add_file(f, c->files[j].path, c->files[j].origin, c->files[j].mkargs);
+		rc = tuple_check_artifacts(&f->r, &f->t, &f->s, &e);
+		if (c->msg ? rc != -EINVAL || strcmp(e.msg, c->msg) : rc != 0)
+			fail_msg("case %s: rc %d\n  expected: %s\n  got:      %s", c->what, rc,
+				 c->msg ? c->msg : "success", e.msg);
+	}
 }
 
 /* The banner straddles the scanner's 64 KiB read boundary. */
 static void test_check_banner_boundary(void **state)
 {
+	static const struct art_file ko = KO_OPEN;
 	struct fx *f = *state;
 	ingot_error e = { 0 };
 	char path[128];
@@ -303,8 +318,7 @@ static void test_check_banner_boundary(void **state)
 	FILE *fp;
 
 	set_recipe(f, h100);
-	add_file(f, "lib/modules/6.8.0/kernel/drivers/video/nvidia.ko", "drv",
-		 "ko --name nvidia --version 580.95.05 --flavor open");
+	add_file(f, ko.path, ko.origin, ko.mkargs);
 	snprintf(path, sizeof(path), "%s/big", f->dir);
 	fp = fopen(path, "wb");
 	assert_non_null(fp);
@@ -319,47 +333,6 @@ static void test_check_banner_boundary(void **state)
 	assert_int_equal(tree_add(&f->t, &ent, false, &e), 0);
 	assert_int_equal(tuple_check_artifacts(&f->r, &f->t, &f->s, &e), -EINVAL);
 	assert_string_equal(e.msg, "tuple.nccl.version: recipe declares 2.27.7, artifact 'nccl' carries 2.21.5 (/usr/lib/libnccl.so.2: \"NCCL version 2.21.5+cuda12.4\")");
-}
-
-static void test_check_driver(void **state)
-{
-	struct fx *f = *state;
-	ingot_error e = { 0 };
-
-	set_recipe(f, h100);
-	add_file(f, "lib/modules/6.8.0/kernel/drivers/video/nvidia.ko", "drv",
-		 "ko --name nvidia --version 580.95.05 --flavor proprietary");
-	add_file(f, "usr/lib/libnccl.so.2.27.7", "nccl",
-		 "so --soname libnccl.so.2 --version-string 'NCCL version 2.27.7'");
-	assert_int_equal(tuple_check_artifacts(&f->r, &f->t, &f->s, &e), -EINVAL);
-	assert_string_equal(e.msg, "tuple.driver.flavor: recipe declares open, artifact 'drv' carries proprietary modules (/lib/modules/6.8.0/kernel/drivers/video/nvidia.ko: license=NVIDIA)");
-}
-
-static void test_check_driver_version(void **state)
-{
-	struct fx *f = *state;
-	ingot_error e = { 0 };
-
-	set_recipe(f, h100);
-	add_file(f, "lib/modules/6.8.0/kernel/drivers/video/nvidia.ko", "drv",
-		 "ko --name nvidia --version 580.82.07 --flavor open");
-	assert_int_equal(tuple_check_artifacts(&f->r, &f->t, &f->s, &e), -EINVAL);
-	assert_string_equal(e.msg, "tuple.driver.version: recipe declares 580.95.05, artifact 'drv' carries 580.82.07 (/lib/modules/6.8.0/kernel/drivers/video/nvidia.ko: version=580.82.07)");
-}
-
-static void test_check_no_evidence(void **state)
-{
-	struct fx *f = *state;
-	ingot_error e = { 0 };
-
-	/* the nccl artifact put no libnccl anywhere: an unverifiable claim */
-	set_recipe(f, h100);
-	add_file(f, "lib/modules/6.8.0/kernel/drivers/video/nvidia.ko", "drv",
-		 "ko --name nvidia --version 580.95.05 --flavor open");
-	add_file(f, "usr/lib/libnccl.so.2.27.7", "drv",
-		 "so --soname libnccl.so.2 --version-string 'NCCL version 2.27.7'");
-	assert_int_equal(tuple_check_artifacts(&f->r, &f->t, &f->s, &e), -EINVAL);
-	assert_string_equal(e.msg, "tuple.nccl.version: artifact 'nccl' carries no evidence of nccl 2.27.7 (see docs/tuple.md, \"Artifact checks\"); drop artifact: or fix the artifact");
 }
 
 static void test_check_deb(void **state)
@@ -377,16 +350,20 @@ static void test_check_deb(void **state)
 	f->a[0].kind = ART_DEB;
 	snprintf(cmd, sizeof(cmd), "mkdir -p '%s/fm/usr/bin' && echo x > '%s/fm/usr/bin/nv-fabricmanager'",
 		 f->dir, f->dir);
-	assert_int_equal(run(cmd), 0);
+	assert_int_equal(th_run(cmd), 0);
 	snprintf(cmd, sizeof(cmd), "deb --package nvidia-fabricmanager-580 --version 580.82.07-1 --root '%s/fm'",
 		 f->dir);
 	mkart(f, cmd, f->a[0].sha256);
+	/* before unpacking, the control member is not in the store */
+	assert_int_equal(tuple_check_artifacts(&f->r, &f->t, &f->s, &e), -ENOENT);
+	unpack_art(f, &f->a[0]);
 	assert_int_equal(tuple_check_artifacts(&f->r, &f->t, &f->s, &e), -EINVAL);
 	assert_string_equal(e.msg, "tuple.fabric-manager.version: recipe declares 580.95.05, artifact 'drv' carries 580.82.07 (control Version: 580.82.07-1)");
 
 	snprintf(cmd, sizeof(cmd), "deb --package nvidia-fabricmanager-580 --version 580.95.05-1 --root '%s/fm'",
 		 f->dir);
 	mkart(f, cmd, f->a[0].sha256);
+	unpack_art(f, &f->a[0]);
 	assert_int_equal(tuple_check_artifacts(&f->r, &f->t, &f->s, &e), 0);
 }
 
@@ -396,14 +373,8 @@ int main(void)
 		cmocka_unit_test(test_parse_good),
 		cmocka_unit_test(test_parse_errors),
 		cmocka_unit_test(test_json_roundtrip),
-		cmocka_unit_test_setup_teardown(test_check_ok, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_check_nccl_mismatch, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_check_nccl_renamed, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_check_nccl_cuda, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_check_cases, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_check_banner_boundary, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_check_driver, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_check_driver_version, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_check_no_evidence, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_check_deb, setup, teardown),
 	};
 	return cmocka_run_group_tests_name("tuple", tests, NULL, NULL);

@@ -23,6 +23,7 @@
 #include "lib/cleanup.h"
 #include "lib/digest.h"
 #include "lib/fileio.h"
+#include "helpers.h"
 
 /* One archive member: type f(ile) d(ir) l(symlink) h(ardlink) c b(devices). */
 struct m {
@@ -41,13 +42,7 @@ struct fx {
 static int setup(void **state)
 {
 	struct fx *f = calloc(1, sizeof(*f));
-	char root[128];
-	ingot_error e = { 0 };
-	strcpy(f->dir, "/tmp/ingot-unpack-XXXXXX");
-	if (!mkdtemp(f->dir))
-		return -1;
-	snprintf(root, sizeof(root), "%s/store", f->dir);
-	if (store_open(&f->s, root, &e) < 0)
+	if (!f || th_store_setup(f->dir, sizeof(f->dir), "unpack", &f->s) < 0)
 		return -1;
 	*state = f;
 	return 0;
@@ -56,13 +51,9 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	struct fx *f = *state;
-	char cmd[128];
-	store_close(&f->s);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f->dir);
-	if (system(cmd) != 0)
-		return -1;
+	int r = th_store_teardown(f->dir, &f->s);
 	free(f);
-	return 0;
+	return r;
 }
 
 static void add_members(struct archive *w, const struct m *ms, size_t n)
@@ -180,7 +171,7 @@ static void expect_refused(struct fx *f, const struct m *ms, size_t n, const cha
 	ingot_error e = { 0 };
 
 	artifact_for(f, p, ART_TAR, &a);
-	assert_true(unpack_list(&f->s, &a, &l, &st, &e) < 0);
+	assert_true(unpack_list(&f->s, &a, 0, &l, &st, &e) < 0);
 	if (strcmp(e.msg, msg))
 		fail_msg("expected: %s\ngot:      %s", msg, e.msg);
 	assert_int_equal(l.n, 0);
@@ -210,7 +201,7 @@ static void test_list_and_cache(void **state)
 	uint8_t d[32];
 
 	artifact_for(f, p, ART_TAR, &a);
-	assert_int_equal(unpack_list(&f->s, &a, &l, &st, &e), 0);
+	assert_int_equal(unpack_list(&f->s, &a, 0, &l, &st, &e), 0);
 	assert_false(st.cached);
 	assert_int_equal(l.n, 9);  /* "./" itself carries nothing */
 	assert_string_equal(l.v[0].path, "pkg");
@@ -220,33 +211,60 @@ static void test_list_and_cache(void **state)
 	assert_int_equal(t->uid, 0);
 	sha256_buf("#!/bin/sh\necho tool\n", 20, d);
 	assert_memory_equal(t->sha256, d, 32);
+	/* the bytes are in the artifact's pack, at the listed offset */
+	assert_true(t->loc.packed && t->loc.fresh);
+	assert_memory_equal(t->loc.pack, a.sha256, 32);
+	struct store_content sc;
+	char got[32];
+	assert_int_equal(store_content_open(&f->s, &t->loc, t->sha256, t->size, &sc, &e), 0);
+	assert_int_equal(store_content_read(&sc, got, sizeof(got)), 20);
+	assert_int_equal(store_content_read(&sc, got, sizeof(got)), 0);
+	store_content_close(&sc);
+	assert_memory_equal(got, "#!/bin/sh\necho tool\n", 20);
+	assert_false(store_has_blob(&f->s, d));
+	/* copied out of the pack only for a reader that needs a file */
+	_cleanup_free_ char *bp = NULL;
+	assert_int_equal(store_content_blob(&f->s, &t->loc, t->sha256, t->size, &bp, &e), 0);
 	assert_true(store_has_blob(&f->s, d));
 	struct tree_entry *h = tree_find(&l, "pkg/bin/tool2");
 	assert_int_equal(h->type, TREE_FILE);
 	assert_memory_equal(h->sha256, d, 32);
 	assert_int_equal(h->size, 20);
+	assert_int_equal(h->loc.off, t->loc.off);  /* a hardlink: the same bytes */
 	assert_string_equal(tree_find(&l, "pkg/lib/libx.so")->target, "libx.so.1");
 	assert_int_equal(tree_find(&l, "pkg/bin")->mode, 0750);
 
 	/* second time from unpacked/<sha>.json, same listing */
-	assert_int_equal(unpack_list(&f->s, &a, &l2, &st2, &e), 0);
+	assert_int_equal(unpack_list(&f->s, &a, 0, &l2, &st2, &e), 0);
 	assert_true(st2.cached);
 	assert_int_equal(st2.bytes, st.bytes);
-	assert_int_equal(l2.n, l.n);
-	for (size_t i = 0; i < l.n; i++) {
-		assert_string_equal(l.v[i].path, l2.v[i].path);
-		assert_int_equal(l.v[i].type, l2.v[i].type);
-		assert_int_equal(l.v[i].mode, l2.v[i].mode);
-		assert_memory_equal(l.v[i].sha256, l2.v[i].sha256, 32);
-	}
+	th_assert_trees_equal(&l, &l2);
+	assert_false(tree_find(&l2, "pkg/bin/tool")->loc.fresh);  /* re-hashed when imaged */
+	assert_int_equal(tree_find(&l2, "pkg/bin/tool")->loc.off, t->loc.off);
 	tree_free(&l2);
+
+	/* a short pack is not trusted either */
+	char pack[256];
+	hex_encode(a.sha256, 32, pack);
+	{
+		char pp[300];
+		snprintf(pp, sizeof(pp), "%s/unpacked/%s.pack", f->s.root, pack);
+		assert_int_equal(truncate(pp, 5), 0);
+	}
+	assert_int_equal(unpack_list(&f->s, &a, 0, &l2, &st2, &e), 0);
+	assert_false(st2.cached);
+	tree_free(&l2);
+
+	/* an entry limit: more entries than allowed is refused, cached or not */
+	assert_int_equal(unpack_list(&f->s, &a, 3, &l2, &st2, &e), -EFBIG);
+	assert_non_null(strstr(e.msg, "expected at most 3 entries"));
 
 	/* a damaged cache is not trusted: unpacked again */
 	char hex[65], cache[256];
 	hex_encode(a.sha256, 32, hex);
 	snprintf(cache, sizeof(cache), "%s/unpacked/%s.json", f->s.root, hex);
 	assert_int_equal(write_file_atomic(cache, "{\"schema\":", 10, 0644, &e), 0);
-	assert_int_equal(unpack_list(&f->s, &a, &l2, &st2, &e), 0);
+	assert_int_equal(unpack_list(&f->s, &a, 0, &l2, &st2, &e), 0);
 	assert_false(st2.cached);
 	assert_int_equal(l2.n, l.n);
 	tree_free(&l2);
@@ -309,7 +327,7 @@ static void apply_one(struct fx *f, const struct m *ms, size_t n, bool allow_dev
 
 	artifact_for(f, p, ART_TAR, &a);
 	a.allow_devices = allow_devices;
-	assert_int_equal(unpack_list(&f->s, &a, &l, &st, &e), 0);
+	assert_int_equal(unpack_list(&f->s, &a, 0, &l, &st, &e), 0);
 	assert_int_equal(unpack_apply(&a, &l, img, &e), want);
 	if (msg && strcmp(e.msg, msg))
 		fail_msg("expected: %s\ngot:      %s", msg, e.msg);
@@ -355,8 +373,8 @@ static void test_conflict_replace(void **state)
 	artifact_for(f, p1, ART_TAR, &a1);
 	artifact_for(f, p2, ART_TAR, &a2);
 	a2.name = "override";
-	assert_int_equal(unpack_list(&f->s, &a1, &l1, &st, &e), 0);
-	assert_int_equal(unpack_list(&f->s, &a2, &l2, &st, &e), 0);
+	assert_int_equal(unpack_list(&f->s, &a1, 0, &l1, &st, &e), 0);
+	assert_int_equal(unpack_list(&f->s, &a2, 0, &l2, &st, &e), 0);
 	tree_init(&img);
 	assert_int_equal(unpack_apply(&a1, &l1, &img, &e), 0);
 	assert_int_equal(unpack_apply(&a2, &l2, &img, &e), -EEXIST);
@@ -386,7 +404,7 @@ static void test_deb_and_formats(void **state)
 	ingot_error e = { 0 };
 
 	artifact_for(f, deb, ART_DEB, &a);
-	assert_int_equal(unpack_list(&f->s, &a, &l, &st, &e), 0);
+	assert_int_equal(unpack_list(&f->s, &a, 0, &l, &st, &e), 0);
 	assert_int_equal(l.n, 2);
 	assert_int_equal(tree_find(&l, "usr/bin/nvidia-ctk")->mode, 0755);
 	assert_int_equal(st.bytes, 10);
@@ -394,11 +412,11 @@ static void test_deb_and_formats(void **state)
 
 	/* the same bytes listed as a tar are not a tar */
 	artifact_for(f, deb, ART_TAR, &a);
-	assert_true(unpack_list(&f->s, &a, &l, &st, &e) < 0);
+	assert_true(unpack_list(&f->s, &a, 0, &l, &st, &e) < 0);
 	assert_non_null(strstr(e.msg, "art: "));
 	/* a tar declared as deb is not a Debian package */
 	artifact_for(f, notdeb, ART_DEB, &a);
-	assert_true(unpack_list(&f->s, &a, &l, &st, &e) < 0);
+	assert_true(unpack_list(&f->s, &a, 0, &l, &st, &e) < 0);
 	assert_non_null(strstr(e.msg, "expected a Debian package"));
 }
 
@@ -410,7 +428,7 @@ static int stage(struct fx *f, const char *yaml, unsigned workers, struct tree *
 	size_t cached;
 	int rc = recipe_load_buf("w.yaml", f->dir, yaml, strlen(yaml), NULL, &r, e);
 	assert_int_equal(rc, 0);
-	rc = build_stage_tree(r, &f->s, workers, NULL, NULL, t, &cached, e);
+	rc = build_stage_tree(r, &f->s, workers, 0, NULL, NULL, t, &cached, NULL, e);
 	recipe_free(r);
 	return rc;
 }
@@ -441,13 +459,7 @@ static void test_workers(void **state)
 	assert_int_equal(stage(f, yaml, 1, &t1, &e1), 0);
 	assert_int_equal(stage(f, yaml, 8, &t8, &e8), 0);
 	assert_int_equal(t1.n, 8 + 3 + 3);
-	assert_int_equal(t1.n, t8.n);
-	for (size_t i = 0; i < t1.n; i++) {
-		assert_string_equal(t1.v[i].path, t8.v[i].path);
-		assert_string_equal(t1.v[i].origin, t8.v[i].origin);
-		assert_int_equal(t1.v[i].mode, t8.v[i].mode);
-		assert_memory_equal(t1.v[i].sha256, t8.v[i].sha256, 32);
-	}
+	th_assert_trees_equal(&t1, &t8);
 	tree_free(&t1);
 	tree_free(&t8);
 

@@ -1,0 +1,478 @@
+/* Compressed-block cache (see blockcache.h). */
+#include "builder/blockcache.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <openssl/evp.h>
+
+#include "lib/cleanup.h"
+#include "lib/digest.h"
+#include "lib/fileio.h"
+
+#define IDX_MAGIC "ingot-blocks-v1"   /* 16 bytes with its NUL */
+#define IDX_HEAD 16
+#define IDX_REC 80                     /* key 32, digest 32, off 8, len 4, reserved 4 */
+#define PROBE_SIZE 65536
+#define MAX_SEGMENTS 1024              /* fds held open while a build runs */
+
+struct bc_entry {
+	uint8_t key[32];
+	uint8_t digest[32];   /* sha256 of the compressed bytes */
+	uint64_t off;
+	uint32_t len;         /* 0: the compressor declined (block stored raw) */
+	uint32_t seg;
+};
+
+struct block_cache {
+	char *dir;            /* STORE/blocks/<compressor id> */
+	const struct store *s;
+	uint8_t cid[32];      /* compressor identity, part of every key */
+	/* loaded segments: read-only while the build runs, so lookups from
+	 * worker threads need no lock */
+	struct bc_entry *v;
+	size_t n;
+	size_t *slots;        /* open addressing, index + 1 */
+	size_t cap;
+	int *seg_fd;
+	size_t n_seg;
+	/* this build's segment, appended under lock */
+	pthread_mutex_t lock;
+	int new_fd;
+	char *new_tmp;
+	uint64_t new_off;
+	struct bc_entry *nv;
+	size_t nn, nalloc;
+	int new_err;          /* first write error: the segment is dropped */
+	atomic_ullong hits, misses, damaged;
+};
+
+struct ccmp {
+	sqfs_compressor_t base;
+	sqfs_compressor_t *inner;
+	struct block_cache *bc;
+};
+
+static void put_le(uint8_t *p, uint64_t v, int n) { for (int i = 0; i < n; i++) p[i] = (uint8_t)(v >> (8 * i)); }
+static uint64_t get_le(const uint8_t *p, int n) { uint64_t v = 0; for (int i = n - 1; i >= 0; i--) v = v << 8 | p[i]; return v; }
+
+static size_t *slot_for(struct block_cache *bc, const uint8_t key[32])
+{
+	size_t h = (size_t)get_le(key, 8), m = bc->cap - 1;
+	for (size_t i = h & m;; i = (i + 1) & m) {
+		size_t *s = &bc->slots[i];
+		if (!*s || !memcmp(bc->v[*s - 1].key, key, 32))
+			return s;
+	}
+}
+
+static const struct bc_entry *lookup(struct block_cache *bc, const uint8_t key[32])
+{
+	size_t *s;
+	if (!bc->cap)
+		return NULL;
+	s = slot_for(bc, key);
+	return *s ? &bc->v[*s - 1] : NULL;
+}
+
+static int add_loaded(struct block_cache *bc, const struct bc_entry *ent, size_t *alloc)
+{
+	size_t *s;
+	if (bc->n == *alloc) {
+		size_t na = *alloc ? *alloc * 2 : 1024;
+		struct bc_entry *nv = realloc(bc->v, na * sizeof(*nv));
+		if (!nv)
+			return -ENOMEM;
+		bc->v = nv;
+		*alloc = na;
+	}
+	if ((bc->n + 1) * 2 > bc->cap) {
+		size_t nc = bc->cap ? bc->cap * 2 : 4096;
+		size_t *ns = calloc(nc, sizeof(*ns));
+		if (!ns)
+			return -ENOMEM;
+		free(bc->slots);
+		bc->slots = ns;
+		bc->cap = nc;
+		for (size_t i = 0; i < bc->n; i++)
+			*slot_for(bc, bc->v[i].key) = i + 1;
+	}
+	s = slot_for(bc, ent->key);
+	if (*s)
+		return 0;       /* the same block in two segments: first wins */
+	bc->v[bc->n] = *ent;
+	*s = ++bc->n;
+	return 0;
+}
+
+/* Settings and observed behaviour: the same settings under a library that
+ * compresses differently must not share entries. */
+static int compressor_id(sqfs_compressor_t *cmp, uint8_t cid[32], ingot_error *e)
+{
+	sqfs_compressor_config_t cfg;
+	_cleanup_free_ uint8_t *probe = malloc(PROBE_SIZE), *out = malloc(PROBE_SIZE);
+	EVP_MD_CTX *d = EVP_MD_CTX_new();
+	uint8_t head[16];
+	uint32_t x = 2463534242u;
+	sqfs_s32 n;
+	int ok;
+
+	if (!probe || !out || !d) {
+		EVP_MD_CTX_free(d);
+		return ingot_fail(e, -ENOMEM, "out of memory");
+	}
+	memset(&cfg, 0, sizeof(cfg));
+	cmp->get_configuration(cmp, &cfg);
+	/* half text-like, half noise: both paths of a compressor */
+	for (size_t i = 0; i < PROBE_SIZE / 2; i++)
+		probe[i] = (uint8_t)"ingot compressor probe block\n"[i % 29];
+	for (size_t i = PROBE_SIZE / 2; i < PROBE_SIZE; i++) {
+		x ^= x << 13; x ^= x >> 17; x ^= x << 5;
+		probe[i] = (uint8_t)x;
+	}
+	n = cmp->do_block(cmp, probe, PROBE_SIZE, out, PROBE_SIZE);
+	if (n < 0) {
+		EVP_MD_CTX_free(d);
+		return ingot_fail(e, -EIO, "block cache: probe compression failed (%d)", (int)n);
+	}
+	put_le(head, cfg.id, 2);
+	put_le(head + 2, cfg.flags, 2);
+	put_le(head + 4, cfg.block_size, 4);
+	put_le(head + 8, cfg.level, 4);
+	put_le(head + 12, (uint32_t)n, 4);
+	ok = EVP_DigestInit_ex(d, EVP_sha256(), NULL) && EVP_DigestUpdate(d, IDX_MAGIC, sizeof(IDX_MAGIC)) &&
+	     EVP_DigestUpdate(d, head, sizeof(head)) && EVP_DigestUpdate(d, &cfg.opt, sizeof(cfg.opt)) &&
+	     EVP_DigestUpdate(d, out, (size_t)n) && EVP_DigestFinal_ex(d, cid, NULL);
+	EVP_MD_CTX_free(d);
+	return ok ? 0 : ingot_fail(e, -EIO, "sha256 failed");
+}
+
+static int load_segment(struct block_cache *bc, const char *name, size_t *alloc)
+{
+	_cleanup_free_ char *idx = NULL, *data = NULL, *buf = NULL;
+	size_t len = 0, nl = strlen(name);
+	struct stat st;
+	ingot_error ie = { 0 };
+	int fd;
+
+	if (bc->n_seg >= MAX_SEGMENTS)
+		return 0;
+	if (asprintf(&idx, "%s/%s", bc->dir, name) < 0 ||
+	    asprintf(&data, "%s/%.*s.data", bc->dir, (int)(nl - 4), name) < 0)
+		return -ENOMEM;
+	if (read_file(idx, (size_t)1 << 30, &buf, &len, &ie) < 0 || len < IDX_HEAD ||
+	    memcmp(buf, IDX_MAGIC, IDX_HEAD) || (len - IDX_HEAD) % IDX_REC)
+		return 0;       /* not ours or damaged: ignored, never trusted */
+	fd = open(data, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	if (fstat(fd, &st) < 0) {
+		close(fd);
+		return 0;
+	}
+	bc->seg_fd[bc->n_seg] = fd;
+	for (size_t p = IDX_HEAD; p < len; p += IDX_REC) {
+		const uint8_t *rec = (const uint8_t *)buf + p;
+		struct bc_entry ent = { .seg = (uint32_t)bc->n_seg };
+		memcpy(ent.key, rec, 32);
+		memcpy(ent.digest, rec + 32, 32);
+		ent.off = get_le(rec + 64, 8);
+		ent.len = (uint32_t)get_le(rec + 72, 4);
+		if (ent.off > (uint64_t)st.st_size || ent.len > (uint64_t)st.st_size - ent.off)
+			continue;
+		if (add_loaded(bc, &ent, alloc) < 0)
+			return -ENOMEM;
+	}
+	bc->n_seg++;
+	return 0;
+}
+
+bool block_cache_pays(const sqfs_compressor_config_t *cfg)
+{
+	switch (cfg->id) {
+	case SQFS_COMP_LZ4:
+		return false;
+	case SQFS_COMP_ZSTD:
+		return cfg->level >= 6;
+	default:                /* gzip, xz, lzma: tens of MB/s */
+		return true;
+	}
+}
+
+int block_cache_open(const struct store *s, sqfs_compressor_t *cmp, struct block_cache **out,
+		     ingot_error *e)
+{
+	struct block_cache *bc = calloc(1, sizeof(*bc));
+	char hex[SHA256_HEX_LEN + 1];
+	struct dirent **names = NULL;
+	size_t alloc = 0;
+	int n, r = 0;
+
+	*out = NULL;
+	if (!bc)
+		return ingot_fail(e, -ENOMEM, "out of memory");
+	bc->s = s;
+	bc->new_fd = -1;
+	pthread_mutex_init(&bc->lock, NULL);
+	if ((r = compressor_id(cmp, bc->cid, e)) < 0)
+		goto fail;
+	hex_encode(bc->cid, 16, hex);
+	if (asprintf(&bc->dir, "%s/blocks/%.32s", s->root, hex) < 0) {
+		bc->dir = NULL;
+		r = ingot_fail(e, -ENOMEM, "out of memory");
+		goto fail;
+	}
+	if ((r = mkdir_p(bc->dir, 0755, e)) < 0)
+		goto fail;
+	bc->seg_fd = calloc(MAX_SEGMENTS, sizeof(int));
+	if (!bc->seg_fd) {
+		r = ingot_fail(e, -ENOMEM, "out of memory");
+		goto fail;
+	}
+	/* sorted: which segment wins a duplicate is the same every time */
+	n = scandir(bc->dir, &names, NULL, alphasort);
+	if (n < 0) {
+		r = ingot_fail(e, -errno, "%s: %s", bc->dir, strerror(errno));
+		goto fail;
+	}
+	for (int i = 0; i < n; i++) {
+		size_t l = strlen(names[i]->d_name);
+		if (r >= 0 && l > 4 && !strcmp(names[i]->d_name + l - 4, ".idx"))
+			r = load_segment(bc, names[i]->d_name, &alloc);
+		free(names[i]);
+	}
+	free(names);
+	if (r < 0) {
+		r = ingot_fail(e, r, "block cache %s: out of memory", bc->dir);
+		goto fail;
+	}
+	*out = bc;
+	return 0;
+fail:
+	block_cache_close(bc);
+	return r;
+}
+
+static int key_for(const struct block_cache *bc, const uint8_t *in, uint32_t size, uint8_t key[32])
+{
+	EVP_MD_CTX *d = EVP_MD_CTX_new();
+	uint8_t sz[4];
+	int ok;
+
+	put_le(sz, size, 4);
+	ok = d && EVP_DigestInit_ex(d, EVP_sha256(), NULL) && EVP_DigestUpdate(d, bc->cid, 32) &&
+	     EVP_DigestUpdate(d, sz, 4) && EVP_DigestUpdate(d, in, size) && EVP_DigestFinal_ex(d, key, NULL);
+	EVP_MD_CTX_free(d);
+	return ok ? 0 : -ENOMEM;
+}
+
+static void record(struct block_cache *bc, const uint8_t key[32], const uint8_t *out, sqfs_s32 n)
+{
+	struct bc_entry ent = { .len = (uint32_t)n };
+	ingot_error ie = { 0 };
+
+	memcpy(ent.key, key, 32);
+	if (n > 0)
+		sha256_buf(out, (size_t)n, ent.digest);
+	pthread_mutex_lock(&bc->lock);
+	if (bc->new_err)
+		goto out;
+	if (bc->new_fd < 0 && (bc->new_fd = store_tmp_create(bc->s, "blocks", &bc->new_tmp, &ie)) < 0) {
+		bc->new_err = bc->new_fd;
+		goto out;
+	}
+	if (bc->nn == bc->nalloc) {
+		size_t na = bc->nalloc ? bc->nalloc * 2 : 1024;
+		struct bc_entry *nv = realloc(bc->nv, na * sizeof(*nv));
+		if (!nv) {
+			bc->new_err = -ENOMEM;
+			goto out;
+		}
+		bc->nv = nv;
+		bc->nalloc = na;
+	}
+	ent.off = bc->new_off;
+	if (n > 0) {
+		int r = write_all(bc->new_fd, out, (size_t)n);
+		if (r < 0) {
+			bc->new_err = r;
+			goto out;
+		}
+		bc->new_off += (uint64_t)n;
+	}
+	bc->nv[bc->nn++] = ent;
+out:
+	pthread_mutex_unlock(&bc->lock);
+}
+
+static sqfs_s32 cached_do_block(sqfs_compressor_t *base, const sqfs_u8 *in, sqfs_u32 size,
+				sqfs_u8 *out, sqfs_u32 outsize)
+{
+	struct ccmp *c = (struct ccmp *)base;
+	struct block_cache *bc = c->bc;
+	const struct bc_entry *h;
+	uint8_t key[32], got[32];
+	sqfs_s32 n;
+
+	if (key_for(bc, in, size, key) < 0)
+		return c->inner->do_block(c->inner, in, size, out, outsize);
+	h = lookup(bc, key);
+	if (h && h->len <= outsize) {
+		if (h->len == 0) {
+			atomic_fetch_add(&bc->hits, 1);
+			return 0;
+		}
+		if (pread_all(bc->seg_fd[h->seg], out, h->len, h->off) == 0) {
+			sha256_buf(out, h->len, got);
+			if (!memcmp(got, h->digest, 32)) {
+				atomic_fetch_add(&bc->hits, 1);
+				return (sqfs_s32)h->len;
+			}
+		}
+		atomic_fetch_add(&bc->damaged, 1);
+	}
+	atomic_fetch_add(&bc->misses, 1);
+	n = c->inner->do_block(c->inner, in, size, out, outsize);
+	if (n >= 0)
+		record(bc, key, out, n);
+	return n;
+}
+
+static void ccmp_get_configuration(const sqfs_compressor_t *base, sqfs_compressor_config_t *cfg)
+{
+	const struct ccmp *c = (const struct ccmp *)base;
+	c->inner->get_configuration(c->inner, cfg);
+}
+
+static int ccmp_write_options(sqfs_compressor_t *base, sqfs_file_t *file)
+{
+	struct ccmp *c = (struct ccmp *)base;
+	return c->inner->write_options(c->inner, file);
+}
+
+static int ccmp_read_options(sqfs_compressor_t *base, sqfs_file_t *file)
+{
+	struct ccmp *c = (struct ccmp *)base;
+	return c->inner->read_options(c->inner, file);
+}
+
+static void ccmp_destroy(sqfs_object_t *obj)
+{
+	struct ccmp *c = (struct ccmp *)obj;
+	sqfs_destroy(c->inner);
+	free(c);
+}
+
+static sqfs_object_t *ccmp_copy(const sqfs_object_t *obj)
+{
+	const struct ccmp *c = (const struct ccmp *)obj;
+	return (sqfs_object_t *)block_cache_wrap(c->bc, c->inner);
+}
+
+
+static sqfs_compressor_t *wrap_owned(struct block_cache *bc, sqfs_compressor_t *inner)
+{
+	struct ccmp *c = calloc(1, sizeof(*c));
+	if (!c) {
+		sqfs_destroy(inner);
+		return NULL;
+	}
+	c->inner = inner;
+	c->bc = bc;
+	c->base.base.destroy = ccmp_destroy;
+	c->base.base.copy = ccmp_copy;
+	c->base.get_configuration = ccmp_get_configuration;
+	c->base.write_options = ccmp_write_options;
+	c->base.read_options = ccmp_read_options;
+	c->base.do_block = cached_do_block;
+	return &c->base;
+}
+
+sqfs_compressor_t *block_cache_wrap(struct block_cache *bc, sqfs_compressor_t *inner)
+{
+	sqfs_compressor_t *copy = sqfs_copy(inner);
+	return copy ? wrap_owned(bc, copy) : NULL;
+}
+
+int block_cache_commit(struct block_cache *bc, ingot_error *e)
+{
+	_cleanup_free_ char *idx_tmp = NULL, *base = NULL, *data = NULL, *idx = NULL;
+	_cleanup_free_ uint8_t *buf = NULL;
+	struct timespec ts;
+	size_t len;
+	int fd, r;
+
+	if (bc->new_err) {
+		/* the cache is an optimisation: a segment that could not be
+		 * written is dropped, the build stands */
+		return 0;
+	}
+	if (bc->new_fd < 0)
+		return 0;
+	len = IDX_HEAD + bc->nn * IDX_REC;
+	if (!(buf = calloc(1, len)))
+		return ingot_fail(e, -ENOMEM, "out of memory");
+	memcpy(buf, IDX_MAGIC, IDX_HEAD);
+	for (size_t i = 0; i < bc->nn; i++) {
+		uint8_t *rec = buf + IDX_HEAD + i * IDX_REC;
+		memcpy(rec, bc->nv[i].key, 32);
+		memcpy(rec + 32, bc->nv[i].digest, 32);
+		put_le(rec + 64, bc->nv[i].off, 8);
+		put_le(rec + 72, bc->nv[i].len, 4);
+	}
+	clock_gettime(CLOCK_REALTIME, &ts);
+	/* names sort by time: older segments win duplicates */
+	if (asprintf(&base, "%s/%016llx-%ld", bc->dir,
+		     (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec,
+		     (long)getpid()) < 0 ||
+	    asprintf(&data, "%s.data", base) < 0 || asprintf(&idx, "%s.idx", base) < 0)
+		return ingot_fail(e, -ENOMEM, "out of memory");
+	r = store_tmp_commit(bc->s, bc->new_fd, &bc->new_tmp, data, e);
+	bc->new_fd = -1;
+	if (r < 0)
+		return r;
+	if ((fd = store_tmp_create(bc->s, "blocks-idx", &idx_tmp, e)) < 0)
+		return fd;
+	if ((r = write_all(fd, buf, len)) < 0) {
+		close(fd);
+		unlink(idx_tmp);
+		return ingot_fail(e, r, "%s: write failed: %s", idx_tmp, strerror(-r));
+	}
+	return store_tmp_commit(bc->s, fd, &idx_tmp, idx, e);
+}
+
+void block_cache_stats(const struct block_cache *bc, struct block_cache_stats *st)
+{
+	st->hits = atomic_load(&((struct block_cache *)bc)->hits);
+	st->misses = atomic_load(&((struct block_cache *)bc)->misses);
+	st->damaged = atomic_load(&((struct block_cache *)bc)->damaged);
+}
+
+void block_cache_close(struct block_cache *bc)
+{
+	if (!bc)
+		return;
+	for (size_t i = 0; i < bc->n_seg; i++)
+		close(bc->seg_fd[i]);
+	if (bc->new_fd >= 0)
+		close(bc->new_fd);
+	if (bc->new_tmp)
+		unlink(bc->new_tmp);
+	free(bc->new_tmp);
+	free(bc->seg_fd);
+	free(bc->v);
+	free(bc->slots);
+	free(bc->nv);
+	free(bc->dir);
+	pthread_mutex_destroy(&bc->lock);
+	free(bc);
+}
