@@ -5,11 +5,15 @@ Times, in the same run and alternating between tools every round,
 ingot's build against mksquashfs and gensquashfs, its image writer alone
 (tests/tools/sqfs-from-dir), its one-pass sha256 + dm-verity against
 sha256sum + veritysetup, signing and verifying against openssl pkeyutl, a
-node check, and a warm rebuild after one artifact changed.  Medians over
-BENCH_ROUNDS rounds; peak RSS of every process from GNU time (what
+node check, and a warm rebuild after one artifact changed; the same cold
+build and rebuild at BENCH_REBUILD_LEVEL (where the compressed-block cache
+is used) against gensquashfs at that level; and the cold build against the
+standard pipeline (sha256sum -c, tar -x, gensquashfs, veritysetup format).
+Medians over BENCH_ROUNDS rounds (BENCH_REBUILD_ROUNDS for the
+BENCH_REBUILD_LEVEL rows); peak RSS of every process from GNU time (what
 `time -v` reports as "Maximum resident set size").  Prints a table and
 writes bench/results.json."""
-import hashlib, json, os, platform, shutil, statistics, subprocess, sys, time
+import hashlib, json, os, platform, re, shutil, statistics, subprocess, sys, time
 
 SRC = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BUILD = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build")
@@ -20,6 +24,13 @@ ROUNDS = int(os.environ.get("BENCH_ROUNDS", "3"))
 LEVEL = int(os.environ.get("BENCH_LEVEL", "3"))
 BLOCK = int(os.environ.get("BENCH_BLOCK", "131072"))
 JOBS = int(os.environ.get("BENCH_JOBS", "2"))
+# The block cache is used only when compression is slower than hashing
+# (zstd >= 6): the level-3 rows cannot show it, these do.
+REBUILD_LEVEL = int(os.environ.get("BENCH_REBUILD_LEVEL", "19"))
+REBUILD_ROUNDS = int(os.environ.get("BENCH_REBUILD_ROUNDS", "1"))
+# No cold-build limit is fixed elsewhere: "no slower than the reference".
+COLD_TARGET = float(os.environ.get("BENCH_COLD_TARGET", "1.0"))
+L2 = f"l{REBUILD_LEVEL}"
 GNU_TIME = "/usr/bin/time"
 SMALL_REPS = int(os.environ.get("BENCH_SMALL_REPS", "15"))
 WORK = os.path.abspath(os.environ.get("BENCH_WORK", os.path.join(BUILD, "bench")))
@@ -62,21 +73,83 @@ def sha256sum(path):
     return run(["sha256sum", path])[2].split()[0]
 
 
+def build_summary(text):
+    """The cache counts from `ingot build`'s summary: they show whether a
+    warm rebuild really reused the store (artifacts) and the block cache."""
+    d = {}
+    m = re.search(r"^artifacts\s+(\d+) \((\d+) from cache\)$", text, re.M)
+    if m:
+        d["artifacts"], d["artifacts_from_cache"] = int(m[1]), int(m[2])
+    m = re.search(r"^blocks\s+(\d+) compressed, (\d+) from the block cache$", text, re.M)
+    if m:
+        d["blocks_compressed"], d["blocks_from_block_cache"] = int(m[1]), int(m[2])
+    return d
+
+
+def recipe_artifacts(path):
+    """The artifacts of a generated bench recipe (name, kind, source, sha256,
+    dest, strip-components): enough for the standard pipeline to lay them
+    out as ingot does.  Any other field would change the layout in ways
+    tar -x does not reproduce, so it is refused."""
+    arts, inside = [], False
+    for n, line in enumerate(open(path), 1):
+        if line.rstrip() == "artifacts:":
+            inside = True
+            continue
+        if not inside or not line.strip():
+            continue
+        if not line.startswith(" "):
+            break
+        m = re.match(r"^  (- |  )([a-z0-9-]+):\s*(.*?)\s*$", line)
+        if not m:
+            raise SystemExit(f"bench: {path}:{n}: artifacts: expected 'key: value', got {line.strip()!r}")
+        if m[1] == "- ":
+            arts.append({"dest": "/", "strip-components": "0"})
+        arts[-1][m[2]] = m[3].strip('"')
+    base = os.path.dirname(os.path.abspath(path))
+    for a in arts:
+        extra = set(a) - {"name", "kind", "source", "sha256", "dest", "strip-components"}
+        if extra:
+            raise SystemExit(f"bench: {path}: artifact {a.get('name')}: {', '.join(sorted(extra))}: expected only "
+                             "name, kind, source, sha256, dest, strip-components (the others tar -x cannot mimic)")
+        if a.get("kind") != "tar" or "source" not in a or "sha256" not in a:
+            raise SystemExit(f"bench: {path}: artifact {a.get('name')}: expected kind tar with source and sha256")
+        a["source"] = os.path.join(base, a["source"])
+    return arts
+
+
+def relevel(src, dst, level):
+    """Write recipe src as dst with its compression level replaced."""
+    text, n = re.subn(r"^(  level: )\d+$", rf"\g<1>{level}", open(src).read(), flags=re.M)
+    if n != 1:
+        raise SystemExit(f"bench: {src}: compression.level: expected one '  level: N' line, found {n}")
+    with open(dst, "w") as f:
+        f.write(text)
+
+
 class Series:
     def __init__(self):
-        self.t, self.rss, self.size = [], [], []
+        self.t, self.rss, self.size, self.parts, self.info = [], [], [], {}, {}
 
-    def add(self, secs, rss, size=None):
+    def add(self, secs, rss, size=None, parts=None, info=None):
         self.t.append(secs)
         self.rss.append(rss)
         if size is not None:
             self.size.append(size)
+        for k, v in (parts or {}).items():
+            self.parts.setdefault(k, []).append(v)
+        if info:
+            self.info = info
 
     def summary(self):
         d = {"median_s": round(statistics.median(self.t), 4), "runs_s": [round(x, 4) for x in self.t],
              "max_rss_kib": max(self.rss)}
         if self.size:
             d["size_bytes"] = self.size[-1]
+        if self.parts:
+            d["steps_median_s"] = {k: round(statistics.median(v), 4) for k, v in self.parts.items()}
+        if self.info:
+            d["build_summary"] = self.info
         return d
 
 
@@ -88,6 +161,8 @@ def main():
             raise SystemExit(f"bench: {tool} not found (scripts/deps.sh installs it)")
     if not os.access(INGOT, os.X_OK):
         raise SystemExit(f"bench: {INGOT} not built (make BUILD=...)")
+    if ROUNDS < 1 or REBUILD_ROUNDS < 0:
+        raise SystemExit("bench: BENCH_ROUNDS: expected >= 1; BENCH_REBUILD_ROUNDS: expected >= 0")
     os.makedirs(WORK, exist_ok=True)
     data = os.path.join(WORK, f"data-{SIZE_MB}")
     stamp = os.path.join(data, ".done")
@@ -103,22 +178,41 @@ def main():
     out = os.path.join(WORK, "out")
     rm(out)
     os.makedirs(out)
-    s = {k: Series() for k in ("ingot_build_cold", "ingot_rebuild_one_changed", "mksquashfs", "gensquashfs",
-                               "ingot_image_writer", "ingot_sha256_verity", "sha256sum", "veritysetup_format")}
+    # Written every run (cheap), so they always follow bench.yaml.
+    for v in ("bench", "bench-v2"):
+        relevel(os.path.join(data, f"{v}.yaml"), os.path.join(data, f"{v}-{L2}.yaml"), REBUILD_LEVEL)
+    arts = recipe_artifacts(os.path.join(data, "bench.yaml"))
+    sums = os.path.join(out, "SHA256SUMS")
+    with open(sums, "w") as f:
+        f.writelines(f"{a['sha256']}  {a['source']}\n" for a in arts)
+    s = {k: Series() for k in ("ingot_build_cold", "ingot_rebuild_one_changed", f"ingot_build_cold_{L2}",
+                               f"ingot_rebuild_one_changed_{L2}", "mksquashfs", "gensquashfs", f"gensquashfs_{L2}",
+                               "std_pipeline", "ingot_image_writer", "ingot_sha256_verity", "sha256sum",
+                               "veritysetup_format")}
     have_writer = os.access(SQFS_FROM_DIR, os.X_OK)
     ingot_img = os.path.join(out, "ingot", "bench.sqfs")
 
-    def do_ingot():
-        store = os.path.join(out, "store")
+    def ingot_pair(sfx):
+        """Cold build into a fresh store, then the rebuild after one artifact
+        changed (one Python file patched) with the same, now warm, store."""
+        v = f"-{L2}" if sfx else ""
+        store = os.path.join(out, "store" + v)
         rm(store)
-        rm(os.path.join(out, "ingot"))
-        secs, rss, _ = run([INGOT, "build", os.path.join(data, "bench.yaml"), "-o", os.path.join(out, "ingot"),
-                            "--store", store, "-j", str(JOBS), "--no-lint", "-q"])
-        s["ingot_build_cold"].add(secs, rss, os.path.getsize(ingot_img))
-        # One artifact changed (one Python file patched), same store: warm.
-        secs, rss, _ = run([INGOT, "build", os.path.join(data, "bench-v2.yaml"), "-o", os.path.join(out, "ingot-v2"),
-                            "--store", store, "-j", str(JOBS), "--no-lint", "-q"])
-        s["ingot_rebuild_one_changed"].add(secs, rss)
+        rm(os.path.join(out, "ingot" + v))
+        # Without -q: the summary's cache counts are recorded.
+        secs, rss, o = run([INGOT, "build", os.path.join(data, f"bench{v}.yaml"), "-o", os.path.join(out, "ingot" + v),
+                            "--store", store, "-j", str(JOBS), "--no-lint"])
+        s["ingot_build_cold" + sfx].add(secs, rss, os.path.getsize(os.path.join(out, "ingot" + v, "bench.sqfs")),
+                                        info=build_summary(o))
+        secs, rss, o = run([INGOT, "build", os.path.join(data, f"bench-v2{v}.yaml"), "-o",
+                            os.path.join(out, "ingot-v2" + v), "--store", store, "-j", str(JOBS), "--no-lint"])
+        s["ingot_rebuild_one_changed" + sfx].add(secs, rss, info=build_summary(o))
+
+    def do_ingot():
+        ingot_pair("")
+
+    def do_ingot_l2():
+        ingot_pair("_" + L2)
 
     def do_mksquashfs():
         img = os.path.join(out, "mksquashfs.sqfs")
@@ -128,13 +222,50 @@ def main():
                             str(EPOCH), "-processors", str(JOBS), "-noappend", "-quiet", "-no-progress"])
         s["mksquashfs"].add(secs, rss, os.path.getsize(img))
 
+    def gensquashfs(src, img, level):
+        rm(img)
+        return run(["gensquashfs", "--pack-dir", src, "--compressor", "zstd", "--comp-extra",
+                    f"level={level}", "--block-size", str(BLOCK), "--num-jobs", str(JOBS),
+                    "--all-root", "--defaults", f"mtime={EPOCH}", "--force", "--quiet", img])[:2]
+
     def do_gensquashfs():
         img = os.path.join(out, "gensquashfs.sqfs")
-        rm(img)
-        secs, rss, _ = run(["gensquashfs", "--pack-dir", tree, "--compressor", "zstd", "--comp-extra",
-                            f"level={LEVEL}", "--block-size", str(BLOCK), "--num-jobs", str(JOBS),
-                            "--all-root", "--defaults", f"mtime={EPOCH}", "--force", "--quiet", img])
-        s["gensquashfs"].add(secs, rss, os.path.getsize(img))
+        s["gensquashfs"].add(*gensquashfs(tree, img, LEVEL), os.path.getsize(img))
+
+    def do_gensquashfs_l2():
+        img = os.path.join(out, f"gensquashfs-{L2}.sqfs")
+        s[f"gensquashfs_{L2}"].add(*gensquashfs(tree, img, REBUILD_LEVEL), os.path.getsize(img))
+
+    def do_std():
+        """The standard pipeline from the same pinned artifacts to an image
+        and its hash tree: check the pins, unpack in recipe order into a
+        fresh directory, pack, format the hash tree.  Each step is its own
+        process; the series time is their sum (mkdir and rm are untimed)."""
+        d = os.path.join(out, "std")
+        rm(d)
+        os.makedirs(d)
+        root = os.path.join(d, "tree")
+        img, hashf = os.path.join(d, "std.sqfs"), os.path.join(d, "std.verity")
+        steps = {"sha256sum_c": run(["sha256sum", "-c", "--quiet", "--strict", sums])[:2]}
+        t = r = 0
+        for a in arts:
+            dest = os.path.join(root, a["dest"].lstrip("/"))
+            os.makedirs(dest, exist_ok=True)
+            argv = ["tar", "-x", "-f", a["source"], "-C", dest]
+            if a["source"].endswith(".gz"):
+                argv.insert(2, "-z")
+            if a["strip-components"] != "0":
+                argv.append(f"--strip-components={a['strip-components']}")
+            secs, rss = run(argv)[:2]
+            t, r = t + secs, max(r, rss)
+        steps["tar_x"] = (t, r)
+        steps["gensquashfs"] = gensquashfs(root, img, LEVEL)
+        steps["veritysetup_format"] = run(["veritysetup", "format", img, hashf, "--hash", "sha256",
+                                           "--data-block-size", "4096", "--hash-block-size", "4096"])[:2]
+        s["std_pipeline"].add(sum(v[0] for v in steps.values()), max(v[1] for v in steps.values()),
+                              os.path.getsize(img), parts={k: v[0] for k, v in steps.items()})
+        std_img.append(img)
+        rm(root)
 
     def do_writer():
         if not have_writer:
@@ -160,20 +291,31 @@ def main():
                             "--data-block-size", "4096", "--hash-block-size", "4096"])
         s["veritysetup_format"].add(secs, rss)
 
-    steps = [do_ingot, do_mksquashfs, do_gensquashfs, do_writer]
-    for r in range(ROUNDS):
-        order = steps[r % len(steps):] + steps[:r % len(steps)]   # rotate: no tool always goes first
-        log(f"bench: round {r + 1}/{ROUNDS}: " + ", ".join(f.__name__[3:] for f in order))
+    std_img = []
+    do_ingot_l2.__name__, do_gensquashfs_l2.__name__ = f"do_ingot_{L2}", f"do_gensquashfs_{L2}"
+    steps = [do_ingot, do_ingot_l2, do_mksquashfs, do_gensquashfs, do_gensquashfs_l2, do_writer, do_std]
+    slow = (do_ingot_l2, do_gensquashfs_l2)   # BENCH_REBUILD_ROUNDS rounds, the rest BENCH_ROUNDS
+    nrounds = max(ROUNDS, REBUILD_ROUNDS)
+    for r in range(nrounds):
+        act = [f for f in steps if r < (REBUILD_ROUNDS if f in slow else ROUNDS)]
+        order = act[r % len(act):] + act[:r % len(act)]   # rotate: no tool always goes first
+        log(f"bench: round {r + 1}/{nrounds}: " + ", ".join(f.__name__[3:] for f in order))
         for f in order:
             f()
-        do_verity_tools()
+        if r < ROUNDS:
+            do_verity_tools()
+    # Same tree, same settings: the pipeline's image must be gensquashfs'.
+    same_std = sha256sum(std_img[-1]) == sha256sum(os.path.join(out, "gensquashfs.sqfs"))
+    if not same_std:
+        log("bench: WARNING: the std_pipeline image differs from the gensquashfs one (not the same tree?)")
 
     small = small_ops(out)
     res = {
         "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "host": {"machine": platform.machine(), "cpus": os.cpu_count(), "kernel": platform.release()},
         "params": {"size_mb": SIZE_MB, "rounds": ROUNDS, "compression": "zstd", "level": LEVEL,
-                   "block_size": BLOCK, "jobs": JOBS, "small_reps": SMALL_REPS},
+                   "block_size": BLOCK, "jobs": JOBS, "small_reps": SMALL_REPS, "rebuild_level": REBUILD_LEVEL,
+                   "rebuild_rounds": REBUILD_ROUNDS, "cold_target": COLD_TARGET},
         "input": {"files": sum(len(f) for _, _, f in os.walk(tree)),
                   "bytes": sum(os.path.getsize(os.path.join(d, x)) for d, _, f in os.walk(tree) for x in f),
                   "artifact_bytes": sum(os.path.getsize(os.path.join(data, "art", x))
@@ -181,6 +323,7 @@ def main():
         "results": {k: v.summary() for k, v in s.items() if v.t},
     }
     res["results"].update(small)
+    res["std_pipeline_image_equals_gensquashfs"] = same_std
     if NODE_NOTE:
         res["node_check_outcome"] = NODE_NOTE[0]
     R = res["results"]
@@ -188,10 +331,17 @@ def main():
     ratios = {
         "ingot_build_vs_mksquashfs": med("ingot_build_cold") / med("mksquashfs"),
         "ingot_build_vs_gensquashfs": med("ingot_build_cold") / med("gensquashfs"),
+        "ingot_build_vs_std_pipeline": med("ingot_build_cold") / med("std_pipeline"),
         "rebuild_one_changed_vs_cold": med("ingot_rebuild_one_changed") / med("ingot_build_cold"),
         "image_size_vs_mksquashfs": R["ingot_build_cold"]["size_bytes"] / R["mksquashfs"]["size_bytes"],
         "image_size_vs_gensquashfs": R["ingot_build_cold"]["size_bytes"] / R["gensquashfs"]["size_bytes"],
     }
+    if REBUILD_ROUNDS:
+        ratios[f"rebuild_one_changed_vs_cold_{L2}"] = (med(f"ingot_rebuild_one_changed_{L2}") /
+                                                       med(f"ingot_build_cold_{L2}"))
+        ratios[f"ingot_build_{L2}_vs_gensquashfs_{L2}"] = med(f"ingot_build_cold_{L2}") / med(f"gensquashfs_{L2}")
+        ratios[f"image_size_{L2}_vs_gensquashfs_{L2}"] = (R[f"ingot_build_cold_{L2}"]["size_bytes"] /
+                                                          R[f"gensquashfs_{L2}"]["size_bytes"])
     if "ingot_image_writer" in R:
         ratios["image_writer_vs_mksquashfs"] = med("ingot_image_writer") / med("mksquashfs")
         ratios["image_writer_vs_gensquashfs"] = med("ingot_image_writer") / med("gensquashfs")
@@ -200,10 +350,24 @@ def main():
     ratios["sign_vs_openssl"] = R["ingot_sign"]["median_s"] / R["openssl_sign"]["median_s"]
     ratios["verify_vs_openssl"] = R["ingot_verify_manifest"]["median_s"] / R["openssl_verify"]["median_s"]
     res["ratios"] = {k: round(v, 3) for k, v in ratios.items()}
+
+    def target(value, limit, strict=False):
+        return {"value": round(value, 3), "limit": limit, "met": value < limit if strict else value <= limit}
+
+    rebuild = {f"level_{LEVEL}": target(ratios["rebuild_one_changed_vs_cold"], 0.20)}
+    cold = {f"vs_{k}": target(ratios[f"ingot_build_vs_{k}"], COLD_TARGET)
+            for k in ("gensquashfs", "mksquashfs", "std_pipeline")}
+    if REBUILD_ROUNDS:
+        rebuild[f"level_{REBUILD_LEVEL}"] = target(ratios[f"rebuild_one_changed_vs_cold_{L2}"], 0.20)
+        cold[f"{L2}_vs_gensquashfs_{L2}"] = target(ratios[f"ingot_build_{L2}_vs_gensquashfs_{L2}"], COLD_TARGET)
+    builds = [k for k in R if k.startswith(("ingot_build_cold", "ingot_rebuild_one_changed"))]
     res["targets"] = {
-        "rebuild_one_changed_le_20pct_of_cold": ratios["rebuild_one_changed_vs_cold"] <= 0.20,
-        "ingot_build_peak_rss_le_64mib": R["ingot_build_cold"]["max_rss_kib"] <= 64 * 1024,
-        "node_check_lt_50ms": R["ingot_verify_node"]["median_s"] < 0.050,
+        "rebuild_one_changed_le_20pct_of_cold": rebuild,
+        "ingot_build_cold_vs_reference": cold,
+        # Every ingot build row, both levels: the limit holds for any build.
+        "ingot_build_peak_rss_le_64mib": target(max(R[k]["max_rss_kib"] for k in builds) / 1024, 64),
+        "node_check_lt_50ms": target(R["ingot_verify_node"]["median_s"] * 1000, 50, strict=True)
+        if "ingot_verify_node" in R else None,
     }
     os.makedirs(os.path.dirname(RESULTS), exist_ok=True)
     tmp = RESULTS + ".tmp"
@@ -293,7 +457,8 @@ def table(res):
     p = res["params"]
     print(f"ingot bench: {res['input']['files']} files, {res['input']['bytes'] / 2**20:.0f} MiB "
           f"(artifacts {res['input']['artifact_bytes'] / 2**20:.0f} MiB), zstd level {p['level']}, "
-          f"block {p['block_size']}, {p['jobs']} jobs, {p['rounds']} rounds, {res['host']['cpus']} CPUs")
+          f"block {p['block_size']}, {p['jobs']} jobs, {p['rounds']} rounds ({p['rebuild_rounds']} at level "
+          f"{p['rebuild_level']}), {res['host']['cpus']} CPUs")
     print(f"{'what':34} {'median':>10} {'max RSS':>10} {'image':>12}")
     for k, v in R.items():
         med = v["median_s"]
@@ -303,9 +468,24 @@ def table(res):
     print("ratios:")
     for k, v in res["ratios"].items():
         print(f"  {k:44} {v:.3f}")
+    print("details:")
+    for k, v in R.items():
+        b = v.get("build_summary", {})
+        if "artifacts_from_cache" in b:
+            line = f"{b['artifacts_from_cache']}/{b['artifacts']} artifacts from the store"
+            if "blocks_from_block_cache" in b:
+                n = b["blocks_compressed"] + b["blocks_from_block_cache"]
+                line += f", {b['blocks_from_block_cache']}/{n} blocks from the block cache"
+            print(f"  {k:44} {line}")
+        if "steps_median_s" in v:
+            print(f"  {k:44} " + ", ".join(f"{s} {t:.2f} s" for s, t in v["steps_median_s"].items()))
     print("targets:")
     for k, v in res["targets"].items():
-        print(f"  {k:44} {'met' if v else 'NOT MET'}")
+        if v is None:
+            continue
+        subs = v.items() if "met" not in v else [("", v)]
+        for name, t in subs:
+            print(f"  {k:44} {name:24} {t['value']:>8.3f} (limit {t['limit']}) {'met' if t['met'] else 'NOT MET'}")
 
 
 main()
