@@ -39,6 +39,7 @@ struct pool {
 	const struct recipe *r;
 	struct store *s;
 	struct job *jobs;
+	size_t *order;           /* job indices, largest source first */
 	size_t next, completed;
 	size_t first_bad;        /* lowest failed index, SIZE_MAX if none */
 	uint64_t max_entries;
@@ -64,11 +65,13 @@ static void *worker(void *arg)
 		/* After a failure, only artifacts before it still matter: the
 		 * error reported must be the first in recipe order, whichever
 		 * thread finished first. */
-		if (p->next >= p->r->n_artifacts || p->next > p->first_bad) {
-			pthread_mutex_unlock(&p->lock);
-			return NULL;
-		}
-		i = p->next++;
+		do {
+			if (p->next >= p->r->n_artifacts) {
+				pthread_mutex_unlock(&p->lock);
+				return NULL;
+			}
+			i = p->order[p->next++];
+		} while (i > p->first_bad);
 		pthread_mutex_unlock(&p->lock);
 
 		run_job(p, i);
@@ -86,11 +89,43 @@ static void *worker(void *arg)
 	}
 }
 
+/* Longest first: the biggest artifact (a CUDA toolkit next to a few
+ * small packages) starts at once instead of last, which would leave one
+ * worker decompressing it alone.  Sizes of the sources as they are now;
+ * only the schedule depends on them, never the result. */
+static int schedule(struct pool *p)
+{
+	size_t n = p->r->n_artifacts;
+	uint64_t *size = calloc(n + 1, sizeof(*size));
+
+	p->order = calloc(n + 1, sizeof(*p->order));
+	if (!size || !p->order) {
+		free(size);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct stat st;
+		size[i] = stat(p->r->artifacts[i].path, &st) == 0 ? (uint64_t)st.st_size : 0;
+		p->order[i] = i;
+	}
+	for (size_t i = 1; i < n; i++)   /* insertion sort: stable, n is small */
+		for (size_t j = i; j > 0 && size[p->order[j]] > size[p->order[j - 1]]; j--) {
+			size_t t = p->order[j];
+			p->order[j] = p->order[j - 1];
+			p->order[j - 1] = t;
+		}
+	free(size);
+	return 0;
+}
+
 static int list_artifacts(struct pool *p, unsigned workers, ingot_error *e)
 {
 	size_t n = p->r->n_artifacts;
 	pthread_t tids[64];
 	unsigned started = 0;
+
+	if (schedule(p) < 0)
+		return ingot_fail(e, -ENOMEM, "out of memory");
 
 	if (workers < 1)
 		workers = 1;
@@ -185,6 +220,7 @@ int build_stage_tree(const struct recipe *r, struct store *s, unsigned workers, 
 	for (size_t i = 0; i < r->n_artifacts; i++)
 		tree_free(&p.jobs[i].listing);
 	free(p.jobs);
+	free(p.order);
 	if (rc >= 0)
 		rc = add_inline(r, s, t, e);
 	if (rc >= 0)

@@ -26,7 +26,7 @@ def recipes():
         if f.endswith(".yaml"):
             with open(os.path.join(ROOT, "recipes", f), "rb") as fh:
                 out("fuzz_recipe", f, fh.read())
-    out("fuzz_recipe", "minimal.yaml", b'name: x\nversion: "1"\nepoch: 0\n')
+    out("fuzz_recipe", "minimal.yaml", b'name: x\nversion: "1"\nepoch: 0\ndirectories:\n  - path: /opt\n')
     out("fuzz_recipe", "inline.yaml",
         b'name: x\nversion: "1"\nepoch: 0\nfiles:\n  - path: /etc/a\n    content: "hi\\n"\n    mode: 0600\n'
         b'directories:\n  - path: /var/x\nsymlinks:\n  - path: /a\n    target: /etc/a\n')
