@@ -9,6 +9,7 @@ static struct recipe *demo;
 
 static const char demo_recipe[] =
 "name: fuzz\nversion: \"1\"\nepoch: 1\n"
+"directories:\n  - path: /opt\n"   /* a recipe must build something */
 "tuple:\n"
 "  vendor: nvidia\n"
 "  platform: {os: ubuntu, os-version: \"24.04\", cpu-arch: x86_64}\n"
