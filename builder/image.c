@@ -63,6 +63,7 @@ struct writer {
 	sqfs_file_t *file;
 	sqfs_compressor_t *cmp;
 	sqfs_compressor_t *data_cmp;  /* cmp through the block cache, for file data */
+	struct store_maps maps;       /* packs, mapped for the whole write */
 	struct block_cache *bc;
 	sqfs_block_writer_t *blkwr;
 	sqfs_frag_table_t *frag;
@@ -212,22 +213,26 @@ static void evp_freep(EVP_MD_CTX **c) { EVP_MD_CTX_free(*c); }
 static int pack_file(struct writer *w, size_t i, ingot_error *e)
 {
 	const struct tree_entry *ent = &w->t->v[i];
-	struct store_content c;
+	struct store_content c = { .fd = -1 };
 	_cleanup_(evp_freep) EVP_MD_CTX *md = EVP_MD_CTX_new();
+	const uint8_t *map = NULL;
+	const char *where;
 	uint8_t got[32];
 	uint64_t total = 0;
 	int r;
 
-	if (!md)
+	if (!md || !EVP_DigestInit_ex(md, EVP_sha256(), NULL))
 		return ingot_fail(e, -ENOMEM, "%s: out of memory", w->name);
-	/* a blob is read one byte past its size, so one longer than the tree
-	 * says is caught; a pack range is exact (the next file follows) */
-	if ((r = store_content_open(w->store, &ent->loc, ent->sha256, ent->size + !ent->loc.packed, &c, e)) < 0)
+	/* A pack range is handed over mapped (no read() copy); a blob is
+	 * read one byte past its size, so one longer than the tree says is
+	 * caught. */
+	if (ent->loc.packed)
+		r = store_maps_range(w->store, &w->maps, &ent->loc, ent->size, &map, e);
+	else
+		r = store_content_open(w->store, &ent->loc, ent->sha256, ent->size + 1, &c, e);
+	if (r < 0)
 		return ingot_prefix(e, "%s: /%s", w->name, ent->path);
-	if (!EVP_DigestInit_ex(md, EVP_sha256(), NULL)) {
-		store_content_close(&c);
-		return ingot_fail(e, -EIO, "%s: sha256 init failed", w->name);
-	}
+	where = map ? "pack" : c.path;
 
 	r = sqfs_block_processor_begin_file(w->proc, &w->nodes[i].inode, NULL, 0);
 	if (r) {
@@ -236,8 +241,13 @@ static int pack_file(struct writer *w, size_t i, ingot_error *e)
 	}
 	w->in_file = true;
 	for (;;) {
-		ssize_t n = store_content_read(&c, w->buf, w->block_size);
-		if (n < 0) {
+		const uint8_t *p = w->buf;
+		ssize_t n;
+		if (map) {
+			uint64_t left = ent->size - total;
+			n = (ssize_t)(left < w->block_size ? left : w->block_size);
+			p = map + total;
+		} else if ((n = store_content_read(&c, w->buf, w->block_size)) < 0) {
 			r = ingot_fail(e, (int)n, "%s: /%s: reading %s: %s", w->name, ent->path, c.path,
 				       strerror((int)-n));
 			store_content_close(&c);
@@ -247,8 +257,8 @@ static int pack_file(struct writer *w, size_t i, ingot_error *e)
 			break;
 		total += (uint64_t)n;
 		if (!ent->loc.fresh)
-			EVP_DigestUpdate(md, w->buf, (size_t)n);
-		r = sqfs_block_processor_append(w->proc, w->buf, (size_t)n);
+			EVP_DigestUpdate(md, p, (size_t)n);
+		r = sqfs_block_processor_append(w->proc, p, (size_t)n);
 		if (r) {
 			store_content_close(&c);
 			return sqfs_fail(w, r, "writing file data", e);
@@ -269,7 +279,7 @@ static int pack_file(struct writer *w, size_t i, ingot_error *e)
 		hex_encode(got, 32, got_hex);
 		r = ingot_fail(e, -EBADMSG, "%s: /%s: store %s: expected %llu bytes "
 			       "with sha256 %s, got %llu bytes with sha256 %s", w->name,
-			       ent->path, c.path, (unsigned long long)ent->size, want_hex,
+			       ent->path, where, (unsigned long long)ent->size, want_hex,
 			       (unsigned long long)total, got_hex);
 		store_content_close(&c);
 		return r;
@@ -524,6 +534,7 @@ static void writer_free(struct writer *w)
 	block_cache_close(w->bc);
 	sqfs_destroy(w->cmp);
 	sqfs_destroy(w->file);
+	store_maps_free(&w->maps);
 	if (w->nodes)
 		for (size_t i = 0; i <= w->n; i++)
 			free(w->nodes[i].inode);
