@@ -15,6 +15,9 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -64,6 +67,7 @@ struct writer {
 	sqfs_compressor_t *cmp;
 	sqfs_compressor_t *data_cmp;  /* cmp through the block cache, for file data */
 	struct store_maps maps;       /* packs, mapped for the whole write */
+	struct verifier *ver;         /* re-hashes cached pack ranges alongside */
 	struct block_cache *bc;
 	sqfs_block_writer_t *blkwr;
 	sqfs_frag_table_t *frag;
@@ -256,7 +260,7 @@ static int pack_file(struct writer *w, size_t i, ingot_error *e)
 		if (n == 0)
 			break;
 		total += (uint64_t)n;
-		if (!ent->loc.fresh)
+		if (!map)
 			EVP_DigestUpdate(md, p, (size_t)n);
 		r = sqfs_block_processor_append(w->proc, p, (size_t)n);
 		if (r) {
@@ -271,7 +275,7 @@ static int pack_file(struct writer *w, size_t i, ingot_error *e)
 		return sqfs_fail(w, r, "finishing file data", e);
 	}
 	EVP_DigestFinal_ex(md, got, NULL);
-	if (ent->loc.fresh)
+	if (map)  /* checked by the verifier thread, or hashed by us moments ago */
 		memcpy(got, ent->sha256, 32);
 	if (total != ent->size || memcmp(got, ent->sha256, 32)) {
 		char want_hex[SHA256_HEX_LEN + 1], got_hex[SHA256_HEX_LEN + 1];
@@ -286,6 +290,106 @@ static int pack_file(struct writer *w, size_t i, ingot_error *e)
 	}
 	store_content_close(&c);
 	return 0;
+}
+
+/* Files taken from a cached pack are re-hashed (the store is trusted for
+ * listings, not for bytes) by a thread of their own, reading the same
+ * mapped bytes the compressor gets, so the check costs no time on the
+ * thread that feeds the compressor.  The image is not finished before the
+ * verifier has said yes. */
+struct verifier {
+	const struct writer *w;
+	pthread_t tid;
+	atomic_bool stop;
+	size_t bad;                   /* first mismatching entry, or SIZE_MAX */
+	uint8_t got[32];
+};
+
+static bool needs_check(const struct tree_entry *ent)
+{
+	return ent->type == TREE_FILE && ent->loc.packed && !ent->loc.fresh;
+}
+
+static void *verify_packs(void *arg)
+{
+	struct verifier *v = arg;
+	const struct tree *t = v->w->t;
+
+	for (size_t i = 0; i < t->n && !atomic_load(&v->stop); i++) {
+		const struct tree_entry *ent = &t->v[i];
+		const uint8_t *p = NULL;
+		uint8_t got[32];
+		ingot_error ie = { 0 };
+		if (!needs_check(ent))
+			continue;
+		/* every pack was mapped (and its range checked) before the
+		 * start, so this only looks the mapping up */
+		if (store_maps_range(v->w->store, (struct store_maps *)&v->w->maps, &ent->loc, ent->size, &p, &ie) < 0)
+			memset(got, 0, sizeof(got));
+		else
+			sha256_buf(p, (size_t)ent->size, got);
+		if (memcmp(got, ent->sha256, 32)) {
+			v->bad = i;
+			memcpy(v->got, got, 32);
+			break;
+		}
+	}
+	return NULL;
+}
+
+/* Map every pack the tree uses (so the thread never changes the map
+ * list) and start the verifier if a cached range needs checking. */
+static int verifier_start(struct writer *w, ingot_error *e)
+{
+	bool any = false;
+
+	for (size_t i = 0; i < w->t->n; i++) {
+		const struct tree_entry *ent = &w->t->v[i];
+		const uint8_t *p;
+		int r;
+		if (ent->type != TREE_FILE || !ent->loc.packed)
+			continue;
+		if ((r = store_maps_range(w->store, &w->maps, &ent->loc, ent->size, &p, e)) < 0)
+			return ingot_prefix(e, "%s: /%s", w->name, ent->path);
+		any |= needs_check(ent);
+	}
+	if (!any)
+		return 0;
+	w->ver = calloc(1, sizeof(*w->ver));
+	if (!w->ver)
+		return ingot_fail(e, -ENOMEM, "%s: out of memory", w->name);
+	w->ver->w = w;
+	w->ver->bad = SIZE_MAX;
+	atomic_init(&w->ver->stop, false);
+	if (pthread_create(&w->ver->tid, NULL, verify_packs, w->ver)) {
+		free(w->ver);
+		w->ver = NULL;
+		return ingot_fail(e, -EAGAIN, "%s: cannot start a thread", w->name);
+	}
+	return 0;
+}
+
+/* Join the verifier; its verdict when r is still 0. */
+static int verifier_finish(struct writer *w, int r, ingot_error *e)
+{
+	struct verifier *v = w->ver;
+
+	if (!v)
+		return r;
+	if (r < 0)
+		atomic_store(&v->stop, true);
+	pthread_join(v->tid, NULL);
+	w->ver = NULL;
+	if (r >= 0 && v->bad != SIZE_MAX) {
+		const struct tree_entry *ent = &w->t->v[v->bad];
+		char want_hex[SHA256_HEX_LEN + 1], got_hex[SHA256_HEX_LEN + 1];
+		hex_encode(ent->sha256, 32, want_hex);
+		hex_encode(v->got, 32, got_hex);
+		r = ingot_fail(e, -EBADMSG, "%s: /%s: store pack: expected %llu bytes with sha256 %s, got sha256 %s",
+			       w->name, ent->path, (unsigned long long)ent->size, want_hex, got_hex);
+	}
+	free(v);
+	return r;
 }
 
 /* File data goes out depth-first in name order, like gensquashfs. */
@@ -580,7 +684,10 @@ int image_write(const struct tree *t, const struct store *s, const struct image_
 	r = writer_setup(&w, o, e);
 	if (r < 0)
 		goto out;
-	r = pack_dir(&w, w.n, e);
+	r = verifier_start(&w, e);
+	if (r >= 0)
+		r = pack_dir(&w, w.n, e);
+	r = verifier_finish(&w, r, e);
 	if (r < 0)
 		goto out;
 	r = sqfs_block_processor_finish(w.proc);

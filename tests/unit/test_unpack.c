@@ -9,6 +9,7 @@
 
 #include <archive.h>
 #include <archive_entry.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,7 @@
 #include <unistd.h>
 
 #include "builder/build.h"
+#include "builder/image.h"
 #include "builder/recipe.h"
 #include "builder/store.h"
 #include "builder/tree.h"
@@ -486,6 +488,84 @@ static void test_workers(void **state)
 	assert_string_equal(e8.msg, e1.msg);
 }
 
+/* Bytes of a cached pack are checked when they go into an image: a
+ * flipped byte stops the write (the verifier thread), fresh bytes are not
+ * hashed twice, and the image is the same cold or warm. */
+static int write_img(struct fx *f, const struct tree *t, const char *name, ingot_error *e)
+{
+	char path[256];
+	struct image_opts o = { .compression = "zstd", .level = 3, .block_size = 131072, .workers = 2,
+				.mtime = 1700000000u };
+	struct image_info ii;
+	int fd, r;
+	snprintf(path, sizeof(path), "%s/%s", f->dir, name);
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
+	assert_true(fd >= 0);
+	r = image_write(t, &f->s, &o, fd, path, &ii, e);
+	close(fd);
+	return r;
+}
+
+static void staged(struct fx *f, struct artifact *a, struct tree *img, bool *fresh)
+{
+	struct tree l;
+	struct unpack_stats st;
+	ingot_error e = { 0 };
+	assert_int_equal(unpack_list(&f->s, a, 0, &l, &st, &e), 0);
+	tree_init(img);
+	assert_int_equal(unpack_apply(a, &l, img, &e), 0);
+	assert_int_equal(tree_finalize(img, &e), 0);
+	*fresh = tree_find(img, "pkg/bin/tool")->loc.fresh;
+	tree_free(&l);
+}
+
+static void test_pack_checked(void **state)
+{
+	struct fx *f = *state;
+	_cleanup_free_ char *p = make_tar(f, "gzip", good, sizeof(good) / sizeof(good[0]));
+	struct artifact a;
+	struct tree t;
+	ingot_error e = { 0 };
+	bool fresh;
+	char pack[300], hex[65];
+
+	artifact_for(f, p, ART_TAR, &a);
+	staged(f, &a, &t, &fresh);
+	assert_true(fresh);
+	assert_int_equal(write_img(f, &t, "cold.sqfs", &e), 0);
+	tree_free(&t);
+	staged(f, &a, &t, &fresh);   /* from the cache: bytes not trusted */
+	assert_false(fresh);
+	assert_int_equal(write_img(f, &t, "warm.sqfs", &e), 0);
+	{
+		char c1[300], c2[300];
+		size_t l1, l2;
+		snprintf(c1, sizeof(c1), "%s/cold.sqfs", f->dir);
+		snprintf(c2, sizeof(c2), "%s/warm.sqfs", f->dir);
+		_cleanup_free_ uint8_t *b1 = th_slurp(c1, &l1), *b2 = th_slurp(c2, &l2);
+		assert_int_equal(l1, l2);
+		assert_memory_equal(b1, b2, l1);
+	}
+	hex_encode(a.sha256, 32, hex);
+	snprintf(pack, sizeof(pack), "%s/unpacked/%s.pack", f->s.root, hex);
+	{
+		int fd = open(pack, O_RDWR);
+		uint8_t b;
+		assert_true(fd >= 0);
+		assert_int_equal(pread(fd, &b, 1, 3), 1);
+		b ^= 1;
+		assert_int_equal(pwrite(fd, &b, 1, 3), 1);
+		close(fd);
+	}
+	assert_int_equal(write_img(f, &t, "bad.sqfs", &e), -EBADMSG);
+	assert_non_null(strstr(e.msg, "store pack: expected"));
+	/* and a pack shorter than its listing */
+	assert_int_equal(truncate(pack, 2), 0);
+	assert_int_equal(write_img(f, &t, "short.sqfs", &e), -EBADMSG);
+	assert_non_null(strstr(e.msg, "expected at least"));
+	tree_free(&t);
+}
+
 static void test_glob(void **state)
 {
 	(void)state;
@@ -505,6 +585,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_conflict_replace, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_deb_and_formats, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_workers, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_pack_checked, setup, teardown),
 		cmocka_unit_test(test_glob),
 	};
 	return cmocka_run_group_tests_name("unpack", tests, NULL, NULL);
