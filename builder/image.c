@@ -66,7 +66,6 @@ struct writer {
 	sqfs_file_t *file;
 	sqfs_compressor_t *cmp;
 	sqfs_compressor_t *data_cmp;  /* cmp through the block cache, for file data */
-	struct store_maps maps;       /* packs, mapped for the whole write */
 	struct verifier *ver;         /* re-hashes cached pack ranges alongside */
 	struct block_cache *bc;
 	sqfs_block_writer_t *blkwr;
@@ -217,26 +216,21 @@ static void evp_freep(EVP_MD_CTX **c) { EVP_MD_CTX_free(*c); }
 static int pack_file(struct writer *w, size_t i, ingot_error *e)
 {
 	const struct tree_entry *ent = &w->t->v[i];
-	struct store_content c = { .fd = -1 };
+	/* Only blobs are hashed here: pack bytes were hashed by this process
+	 * as it unpacked them, or are checked by the verifier thread. */
+	bool hash = !ent->loc.packed;
+	struct store_content c;
 	_cleanup_(evp_freep) EVP_MD_CTX *md = EVP_MD_CTX_new();
-	const uint8_t *map = NULL;
-	const char *where;
 	uint8_t got[32];
 	uint64_t total = 0;
 	int r;
 
 	if (!md || !EVP_DigestInit_ex(md, EVP_sha256(), NULL))
 		return ingot_fail(e, -ENOMEM, "%s: out of memory", w->name);
-	/* A pack range is handed over mapped (no read() copy); a blob is
-	 * read one byte past its size, so one longer than the tree says is
-	 * caught. */
-	if (ent->loc.packed)
-		r = store_maps_range(w->store, &w->maps, &ent->loc, ent->size, &map, e);
-	else
-		r = store_content_open(w->store, &ent->loc, ent->sha256, ent->size + 1, &c, e);
-	if (r < 0)
+	/* a blob is read one byte past its size, so one longer than the tree
+	 * says is caught; a pack range is exact (the next file follows) */
+	if ((r = store_content_open(w->store, &ent->loc, ent->sha256, ent->size + hash, &c, e)) < 0)
 		return ingot_prefix(e, "%s: /%s", w->name, ent->path);
-	where = map ? "pack" : c.path;
 
 	r = sqfs_block_processor_begin_file(w->proc, &w->nodes[i].inode, NULL, 0);
 	if (r) {
@@ -245,13 +239,8 @@ static int pack_file(struct writer *w, size_t i, ingot_error *e)
 	}
 	w->in_file = true;
 	for (;;) {
-		const uint8_t *p = w->buf;
-		ssize_t n;
-		if (map) {
-			uint64_t left = ent->size - total;
-			n = (ssize_t)(left < w->block_size ? left : w->block_size);
-			p = map + total;
-		} else if ((n = store_content_read(&c, w->buf, w->block_size)) < 0) {
+		ssize_t n = store_content_read(&c, w->buf, w->block_size);
+		if (n < 0) {
 			r = ingot_fail(e, (int)n, "%s: /%s: reading %s: %s", w->name, ent->path, c.path,
 				       strerror((int)-n));
 			store_content_close(&c);
@@ -260,9 +249,9 @@ static int pack_file(struct writer *w, size_t i, ingot_error *e)
 		if (n == 0)
 			break;
 		total += (uint64_t)n;
-		if (!map)
-			EVP_DigestUpdate(md, p, (size_t)n);
-		r = sqfs_block_processor_append(w->proc, p, (size_t)n);
+		if (hash)
+			EVP_DigestUpdate(md, w->buf, (size_t)n);
+		r = sqfs_block_processor_append(w->proc, w->buf, (size_t)n);
 		if (r) {
 			store_content_close(&c);
 			return sqfs_fail(w, r, "writing file data", e);
@@ -275,16 +264,16 @@ static int pack_file(struct writer *w, size_t i, ingot_error *e)
 		return sqfs_fail(w, r, "finishing file data", e);
 	}
 	EVP_DigestFinal_ex(md, got, NULL);
-	if (map)  /* checked by the verifier thread, or hashed by us moments ago */
+	if (!hash)
 		memcpy(got, ent->sha256, 32);
 	if (total != ent->size || memcmp(got, ent->sha256, 32)) {
 		char want_hex[SHA256_HEX_LEN + 1], got_hex[SHA256_HEX_LEN + 1];
 		hex_encode(ent->sha256, 32, want_hex);
 		hex_encode(got, 32, got_hex);
 		r = ingot_fail(e, -EBADMSG, "%s: /%s: store %s: expected %llu bytes "
-			       "with sha256 %s, got %llu bytes with sha256 %s", w->name,
-			       ent->path, where, (unsigned long long)ent->size, want_hex,
-			       (unsigned long long)total, got_hex);
+			       "with sha256 %s, got %llu bytes%s%s", w->name,
+			       ent->path, c.path, (unsigned long long)ent->size, want_hex,
+			       (unsigned long long)total, hash ? " with sha256 " : "", hash ? got_hex : "");
 		store_content_close(&c);
 		return r;
 	}
@@ -293,10 +282,12 @@ static int pack_file(struct writer *w, size_t i, ingot_error *e)
 }
 
 /* Files taken from a cached pack are re-hashed (the store is trusted for
- * listings, not for bytes) by a thread of their own, reading the same
- * mapped bytes the compressor gets, so the check costs no time on the
- * thread that feeds the compressor.  The image is not finished before the
- * verifier has said yes. */
+ * listings, not for bytes) by a thread of their own, so the check costs
+ * no time on the thread that feeds the compressor.  The image is not
+ * finished before the verifier has said yes.  (It reads the pack again
+ * rather than sharing a mapping: mapped pages would count as the
+ * process's memory, up to the whole image.) */
+#define VERIFY_BUF (1u << 20)
 struct verifier {
 	const struct writer *w;
 	pthread_t tid;
@@ -314,45 +305,45 @@ static void *verify_packs(void *arg)
 {
 	struct verifier *v = arg;
 	const struct tree *t = v->w->t;
+	uint8_t *buf = malloc(VERIFY_BUF);
+	EVP_MD_CTX *md = EVP_MD_CTX_new();
 
-	for (size_t i = 0; i < t->n && !atomic_load(&v->stop); i++) {
+	for (size_t i = 0; i < t->n && buf && md && !atomic_load(&v->stop); i++) {
 		const struct tree_entry *ent = &t->v[i];
-		const uint8_t *p = NULL;
-		uint8_t got[32];
+		struct store_content c;
 		ingot_error ie = { 0 };
+		uint8_t got[32] = { 0 };
+		ssize_t n = 0;
 		if (!needs_check(ent))
 			continue;
-		/* every pack was mapped (and its range checked) before the
-		 * start, so this only looks the mapping up */
-		if (store_maps_range(v->w->store, (struct store_maps *)&v->w->maps, &ent->loc, ent->size, &p, &ie) < 0)
-			memset(got, 0, sizeof(got));
-		else
-			sha256_buf(p, (size_t)ent->size, got);
-		if (memcmp(got, ent->sha256, 32)) {
+		/* its own reads: the feeding thread's buffer is not shared */
+		if (store_content_open(v->w->store, &ent->loc, ent->sha256, ent->size, &c, &ie) == 0) {
+			EVP_DigestInit_ex(md, EVP_sha256(), NULL);
+			while ((n = store_content_read(&c, buf, VERIFY_BUF)) > 0)
+				EVP_DigestUpdate(md, buf, (size_t)n);
+			EVP_DigestFinal_ex(md, got, NULL);
+			store_content_close(&c);
+		}
+		if (n < 0 || memcmp(got, ent->sha256, 32)) {
 			v->bad = i;
 			memcpy(v->got, got, 32);
 			break;
 		}
 	}
+	if (!buf || !md)
+		v->bad = SIZE_MAX - 1;   /* out of memory: not verified */
+	free(buf);
+	EVP_MD_CTX_free(md);
 	return NULL;
 }
 
-/* Map every pack the tree uses (so the thread never changes the map
- * list) and start the verifier if a cached range needs checking. */
+/* Start the verifier if a cached pack range needs checking. */
 static int verifier_start(struct writer *w, ingot_error *e)
 {
 	bool any = false;
 
-	for (size_t i = 0; i < w->t->n; i++) {
-		const struct tree_entry *ent = &w->t->v[i];
-		const uint8_t *p;
-		int r;
-		if (ent->type != TREE_FILE || !ent->loc.packed)
-			continue;
-		if ((r = store_maps_range(w->store, &w->maps, &ent->loc, ent->size, &p, e)) < 0)
-			return ingot_prefix(e, "%s: /%s", w->name, ent->path);
-		any |= needs_check(ent);
-	}
+	for (size_t i = 0; i < w->t->n && !any; i++)
+		any = needs_check(&w->t->v[i]);
 	if (!any)
 		return 0;
 	w->ver = calloc(1, sizeof(*w->ver));
@@ -380,7 +371,9 @@ static int verifier_finish(struct writer *w, int r, ingot_error *e)
 		atomic_store(&v->stop, true);
 	pthread_join(v->tid, NULL);
 	w->ver = NULL;
-	if (r >= 0 && v->bad != SIZE_MAX) {
+	if (r >= 0 && v->bad == SIZE_MAX - 1)
+		r = ingot_fail(e, -ENOMEM, "%s: out of memory", w->name);
+	else if (r >= 0 && v->bad != SIZE_MAX) {
 		const struct tree_entry *ent = &w->t->v[v->bad];
 		char want_hex[SHA256_HEX_LEN + 1], got_hex[SHA256_HEX_LEN + 1];
 		hex_encode(ent->sha256, 32, want_hex);
@@ -638,7 +631,6 @@ static void writer_free(struct writer *w)
 	block_cache_close(w->bc);
 	sqfs_destroy(w->cmp);
 	sqfs_destroy(w->file);
-	store_maps_free(&w->maps);
 	if (w->nodes)
 		for (size_t i = 0; i <= w->n; i++)
 			free(w->nodes[i].inode);

@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -222,69 +221,6 @@ void store_content_close(struct store_content *c)
 
 static int writer_finish(struct store_writer *w, const char *name, const uint8_t *want,
 			 uint8_t out[32], ingot_error *e);
-
-static int map_pack(const struct store *s, struct store_maps *m, const uint8_t pack[32], ingot_error *e)
-{
-	_cleanup_free_ char *path = store_unpacked_path(s, pack, ".pack");
-	_cleanup_close_ int fd = -1;
-	struct store_map *nv;
-	struct stat st;
-	void *base = NULL;
-
-	if (!path)
-		return ingot_fail(e, -ENOMEM, "out of memory");
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || fstat(fd, &st) < 0)
-		return ingot_fail(e, -errno, "store %s: %s", path, strerror(errno));
-	if (st.st_size > 0) {
-		base = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
-		if (base == MAP_FAILED)
-			return ingot_fail(e, -errno, "store %s: mmap: %s", path, strerror(errno));
-		madvise(base, (size_t)st.st_size, MADV_SEQUENTIAL);
-	}
-	nv = realloc(m->v, (m->n + 1) * sizeof(*nv));
-	if (!nv) {
-		if (base)
-			munmap(base, (size_t)st.st_size);
-		return ingot_fail(e, -ENOMEM, "out of memory");
-	}
-	m->v = nv;
-	memcpy(m->v[m->n].pack, pack, 32);
-	m->v[m->n].base = base;
-	m->v[m->n].len = (uint64_t)st.st_size;
-	m->n++;
-	return 0;
-}
-
-int store_maps_range(const struct store *s, struct store_maps *m, const struct store_loc *loc,
-		     uint64_t size, const uint8_t **out, ingot_error *e)
-{
-	size_t i;
-	int r;
-
-	for (i = 0; i < m->n && memcmp(m->v[i].pack, loc->pack, 32); i++)
-		;
-	if (i == m->n && (r = map_pack(s, m, loc->pack, e)) < 0)
-		return r;
-	if (loc->off > m->v[i].len || size > m->v[i].len - loc->off) {
-		char hex[SHA256_HEX_LEN + 1];
-		hex_encode(loc->pack, 32, hex);
-		return ingot_fail(e, -EBADMSG, "store unpacked/%s.pack: expected at least %llu bytes, got %llu",
-				  hex, (unsigned long long)(loc->off + size), (unsigned long long)m->v[i].len);
-	}
-	*out = m->v[i].base + loc->off;
-	return 0;
-}
-
-void store_maps_free(struct store_maps *m)
-{
-	for (size_t i = 0; i < m->n; i++)
-		if (m->v[i].base)
-			munmap((void *)m->v[i].base, (size_t)m->v[i].len);
-	free(m->v);
-	m->v = NULL;
-	m->n = 0;
-}
 
 int store_content_blob(const struct store *s, const struct store_loc *loc, const uint8_t sha256[32],
 		       uint64_t size, char **path, ingot_error *e)

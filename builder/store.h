@@ -69,17 +69,6 @@ int store_content_open(const struct store *s, const struct store_loc *loc, const
 /* Up to len bytes; 0 at the end of the range, -errno on error. */
 ssize_t store_content_read(struct store_content *c, void *buf, size_t len);
 void store_content_close(struct store_content *c);
-/* Packs mapped read-only for as long as a whole image is written: the
- * writer hands mapped bytes to the compressor without a read() copy. */
-struct store_maps {
-	struct store_map { uint8_t pack[32]; const uint8_t *base; uint64_t len; } *v;
-	size_t n;
-};
-/* The bytes [off, off + size) of a pack: -EBADMSG if the pack is shorter. */
-int store_maps_range(const struct store *s, struct store_maps *m, const struct store_loc *loc,
-		     uint64_t size, const uint8_t **out, ingot_error *e);
-void store_maps_free(struct store_maps *m);
-
 /* The path of a blob with the content, copying it out of its pack (and
  * checking its digest) the first time: for readers that need a file. */
 int store_content_blob(const struct store *s, const struct store_loc *loc, const uint8_t sha256[32],
