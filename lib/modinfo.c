@@ -74,14 +74,13 @@ static int add_entry(struct modinfo *mi, const char *s, size_t len)
 	return 0;
 }
 
-int modinfo_parse(const void *buf, size_t len, const char *name, struct modinfo *mi,
-		  ingot_error *e)
+int elf_section(const void *buf, size_t len, const char *name, const char *section,
+		size_t *off, size_t *size, ingot_error *e)
 {
 	struct elf f = { .p = buf, .len = len };
 	uint64_t shoff, shentsize, shnum, shstrndx;
 	struct shdr strs, s;
 
-	memset(mi, 0, sizeof(*mi));
 	if (len < 52 || memcmp(buf, "\177ELF", 4) != 0)
 		return ingot_fail(e, -EINVAL, "%s: not an ELF file (no \\177ELF magic)", name);
 	if (f.p[4] != 1 && f.p[4] != 2)
@@ -102,29 +101,47 @@ int modinfo_parse(const void *buf, size_t len, const char *name, struct modinfo 
 		return ingot_fail(e, -EINVAL, "%s: ELF section headers point outside the file", name);
 
 	for (uint64_t i = 1; i < shnum; i++) {
-		const char *sname, *p, *end;
+		const char *sname;
 		if (get_shdr(&f, shoff, shentsize, i, &s) < 0)
 			return ingot_fail(e, -EINVAL, "%s: ELF section %llu points outside the file", name,
 					  (unsigned long long)i);
 		if (s.name >= strs.size)
 			continue;
 		sname = (const char *)f.p + strs.offset + s.name;
-		if (!memchr(sname, '\0', strs.size - s.name) || strcmp(sname, ".modinfo") != 0)
+		if (!memchr(sname, '\0', strs.size - s.name) || strcmp(sname, section) != 0)
 			continue;
-		p = (const char *)f.p + s.offset;
-		end = p + s.size;
-		while (p < end) {
-			const char *z = memchr(p, '\0', (size_t)(end - p));
-			size_t n = z ? (size_t)(z - p) : (size_t)(end - p);
-			if (n > 0 && add_entry(mi, p, n) < 0) {
-				modinfo_free(mi);
-				return ingot_fail(e, -ENOMEM, "%s: out of memory", name);
-			}
-			p += n + 1;
-		}
+		*off = (size_t)s.offset;
+		*size = (size_t)s.size;
 		return 0;
 	}
-	return ingot_fail(e, -ENOENT, "%s: no .modinfo section: not a kernel module", name);
+	return ingot_fail(e, -ENOENT, "%s: no %s section", name, section);
+}
+
+int modinfo_parse(const void *buf, size_t len, const char *name, struct modinfo *mi,
+		  ingot_error *e)
+{
+	const char *p, *end;
+	size_t off, size;
+	int r;
+
+	memset(mi, 0, sizeof(*mi));
+	r = elf_section(buf, len, name, ".modinfo", &off, &size, e);
+	if (r == -ENOENT)
+		return ingot_fail(e, -ENOENT, "%s: no .modinfo section: not a kernel module", name);
+	if (r < 0)
+		return r;
+	p = (const char *)buf + off;
+	end = p + size;
+	while (p < end) {
+		const char *z = memchr(p, '\0', (size_t)(end - p));
+		size_t n = z ? (size_t)(z - p) : (size_t)(end - p);
+		if (n > 0 && add_entry(mi, p, n) < 0) {
+			modinfo_free(mi);
+			return ingot_fail(e, -ENOMEM, "%s: out of memory", name);
+		}
+		p += n + 1;
+	}
+	return 0;
 }
 
 /* Decompress a .ko.{xz,zst,gz} with libarchive's raw format. */

@@ -19,6 +19,10 @@ struct modinfo {
 int modinfo_parse(const void *buf, size_t len, const char *name, struct modinfo *mi,
 		  ingot_error *e);
 int modinfo_load(const char *path, struct modinfo *mi, ingot_error *e);
+/* Where section (".rodata", ".modinfo") lies in an ELF image held in buf
+ * (ELF32/ELF64, either byte order); -ENOENT if it has none. */
+int elf_section(const void *buf, size_t len, const char *name, const char *section,
+		size_t *off, size_t *size, ingot_error *e);
 /* First value of key, NULL if absent. */
 const char *modinfo_get(const struct modinfo *mi, const char *key);
 void modinfo_free(struct modinfo *mi);

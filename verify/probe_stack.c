@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "lib/cleanup.h"
+#include "lib/modinfo.h"
 #include "lib/fileio.h"
 #include "lib/strbuf.h"
 
@@ -47,24 +48,37 @@ static char *version_after(const char *name, const char *prefix)
 	return strndup(name + l, n);
 }
 
-/* "NCCL version 2.27.7" embedded in a library (RCCL's file names carry
- * the ROCm version, not RCCL's). */
+/* "RCCL version 2.30.7" embedded in a library (RCCL's file names carry
+ * the ROCm version, not RCCL's).  Only the library's .rodata is read when
+ * it has one: librccl.so is hundreds of MiB of GPU code objects, and at
+ * boot every page scanned is a page read from disk.  Files without
+ * section headers are scanned up to LIB_SCAN_MAX. */
 static char *embedded_version(const char *path, const char *marker)
 {
 	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
 	struct stat st;
 	char *res = NULL;
+	size_t off = 0, len, sec_off, sec_len;
+	ingot_error e = { 0 };
+
 	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size <= 0)
 		return NULL;
-	size_t len = (size_t)st.st_size < LIB_SCAN_MAX ? (size_t)st.st_size : LIB_SCAN_MAX;
-	const char *m = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
+	/* mapping the whole file reads nothing yet */
+	const char *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
 	if (m == MAP_FAILED)
 		return NULL;
+	if (elf_section(m, (size_t)st.st_size, path, ".rodata", &sec_off, &sec_len, &e) == 0) {
+		off = sec_off;
+		len = sec_len;
+	} else {
+		len = (size_t)st.st_size < LIB_SCAN_MAX ? (size_t)st.st_size : LIB_SCAN_MAX;
+	}
+	const char *base = m + off;
 	size_t ml = strlen(marker);
-	for (const char *s = m; (s = memmem(s, len - (size_t)(s - m), marker, ml)); s += ml) {
+	for (const char *s = base; (s = memmem(s, len - (size_t)(s - base), marker, ml)); s += ml) {
 		const char *v = s + ml;
 		size_t n = 0;
-		while (v + n < m + len && probe_is_version_char((unsigned char)v[n]))
+		while (v + n < base + len && probe_is_version_char((unsigned char)v[n]))
 			n++;
 		if (n && isdigit((unsigned char)v[0])) {
 			_cleanup_free_ char *tmp = strndup(v, n);
@@ -75,7 +89,7 @@ static char *embedded_version(const char *path, const char *marker)
 			}
 		}
 	}
-	munmap((void *)m, len);
+	munmap((void *)m, (size_t)st.st_size);
 	return res;
 }
 

@@ -17,6 +17,8 @@
 #include "lib/cleanup.h"
 #include "lib/fileio.h"
 #include "verify/node_report.h"
+#include <stdbool.h>
+
 #include "verify/nodeprobe.h"
 #include "verify/toolrun.h"
 #include "verify/tuplecheck.h"
@@ -300,11 +302,52 @@ static void test_smi_vs_module(void **state)
 	node_probe_free(p);
 }
 
+/* RCCL's version string is looked for in the library's .rodata only (a
+ * real librccl.so is hundreds of MiB that a boot would read from disk);
+ * a file without section headers is scanned whole. */
+static const char *rccl_of(const char *sub, const char *mkart_strings, const char *tail, bool elf)
+{
+	static char got[64];
+	struct node_probe *p = NULL;
+	ingot_error e = { 0 };
+	char cmd[1024];
+	_cleanup_free_ char *lib = sub_path(sub, "opt/rocm/core-10.1/lib/librccl.so.1.0.100100");
+	_cleanup_free_ char *root = sub_path(sub, NULL);
+
+	put(sub, "opt/rocm/core-10.1/.info/version", "10.1.0\n", 0644);
+	put(sub, "opt/rocm/core-10.1/lib/.keep", "", 0644);
+	if (elf)
+		snprintf(cmd, sizeof(cmd), "python3 scripts/mkart.py so --out '%s' --soname librccl.so.1 %s", lib,
+			 mkart_strings);
+	else
+		snprintf(cmd, sizeof(cmd), "printf 'not an ELF file\\n' > '%s'", lib);
+	assert_int_equal(system(cmd), 0);
+	snprintf(cmd, sizeof(cmd), "printf '%s\\000' >> '%s'", tail, lib);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(node_probe_run(root, &p, &e), 0);
+	snprintf(got, sizeof(got), "%s", probe_get(p, "rccl.version") ? probe_get(p, "rccl.version") : "");
+	node_probe_free(p);
+	return got;
+}
+
+static void test_rccl_rodata_only(void **state)
+{
+	(void)state;
+	/* the string in .rodata; a decoy after the section headers is not read */
+	assert_string_equal(rccl_of("rc1", "--version-string 'RCCL version 2.30.7-HEAD:3a5b1c2'",
+				    "RCCL version 9.9.9", true), "2.30.7");
+	/* nothing in .rodata: the decoy outside it is still not taken */
+	assert_string_not_equal(rccl_of("rc2", "", "RCCL version 9.9.9", true), "9.9.9");
+	/* not ELF: scanned whole */
+	assert_string_equal(rccl_of("rc3", "", "RCCL version 2.31.0", false), "2.31.0");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_run_all_concurrent),
 		cmocka_unit_test(test_files_first),
+		cmocka_unit_test(test_rccl_rodata_only),
 		cmocka_unit_test(test_tools_fallback),
 		cmocka_unit_test(test_userspace_vs_module),
 		cmocka_unit_test(test_smi_vs_module),
