@@ -18,6 +18,7 @@
 #include "lib/cleanup.h"
 #include "lib/digest.h"
 #include "lib/fileio.h"
+#include "lib/le.h"
 
 #define IDX_MAGIC "ingot-blocks-v1"   /* 16 bytes with its NUL */
 #define IDX_HEAD 16
@@ -62,12 +63,10 @@ struct ccmp {
 	struct block_cache *bc;
 };
 
-static void put_le(uint8_t *p, uint64_t v, int n) { for (int i = 0; i < n; i++) p[i] = (uint8_t)(v >> (8 * i)); }
-static uint64_t get_le(const uint8_t *p, int n) { uint64_t v = 0; for (int i = n - 1; i >= 0; i--) v = v << 8 | p[i]; return v; }
 
 static size_t *slot_for(struct block_cache *bc, const uint8_t key[32])
 {
-	size_t h = (size_t)get_le(key, 8), m = bc->cap - 1;
+	size_t h = (size_t)le_get(key, 8), m = bc->cap - 1;
 	for (size_t i = h & m;; i = (i + 1) & m) {
 		size_t *s = &bc->slots[i];
 		if (!*s || !memcmp(bc->v[*s - 1].key, key, 32))
@@ -144,11 +143,11 @@ static int compressor_id(sqfs_compressor_t *cmp, uint8_t cid[32], ingot_error *e
 		EVP_MD_CTX_free(d);
 		return ingot_fail(e, -EIO, "block cache: probe compression failed (%d)", (int)n);
 	}
-	put_le(head, cfg.id, 2);
-	put_le(head + 2, cfg.flags, 2);
-	put_le(head + 4, cfg.block_size, 4);
-	put_le(head + 8, cfg.level, 4);
-	put_le(head + 12, (uint32_t)n, 4);
+	le_put(head, cfg.id, 2);
+	le_put(head + 2, cfg.flags, 2);
+	le_put(head + 4, cfg.block_size, 4);
+	le_put(head + 8, cfg.level, 4);
+	le_put(head + 12, (uint32_t)n, 4);
 	ok = EVP_DigestInit_ex(d, EVP_sha256(), NULL) && EVP_DigestUpdate(d, IDX_MAGIC, sizeof(IDX_MAGIC)) &&
 	     EVP_DigestUpdate(d, head, sizeof(head)) && EVP_DigestUpdate(d, &cfg.opt, sizeof(cfg.opt)) &&
 	     EVP_DigestUpdate(d, out, (size_t)n) && EVP_DigestFinal_ex(d, cid, NULL);
@@ -185,8 +184,8 @@ static int load_segment(struct block_cache *bc, const char *name, size_t *alloc)
 		struct bc_entry ent = { .seg = (uint32_t)bc->n_seg };
 		memcpy(ent.key, rec, 32);
 		memcpy(ent.digest, rec + 32, 32);
-		ent.off = get_le(rec + 64, 8);
-		ent.len = (uint32_t)get_le(rec + 72, 4);
+		ent.off = le_get(rec + 64, 8);
+		ent.len = (uint32_t)le_get(rec + 72, 4);
 		if (ent.off > (uint64_t)st.st_size || ent.len > (uint64_t)st.st_size - ent.off)
 			continue;
 		if (add_loaded(bc, &ent, alloc) < 0)
@@ -268,7 +267,7 @@ static int key_for(const struct block_cache *bc, const uint8_t *in, uint32_t siz
 	uint8_t sz[4];
 	int ok;
 
-	put_le(sz, size, 4);
+	le_put(sz, size, 4);
 	ok = d && EVP_DigestInit_ex(d, EVP_sha256(), NULL) && EVP_DigestUpdate(d, bc->cid, 32) &&
 	     EVP_DigestUpdate(d, sz, 4) && EVP_DigestUpdate(d, in, size) && EVP_DigestFinal_ex(d, key, NULL);
 	EVP_MD_CTX_free(d);
@@ -405,11 +404,11 @@ sqfs_compressor_t *block_cache_wrap(struct block_cache *bc, sqfs_compressor_t *i
 
 int block_cache_commit(struct block_cache *bc, ingot_error *e)
 {
-	_cleanup_free_ char *idx_tmp = NULL, *base = NULL, *data = NULL, *idx = NULL;
+	_cleanup_free_ char *base = NULL, *data = NULL, *idx = NULL;
 	_cleanup_free_ uint8_t *buf = NULL;
 	struct timespec ts;
 	size_t len;
-	int fd, r;
+	int r;
 
 	if (bc->new_err) {
 		/* the cache is an optimisation: a segment that could not be
@@ -426,8 +425,8 @@ int block_cache_commit(struct block_cache *bc, ingot_error *e)
 		uint8_t *rec = buf + IDX_HEAD + i * IDX_REC;
 		memcpy(rec, bc->nv[i].key, 32);
 		memcpy(rec + 32, bc->nv[i].digest, 32);
-		put_le(rec + 64, bc->nv[i].off, 8);
-		put_le(rec + 72, bc->nv[i].len, 4);
+		le_put(rec + 64, bc->nv[i].off, 8);
+		le_put(rec + 72, bc->nv[i].len, 4);
 	}
 	clock_gettime(CLOCK_REALTIME, &ts);
 	/* names sort by time: older segments win duplicates */
@@ -436,18 +435,11 @@ int block_cache_commit(struct block_cache *bc, ingot_error *e)
 		     (long)getpid()) < 0 ||
 	    asprintf(&data, "%s.data", base) < 0 || asprintf(&idx, "%s.idx", base) < 0)
 		return ingot_fail(e, -ENOMEM, "out of memory");
-	r = store_tmp_commit(bc->s, bc->new_fd, &bc->new_tmp, data, e);
+	r = store_tmp_commit(bc->new_fd, &bc->new_tmp, data, e);
 	bc->new_fd = -1;
 	if (r < 0)
 		return r;
-	if ((fd = store_tmp_create(bc->s, "blocks-idx", &idx_tmp, e)) < 0)
-		return fd;
-	if ((r = write_all(fd, buf, len)) < 0) {
-		close(fd);
-		unlink(idx_tmp);
-		return ingot_fail(e, r, "%s: write failed: %s", idx_tmp, strerror(-r));
-	}
-	return store_tmp_commit(bc->s, fd, &idx_tmp, idx, e);
+	return store_write_file(bc->s, idx, buf, len, e);
 }
 
 void block_cache_stats(const struct block_cache *bc, struct block_cache_stats *st)
@@ -463,11 +455,7 @@ void block_cache_close(struct block_cache *bc)
 		return;
 	for (size_t i = 0; i < bc->n_seg; i++)
 		close(bc->seg_fd[i]);
-	if (bc->new_fd >= 0)
-		close(bc->new_fd);
-	if (bc->new_tmp)
-		unlink(bc->new_tmp);
-	free(bc->new_tmp);
+	store_tmp_abort(bc->new_fd, &bc->new_tmp);
 	free(bc->seg_fd);
 	free(bc->v);
 	free(bc->slots);

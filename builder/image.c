@@ -264,9 +264,7 @@ static int pack_file(struct writer *w, size_t i, ingot_error *e)
 		return sqfs_fail(w, r, "finishing file data", e);
 	}
 	EVP_DigestFinal_ex(md, got, NULL);
-	if (!hash)
-		memcpy(got, ent->sha256, 32);
-	if (total != ent->size || memcmp(got, ent->sha256, 32)) {
+	if (total != ent->size || (hash && memcmp(got, ent->sha256, 32))) {
 		char want_hex[SHA256_HEX_LEN + 1], got_hex[SHA256_HEX_LEN + 1];
 		hex_encode(ent->sha256, 32, want_hex);
 		hex_encode(got, 32, got_hex);

@@ -6,7 +6,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <signal.h>
 #include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,26 +52,6 @@ static int check_private(const char *dir, ingot_error *e)
 	return 0;
 }
 
-/* Remove tmp/<pid>.* left by processes that no longer exist (a build
- * killed mid-way): the pid in the name says whose it is. */
-static void sweep_tmp(const char *tmpdir)
-{
-	DIR *d = opendir(tmpdir);
-	struct dirent *de;
-
-	if (!d)
-		return;
-	while ((de = readdir(d))) {
-		char *end;
-		long pid = strtol(de->d_name, &end, 10);
-		if (end == de->d_name || *end != '.' || pid <= 0 || pid == (long)getpid())
-			continue;
-		if (kill((pid_t)pid, 0) < 0 && errno == ESRCH)
-			unlinkat(dirfd(d), de->d_name, 0);
-	}
-	closedir(d);
-}
-
 int store_open(struct store *s, const char *root, ingot_error *e)
 {
 	static const char *const subs[] = { "blobs", "tmp", "unpacked" };
@@ -92,8 +71,8 @@ int store_open(struct store *s, const char *root, ingot_error *e)
 			return ingot_fail(e, -errno, "%s: cannot create store directory: %s", p, strerror(errno));
 		if ((r = check_private(p, e)) < 0)
 			return r;
-		if (!strcmp(subs[i], "tmp"))
-			sweep_tmp(p);
+		if (!strcmp(subs[i], "tmp"))   /* tmp/<pid>.<what>.XXXXXX of killed builds */
+			remove_dead_temps(p, "", 0);
 	}
 	s->root = strdup(root);
 	if (!s->root)
@@ -129,31 +108,36 @@ int store_tmp_create(const struct store *s, const char *what, char **path, ingot
 	fd = mkostemp(*path, O_CLOEXEC);
 	if (fd < 0 || fchmod(fd, BLOB_MODE) < 0) {
 		int err = errno;
-		if (fd >= 0) {
-			close(fd);
-			unlink(*path);
-		}
-		free(*path);
-		*path = NULL;
+		store_tmp_abort(fd, path);
 		return ingot_fail(e, -err, "%s/tmp: cannot create temporary file: %s", s->root, strerror(err));
 	}
 	return fd;
 }
 
-int store_tmp_commit(const struct store *s, int fd, char **tmp, const char *dst, ingot_error *e)
+void store_tmp_abort(int fd, char **tmp)
+{
+	if (fd >= 0)
+		close(fd);
+	if (*tmp) {
+		unlink(*tmp);
+		free(*tmp);
+		*tmp = NULL;
+	}
+}
+
+int store_tmp_commit(int fd, char **tmp, const char *dst, ingot_error *e)
 {
 	int r = close(fd) < 0 ? -errno : 0;
 
-	(void)s;
 	if (r == 0 && rename(*tmp, dst) < 0)
 		r = -errno;
 	if (r < 0) {
-		unlink(*tmp);
-		ingot_fail(e, r, "%s: cannot move into the store: %s", dst, strerror(-r));
+		store_tmp_abort(-1, tmp);
+		return ingot_fail(e, r, "%s: cannot move into the store: %s", dst, strerror(-r));
 	}
 	free(*tmp);
 	*tmp = NULL;
-	return r;
+	return 0;
 }
 
 int store_write_file(const struct store *s, const char *dst, const void *buf, size_t len, ingot_error *e)
@@ -164,11 +148,11 @@ int store_write_file(const struct store *s, const char *dst, const void *buf, si
 	if (fd < 0)
 		return fd;
 	if ((r = write_all(fd, buf, len)) < 0) {
-		close(fd);
-		unlink(tmp);
-		return ingot_fail(e, r, "%s: write failed: %s", tmp, strerror(-r));
+		ingot_fail(e, r, "%s: write failed: %s", tmp, strerror(-r));
+		store_tmp_abort(fd, &tmp);
+		return r;
 	}
-	return store_tmp_commit(s, fd, &tmp, dst, e);
+	return store_tmp_commit(fd, &tmp, dst, e);
 }
 
 int store_content_open(const struct store *s, const struct store_loc *loc, const uint8_t sha256[32],
@@ -336,11 +320,8 @@ static int writer_finish(struct store_writer *w, const char *name, const uint8_t
 		return ingot_fail(e, -EIO, "sha256: digest failed");
 	}
 	if (want && memcmp(want, got, 32)) {
-		char hw[SHA256_HEX_LEN + 1], hg[SHA256_HEX_LEN + 1];
-		hex_encode(want, 32, hw);
-		hex_encode(got, 32, hg);
 		store_writer_abort(w);
-		return ingot_fail(e, -EBADMSG, "%s: sha256 mismatch: recipe pins %s, file has %s", name, hw, hg);
+		return store_pin_mismatch(name, want, got, e);
 	}
 	if (close(w->fd) < 0) {
 		int err = errno;
@@ -385,16 +366,18 @@ int store_writer_commit(struct store_writer *w, uint8_t sha256[32], uint64_t *si
 
 void store_writer_abort(struct store_writer *w)
 {
-	if (w->fd >= 0)
-		close(w->fd);
+	store_tmp_abort(w->fd, &w->tmp);
 	w->fd = -1;
-	if (w->tmp) {
-		unlink(w->tmp);
-		free(w->tmp);
-		w->tmp = NULL;
-	}
 	EVP_MD_CTX_free(w->md);
 	w->md = NULL;
+}
+
+int store_pin_mismatch(const char *name, const uint8_t want[32], const uint8_t got[32], ingot_error *e)
+{
+	char hw[SHA256_HEX_LEN + 1], hg[SHA256_HEX_LEN + 1];
+	hex_encode(want, 32, hw);
+	hex_encode(got, 32, hg);
+	return ingot_fail(e, -EBADMSG, "%s: sha256 mismatch: recipe pins %s, file has %s", name, hw, hg);
 }
 
 int store_check_source(const char *name, const char *src, const uint8_t want[32], ingot_error *e)
@@ -403,12 +386,8 @@ int store_check_source(const char *name, const char *src, const uint8_t want[32]
 	int r = sha256_file(src, got, NULL, e);
 	if (r < 0)
 		return ingot_prefix(e, "%s", name);
-	if (memcmp(got, want, 32)) {
-		char hw[SHA256_HEX_LEN + 1], hg[SHA256_HEX_LEN + 1];
-		hex_encode(want, 32, hw);
-		hex_encode(got, 32, hg);
-		return ingot_fail(e, -EBADMSG, "%s: sha256 mismatch: recipe pins %s, file has %s", name, hw, hg);
-	}
+	if (memcmp(got, want, 32))
+		return store_pin_mismatch(name, want, got, e);
 	return 0;
 }
 

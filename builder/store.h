@@ -52,8 +52,11 @@ char *store_unpacked_path(const struct store *s, const uint8_t artifact[32], con
 /* Create tmp/<pid>.<what>.XXXXXX (mode 0644 whatever the umask); returns
  * the fd and the malloc'd name in *path. */
 int store_tmp_create(const struct store *s, const char *what, char **path, ingot_error *e);
-/* Rename a finished temporary to dst; on failure it is removed. */
-int store_tmp_commit(const struct store *s, int fd, char **tmp, const char *dst, ingot_error *e);
+/* Close fd (if >= 0) and rename the temporary to dst; on failure it is
+ * removed.  *tmp is freed either way. */
+int store_tmp_commit(int fd, char **tmp, const char *dst, ingot_error *e);
+/* Give a temporary up: close fd (if >= 0), remove and free *tmp (if set). */
+void store_tmp_abort(int fd, char **tmp);
 /* A whole file into place through tmp/ (a cache entry: no fsync; what is
  * read back is checked or re-derived). */
 int store_write_file(const struct store *s, const char *dst, const void *buf, size_t len, ingot_error *e);
@@ -83,7 +86,9 @@ int store_has_blob(const struct store *s, const uint8_t sha256[32]);
 int store_import(struct store *s, const char *name, const char *src, const uint8_t want[32],
 		 ingot_error *e);
 
-/* Hash src and compare with want: "NAME: sha256 mismatch: ..." if not. */
+/* -EBADMSG with "NAME: sha256 mismatch: recipe pins WANT, file has GOT". */
+int store_pin_mismatch(const char *name, const uint8_t want[32], const uint8_t got[32], ingot_error *e);
+/* Hash src and compare with want: store_pin_mismatch() if not. */
 int store_check_source(const char *name, const char *src, const uint8_t want[32], ingot_error *e);
 /* Streaming insert of unknown content: begin, write..., commit yields the
  * digest (the blob is renamed into place only then). */

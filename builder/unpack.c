@@ -20,7 +20,6 @@
 
 #define DATA_BUF (256u << 10)
 #define PACK_BUF (1u << 20)
-#define CONTROL_MAX (16u << 20)
 #define CACHE_SCHEMA "ingot.unpacked/v2"
 
 /* Per-artifact reading state. */
@@ -144,13 +143,19 @@ static int add_listing(struct reader *rd, struct tree_entry *ent, const char *ra
 	return 0;
 }
 
-static int pack_flush(struct reader *rd)
+static int pack_write(struct reader *rd, const void *buf, size_t len)
 {
-	int r = write_all(rd->pack_fd, rd->wbuf, rd->wlen);
+	int r = write_all(rd->pack_fd, buf, len);
 	if (r < 0)
 		return ingot_fail(rd->e, r, "%s: %s: write failed: %s", rd->a->name, rd->pack_tmp, strerror(-r));
-	rd->wlen = 0;
 	return 0;
+}
+
+static int pack_flush(struct reader *rd)
+{
+	int r = pack_write(rd, rd->wbuf, rd->wlen);
+	rd->wlen = 0;
+	return r;
 }
 
 static int pack_append(struct reader *rd, const void *buf, size_t len)
@@ -159,8 +164,8 @@ static int pack_append(struct reader *rd, const void *buf, size_t len)
 	if (rd->wlen + len > PACK_BUF && (r = pack_flush(rd)) < 0)
 		return r;
 	if (len >= PACK_BUF) {
-		if ((r = write_all(rd->pack_fd, buf, len)) < 0)
-			return ingot_fail(rd->e, r, "%s: %s: write failed: %s", rd->a->name, rd->pack_tmp, strerror(-r));
+		if ((r = pack_write(rd, buf, len)) < 0)
+			return r;
 	} else {
 		memcpy(rd->wbuf + rd->wlen, buf, len);
 		rd->wlen += len;
@@ -352,29 +357,55 @@ static la_ssize_t member_read(struct archive *inner, void *ctx, const void **buf
 	return n;
 }
 
+int unpack_read_member(struct archive *a, size_t max, char **out, size_t *len)
+{
+	size_t cap = 65536, n = 0;
+	char *buf = malloc(cap + 1);
+	if (!buf)
+		return -ENOMEM;
+	for (;;) {
+		la_ssize_t k;
+		if (n == cap) {
+			char *nb;
+			if (cap >= max) {
+				free(buf);
+				return -EFBIG;
+			}
+			nb = realloc(buf, cap * 2 + 1);
+			if (!nb) {
+				free(buf);
+				return -ENOMEM;
+			}
+			buf = nb;
+			cap *= 2;
+		}
+		k = archive_read_data(a, buf + n, cap - n);
+		if (k < 0) {
+			free(buf);
+			return -EIO;
+		}
+		if (k == 0)
+			break;
+		n += (size_t)k;
+	}
+	buf[n] = '\0';
+	*out = buf;
+	*len = n;
+	return 0;
+}
+
 static int read_control(struct reader *rd, struct archive *outer, const char *name)
 {
-	size_t cap = 0;
-	for (;;) {
-		la_ssize_t n;
-		if (rd->control_len == cap) {
-			char *nb;
-			if (cap >= CONTROL_MAX)
-				return ingot_fail(rd->e, -EFBIG, "%s: %s: %s: expected at most %u bytes",
-						  rd->a->name, rd->a->source, name, CONTROL_MAX);
-			cap = cap ? cap * 2 : 65536;
-			if (!(nb = realloc(rd->control, cap)))
-				return ingot_fail(rd->e, -ENOMEM, "out of memory");
-			rd->control = nb;
-		}
-		n = archive_read_data(outer, rd->control + rd->control_len, cap - rd->control_len);
-		if (n < 0)
-			return ingot_fail(rd->e, -EINVAL, "%s: %s: %s: %s", rd->a->name, rd->a->source, name,
-					  archive_error_string(outer));
-		if (n == 0)
-			return 0;
-		rd->control_len += (size_t)n;
-	}
+	int r = unpack_read_member(outer, UNPACK_CONTROL_MAX, &rd->control, &rd->control_len);
+	if (r == -EFBIG)
+		return ingot_fail(rd->e, r, "%s: %s: %s: expected at most %u bytes",
+				  rd->a->name, rd->a->source, name, UNPACK_CONTROL_MAX);
+	if (r == -EIO)
+		return ingot_fail(rd->e, -EINVAL, "%s: %s: %s: %s", rd->a->name, rd->a->source, name,
+				  archive_error_string(outer));
+	if (r < 0)
+		return ingot_fail(rd->e, r, "out of memory");
+	return 0;
 }
 
 static int list_deb(struct reader *rd, struct source *src)
@@ -431,6 +462,11 @@ static int list_deb(struct reader *rd, struct source *src)
 
 /* --- listing cache (unpacked/<sha>.json) --- */
 
+static uint64_t mtime_ns(const struct stat *st)
+{
+	return (uint64_t)st->st_mtim.tv_sec * 1000000000u + (uint64_t)st->st_mtim.tv_nsec;
+}
+
 static int cache_write(const struct store *s, const struct artifact *a, const struct tree *l,
 		       uint64_t pack_size, const struct stat *src, const struct unpack_stats *st,
 		       ingot_error *e)
@@ -453,7 +489,7 @@ static int cache_write(const struct store *s, const struct artifact *a, const st
 	/* what the pin was last checked against: an unchanged source is not
 	 * hashed again (like git's index) */
 	json_object_set_new(root, "source-mtime-ns",
-			    json_integer((json_int_t)src->st_mtim.tv_sec * 1000000000 + src->st_mtim.tv_nsec));
+			    json_integer((json_int_t)mtime_ns(src)));
 	json_object_set_new(root, "source-ino", json_integer((json_int_t)src->st_ino));
 	json_object_set_new(root, "entries", arr);
 	for (size_t i = 0; i < l->n; i++) {
@@ -600,30 +636,18 @@ static int check_cached_source(const struct artifact *a, const struct unpack_sta
 	if (stat(a->path, &sb) < 0)
 		return errno == ENOENT ? 0 : ingot_fail(e, -errno, "%s: %s: %s", a->name, a->path, strerror(errno));
 	if ((uint64_t)sb.st_size == st->artifact_bytes && (uint64_t)sb.st_ino == cm->ino &&
-	    (uint64_t)sb.st_mtim.tv_sec * 1000000000 + (uint64_t)sb.st_mtim.tv_nsec == cm->mtime_ns)
+	    mtime_ns(&sb) == cm->mtime_ns)
 		return 0;
 	return store_check_source(a->name, a->path, a->sha256, e);
 }
 
 static void reader_free(struct reader *rd)
 {
-	if (rd->pack_fd >= 0)
-		close(rd->pack_fd);
-	if (rd->pack_tmp)
-		unlink(rd->pack_tmp);
-	free(rd->pack_tmp);
+	store_tmp_abort(rd->pack_fd, &rd->pack_tmp);
 	free(rd->buf);
 	free(rd->wbuf);
 	free(rd->control);
 	EVP_MD_CTX_free(rd->md);
-}
-
-static int pin_mismatch(const struct artifact *a, const uint8_t got[32], ingot_error *e)
-{
-	char hw[SHA256_HEX_LEN + 1], hg[SHA256_HEX_LEN + 1];
-	hex_encode(a->sha256, 32, hw);
-	hex_encode(got, 32, hg);
-	return ingot_fail(e, -EBADMSG, "%s: sha256 mismatch: recipe pins %s, file has %s", a->name, hw, hg);
 }
 
 /* Unpack an archive artifact from its source into a new pack, checking
@@ -674,7 +698,7 @@ static int unpack_source(struct reader *rd)
 	if (src.err)
 		return ingot_fail(rd->e, -src.err, "%s: %s: read failed: %s", a->name, a->path, strerror(src.err));
 	if (memcmp(got, a->sha256, 32))
-		return pin_mismatch(a, got, rd->e);
+		return store_pin_mismatch(a->name, a->sha256, got, rd->e);
 	if (r < 0)
 		return r;
 	rd->st->artifact_bytes = src.total;
@@ -690,7 +714,7 @@ static int unpack_source(struct reader *rd)
 	}
 	if (!(pack = store_unpacked_path(rd->s, a->sha256, ".pack")))
 		return ingot_fail(rd->e, -ENOMEM, "out of memory");
-	r2 = store_tmp_commit(rd->s, rd->pack_fd, &rd->pack_tmp, pack, rd->e);
+	r2 = store_tmp_commit(rd->pack_fd, &rd->pack_tmp, pack, rd->e);
 	rd->pack_fd = -1;
 	if (r2 < 0)
 		return r2;

@@ -47,6 +47,13 @@ int unpack_list(struct store *s, const struct artifact *a, uint64_t max_entries,
 /* Stage 2: add the listing (in its order) to the image tree t. */
 int unpack_apply(const struct artifact *a, const struct tree *listing, struct tree *t, ingot_error *e);
 
+/* The rest of the current libarchive entry, whole and NUL-terminated
+ * (malloc'd): -EFBIG once it reaches max bytes, -EIO on a read error
+ * (archive_error_string(a) says which), -ENOMEM. */
+struct archive;
+#define UNPACK_CONTROL_MAX (16u << 20)   /* a .deb's control member, and its control file */
+int unpack_read_member(struct archive *a, size_t max, char **out, size_t *len);
+
 /* Does pattern match path or one of its parent directories?  fnmatch(3)
  * without FNM_PATHNAME, so "*" also crosses '/'.  Exposed for tests. */
 bool unpack_glob_match(const char *pattern, const char *path);

@@ -31,6 +31,7 @@
 
 #include "lib/cleanup.h"
 #include "lib/fileio.h"
+#include "lib/le.h"
 #include "lib/digest.h"
 
 #define VBLOCK 4096u                 /* data and hash block size */
@@ -397,10 +398,6 @@ static int run_tree(struct vctx *c, const struct layout *l, const uint8_t *salt,
 	return r;
 }
 
-static void put32(uint8_t *p, uint32_t v) { for (int i = 0; i < 4; i++) p[i] = (uint8_t)(v >> (8 * i)); }
-static void put64(uint8_t *p, uint64_t v) { for (int i = 0; i < 8; i++) p[i] = (uint8_t)(v >> (8 * i)); }
-static uint32_t get32(const uint8_t *p) { uint32_t v = 0; for (int i = 3; i >= 0; i--) v = v << 8 | p[i]; return v; }
-static uint64_t get64(const uint8_t *p) { uint64_t v = 0; for (int i = 7; i >= 0; i--) v = v << 8 | p[i]; return v; }
 
 /* struct verity_sb of cryptsetup's lib/verity/verity.c, little endian. */
 static void sb_encode(uint8_t sb[SB_SIZE], const uint8_t uuid[16], uint64_t data_blocks,
@@ -408,13 +405,13 @@ static void sb_encode(uint8_t sb[SB_SIZE], const uint8_t uuid[16], uint64_t data
 {
 	memset(sb, 0, SB_SIZE);
 	memcpy(sb, "verity\0\0", 8);
-	put32(sb + 8, 1);                  /* version */
-	put32(sb + 12, 1);                 /* hash_type: 1 = salt first, padded digests */
+	le_put(sb + 8, 1, 4);                  /* version */
+	le_put(sb + 12, 1, 4);                 /* hash_type: 1 = salt first, padded digests */
 	memcpy(sb + 16, uuid, 16);
 	memcpy(sb + 32, "sha256", 6);      /* algorithm[32] */
-	put32(sb + 64, VBLOCK);            /* data_block_size */
-	put32(sb + 68, VBLOCK);            /* hash_block_size */
-	put64(sb + 72, data_blocks);
+	le_put(sb + 64, VBLOCK, 4);            /* data_block_size */
+	le_put(sb + 68, VBLOCK, 4);            /* hash_block_size */
+	le_put(sb + 72, data_blocks, 8);
 	sb[80] = (uint8_t)salt_len;        /* salt_size (u16) */
 	sb[81] = (uint8_t)(salt_len >> 8);
 	if (salt_len)
@@ -521,20 +518,20 @@ static int sb_decode(const uint8_t *sb, const char *name, uint64_t *data_blocks,
 	if (memcmp(sb, "verity\0\0", 8))
 		return ingot_fail(e, -EBADMSG, "%s: expected a dm-verity superblock, got none "
 				  "(bad signature)", name);
-	if ((v = get32(sb + 8)) != 1)
+	if ((v = (uint32_t)le_get(sb + 8, 4)) != 1)
 		return ingot_fail(e, -EBADMSG, "%s: version: expected 1, got %u", name, v);
-	if ((v = get32(sb + 12)) != 1)
+	if ((v = (uint32_t)le_get(sb + 12, 4)) != 1)
 		return ingot_fail(e, -EBADMSG, "%s: hash_type: expected 1, got %u", name, v);
 	if (strncmp((const char *)sb + 32, "sha256", 32))
 		return ingot_fail(e, -EBADMSG, "%s: algorithm: expected sha256, got '%.32s'",
 				  name, (const char *)sb + 32);
-	if ((v = get32(sb + 64)) != VBLOCK)
+	if ((v = (uint32_t)le_get(sb + 64, 4)) != VBLOCK)
 		return ingot_fail(e, -EBADMSG, "%s: data_block_size: expected %u, got %u",
 				  name, VBLOCK, v);
-	if ((v = get32(sb + 68)) != VBLOCK)
+	if ((v = (uint32_t)le_get(sb + 68, 4)) != VBLOCK)
 		return ingot_fail(e, -EBADMSG, "%s: hash_block_size: expected %u, got %u",
 				  name, VBLOCK, v);
-	*data_blocks = get64(sb + 72);
+	*data_blocks = le_get(sb + 72, 8);
 	if (*data_blocks == 0)
 		return ingot_fail(e, -EBADMSG, "%s: data_blocks: expected at least 1, got 0", name);
 	*salt_len = (uint32_t)sb[80] | (uint32_t)sb[81] << 8;

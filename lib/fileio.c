@@ -126,13 +126,10 @@ int pread_all(int fd, void *buf, size_t len, uint64_t off)
 	return 0;
 }
 
-/* Remove "<dir>/.<base>.<pid>.XXXXXX" temporaries whose process is gone
- * (killed mid-write): the pid in the name says whose each one is, so a
- * live writer's file is never touched. */
-static void sweep_stale(const char *dir, const char *base)
+void remove_dead_temps(const char *dir, const char *prefix, size_t tail_len)
 {
 	DIR *d = opendir(dir);
-	size_t bl = strlen(base);
+	size_t pl = strlen(prefix);
 	struct dirent *de;
 
 	if (!d)
@@ -141,10 +138,11 @@ static void sweep_stale(const char *dir, const char *base)
 		const char *n = de->d_name;
 		char *end;
 		long pid;
-		if (n[0] != '.' || strncmp(n + 1, base, bl) || n[bl + 1] != '.')
+		if (strncmp(n, prefix, pl))
 			continue;
-		pid = strtol(n + bl + 2, &end, 10);
-		if (end == n + bl + 2 || *end != '.' || strlen(end) != 7 || pid <= 0 || pid == (long)getpid())
+		pid = strtol(n + pl, &end, 10);
+		if (end == n + pl || *end != '.' || (tail_len && strlen(end) != tail_len) || pid <= 0 ||
+		    pid == (long)getpid())
 			continue;
 		if (kill((pid_t)pid, 0) < 0 && errno == ESRCH)
 			unlinkat(dirfd(d), n, 0);
@@ -164,7 +162,11 @@ int atomic_open(struct atomic_file *af, const char *path, mode_t mode, ingot_err
 	if (!cp || !dir)
 		return ingot_fail(e, -ENOMEM, "%s: out of memory", path);
 	base = basename(cp);
-	sweep_stale(dir, base);
+	{
+		_cleanup_free_ char *prefix = NULL;
+		if (asprintf(&prefix, ".%s.", base) >= 0)
+			remove_dead_temps(dir, prefix, strlen(".XXXXXX"));
+	}
 	if (asprintf(&af->tmp, "%s/.%s.%ld.XXXXXX", dir, base, (long)getpid()) < 0) {
 		af->tmp = NULL;
 		return ingot_fail(e, -ENOMEM, "%s: out of memory", path);

@@ -24,6 +24,11 @@ struct atomic_file {
 	char *tmp;      /* temporary name in the same directory */
 };
 
+/* Remove the files "<dir>/<prefix><pid>.<tail>" whose process is gone
+ * (killed mid-write): the pid in the name says whose each one is, so a
+ * live writer's file is never touched.  tail_len: the length of
+ * ".<tail>", or 0 for any. */
+void remove_dead_temps(const char *dir, const char *prefix, size_t tail_len);
 /* Create "<dir>/.<base>.<pid>.XXXXXX" with the given mode (umask-
  * independent), first removing such temporaries of dead processes. */
 int atomic_open(struct atomic_file *af, const char *path, mode_t mode, ingot_error *e);

@@ -22,6 +22,7 @@
 
 #include "builder/recipe.h"
 #include "builder/store.h"
+#include "builder/unpack.h"
 #include "builder/tree.h"
 #include "lib/cleanup.h"
 #include "lib/fileio.h"
@@ -30,7 +31,6 @@
 #include "lib/version.h"
 #include "recipes/tuple-impl.h"
 
-#define CONTROL_MAX (16u << 20)
 #define VERSION_JSON_MAX (1u << 20)
 
 struct check {
@@ -67,43 +67,6 @@ static int compare(struct check *c, const char *carried_raw, const char *where)
 
 /* ------------------------------------------------------------- .deb -- */
 
-static int read_entry(struct archive *a, size_t max, char **out, size_t *len)
-{
-	size_t cap = 65536, n = 0;
-	char *buf = malloc(cap + 1);
-	if (!buf)
-		return -ENOMEM;
-	for (;;) {
-		la_ssize_t k;
-		if (n == cap) {
-			char *nb;
-			if (cap >= max) {
-				free(buf);
-				return -EFBIG;
-			}
-			nb = realloc(buf, cap * 2 + 1);
-			if (!nb) {
-				free(buf);
-				return -ENOMEM;
-			}
-			buf = nb;
-			cap *= 2;
-		}
-		k = archive_read_data(a, buf + n, cap - n);
-		if (k < 0) {
-			free(buf);
-			return -EIO;
-		}
-		if (k == 0)
-			break;
-		n += (size_t)k;
-	}
-	buf[n] = '\0';
-	*out = buf;
-	*len = n;
-	return 0;
-}
-
 /* The Version: field of a .deb's control file (malloc'd), from the
  * control.tar member the unpacker kept in the store. */
 static int deb_control_version(const char *path, const char *name, char **out, ingot_error *e)
@@ -115,7 +78,7 @@ static int deb_control_version(const char *path, const char *name, char **out, i
 	int r = -ENOENT;
 
 	*out = NULL;
-	if ((r = read_file(path, CONTROL_MAX, &ctl, &ctl_len, e)) < 0)
+	if ((r = read_file(path, UNPACK_CONTROL_MAX, &ctl, &ctl_len, e)) < 0)
 		return ingot_prefix(e, "artifact '%s': control.tar member", name);
 	inner = archive_read_new();
 	if (!inner) {
@@ -132,7 +95,7 @@ static int deb_control_version(const char *path, const char *name, char **out, i
 	while (archive_read_next_header(inner, &ent) == ARCHIVE_OK) {
 		const char *p = archive_entry_pathname(ent);
 		if (!strcmp(p, "./control") || !strcmp(p, "control")) {
-			if (read_entry(inner, CONTROL_MAX, &control, &control_len) < 0) {
+			if (unpack_read_member(inner, UNPACK_CONTROL_MAX, &control, &control_len) < 0) {
 				r = ingot_fail(e, -EINVAL, "artifact '%s': cannot read control file", name);
 				goto out;
 			}

@@ -11,12 +11,14 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <fcntl.h>
 #include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "builder/store.h"
 #include "builder/tree.h"
@@ -79,6 +81,18 @@ static inline uint8_t *th_slurp(const char *path, size_t *len)
 	if (read_file(path, (size_t)1 << 32, &buf, len, &e) < 0)
 		fail_msg("%s", e.msg);
 	return (uint8_t *)buf;
+}
+
+/* XOR the byte at off of path with mask (damage a file on disk). */
+static inline void th_flip_byte(const char *path, off_t off, uint8_t mask)
+{
+	int fd = open(path, O_RDWR);
+	uint8_t b;
+	assert_true(fd >= 0);
+	assert_int_equal(pread(fd, &b, 1, off), 1);
+	b ^= mask;
+	assert_int_equal(pwrite(fd, &b, 1, off), 1);
+	close(fd);
 }
 
 /* A shell command's exit status, -1 if it could not run or was killed. */

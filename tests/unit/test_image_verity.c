@@ -177,17 +177,6 @@ static void test_128_blocks(void **state) { (void)state; check_blocks(128); }
 static void test_129_blocks(void **state) { (void)state; check_blocks(129); }
 static void test_300_blocks(void **state) { (void)state; check_blocks(300); }
 
-static void flip(const char *path, off_t off)
-{
-	int fd = open(path, O_RDWR);
-	uint8_t b;
-	assert_true(fd >= 0);
-	assert_int_equal(pread(fd, &b, 1, off), 1);
-	b ^= 0x01;
-	assert_int_equal(pwrite(fd, &b, 1, off), 1);
-	close(fd);
-}
-
 static void test_check_detects_damage(void **state)
 {
 	_cleanup_free_ char *img = th_path(tmpdir, "dimg"), *hash = th_path(tmpdir, "dhash");
@@ -213,22 +202,22 @@ static void test_check_detects_damage(void **state)
 	assert_non_null(strstr(e.msg, "root hash"));
 
 	/* One flipped data bit in block 150: leaf block 1 covers 128..199. */
-	flip(img, 150 * BS + 17);
+	th_flip_byte(img, 150 * BS + 17, 0x01);
 	assert_int_equal(verity_check(img, hash, vi.root_hash, &e), -EBADMSG);
 	assert_non_null(strstr(e.msg, "data blocks 128..199"));
-	flip(img, 150 * BS + 17);
+	th_flip_byte(img, 150 * BS + 17, 0x01);
 	assert_int_equal(verity_check(img, hash, vi.root_hash, &e), 0);
 
 	/* One flipped bit in the top hash block. */
-	flip(hash, BS + 5);
+	th_flip_byte(hash, BS + 5, 0x01);
 	assert_int_equal(verity_check(img, hash, vi.root_hash, &e), -EBADMSG);
-	flip(hash, BS + 5);
+	th_flip_byte(hash, BS + 5, 0x01);
 
 	/* A superblock that describes another image. */
-	flip(hash, 72);
+	th_flip_byte(hash, 72, 0x01);
 	assert_int_equal(verity_check(img, hash, vi.root_hash, &e), -EBADMSG);
 	assert_non_null(strstr(e.msg, "data_blocks"));
-	flip(hash, 72);
+	th_flip_byte(hash, 72, 0x01);
 
 	/* A truncated hash file. */
 	assert_int_equal(truncate(hash, 2 * BS), 0);

@@ -548,15 +548,7 @@ static void test_pack_checked(void **state)
 	}
 	hex_encode(a.sha256, 32, hex);
 	snprintf(pack, sizeof(pack), "%s/unpacked/%s.pack", f->s.root, hex);
-	{
-		int fd = open(pack, O_RDWR);
-		uint8_t b;
-		assert_true(fd >= 0);
-		assert_int_equal(pread(fd, &b, 1, 3), 1);
-		b ^= 1;
-		assert_int_equal(pwrite(fd, &b, 1, 3), 1);
-		close(fd);
-	}
+	th_flip_byte(pack, 3, 1);
 	assert_int_equal(write_img(f, &t, "bad.sqfs", &e), -EBADMSG);
 	assert_non_null(strstr(e.msg, "store pack: expected"));
 	/* and a pack shorter than its listing */
