@@ -1,17 +1,63 @@
 #include "lib/err.h"
 
-#include <stdio.h>
 #include <string.h>
+
+#include "lib/escape.h"
+#include "lib/strbuf.h"
+
+/* Messages carry names from outside (archive entries, manifest paths):
+ * every %s argument is escaped (lib/escape.h) and, when the whole
+ * message would not fit, the longest arguments are shortened in the
+ * middle, so the reason written in the format itself is never cut off. */
+
+#define SPAN_MIN  32    /* an argument is never shortened below this */
+
+/* Shorten the longest arguments until the message fits max-1 bytes. */
+static void fit(struct esc_fmt *m, size_t max)
+{
+	while (m->sb.len >= max) {
+		size_t best = ESC_MAX_SPANS, excess = m->sb.len - (max - 1), want, got;
+
+		for (size_t i = 0; i < m->nspans; i++)
+			if (m->len[i] > SPAN_MIN && (best == ESC_MAX_SPANS || m->len[i] > m->len[best]))
+				best = i;
+		if (best == ESC_MAX_SPANS)
+			break;
+		want = m->len[best] > excess + 3 + SPAN_MIN ? m->len[best] - excess - 3 : SPAN_MIN;
+		got = strbuf_shorten_span(&m->sb, m->off[best], m->len[best], want);
+		if (got >= m->len[best])
+			break;
+		for (size_t i = 0; i < m->nspans; i++)
+			if (m->off[i] > m->off[best])
+				m->off[i] -= m->len[best] - got;
+		m->len[best] = got;
+	}
+}
+
+static void store(ingot_error *e, struct esc_fmt *m)
+{
+	fit(m, sizeof(e->msg));
+	if (m->sb.len >= sizeof(e->msg))
+		strbuf_shorten_span(&m->sb, 0, m->sb.len, sizeof(e->msg) - 1);
+	memcpy(e->msg, m->sb.buf, m->sb.len + 1);
+	strbuf_release(&m->sb);
+}
 
 int ingot_vfail(ingot_error *e, int code, const char *fmt, va_list ap)
 {
+	int saved_errno = errno;
+
 	if (code > 0)
 		code = -code;
 	if (code == 0)
 		code = -EINVAL;
 	if (e) {
+		struct esc_fmt m = { .sb = STRBUF_INIT };
+
 		e->code = code;
-		vsnprintf(e->msg, sizeof(e->msg), fmt, ap);
+		errno = saved_errno;
+		esc_vformat(&m, fmt, ap);
+		store(e, &m);
 	}
 	return code;
 }
@@ -38,19 +84,22 @@ int ingot_fail_status(ingot_error *e, int code, int status, const char *fmt, ...
 
 int ingot_prefix(ingot_error *e, const char *fmt, ...)
 {
-	char old[INGOT_ERR_MSG];
+	struct esc_fmt m = { .sb = STRBUF_INIT };
+	size_t off;
 	va_list ap;
-	int n;
 
 	if (!e)
 		return -EINVAL;
-	memcpy(old, e->msg, sizeof(old));
 	va_start(ap, fmt);
-	n = vsnprintf(e->msg, sizeof(e->msg), fmt, ap);
+	esc_vformat(&m, fmt, ap);
 	va_end(ap);
-	if (n >= 0 && (size_t)n < sizeof(e->msg))
-		snprintf(e->msg + n, sizeof(e->msg) - (size_t)n, ": %.*s",
-			 (int)(sizeof(e->msg) - (size_t)n), old);
+	strbuf_addstr(&m.sb, ": ");
+	/* The old message is already escaped; it may be shortened like a
+	 * name when the prefix makes the whole too long. */
+	off = m.sb.len;
+	strbuf_addstr(&m.sb, e->msg);
+	esc_add_span(&m, off);
+	store(e, &m);
 	return e->code ? e->code : -EINVAL;
 }
 

@@ -15,6 +15,7 @@
 
 #include "lib/cleanup.h"
 #include "lib/digest.h"
+#include "lib/escape.h"
 #include "lib/err.h"
 #include "lib/fileio.h"
 #include "lib/json.h"
@@ -31,6 +32,72 @@ static void test_err_prefix(void **state)
 	assert_string_equal(e.msg, "recipe.yaml: zero");
 	assert_int_equal(ingot_fail_status(&e, -ENOENT, 7, "gone"), -ENOENT);
 	assert_int_equal(e.status, 7);
+}
+
+/* Names from archives and manifests: a newline must not forge a second
+ * line, ESC must not reach a terminal, a long name must not push the
+ * reason out of the message. */
+static void test_err_escapes_names(void **state)
+{
+	ingot_error e = { 0 };
+	char big[3000];
+	(void)state;
+
+	ingot_fail(&e, EINVAL, "entry '%s': expected a regular file", "a\nERROR: forged\x1b[2J");
+	assert_string_equal(e.msg, "entry 'a\\nERROR: forged\\x1b[2J': expected a regular file");
+	assert_null(strchr(e.msg, '\n'));
+
+	/* Valid UTF-8 passes; invalid bytes and C1 controls are escaped. */
+	ingot_fail(&e, EINVAL, "%s|%s|%s", "caf\xc3\xa9", "caf\xe9", "x\xc2\x9b" "1m");
+	assert_string_equal(e.msg, "caf\xc3\xa9|caf\\xe9|x\\xc2\\x9b1m");
+
+	/* Numbers, widths and precision still format as printf does. */
+	ingot_fail(&e, EINVAL, "%zu %04o %-3s| %.2s %*d %llu %x %%", (size_t)7, 0755u, "a", "abc", 3, 5,
+		   18446744073709551615ull, 255u);
+	assert_string_equal(e.msg, "7 0755 a  | ab   5 18446744073709551615 ff %");
+
+	/* A 3000-byte name is shortened in the middle; the reason survives. */
+	memset(big, 'n', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	big[0] = 'S';
+	big[sizeof(big) - 2] = 'E';
+	ingot_fail(&e, EINVAL, "file '%s': expected sha256 %s, got %s", big,
+		   "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
+		   "fedcba9876543210fedcba9876543210fedcba9876543210fedcba9876543210");
+	assert_true(strlen(e.msg) < INGOT_ERR_MSG);
+	assert_true(strncmp(e.msg, "file 'S", 7) == 0);
+	assert_non_null(strstr(e.msg, "nnn...nnn"));
+	assert_non_null(strstr(e.msg, "nnE': expected sha256 0123456789abcdef0123456789abcdef"
+				      "0123456789abcdef0123456789abcdef, got fedcba"));
+	assert_non_null(strstr(e.msg, "fedcba9876543210fedcba9876543210fedcba9876543210fedcba9876543210"));
+
+	/* A prefix keeps the old (already escaped) message; escaping is idempotent. */
+	ingot_fail(&e, EINVAL, "bad %s", "x\ty");
+	ingot_prefix(&e, "%s", "f\rg");
+	assert_string_equal(e.msg, "f\\rg: bad x\\ty");
+	ingot_prefix(&e, "%s", big);
+	assert_true(strlen(e.msg) < INGOT_ERR_MSG);
+	assert_non_null(strstr(e.msg, "E: f\\rg: bad x\\ty"));
+}
+
+static void test_escape_shorten(void **state)
+{
+	struct strbuf sb = STRBUF_INIT;
+	(void)state;
+
+	/* Never cut inside an escape or a UTF-8 sequence. */
+	strbuf_add_name(&sb, "\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\xc3\xa9\xc3\xa9\xc3\xa9", 20);
+	assert_true(sb.len <= 20);
+	assert_non_null(strstr(sb.buf, "..."));
+	for (size_t i = 0; i < sb.len; i++)
+		if (sb.buf[i] == '\\')
+			assert_true(sb.buf[i + 1] == 'x' && i + 3 < sb.len);
+	assert_true(((unsigned char)sb.buf[sb.len - 1] & 0xc0) == 0x80 ||
+		    (unsigned char)sb.buf[sb.len - 1] < 0x80);
+	strbuf_release(&sb);
+	strbuf_add_name(&sb, "short", 20);
+	assert_string_equal(sb.buf, "short");
+	strbuf_release(&sb);
 }
 
 static void test_strbuf(void **state)
@@ -160,6 +227,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_err_prefix),
+		cmocka_unit_test(test_err_escapes_names),
+		cmocka_unit_test(test_escape_shorten),
 		cmocka_unit_test(test_strbuf),
 		cmocka_unit_test(test_hex_sha256),
 		cmocka_unit_test(test_atomic_abort_leaves_nothing),

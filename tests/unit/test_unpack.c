@@ -314,7 +314,7 @@ static void test_hostile(void **state)
 	expect_refused(f, hl_missing, 2, "art: archive entry 'b': hardlink target 'nothere': expected a regular file earlier in the same artifact, got nothing");
 	expect_refused(f, hl_dir, 2, "art: archive entry 'b': hardlink target 'd': expected a regular file earlier in the same artifact, got dir");
 	expect_refused(f, dup, 2, "art: archive entry './x': expected each path once, got it twice");
-	expect_refused(f, badname, 1, "art: archive entry 'caf\xe9': expected a UTF-8 name, got invalid bytes");
+	expect_refused(f, badname, 1, "art: archive entry 'caf\\xe9': expected a UTF-8 name, got invalid bytes");
 	expect_refused(f, badlink, 1, "art: archive entry 'l': expected a UTF-8 symlink target of 1 to 4095 bytes, got an invalid one");
 }
 

@@ -1,0 +1,51 @@
+/* Text from outside (archive entry names, manifest paths, recipe
+ * strings) must never reach a terminal or a log raw: a newline forges a
+ * second line, ESC starts a terminal control sequence.  These helpers
+ * make such text printable and bound its length. */
+#ifndef INGOT_ESCAPE_H
+#define INGOT_ESCAPE_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "lib/strbuf.h"
+
+/* A name longer than this is shortened in the middle, keeping its start
+ * and end, so the reason around it stays on the line. */
+#define ESCAPE_NAME_MAX 256
+
+/* Append s (n bytes) with C0 controls, DEL, C1 controls and bytes that
+ * are not valid UTF-8 written as \n, \t, \r or \xNN.  Valid printable
+ * UTF-8 passes unchanged, so the result is idempotent. */
+void strbuf_add_escaped(struct strbuf *sb, const char *s, size_t n);
+
+/* strbuf_add_escaped, then shortened to at most max bytes ("head...tail"). */
+void strbuf_add_name(struct strbuf *sb, const char *s, size_t max);
+
+/* Shorten sb->buf[off, off+len) to at most max bytes by replacing its
+ * middle with "...", never splitting a UTF-8 sequence or an escape;
+ * returns the new length of that span. */
+size_t strbuf_shorten_span(struct strbuf *sb, size_t off, size_t len, size_t max);
+
+/* printf-style formatting where every %s argument (and %m) is escaped;
+ * the formats themselves are ingot's own text.  The spans record where
+ * the first ESC_MAX_SPANS arguments landed in sb. */
+#define ESC_MAX_SPANS 16
+struct esc_fmt {
+	struct strbuf sb;
+	size_t off[ESC_MAX_SPANS], len[ESC_MAX_SPANS];
+	size_t nspans;
+};
+void esc_vformat(struct esc_fmt *m, const char *fmt, va_list ap);
+/* Record sb[off, end) as one argument span. */
+void esc_add_span(struct esc_fmt *m, size_t off);
+
+/* strbuf_addf for text that carries names: every %s argument escaped. */
+void strbuf_addf_escaped(struct strbuf *sb, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* Print a name escaped and bounded to ESCAPE_NAME_MAX. */
+void fput_name(const char *s, FILE *f);
+
+#endif
