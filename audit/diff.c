@@ -5,6 +5,7 @@
 
 #include "lib/cleanup.h"
 #include "lib/digest.h"
+#include "lib/escape.h"
 #include "lib/json.h"
 #include "lib/strbuf.h"
 
@@ -207,9 +208,9 @@ static void add_value(struct strbuf *sb, const json_t *v)
 	} else if (json_is_string(v)) {
 		const char *s = json_string_value(v);
 		if (is_long_hex(s))
-			strbuf_addf(sb, "%.16s..", s);
+			strbuf_addf_escaped(sb, "%.16s..", s);
 		else
-			strbuf_addstr(sb, s);
+			strbuf_add_escaped(sb, s, strlen(s));
 	} else {
 		_cleanup_free_ char *c = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT | JSON_SORT_KEYS);
 		strbuf_addstr(sb, c ? c : "?");
@@ -224,7 +225,7 @@ static void add_changes(struct strbuf *sb, const json_t *changes)
 	json_array_foreach(changes, i, c) {
 		if (i)
 			strbuf_addstr(sb, "; ");
-		strbuf_addf(sb, "%s ", json_string_value(json_object_get(c, "field")));
+		strbuf_addf_escaped(sb, "%s ", json_string_value(json_object_get(c, "field")));
 		add_value(sb, json_object_get(c, "a"));
 		strbuf_addstr(sb, " -> ");
 		add_value(sb, json_object_get(c, "b"));
@@ -237,9 +238,9 @@ static void add_file_entry(struct strbuf *sb, const json_t *f)
 	const char *mode = json_string_value(json_object_get(f, "mode"));
 	json_t *sha = json_object_get(f, "sha256"), *target = json_object_get(f, "target");
 
-	strbuf_addf(sb, " (%s", type ? type : "?");
+	strbuf_addf_escaped(sb, " (%s", type ? type : "?");
 	if (mode)
-		strbuf_addf(sb, " %s", mode);
+		strbuf_addf_escaped(sb, " %s", mode);
 	if (sha) {
 		strbuf_addstr(sb, " sha256 ");
 		add_value(sb, sha);
@@ -256,7 +257,7 @@ static void add_artifact_entry(struct strbuf *sb, const json_t *a)
 	const char *kind = json_string_value(json_object_get(a, "kind"));
 	json_t *sha = json_object_get(a, "sha256");
 
-	strbuf_addf(sb, " (%s", kind ? kind : "?");
+	strbuf_addf_escaped(sb, " (%s", kind ? kind : "?");
 	if (sha) {
 		strbuf_addstr(sb, " sha256 ");
 		add_value(sb, sha);
@@ -273,19 +274,19 @@ static void print_list(struct strbuf *sb, const json_t *sect, const char *title,
 
 	if (!json_array_size(added) && !json_array_size(removed) && !json_array_size(changed))
 		return;
-	strbuf_addf(sb, "%s:\n", title);
+	strbuf_addf_escaped(sb, "%s:\n", title);
 	json_array_foreach(removed, i, it) {
-		strbuf_addf(sb, "  - %s", json_string_value(json_object_get(it, key)));
+		strbuf_addf_escaped(sb, "  - %s", json_string_value(json_object_get(it, key)));
 		entry(sb, it);
 		strbuf_addch(sb, '\n');
 	}
 	json_array_foreach(added, i, it) {
-		strbuf_addf(sb, "  + %s", json_string_value(json_object_get(it, key)));
+		strbuf_addf_escaped(sb, "  + %s", json_string_value(json_object_get(it, key)));
 		entry(sb, it);
 		strbuf_addch(sb, '\n');
 	}
 	json_array_foreach(changed, i, it) {
-		strbuf_addf(sb, "  ~ %s: ", json_string_value(json_object_get(it, key)));
+		strbuf_addf_escaped(sb, "  ~ %s: ", json_string_value(json_object_get(it, key)));
 		add_changes(sb, json_object_get(it, "changes"));
 		strbuf_addch(sb, '\n');
 	}
@@ -298,7 +299,7 @@ static void print_fields(struct strbuf *sb, const json_t *list, const char *titl
 
 	if (!json_array_size(list))
 		return;
-	strbuf_addf(sb, "%s:\n", title);
+	strbuf_addf_escaped(sb, "%s:\n", title);
 	json_array_foreach(list, i, c) {
 		const char *f = json_string_value(json_object_get(c, "field"));
 		/* The measurement follows from the image, verity root and the
@@ -307,14 +308,14 @@ static void print_fields(struct strbuf *sb, const json_t *list, const char *titl
 			n_meas++;
 			continue;
 		}
-		strbuf_addf(sb, "  ~ %s: ", f);
+		strbuf_addf_escaped(sb, "  ~ %s: ", f);
 		add_value(sb, json_object_get(c, "a"));
 		strbuf_addstr(sb, " -> ");
 		add_value(sb, json_object_get(c, "b"));
 		strbuf_addch(sb, '\n');
 	}
 	if (n_meas)
-		strbuf_addf(sb, "  ~ measurement: %zu field%s (event data, digests, predicted PCRs) follow the changes above\n",
+		strbuf_addf_escaped(sb, "  ~ measurement: %zu field%s (event data, digests, predicted PCRs) follow the changes above\n",
 			    n_meas, n_meas == 1 ? "" : "s");
 }
 
@@ -324,7 +325,7 @@ void manifest_diff_print(const json_t *diff, const char *a_name, const char *b_n
 	json_t *s = json_object_get(diff, "summary");
 
 	strbuf_init(&sb, 4096);
-	strbuf_addf(&sb, "--- %s\n+++ %s\n", a_name, b_name);
+	strbuf_addf_escaped(&sb, "--- %s\n+++ %s\n", a_name, b_name);
 	if (json_is_true(json_object_get(diff, "identical"))) {
 		strbuf_addstr(&sb, "identical\n");
 		fputs(sb.buf, out);
@@ -335,7 +336,7 @@ void manifest_diff_print(const json_t *diff, const char *a_name, const char *b_n
 	print_list(&sb, json_object_get(diff, "files"), "files", "path", add_file_entry);
 	print_fields(&sb, json_object_get(diff, "other"), "other");
 #define N(k) json_integer_value(json_object_get(s, k))
-	strbuf_addf(&sb, "summary: tuple %lld changed; artifacts %lld added, %lld removed, %lld changed; "
+	strbuf_addf_escaped(&sb, "summary: tuple %lld changed; artifacts %lld added, %lld removed, %lld changed; "
 		    "files %lld added, %lld removed, %lld changed; other %lld changed\n",
 		    N("tuple"), N("artifacts_added"), N("artifacts_removed"), N("artifacts_changed"),
 		    N("files_added"), N("files_removed"), N("files_changed"), N("other"));

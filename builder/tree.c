@@ -51,6 +51,11 @@ int tree_check_path(const char *path, const char *what, ingot_error *e)
 		return ingot_fail(e, -ENAMETOOLONG, "%s: path longer than 4095 bytes", what);
 	if (path[0] == '/')
 		return ingot_fail(e, -EINVAL, "%s: absolute path '%s' refused", what, path);
+	/* A control character in a name forges lines in every listing,
+	 * log and terminal that shows it; no golden image needs one. */
+	for (const unsigned char *c = (const unsigned char *)path; *c; c++)
+		if (*c < 0x20 || *c == 0x7f)
+			return ingot_fail(e, -EINVAL, "%s: control character 0x%02x in '%s' refused", what, *c, path);
 	while (*p) {
 		const char *s = strchr(p, '/');
 		size_t n = s ? (size_t)(s - p) : strlen(p);
