@@ -37,7 +37,7 @@ PREFIX   ?= /usr/local
 DESTDIR  ?=
 
 .PHONY: all deps demo demo-run demo-artifacts check check-run unit e2e asan \
-        bench fuzz install clean
+        bench fuzz install man clean
 
 all: $(BUILD)/ingot $(UNIT_BIN) $(TOOL_BIN)
 
@@ -102,8 +102,15 @@ FUZZ_SECONDS ?= 30
 fuzz: deps
 	@tests/fuzz/run.sh $(FUZZ_SECONDS)
 
+# The manual pages are generated from the --help texts and committed
+# (docs/man/); tests/e2e/test-man.sh fails when they are stale.
+man: $(BUILD)/ingot
+	scripts/gen-man.py $(BUILD)/ingot docs/man
+
 install: $(BUILD)/ingot
 	install -D -m 0755 $(BUILD)/ingot $(DESTDIR)$(PREFIX)/bin/ingot
+	install -d $(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 0644 docs/man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/
 	install -d $(DESTDIR)$(PREFIX)/share/ingot/rules
 	install -m 0644 recipes/rules/*.yaml $(DESTDIR)$(PREFIX)/share/ingot/rules/
 	@if [ -f verify/boot/install.sh ]; then verify/boot/install.sh "$(DESTDIR)" "$(PREFIX)"; fi
