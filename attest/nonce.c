@@ -16,9 +16,9 @@ int nonce_parse(const char *hex, uint8_t out[NONCE_MAX], size_t *len, ingot_erro
 {
 	size_t n = strlen(hex);
 
-	if (n == 0 || n % 2 || n > 2 * NONCE_MAX || hex_decode(hex, out, n / 2) < 0)
-		return ingot_fail(e, -EINVAL, "nonce: expected 2-%d hex digits (an even number), got '%.140s'",
-				  2 * NONCE_MAX, hex);
+	if (n < 2 * NONCE_MIN || n % 2 || n > 2 * NONCE_MAX || hex_decode(hex, out, n / 2) < 0)
+		return ingot_fail(e, -EINVAL, "nonce: expected %d-%d hex digits (an even number), got '%.140s'",
+				  2 * NONCE_MIN, 2 * NONCE_MAX, hex);
 	*len = n / 2;
 	return 0;
 }

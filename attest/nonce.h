@@ -8,9 +8,11 @@
 
 #include "lib/err.h"
 
-#define NONCE_MAX 64
+#define NONCE_MIN 8    /* 64 bits: a verifier's nonce nobody can guess or exhaust */
+#define NONCE_MAX 64   /* TPM2B_DATA holds at most sizeof(TPMU_HA) */
 
-/* 2..128 hex digits (1..64 bytes). */
+/* The one nonce rule (attest/judge.h): 16..128 hex digits (8..64 bytes),
+ * either case. */
 int nonce_parse(const char *hex, uint8_t out[NONCE_MAX], size_t *len, ingot_error *e);
 
 /* The seen-nonces file holds one lower-case hex nonce per line.  Returns

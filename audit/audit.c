@@ -32,7 +32,16 @@ static const struct {
 	{ "unknown-pool", AUDIT_DRIFT },
 	{ "expired-manifest", AUDIT_DRIFT },
 	{ "drifted", AUDIT_DRIFT },
+	{ "unverified", AUDIT_UNVERIFIED },
 };
+
+int audit_class_severity(int cls)
+{
+	static const int severity[] = {
+		[AUDIT_HEALTHY] = 0, [AUDIT_UNVERIFIED] = 1, [AUDIT_DRIFT] = 2, [AUDIT_FORGED] = 3,
+	};
+	return cls >= 0 && (size_t)cls < ARRAY_SIZE(severity) ? severity[cls] : 3;
+}
 
 static int code_rank(const char *code)
 {
@@ -71,7 +80,7 @@ static int row_cmp(const void *x, const void *y)
 	if (c)
 		return c;
 	if (ca != cb)
-		return cb - ca;
+		return audit_class_severity(cb) - audit_class_severity(ca);
 	return strcmp(json_string_value(json_object_get(a, "node")),
 		      json_string_value(json_object_get(b, "node")));
 }
@@ -83,7 +92,7 @@ int audit_worst_class(const json_t *result)
 	int worst = AUDIT_HEALTHY;
 	json_array_foreach(json_object_get(result, "nodes"), i, r) {
 		int c = (int)json_integer_value(json_object_get(r, "class"));
-		if (c > worst)
+		if (audit_class_severity(c) > audit_class_severity(worst))
 			worst = c;
 	}
 	return worst;

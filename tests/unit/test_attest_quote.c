@@ -146,15 +146,15 @@ static json_t *sign_quote(const struct fixture *f, const TPMS_ATTEST *a, EVP_PKE
 }
 
 static void expect_reason(const json_t *q, const uint8_t *n, size_t nlen, const char *trusted,
-			  enum quote_reason want, const char *needle)
+			  enum attest_verdict want, const char *needle)
 {
 	struct quote_info qi;
 	ingot_error e = { 0 };
 	int r = quote_verify(q, n, nlen, trusted, &qi, &e);
 
-	if (qi.reason != want || (want == QUOTE_OK) != (r == 0) || (needle && !strstr(e.msg, needle)))
-		fail_msg("expected %s '%s', got %s (%d): %s", quote_reason_name(want), needle ? needle : "",
-			 quote_reason_name(qi.reason), r, e.msg);
+	if (qi.reason != want || (want == VERDICT_OK) != (r == 0) || (needle && !strstr(e.msg, needle)))
+		fail_msg("expected %s '%s', got %s (%d): %s", attest_verdict_name(want), needle ? needle : "",
+			 attest_verdict_name(qi.reason), r, e.msg);
 }
 
 static void test_valid_quotes(void **state)
@@ -169,7 +169,7 @@ static void test_valid_quotes(void **state)
 		_cleanup_json_ json_t *q = sign_quote(f, &a, rsa ? f->rsa : f->ec, rsa ? f->rsa_pem : f->ec_pem);
 		assert_non_null(q);
 		assert_int_equal(quote_verify(q, nonce, sizeof(nonce), rsa ? f->rsa_pem : f->ec_pem, &qi, &e), 0);
-		assert_int_equal(qi.reason, QUOTE_OK);
+		assert_int_equal(qi.reason, VERDICT_OK);
 		assert_int_equal(qi.clock, 123456);
 		assert_int_equal(qi.reset_count, 7);
 		assert_int_equal(qi.restart_count, 2);
@@ -177,7 +177,7 @@ static void test_valid_quotes(void **state)
 		assert_true(qi.firmware_version == 0x0102030405060708ull);
 		assert_memory_equal(pcr_values_find(&qi.pcrs, TPM2_ALG_SHA1)->value[15], f->pcrs.banks[1].value[15], 20);
 		/* Without a trusted key, the quote's own key. */
-		expect_reason(q, nonce, sizeof(nonce), NULL, QUOTE_OK, NULL);
+		expect_reason(q, nonce, sizeof(nonce), NULL, VERDICT_OK, NULL);
 	}
 }
 
@@ -192,33 +192,33 @@ static void test_refusals(void **state)
 	q = sign_quote(f, &a, f->ec, f->ec_pem);
 
 	/* Another nonce (the caller's, or the document's). */
-	expect_reason(q, other_nonce, sizeof(other_nonce), f->ec_pem, QUOTE_NONCE, "expected deadbeef010204");
-	expect_reason(q, nonce, 3, f->ec_pem, QUOTE_NONCE, NULL);
+	expect_reason(q, other_nonce, sizeof(other_nonce), f->ec_pem, VERDICT_NONCE, "expected deadbeef010204");
+	expect_reason(q, nonce, 3, f->ec_pem, VERDICT_NONCE, NULL);
 	{
 		_cleanup_json_ json_t *c = json_deep_copy(q);
 		json_object_set_new(c, "nonce", json_string("deadbeef010204"));
-		expect_reason(c, nonce, sizeof(nonce), f->ec_pem, QUOTE_NONCE, NULL);
+		expect_reason(c, nonce, sizeof(nonce), f->ec_pem, VERDICT_NONCE, NULL);
 	}
 	/* Another AK: as the trusted key, and swapped into the document. */
-	expect_reason(q, nonce, sizeof(nonce), f->other_pem, QUOTE_WRONG_AK, "trusted AK");
-	expect_reason(q, nonce, sizeof(nonce), f->rsa_pem, QUOTE_WRONG_AK, NULL);
+	expect_reason(q, nonce, sizeof(nonce), f->other_pem, VERDICT_WRONG_AK, "trusted AK");
+	expect_reason(q, nonce, sizeof(nonce), f->rsa_pem, VERDICT_WRONG_AK, NULL);
 	{
 		_cleanup_json_ json_t *c = json_deep_copy(q);
 		json_object_set_new(c, "ak_pub", json_string(f->other_pem));
-		expect_reason(c, nonce, sizeof(nonce), NULL, QUOTE_BAD_SIGNATURE, NULL);
-		expect_reason(c, nonce, sizeof(nonce), f->ec_pem, QUOTE_OK, NULL);
+		expect_reason(c, nonce, sizeof(nonce), NULL, VERDICT_BAD_SIGNATURE, NULL);
+		expect_reason(c, nonce, sizeof(nonce), f->ec_pem, VERDICT_OK, NULL);
 	}
 	/* A changed PCR value; a PCR missing or added. */
 	{
 		_cleanup_json_ json_t *c = json_deep_copy(q);
 		json_object_set_new(json_object_get(json_object_get(c, "pcrs"), "sha256"), "2",
 				    json_string("0000000000000000000000000000000000000000000000000000000000000000"));
-		expect_reason(c, nonce, sizeof(nonce), f->ec_pem, QUOTE_PCR_DIGEST, "pcrDigest");
+		expect_reason(c, nonce, sizeof(nonce), f->ec_pem, VERDICT_PCR_DIGEST, "pcrDigest");
 		json_object_del(json_object_get(json_object_get(c, "pcrs"), "sha256"), "2");
-		expect_reason(c, nonce, sizeof(nonce), f->ec_pem, QUOTE_PCR_SELECTION,
+		expect_reason(c, nonce, sizeof(nonce), f->ec_pem, VERDICT_PCR_SELECTION,
 			      "expected the quoted selection sha1:15+sha256:0,1,2,15, got values for sha256:0,1,15+sha1:15");
 		json_object_del(json_object_get(c, "pcrs"), "sha1");
-		expect_reason(c, nonce, sizeof(nonce), f->ec_pem, QUOTE_PCR_SELECTION, NULL);
+		expect_reason(c, nonce, sizeof(nonce), f->ec_pem, VERDICT_PCR_SELECTION, NULL);
 	}
 	/* Every flipped TPMS_ATTEST byte. */
 	{
@@ -237,7 +237,7 @@ static void test_refusals(void **state)
 			json_object_set_new(c, "attest", json_string(enc));
 			free(enc);
 			assert_int_not_equal(quote_verify(c, nonce, sizeof(nonce), f->ec_pem, &qi, &e), 0);
-			assert_true(qi.reason == QUOTE_BAD_SIGNATURE || qi.reason == QUOTE_MALFORMED);
+			assert_true(qi.reason == VERDICT_BAD_SIGNATURE || qi.reason == VERDICT_MALFORMED);
 			raw[i] ^= 0x40;
 		}
 		free(raw);
@@ -254,19 +254,19 @@ static void test_signed_but_wrong(void **state)
 	a.magic = 0x12345678;
 	{
 		_cleanup_json_ json_t *q = sign_quote(f, &a, f->ec, f->ec_pem);
-		expect_reason(q, nonce, sizeof(nonce), f->ec_pem, QUOTE_NOT_QUOTE, "TPM_ST_ATTEST_QUOTE");
+		expect_reason(q, nonce, sizeof(nonce), f->ec_pem, VERDICT_NOT_QUOTE, "TPM_ST_ATTEST_QUOTE");
 	}
 	make_attest(f, &a);
 	a.type = TPM2_ST_ATTEST_CERTIFY;
 	{
 		_cleanup_json_ json_t *q = sign_quote(f, &a, f->ec, f->ec_pem);
-		expect_reason(q, nonce, sizeof(nonce), f->ec_pem, QUOTE_NOT_QUOTE, NULL);
+		expect_reason(q, nonce, sizeof(nonce), f->ec_pem, VERDICT_NOT_QUOTE, NULL);
 	}
 	make_attest(f, &a);
 	a.attested.quote.pcrDigest.buffer[0] ^= 1;
 	{
 		_cleanup_json_ json_t *q = sign_quote(f, &a, f->ec, f->ec_pem);
-		expect_reason(q, nonce, sizeof(nonce), f->ec_pem, QUOTE_PCR_DIGEST, NULL);
+		expect_reason(q, nonce, sizeof(nonce), f->ec_pem, VERDICT_PCR_DIGEST, NULL);
 	}
 }
 
@@ -282,14 +282,14 @@ static void test_malformed(void **state)
 	for (size_t i = 0; i < ARRAY_SIZE(members); i++) {
 		_cleanup_json_ json_t *c = json_deep_copy(q);
 		json_object_del(c, members[i]);
-		expect_reason(c, nonce, sizeof(nonce), NULL, QUOTE_MALFORMED, members[i]);
+		expect_reason(c, nonce, sizeof(nonce), NULL, VERDICT_MALFORMED, members[i]);
 	}
 	{
 		_cleanup_json_ json_t *c = json_deep_copy(q);
 		json_object_set_new(c, "attest", json_string("AAEC"));
-		expect_reason(c, nonce, sizeof(nonce), NULL, QUOTE_MALFORMED, "TPMS_ATTEST");
+		expect_reason(c, nonce, sizeof(nonce), NULL, VERDICT_MALFORMED, "TPMS_ATTEST");
 		json_object_set_new(c, "attest", json_string("***"));
-		expect_reason(c, nonce, sizeof(nonce), NULL, QUOTE_MALFORMED, "base64");
+		expect_reason(c, nonce, sizeof(nonce), NULL, VERDICT_MALFORMED, "base64");
 	}
 	{
 		/* Trailing bytes after the TPMT_SIGNATURE. */
@@ -303,14 +303,14 @@ static void test_malformed(void **state)
 		memcpy(longer, raw, n);
 		enc = base64_encode(longer, n + 1, NULL);
 		json_object_set_new(c, "signature", json_string(enc));
-		expect_reason(c, nonce, sizeof(nonce), NULL, QUOTE_MALFORMED, "TPMT_SIGNATURE");
+		expect_reason(c, nonce, sizeof(nonce), NULL, VERDICT_MALFORMED, "TPMT_SIGNATURE");
 		free(enc);
 		free(raw);
 		free(longer);
 	}
 	{
 		_cleanup_json_ json_t *s = json_string("x");
-		expect_reason(s, nonce, sizeof(nonce), NULL, QUOTE_MALFORMED, NULL);
+		expect_reason(s, nonce, sizeof(nonce), NULL, VERDICT_MALFORMED, NULL);
 	}
 }
 
