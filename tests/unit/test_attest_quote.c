@@ -16,9 +16,12 @@
 #include <string.h>
 #include <tss2/tss2_mu.h>
 
+#include "attest/judge.h"
 #include "attest/quote.h"
 #include "lib/base64.h"
 #include "lib/cleanup.h"
+#include "lib/digest.h"
+#include "lib/fileio.h"
 #include "lib/json.h"
 
 static const uint8_t nonce[] = { 0xde, 0xad, 0xbe, 0xef, 1, 2, 3 };
@@ -113,8 +116,10 @@ static void make_attest(const struct fixture *f, TPMS_ATTEST *a)
 	a->attested.quote.pcrDigest.size = (UINT16)len;
 }
 
-/* Marshal a, sign it with key, and wrap both in a quote document. */
-static json_t *sign_quote(const struct fixture *f, const TPMS_ATTEST *a, EVP_PKEY *key, const char *pem)
+/* Marshal a, sign it with key over hash, and wrap both in a quote
+ * document claiming nonce n. */
+static json_t *sign_attest(const struct fixture *f, const TPMS_ATTEST *a, EVP_PKEY *key, const char *pem,
+			   uint16_t hash, const uint8_t *n, size_t nlen)
 {
 	uint8_t msg[sizeof(TPMS_ATTEST)], sigbuf[sizeof(TPMT_SIGNATURE)], der[512];
 	size_t mlen = 0, slen = 0, dlen = sizeof(der);
@@ -122,14 +127,14 @@ static json_t *sign_quote(const struct fixture *f, const TPMS_ATTEST *a, EVP_PKE
 	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
 
 	assert_int_equal(Tss2_MU_TPMS_ATTEST_Marshal(a, msg, sizeof(msg), &mlen), TSS2_RC_SUCCESS);
-	assert_int_equal(EVP_DigestSignInit(ctx, NULL, EVP_sha256(), NULL, key), 1);
+	assert_int_equal(EVP_DigestSignInit(ctx, NULL, bank_md(bank_by_alg(hash)), NULL, key), 1);
 	assert_int_equal(EVP_DigestSign(ctx, der, &dlen, msg, mlen), 1);
 	EVP_MD_CTX_free(ctx);
 	if (EVP_PKEY_is_a(key, "EC")) {
 		const uint8_t *p = der;
 		ECDSA_SIG *es = d2i_ECDSA_SIG(NULL, &p, (long)dlen);
 		sig.sigAlg = TPM2_ALG_ECDSA;
-		sig.signature.ecdsa.hash = TPM2_ALG_SHA256;
+		sig.signature.ecdsa.hash = hash;
 		sig.signature.ecdsa.signatureR.size = (UINT16)BN_bn2binpad(ECDSA_SIG_get0_r(es),
 			sig.signature.ecdsa.signatureR.buffer, 32);
 		sig.signature.ecdsa.signatureS.size = (UINT16)BN_bn2binpad(ECDSA_SIG_get0_s(es),
@@ -137,12 +142,33 @@ static json_t *sign_quote(const struct fixture *f, const TPMS_ATTEST *a, EVP_PKE
 		ECDSA_SIG_free(es);
 	} else {
 		sig.sigAlg = TPM2_ALG_RSASSA;
-		sig.signature.rsassa.hash = TPM2_ALG_SHA256;
+		sig.signature.rsassa.hash = hash;
 		sig.signature.rsassa.sig.size = (UINT16)dlen;
 		memcpy(sig.signature.rsassa.sig.buffer, der, dlen);
 	}
 	assert_int_equal(Tss2_MU_TPMT_SIGNATURE_Marshal(&sig, sigbuf, sizeof(sigbuf), &slen), TSS2_RC_SUCCESS);
-	return quote_document(msg, mlen, sigbuf, slen, &f->pcrs, pem, nonce, sizeof(nonce));
+	return quote_document(msg, mlen, sigbuf, slen, &f->pcrs, pem, n, nlen);
+}
+
+static json_t *sign_quote(const struct fixture *f, const TPMS_ATTEST *a, EVP_PKEY *key, const char *pem)
+{
+	return sign_attest(f, a, key, pem, TPM2_ALG_SHA256, nonce, sizeof(nonce));
+}
+
+/* A valid quote over nonce n (nlen 0: empty qualifying data), signed
+ * over hash (the PCR digest too, as TPM2_Quote does). */
+static json_t *quote_with(const struct fixture *f, EVP_PKEY *key, const char *pem, uint16_t hash,
+			  const uint8_t *n, size_t nlen)
+{
+	TPMS_ATTEST a;
+	size_t len;
+
+	make_attest(f, &a);
+	a.extraData.size = (UINT16)nlen;
+	memcpy(a.extraData.buffer, n, nlen);
+	assert_int_equal(quote_pcr_digest(&f->pcrs, &f->sel, hash, a.attested.quote.pcrDigest.buffer, &len), 0);
+	a.attested.quote.pcrDigest.size = (UINT16)len;
+	return sign_attest(f, &a, key, pem, hash, n, nlen);
 }
 
 static void expect_reason(const json_t *q, const uint8_t *n, size_t nlen, const char *trusted,
@@ -314,6 +340,132 @@ static void test_malformed(void **state)
 	}
 }
 
+static const uint8_t nonce8[] = { 0xde, 0xad, 0xbe, 0xef, 1, 2, 3, 4 };
+#define NONCE8_HEX "deadbeef01020304"
+
+static void expect_judged(const json_t *q, const struct attest_expect *x, enum attest_verdict want,
+			  const char *needle, struct quote_info *qi)
+{
+	ingot_error e = { 0 };
+	int r = attest_judge(q, x, qi, &e);
+
+	if (qi->reason != want || (want == VERDICT_OK) != (r == 0) || (needle && !strstr(e.msg, needle)))
+		fail_msg("expected %s '%s', got %s (%d): %s", attest_verdict_name(want), needle ? needle : "",
+			 attest_verdict_name(qi->reason), r, e.msg);
+}
+
+/* The one nonce rule, the AK's id, coverage and expected values. */
+static void test_judge(void **state)
+{
+	struct fixture *f = *state;
+	_cleanup_json_ json_t *q = quote_with(f, f->ec, f->ec_pem, TPM2_ALG_SHA256, nonce8, sizeof(nonce8));
+	_cleanup_json_ json_t *q7 = quote_with(f, f->ec, f->ec_pem, TPM2_ALG_SHA256, nonce8, 7);
+	struct attest_expect x = { .nonce_hex = NONCE8_HEX };
+	struct pcr_selection cover = { 0 };
+	struct pcr_values want = { 0 };
+	struct quote_info qi;
+	unsigned char *der = NULL;
+	uint8_t md[SHA256_LEN];
+	char id[SHA256_HEX_LEN + 1];
+	int n = i2d_PUBKEY(f->ec, &der);
+
+	sha256_buf(der, (size_t)n, md);
+	OPENSSL_free(der);
+	hex_encode(md, sizeof(md), id);
+	expect_judged(q, &x, VERDICT_OK, NULL, &qi);
+	assert_string_equal(qi.ak_id, id);
+	assert_int_equal(qi.weak, 0);
+
+	/* Upper-case input is the same nonce; 7 bytes is below the rule. */
+	x.nonce_hex = "DEADBEEF01020304";
+	expect_judged(q, &x, VERDICT_OK, NULL, &qi);
+	x.nonce_hex = "deadbeef010203";
+	expect_judged(q7, &x, VERDICT_MALFORMED, "16-128 hex digits", &qi);
+	x.nonce_hex = "deadbeef01020305";
+	expect_judged(q, &x, VERDICT_NONCE, "expected deadbeef01020305", &qi);
+
+	x.nonce_hex = NONCE8_HEX;
+	pcr_selection_add(&cover, bank_by_name("sha256")->alg, 0x8080);
+	x.cover = &cover;
+	expect_judged(q, &x, VERDICT_NOT_COVERED, "got no sha256:7", &qi);
+	x.cover = NULL;
+
+	struct pcr_bank *wb = pcr_values_bank(&want, bank_by_name("sha256")->alg, 1);
+	wb->mask = 0x8000;
+	memset(wb->value[15], 0x15, 32);
+	x.expected = &want;
+	expect_judged(q, &x, VERDICT_OK, NULL, &qi);
+	wb->value[15][31] ^= 1;
+	expect_judged(q, &x, VERDICT_PCR_UNEXPECTED, "PCR 15 sha256 is 1515", &qi);
+	assert_string_equal(qi.ak_id, id);
+}
+
+/* Weak evidence verifies (as tpm2_checkquote) and is refused unless
+ * accepted by name. */
+static void test_judge_weak(void **state)
+{
+	struct fixture *f = *state;
+	_cleanup_json_ json_t *sha1 = quote_with(f, f->rsa, f->rsa_pem, TPM2_ALG_SHA1, nonce8, sizeof(nonce8));
+	_cleanup_json_ json_t *empty = quote_with(f, f->ec, f->ec_pem, TPM2_ALG_SHA256, NULL, 0);
+	_cleanup_json_ json_t *q = quote_with(f, f->ec, f->ec_pem, TPM2_ALG_SHA256, nonce8, sizeof(nonce8));
+	struct attest_expect x = { .nonce_hex = NONCE8_HEX };
+	struct quote_info qi;
+	ingot_error e = { 0 };
+
+	assert_int_equal(quote_verify(sha1, nonce8, sizeof(nonce8), f->rsa_pem, &qi, &e), 0);
+	assert_int_equal(qi.weak, WEAK_SHA1_SIGNATURE);
+	expect_judged(sha1, &x, VERDICT_WEAK, "sha1-signature (accept with --accept-weak sha1-signature)", &qi);
+	x.accept_weak = WEAK_SHA1_SIGNATURE;
+	expect_judged(sha1, &x, VERDICT_OK, NULL, &qi);
+
+	assert_int_equal(quote_verify(empty, NULL, 0, NULL, &qi, &e), 0);
+	assert_int_equal(qi.weak, WEAK_NO_NONCE);
+	x = (struct attest_expect){ 0 };
+	expect_judged(empty, &x, VERDICT_WEAK, "no-nonce", &qi);
+	x.nonce_hex = NONCE8_HEX;
+	expect_judged(empty, &x, VERDICT_NONCE, "got (none)", &qi);
+	x = (struct attest_expect){ .accept_weak = WEAK_NO_NONCE };
+	expect_judged(empty, &x, VERDICT_OK, NULL, &qi);
+	/* No nonce issued: the quote's own is only consistent, not fresh. */
+	x = (struct attest_expect){ 0 };
+	expect_judged(q, &x, VERDICT_WEAK, "no-nonce", &qi);
+
+	unsigned w;
+	assert_int_equal(attest_weakness_parse("no-nonce,sha1-signature", &w, &e), 0);
+	assert_int_equal(w, WEAK_NO_NONCE | WEAK_SHA1_SIGNATURE);
+	assert_int_equal(attest_weakness_parse("sha1", &w, &e), -EINVAL);
+	assert_int_equal(attest_weakness_parse("no-nonce,", &w, &e), -EINVAL);
+}
+
+/* Seen, judged, then recorded: a refused quote never uses a nonce up. */
+static void test_judge_seen(void **state)
+{
+	struct fixture *f = *state;
+	_cleanup_json_ json_t *q = quote_with(f, f->ec, f->ec_pem, TPM2_ALG_SHA256, nonce8, sizeof(nonce8));
+	char dir[] = "/tmp/ingot-judge-XXXXXX";
+	_cleanup_free_ char *seen = NULL, *buf = NULL;
+	struct pcr_selection cover = { 0 };
+	struct attest_expect x = { .nonce_hex = NONCE8_HEX };
+	struct quote_info qi;
+	ingot_error e = { 0 };
+	size_t len;
+
+	assert_non_null(mkdtemp(dir));
+	seen = path_join(dir, "seen");
+	x.seen_nonces = seen;
+	pcr_selection_add(&cover, bank_by_name("sha256")->alg, 0x80);
+	x.cover = &cover;
+	expect_judged(q, &x, VERDICT_NOT_COVERED, NULL, &qi);
+	assert_int_equal(read_file(seen, 1024, &buf, &len, &e), -ENOENT);
+	x.cover = NULL;
+	expect_judged(q, &x, VERDICT_OK, NULL, &qi);
+	assert_int_equal(read_file(seen, 1024, &buf, &len, &e), 0);
+	assert_string_equal(buf, NONCE8_HEX "\n");
+	expect_judged(q, &x, VERDICT_NONCE_REUSED, "already used", &qi);
+	unlink(seen);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -321,6 +473,9 @@ int main(void)
 		cmocka_unit_test(test_refusals),
 		cmocka_unit_test(test_signed_but_wrong),
 		cmocka_unit_test(test_malformed),
+		cmocka_unit_test(test_judge),
+		cmocka_unit_test(test_judge_weak),
+		cmocka_unit_test(test_judge_seen),
 	};
 	/* tss2-mu logs each unmarshalling error of the flipped-byte quotes. */
 	setenv("TSS2_LOG", "all+none", 1);
