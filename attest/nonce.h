@@ -15,8 +15,10 @@
  * either case. */
 int nonce_parse(const char *hex, uint8_t out[NONCE_MAX], size_t *len, ingot_error *e);
 
-/* The seen-nonces file holds one lower-case hex nonce per line.  Returns
- * 1 when nonce is listed, 0 when not (or the file does not exist). */
+/* The seen-nonces file holds one lower-case hex nonce per LF-terminated
+ * line, nothing else.  Returns 1 when nonce is listed, 0 when not (or the
+ * file does not exist), -EBADMSG (file:line:column) when the file is
+ * corrupt: a NUL, a CR, any other byte or a missing final LF. */
 int nonce_seen(const char *path, const uint8_t *nonce, size_t len, ingot_error *e);
 
 /* Add nonce to the file (created when missing) under an exclusive lock

@@ -72,6 +72,17 @@ expect_exit 3 "already used" "$INGOT" attest verify-quote "$T/q.json" --nonce $N
 expect_exit 0 "quote ok" "$INGOT" attest verify-quote "$T/q2.json" --nonce $N2 --seen-nonces "$T/seen"
 assert_eq 2 "$(wc -l <"$T/seen")" "seen-nonces lines"
 
+note "a corrupt seen-nonces file (CRLF, NUL) is refused, not read around"
+printf '%s\r\n' $N1 >"$T/seen-crlf"
+expect_exit 1 "seen-crlf:1:65: expected one lower-case hex nonce" \
+	"$INGOT" attest verify-quote "$T/q.json" --nonce $N1 --seen-nonces "$T/seen-crlf"
+assert_contains "$OUT" "CRLF"
+printf '0011\0\n%s\n' $N1 >"$T/seen-nul"
+cp "$T/seen-nul" "$T/seen-nul.orig"
+expect_exit 1 "seen-nul:1:5:" "$INGOT" attest verify-quote "$T/q.json" --nonce $N1 --seen-nonces "$T/seen-nul"
+assert_contains "$OUT" "NUL"
+cmp -s "$T/seen-nul" "$T/seen-nul.orig" || fail "a refused seen-nonces file was rewritten"
+
 note "--pcrs: the quote must cover them"
 expect_exit 2 "got no sha256:7" "$INGOT" attest verify-quote "$T/q.json" --nonce $N1 --pcrs sha256:7,15
 

@@ -17,6 +17,7 @@
 #include <tss2/tss2_mu.h>
 
 #include "attest/judge.h"
+#include "attest/nonce.h"
 #include "attest/quote.h"
 #include "lib/base64.h"
 #include "lib/cleanup.h"
@@ -437,6 +438,17 @@ static void test_judge_weak(void **state)
 	assert_int_equal(attest_weakness_parse("no-nonce,", &w, &e), -EINVAL);
 }
 
+/* The seen-nonces file, its lock file and their directory. */
+static void remove_seen(const char *dir, const char *seen)
+{
+	_cleanup_free_ char *lock = NULL;
+
+	if (asprintf(&lock, "%s.lock", seen) > 0)
+		unlink(lock);
+	unlink(seen);
+	assert_int_equal(rmdir(dir), 0);
+}
+
 /* Seen, judged, then recorded: a refused quote never uses a nonce up. */
 static void test_judge_seen(void **state)
 {
@@ -462,8 +474,55 @@ static void test_judge_seen(void **state)
 	assert_int_equal(read_file(seen, 1024, &buf, &len, &e), 0);
 	assert_string_equal(buf, NONCE8_HEX "\n");
 	expect_judged(q, &x, VERDICT_NONCE_REUSED, "already used", &qi);
-	unlink(seen);
-	rmdir(dir);
+	remove_seen(dir, seen);
+}
+
+/* The seen-nonces file is parsed strictly: a NUL or a CRLF once hid a
+ * listed nonce, so a replayed quote was accepted. */
+static void test_seen_file_strict(void **state)
+{
+	static const struct {
+		const char *text;
+		size_t len;
+		const char *needle;   /* NULL: parses */
+	} cases[] = {
+#define C(s, needle) { s, sizeof(s) - 1, needle }
+		C(NONCE8_HEX "\n", NULL),
+		C("0011\n" NONCE8_HEX "\n", NULL),
+		C("", NULL),
+		C("0011\0\n" NONCE8_HEX "\n", ":1:5: expected one lower-case hex nonce"),
+		C(NONCE8_HEX "\r\n", ":1:17: expected one lower-case hex nonce"),
+		C("0011\n" NONCE8_HEX "\r\n", ":2:17:"),
+		C(NONCE8_HEX, "end of file without LF"),
+		C("DEADBEEF01020304\n", "another character"),
+		C("001\n", "wrong length"),
+		C("\n" NONCE8_HEX "\n", ":1:1:"),
+#undef C
+	};
+	char dir[] = "/tmp/ingot-seen-XXXXXX";
+	_cleanup_free_ char *seen = NULL;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	seen = path_join(dir, "seen");
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		ingot_error e = { 0 };
+		FILE *fp = fopen(seen, "wb");
+
+		assert_non_null(fp);
+		assert_int_equal(fwrite(cases[i].text, 1, cases[i].len, fp), cases[i].len);
+		fclose(fp);
+		int r = nonce_seen(seen, nonce8, sizeof(nonce8), &e);
+		if (!cases[i].needle) {
+			assert_int_equal(r, cases[i].len > 0);
+			continue;
+		}
+		if (r != -EBADMSG || !strstr(e.msg, cases[i].needle) || !strstr(e.msg, seen))
+			fail_msg("case %zu: expected -EBADMSG '%s', got %d: %s", i, cases[i].needle, r, e.msg);
+		/* Recording refuses it too, and leaves it as it was. */
+		assert_int_equal(nonce_record(seen, nonce8, sizeof(nonce8), &e), -EBADMSG);
+	}
+	remove_seen(dir, seen);
 }
 
 int main(void)
@@ -476,6 +535,7 @@ int main(void)
 		cmocka_unit_test(test_judge),
 		cmocka_unit_test(test_judge_weak),
 		cmocka_unit_test(test_judge_seen),
+		cmocka_unit_test(test_seen_file_strict),
 	};
 	/* tss2-mu logs each unmarshalling error of the flipped-byte quotes. */
 	setenv("TSS2_LOG", "all+none", 1);
