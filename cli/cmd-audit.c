@@ -26,7 +26,7 @@ static const char audit_help[] =
 "SYNOPSIS\n"
 "    ingot audit --keyring K --manifests DIR --reports DIR [--nonces FILE]\n"
 "                [--aks FILE] [--nodes FILE] [--max-age DURATION] [--now TIME]\n"
-"                [--jobs N] [--json OUT | --html OUT]\n"
+"                [--accept-weak LIST] [--jobs N] [--json OUT | --html OUT]\n"
 "\n"
 "DESCRIPTION\n"
 "    Reads every node report (DIR/*.json, as written by 'ingot verify --json')\n"
