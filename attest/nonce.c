@@ -23,13 +23,9 @@ int nonce_parse(const char *hex, uint8_t out[NONCE_MAX], size_t *len, ingot_erro
 	return 0;
 }
 
-/* The seen-nonces file is exactly: lines of 2-128 lower-case hex digits
- * (an even number; the nonces ever recorded), each ending in LF.  Any
- * other byte (a NUL, a CR, a space, upper case) or a last line without
- * LF makes the whole file corrupt: reading past it, or around it, is how
- * a replayed nonce would go unnoticed.  Returns 1 when hex is listed, 0
- * when not, -EBADMSG naming path:line:column on a corrupt file. */
-static int listed(const char *path, const char *buf, size_t len, const char *hex, ingot_error *e)
+/* Any byte outside the format makes the whole file corrupt: reading past
+ * it, or around it, is how a replayed nonce would go unnoticed. */
+int nonce_list_find(const char *path, const char *buf, size_t len, const char *hex, ingot_error *e)
 {
 	size_t n = strlen(hex), line = 1, found = 0;
 
@@ -81,7 +77,7 @@ int nonce_seen(const char *path, const uint8_t *nonce, size_t len, ingot_error *
 
 	if ((r = to_hex(nonce, len, hex, e)) < 0 || (r = load(path, &buf, &n, e)) < 0)
 		return r;
-	return listed(path, buf, n, hex, e);
+	return nonce_list_find(path, buf, n, hex, e);
 }
 
 int nonce_record(const char *path, const uint8_t *nonce, size_t len, ingot_error *e)
@@ -101,7 +97,7 @@ int nonce_record(const char *path, const uint8_t *nonce, size_t len, ingot_error
 	r = load(path, &buf, &n, e);
 	if (r < 0)
 		return r;
-	r = listed(path, buf, n, hex, e);
+	r = nonce_list_find(path, buf, n, hex, e);
 	if (r < 0)
 		return r;
 	if (r)

@@ -21,6 +21,13 @@ int nonce_parse(const char *hex, uint8_t out[NONCE_MAX], size_t *len, ingot_erro
  * corrupt: a NUL, a CR, any other byte or a missing final LF. */
 int nonce_seen(const char *path, const uint8_t *nonce, size_t len, ingot_error *e);
 
+/* The parser behind both: buf (len bytes, the file's content) holds lines
+ * of 2-128 lower-case hex digits (an even number: the nonces ever
+ * recorded), each ending in LF, and nothing else.  1 when hex is one of
+ * them, 0 when not, -EBADMSG naming path:line:column when buf is not
+ * exactly that. */
+int nonce_list_find(const char *path, const char *buf, size_t len, const char *hex, ingot_error *e);
+
 /* Add nonce to the file (created when missing) under an exclusive lock
  * on "<path>.lock"; the file is rewritten atomically.  -EEXIST (and a
  * message) when it is already there, so check-and-record is one step. */
