@@ -8,20 +8,6 @@
 #include "lib/digest.h"
 #include "lib/strbuf.h"
 
-static int refuse(struct quote_info *qi, enum attest_verdict why, ingot_error *e, int code, const char *fmt, ...)
-	__attribute__((format(printf, 5, 6)));
-
-static int refuse(struct quote_info *qi, enum attest_verdict why, ingot_error *e, int code, const char *fmt, ...)
-{
-	va_list ap;
-
-	qi->reason = why;
-	va_start(ap, fmt);
-	code = ingot_vfail(e, code, fmt, ap);
-	va_end(ap);
-	return code;
-}
-
 /* Name the check that failed; e already says why. */
 static int verdict(struct quote_info *qi, enum attest_verdict why, int code)
 {
@@ -56,7 +42,8 @@ static int pick_nonce(const json_t *quote, const struct attest_expect *x, uint8_
 	claim = json_string_value(json_object_get(quote, "nonce"));
 	n = claim ? strlen(claim) : 0;
 	if (!claim || n % 2 || n > 2 * NONCE_MAX || hex_decode(claim, nonce, n / 2) < 0)
-		return refuse(qi, VERDICT_MALFORMED, e, -EBADMSG, "quote: nonce: expected 0-%d bytes in hex", NONCE_MAX);
+		return verdict(qi, VERDICT_MALFORMED,
+			       ingot_fail(e, -EBADMSG, "quote: nonce: expected 0-%d bytes in hex", NONCE_MAX));
 	*len = n / 2;
 	return 0;
 }
@@ -163,8 +150,9 @@ int attest_judge(const json_t *quote, const struct attest_expect *x, struct quot
 		if (r < 0)
 			return verdict(qi, VERDICT_NOT_MADE, r);
 		if (r)
-			return refuse(qi, VERDICT_NONCE_REUSED, e, -EEXIST, "nonce %s: already used (listed in %s): refusing a replayed quote",
-				      x->nonce_hex, x->seen_nonces);
+			return verdict(qi, VERDICT_NONCE_REUSED,
+				       ingot_fail(e, -EEXIST, "nonce %s: already used (listed in %s): refusing a replayed quote",
+						  x->nonce_hex, x->seen_nonces));
 	}
 	if ((r = quote_verify(quote, nonce, nlen, x->ak_pem, qi, e)) < 0)
 		return r;

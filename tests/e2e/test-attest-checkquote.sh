@@ -42,15 +42,7 @@ for sel in "sha256:$L" "sha1:0-23+sha256:all"; do
 done
 
 note "its PCR file is the one tpm2_quote -o writes (serialized) for the same PCRs"
-tpm2_createprimary -C o -c "$T/prim.ctx" -Q
-tpm2_flushcontext -t
-tpm2_create -C "$T/prim.ctx" -G ecc256:ecdsa-sha256:null -g sha256 \
-	-a "fixedtpm|fixedparent|sensitivedataorigin|userwithauth|restricted|sign" \
-	-u "$T/k.pub" -r "$T/k.priv" -Q
-tpm2_flushcontext -t
-tpm2_load -C "$T/prim.ctx" -u "$T/k.pub" -r "$T/k.priv" -c "$T/k.ctx" -Q
-tpm2_flushcontext -t
-tpm2_readpublic -c "$T/k.ctx" -f pem -o "$T/k.pem" -Q
+tpm2tools_signing_key "$T/k"
 tpm2_quote -c "$T/k.ctx" -l sha256:$L -q $NONCE -m "$T/t.msg" -s "$T/t.sig" -o "$T/t.pcrs" -g sha256 -Q
 tpm2_flushcontext -t
 tpm2_checkquote -u "$T/k.pem" -m "$T/t.msg" -s "$T/t.sig" -f "$T/t.pcrs" -g sha256 -q $NONCE >/dev/null ||
