@@ -392,12 +392,13 @@ static int do_quote(const struct args *a)
 }
 
 /* Load the quote document at path and the trusted AK, and judge them
- * against x (attest/judge.h).  Prints the reason on refusal and returns
- * the exit status. */
-static int judge_quote_file(const char *path, const char *ak_pub, struct attest_expect *x,
+ * against x (attest/judge.h; its ak_pem is ak_pub's content).  Prints the
+ * reason on refusal and returns the exit status. */
+static int judge_quote_file(const char *path, const char *ak_pub, const struct attest_expect *x,
 			    json_t **q, struct quote_info *qi)
 {
 	_cleanup_free_ char *pem = NULL;
+	struct attest_expect with_ak = *x;
 	ingot_error e = { 0 };
 	size_t len;
 
@@ -405,26 +406,15 @@ static int judge_quote_file(const char *path, const char *ak_pub, struct attest_
 		return cli_error(&e, EXIT_FAILURE_);
 	if (ak_pub && read_file(ak_pub, 1 << 16, &pem, &len, &e) < 0)
 		return cli_error(&e, EXIT_FAILURE_);
-	x->ak_pem = pem;
-	if (attest_judge(*q, x, qi, &e) == 0)
+	with_ak.ak_pem = pem;
+	if (attest_judge(*q, &with_ak, qi, &e) == 0)
 		return EXIT_OK;
-	x->ak_pem = NULL;
-	switch (qi->reason) {
-	case VERDICT_NONCE_REUSED:
-		fprintf(stderr, "ingot: %s: quote refused (%s): %s\n", path, attest_verdict_name(qi->reason), e.msg);
-		return ATTEST_NONCE_REUSED;
-	case VERDICT_NOT_MADE:
+	/* A check that could not be made, or a log that cannot be compared
+	 * at all, is an error, not a refusal. */
+	if (qi->reason == VERDICT_NOT_MADE || (qi->reason == VERDICT_LOG_MISMATCH && e.code != -EBADMSG))
 		return cli_error(&e, EXIT_FAILURE_);
-	case VERDICT_LOG_MISMATCH:
-		/* A log that cannot be compared at all is an input error. */
-		if (e.code != -EBADMSG)
-			return cli_error(&e, EXIT_FAILURE_);
-		break;
-	default:
-		break;
-	}
 	fprintf(stderr, "ingot: %s: quote refused (%s): %s\n", path, attest_verdict_name(qi->reason), e.msg);
-	return ATTEST_REFUSED;
+	return qi->reason == VERDICT_NONCE_REUSED ? ATTEST_NONCE_REUSED : ATTEST_REFUSED;
 }
 
 static json_t *weakness_json(unsigned weak)
