@@ -92,7 +92,8 @@ json_t *eventlog_to_json(const struct eventlog *log, const struct pcr_values *re
 	for (size_t i = 0; i < log->nevents; i++)
 		if (json_array_append_new(events, event_to_json(log, i)))
 			return NULL;
-	if (json_object_set_new(j, "spec_version", json_sprintf("%u.%u.%u", log->spec_major,
+	if (json_object_set_new(j, "format", json_string(log->format == EVENTLOG_SHA1 ? "sha1" : "crypto-agile")) ||
+	    json_object_set_new(j, "spec_version", json_sprintf("%u.%u.%u", log->spec_major,
 								 log->spec_minor, log->spec_errata)) ||
 	    json_object_set_new(j, "platform_class", json_integer(log->platform_class)) ||
 	    json_object_set_new(j, "startup_locality", log->startup_locality >= 0 ?

@@ -80,6 +80,11 @@ int eventlog_append_prepare(const char *path, const struct bank *const *banks, s
 		r = eventlog_load(path, &log, e);
 		if (r < 0)
 			return r;
+		if (log.format != EVENTLOG_CRYPTO_AGILE) {
+			eventlog_free(&log);
+			return ingot_fail(e, -EBADMSG, "%s: expected a crypto-agile log to append to, got a SHA1-format (TCG 1.2) log",
+					  path);
+		}
 		r = log.nbanks == nbanks ? 0 : -1;
 		for (size_t i = 0; r == 0 && i < nbanks; i++)
 			if (log.banks[i] != banks[i])

@@ -75,7 +75,7 @@ static int parse_spec_id(struct eventlog *log, const uint8_t *ev, uint32_t size,
 
 	if (take(&c, 16, &sig) < 0 || memcmp(sig, EVENTLOG_SPEC_ID, 16))
 		return ingot_fail(e, -EBADMSG, "%s: offset %zu: header event: expected the \"" EVENTLOG_SPEC_ID
-				  "\" signature of a crypto-agile log, got something else (SHA1-only logs are not supported)",
+				  "\" signature of a crypto-agile log after an EV_NO_ACTION first record, got something else",
 				  log->name, off);
 	if (get_u32(&c, &log->platform_class) < 0 || get_u8(&c, &log->spec_minor) < 0 ||
 	    get_u8(&c, &log->spec_major) < 0 || get_u8(&c, &log->spec_errata) < 0 ||
@@ -116,9 +116,6 @@ static int parse_header(struct eventlog *log, struct cursor *c, ingot_error *e)
 	if (get_u32(c, &pcr) < 0 || get_u32(c, &type) < 0 || take(c, 20, &digest) < 0 ||
 	    get_u32(c, &size) < 0)
 		return truncated(log, "a TCG_PCR_EVENT header", 0, e);
-	if (type != EV_NO_ACTION)
-		return ingot_fail(e, -EBADMSG, "%s: offset 0: header event type: expected EV_NO_ACTION (3) carrying the \"" EVENTLOG_SPEC_ID "\" event of a crypto-agile log, got 0x%x (SHA1-only logs are not supported)",
-				  log->name, type);
 	if (size > EVENTLOG_MAX_EVENT_SIZE)
 		return ingot_fail(e, -EFBIG, "%s: offset 0: header event size: expected at most %u, got %u",
 				  log->name, EVENTLOG_MAX_EVENT_SIZE, size);
@@ -127,10 +124,55 @@ static int parse_header(struct eventlog *log, struct cursor *c, ingot_error *e)
 	return parse_spec_id(log, ev, size, 0, e);
 }
 
+/* Checks common to both record formats, once the data is taken. */
+static int check_event(struct eventlog *log, const struct eventlog_event *ev, size_t num, ingot_error *e)
+{
+	if (ev->type != EV_NO_ACTION && ev->pcr >= PCR_COUNT)
+		return ingot_fail(e, -EBADMSG, "%s: event %zu (offset %zu): PCR index: expected 0-%d, got %u",
+				  log->name, num, ev->offset, PCR_COUNT - 1, ev->pcr);
+	/* PC Client spec 10.4.5.3: locality the platform started from, the
+	 * initial value of PCR 0. */
+	if (ev->type == EV_NO_ACTION && ev->pcr == 0 && ev->data_len == sizeof(STARTUP_LOCALITY) + 1 &&
+	    !memcmp(ev->data, STARTUP_LOCALITY, sizeof(STARTUP_LOCALITY)))
+		log->startup_locality = ev->data[sizeof(STARTUP_LOCALITY)];
+	return 0;
+}
+
+static int take_data(struct eventlog *log, struct cursor *c, struct eventlog_event *ev, size_t num, ingot_error *e)
+{
+	uint32_t size;
+
+	if (get_u32(c, &size) < 0)
+		return truncated(log, "an event size", ev->offset, e);
+	if (size > EVENTLOG_MAX_EVENT_SIZE)
+		return ingot_fail(e, -EFBIG, "%s: event %zu (offset %zu): event size: expected at most %u, got %u",
+				  log->name, num, ev->offset, EVENTLOG_MAX_EVENT_SIZE, size);
+	if (take(c, size, &ev->data) < 0)
+		return truncated(log, "the event's data", ev->offset, e);
+	ev->data_len = size;
+	return check_event(log, ev, num, e);
+}
+
+/* A TCG 1.2 TCG_PCR_EVENT record: PCR, type, SHA-1 digest, data. */
+static int parse_sha1_event(struct eventlog *log, struct cursor *c, struct eventlog_event *ev, ingot_error *e)
+{
+	size_t num = log->nevents + 1;
+	const uint8_t *d;
+
+	memset(ev, 0, sizeof(*ev));
+	ev->offset = c->off;
+	if (get_u32(c, &ev->pcr) < 0 || get_u32(c, &ev->type) < 0 || take(c, 20, &d) < 0)
+		return truncated(log, "a TCG_PCR_EVENT record", ev->offset, e);
+	ev->ndigests = 1;
+	ev->digests[0].bank = log->banks[0];
+	memcpy(ev->digests[0].d, d, 20);
+	return take_data(log, c, ev, num, e);
+}
+
 static int parse_event(struct eventlog *log, struct cursor *c, struct eventlog_event *ev, ingot_error *e)
 {
 	size_t off = c->off, num = log->nevents + 1;
-	uint32_t count, size;
+	uint32_t count;
 
 	memset(ev, 0, sizeof(*ev));
 	ev->offset = off;
@@ -162,22 +204,23 @@ static int parse_event(struct eventlog *log, struct cursor *c, struct eventlog_e
 		memcpy(ev->digests[ev->ndigests].d, d, b->size);
 		ev->ndigests++;
 	}
-	if (get_u32(c, &size) < 0)
-		return truncated(log, "an event size", off, e);
-	if (size > EVENTLOG_MAX_EVENT_SIZE)
-		return ingot_fail(e, -EFBIG, "%s: event %zu (offset %zu): event size: expected at most %u, got %u",
-				  log->name, num, off, EVENTLOG_MAX_EVENT_SIZE, size);
-	if (take(c, size, &ev->data) < 0)
-		return truncated(log, "the event's data", off, e);
-	ev->data_len = size;
-	if (ev->type != EV_NO_ACTION && ev->pcr >= PCR_COUNT)
-		return ingot_fail(e, -EBADMSG, "%s: event %zu (offset %zu): PCR index: expected 0-%d, got %u",
-				  log->name, num, off, PCR_COUNT - 1, ev->pcr);
-	/* PC Client spec 10.4.5.3: locality the platform started from, the
-	 * initial value of PCR 0. */
-	if (ev->type == EV_NO_ACTION && ev->pcr == 0 && size == sizeof(STARTUP_LOCALITY) + 1 &&
-	    !memcmp(ev->data, STARTUP_LOCALITY, sizeof(STARTUP_LOCALITY)))
-		log->startup_locality = ev->data[sizeof(STARTUP_LOCALITY)];
+	return take_data(log, c, ev, num, e);
+}
+
+/* tpm2_eventlog's rule: a first record of type EV_NO_ACTION is the
+ * crypto-agile header; any other starts a SHA1-format log. */
+static int parse_start(struct eventlog *log, struct cursor *c, ingot_error *e)
+{
+	uint32_t type;
+	struct cursor peek = *c;
+
+	if (get_u32(&peek, &type) < 0 || get_u32(&peek, &type) < 0)
+		return truncated(log, "a TCG_PCR_EVENT header", 0, e);
+	if (type == EV_NO_ACTION)
+		return parse_header(log, c, e);
+	log->format = EVENTLOG_SHA1;
+	log->banks[0] = bank_by_alg(0x0004 /* TPM2_ALG_SHA1 */);
+	log->nbanks = 1;
 	return 0;
 }
 
@@ -202,7 +245,7 @@ int eventlog_parse(const char *name, const void *buf, size_t len, struct eventlo
 	memcpy(log.raw, buf, len);
 	log.len = len;
 	c = (struct cursor){ log.raw, len, 0 };
-	r = parse_header(&log, &c, e);
+	r = parse_start(&log, &c, e);
 	while (r >= 0 && c.off < c.len) {
 		if (log.nevents == EVENTLOG_MAX_EVENTS) {
 			r = ingot_fail(e, -E2BIG, "%s: offset %zu: too many events: expected at most %u",
@@ -219,7 +262,7 @@ int eventlog_parse(const char *name, const void *buf, size_t len, struct eventlo
 			log.events = p;
 			alloc = n;
 		}
-		r = parse_event(&log, &c, &log.events[log.nevents], e);
+		r = (log.format == EVENTLOG_SHA1 ? parse_sha1_event : parse_event)(&log, &c, &log.events[log.nevents], e);
 		if (r >= 0)
 			log.nevents++;
 	}

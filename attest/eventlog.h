@@ -1,9 +1,15 @@
-/* TCG crypto-agile event logs (TCG PC Client Platform Firmware Profile,
- * section 10): a SHA1-format TCG_PCR_EVENT header carrying the
- * "Spec ID Event03" structure that lists the banks and digest sizes,
- * then TCG_PCR_EVENT2 records, all little-endian.  This is the format of
- * /sys/kernel/security/tpm0/binary_bios_measurements and of ingot's own
- * measurement log, so tpm2_eventlog reads both.
+/* TCG event logs, both formats tpm2_eventlog reads, told apart as it
+ * does by the first record's type:
+ *  - crypto-agile (TCG PC Client Platform Firmware Profile, section 10):
+ *    a SHA1-format TCG_PCR_EVENT header of type EV_NO_ACTION carrying the
+ *    "Spec ID Event03" structure that lists the banks and digest sizes,
+ *    then TCG_PCR_EVENT2 records.  The format of
+ *    /sys/kernel/security/tpm0/binary_bios_measurements on TPM 2.0
+ *    firmware and of ingot's own measurement log.
+ *  - SHA1 (TCG 1.2 format, older and some cloud firmware): TCG_PCR_EVENT
+ *    records only (PCR, type, SHA-1 digest, data), no Spec ID event; the
+ *    log's one bank is sha1.
+ * All little-endian.
  *
  * Parsing is bounded: a log over EVENTLOG_MAX_BYTES, more than
  * EVENTLOG_MAX_EVENTS records, or an event over EVENTLOG_MAX_EVENT_SIZE
@@ -42,18 +48,24 @@ struct eventlog_event {
 	uint32_t data_len;
 };
 
+enum eventlog_format {
+	EVENTLOG_CRYPTO_AGILE = 0,
+	EVENTLOG_SHA1,              /* TCG 1.2 TCG_PCR_EVENT records */
+};
+
 struct eventlog {
+	enum eventlog_format format;
 	uint8_t *raw;               /* the whole log (owned) */
 	size_t len;
 	char *name;                 /* for messages */
-	/* From the Spec ID event. */
+	/* From the Spec ID event (a SHA1 log: banks = sha1, the rest 0). */
 	uint32_t platform_class;
 	uint8_t spec_major, spec_minor, spec_errata, uintn_size;
 	size_t nbanks;
 	const struct bank *banks[BANK_COUNT];
 	int startup_locality;       /* -1 when the log has no StartupLocality event */
-	/* TCG_PCR_EVENT2 records; tpm2_eventlog numbers them from 1 (the
-	 * header is its event 0), and so do ingot's messages. */
+	/* TCG_PCR_EVENT2 records (a SHA1 log: every TCG_PCR_EVENT record),
+	 * numbered from 1 in ingot's messages. */
 	size_t nevents;
 	struct eventlog_event *events;
 };

@@ -16,26 +16,35 @@ int nonce_parse(const char *hex, uint8_t out[NONCE_MAX], size_t *len, ingot_erro
 {
 	size_t n = strlen(hex);
 
-	if (n == 0 || n % 2 || n > 2 * NONCE_MAX || hex_decode(hex, out, n / 2) < 0)
-		return ingot_fail(e, -EINVAL, "nonce: expected 2-%d hex digits (an even number), got '%.140s'",
-				  2 * NONCE_MAX, hex);
+	if (n < 2 * NONCE_MIN || n % 2 || n > 2 * NONCE_MAX || hex_decode(hex, out, n / 2) < 0)
+		return ingot_fail(e, -EINVAL, "nonce: expected %d-%d hex digits (an even number), got '%.140s'",
+				  2 * NONCE_MIN, 2 * NONCE_MAX, hex);
 	*len = n / 2;
 	return 0;
 }
 
-/* 1 if the line list in buf holds hex, 0 if not. */
-static int listed(const char *buf, const char *hex)
+/* Any byte outside the format makes the whole file corrupt: reading past
+ * it, or around it, is how a replayed nonce would go unnoticed. */
+int nonce_list_find(const char *path, const char *buf, size_t len, const char *hex, ingot_error *e)
 {
-	size_t n = strlen(hex);
+	size_t n = strlen(hex), line = 1, found = 0;
 
-	for (const char *p = buf; p && *p; ) {
-		const char *nl = strchr(p, '\n');
-		size_t l = nl ? (size_t)(nl - p) : strlen(p);
-		if (l == n && !strncasecmp(p, hex, n))
-			return 1;
-		p = nl ? nl + 1 : NULL;
+	for (size_t start = 0, i = 0; i < len; line++, start = ++i) {
+		while (i < len && ((buf[i] >= '0' && buf[i] <= '9') || (buf[i] >= 'a' && buf[i] <= 'f')))
+			i++;
+		size_t l = i - start;
+		if (i == len || buf[i] != '\n' || l < 2 || l > 2 * NONCE_MAX || l % 2) {
+			const char *why = i == len ? "end of file without LF" :
+					  buf[i] == '\0' ? "a NUL byte" : buf[i] == '\r' ? "a CR (CRLF line end)" :
+					  buf[i] == '\n' ? "a line of the wrong length" : "another character";
+			return ingot_fail(e, -EBADMSG, "%s:%zu:%zu: expected one lower-case hex nonce (2-%d digits, "
+					  "an even number) per LF-terminated line, got %s: refusing a corrupt "
+					  "seen-nonces file", path, line, i - start + 1, 2 * NONCE_MAX, why);
+		}
+		if (l == n && !memcmp(buf + start, hex, n))
+			found = 1;
 	}
-	return 0;
+	return (int)found;
 }
 
 static int load(const char *path, char **buf, size_t *len, ingot_error *e)
@@ -68,7 +77,7 @@ int nonce_seen(const char *path, const uint8_t *nonce, size_t len, ingot_error *
 
 	if ((r = to_hex(nonce, len, hex, e)) < 0 || (r = load(path, &buf, &n, e)) < 0)
 		return r;
-	return listed(buf, hex);
+	return nonce_list_find(path, buf, n, hex, e);
 }
 
 int nonce_record(const char *path, const uint8_t *nonce, size_t len, ingot_error *e)
@@ -88,13 +97,14 @@ int nonce_record(const char *path, const uint8_t *nonce, size_t len, ingot_error
 	r = load(path, &buf, &n, e);
 	if (r < 0)
 		return r;
-	if (listed(buf, hex))
+	r = nonce_list_find(path, buf, n, hex, e);
+	if (r < 0)
+		return r;
+	if (r)
 		return ingot_fail(e, -EEXIST, "nonce %s: already used (listed in %s): refusing a replayed quote",
 				  hex, path);
 	strbuf_init(&out, n + sizeof(hex) + 2);
 	strbuf_add(&out, buf, n);
-	if (n && buf[n - 1] != '\n')
-		strbuf_addch(&out, '\n');
 	strbuf_addf(&out, "%s\n", hex);
 	return write_file_atomic(path, out.buf, out.len, 0644, e);
 }

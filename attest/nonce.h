@@ -8,14 +8,25 @@
 
 #include "lib/err.h"
 
-#define NONCE_MAX 64
+#define NONCE_MIN 8    /* 64 bits: a verifier's nonce nobody can guess or exhaust */
+#define NONCE_MAX 64   /* TPM2B_DATA holds at most sizeof(TPMU_HA) */
 
-/* 2..128 hex digits (1..64 bytes). */
+/* The one nonce rule (attest/judge.h): 16..128 hex digits (8..64 bytes),
+ * either case. */
 int nonce_parse(const char *hex, uint8_t out[NONCE_MAX], size_t *len, ingot_error *e);
 
-/* The seen-nonces file holds one lower-case hex nonce per line.  Returns
- * 1 when nonce is listed, 0 when not (or the file does not exist). */
+/* The seen-nonces file holds one lower-case hex nonce per LF-terminated
+ * line, nothing else.  Returns 1 when nonce is listed, 0 when not (or the
+ * file does not exist), -EBADMSG (file:line:column) when the file is
+ * corrupt: a NUL, a CR, any other byte or a missing final LF. */
 int nonce_seen(const char *path, const uint8_t *nonce, size_t len, ingot_error *e);
+
+/* The parser behind both: buf (len bytes, the file's content) holds lines
+ * of 2-128 lower-case hex digits (an even number: the nonces ever
+ * recorded), each ending in LF, and nothing else.  1 when hex is one of
+ * them, 0 when not, -EBADMSG naming path:line:column when buf is not
+ * exactly that. */
+int nonce_list_find(const char *path, const char *buf, size_t len, const char *hex, ingot_error *e);
 
 /* Add nonce to the file (created when missing) under an exclusive lock
  * on "<path>.lock"; the file is rewritten atomically.  -EEXIST (and a

@@ -210,10 +210,14 @@ int pcr_values_from_json(const json_t *j, const char *what, struct pcr_values *o
 
 void pcr_values_format_yaml(const struct pcr_values *v, struct strbuf *out)
 {
-	for (size_t i = 0; i < v->nbanks; i++) {
-		const struct pcr_bank *pb = &v->banks[i];
+	/* As tpm2_eventlog prints them: banks in its fixed order, a bank
+	 * only when some PCR in it has a value. */
+	for (size_t i = 0; i < BANK_COUNT; i++) {
+		const struct pcr_bank *pb = pcr_values_find(v, bank_table[i].alg);
 		char hex[2 * BANK_MAX_DIGEST + 1];
 
+		if (!pb || !pb->mask)
+			continue;
 		strbuf_addf(out, "  %s:\n", pb->bank->name);
 		for (unsigned p = 0; p < PCR_COUNT; p++) {
 			if (!(pb->mask & (1u << p)))

@@ -50,7 +50,8 @@ json_t *pcr_values_to_json(const struct pcr_values *v);
 /* what names the document in error messages. */
 int pcr_values_from_json(const json_t *j, const char *what, struct pcr_values *out, ingot_error *e);
 
-/* tpm2_eventlog / tpm2_pcrread style YAML: "  sha256:\n    0  : 0x<hex>\n". */
+/* tpm2_eventlog's "pcrs:" YAML body: "  sha256:\n    0  : 0x<hex>\n", banks
+ * in the order sha1, sha256, sha384, sha512, empty banks left out. */
 void pcr_values_format_yaml(const struct pcr_values *v, struct strbuf *out);
 
 #endif

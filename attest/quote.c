@@ -6,28 +6,72 @@
 #include <openssl/evp.h>
 #include <openssl/pem.h>
 #include <openssl/bio.h>
+#include <openssl/err.h>
 #include <stdlib.h>
 #include <string.h>
 #include <tss2/tss2_mu.h>
 
+#include "attest/nonce.h"
 #include "lib/base64.h"
 #include "lib/cleanup.h"
 #include "lib/digest.h"
 #include "lib/json.h"
 
-const char *quote_reason_name(enum quote_reason r)
+const char *attest_verdict_name(enum attest_verdict r)
 {
 	static const char *const names[] = {
-		[QUOTE_OK] = "ok",
-		[QUOTE_MALFORMED] = "malformed",
-		[QUOTE_BAD_SIGNATURE] = "bad-signature",
-		[QUOTE_WRONG_AK] = "wrong-ak",
-		[QUOTE_NOT_QUOTE] = "not-a-quote",
-		[QUOTE_NONCE] = "nonce-mismatch",
-		[QUOTE_PCR_SELECTION] = "pcr-selection-mismatch",
-		[QUOTE_PCR_DIGEST] = "pcr-digest-mismatch",
+		[VERDICT_OK] = "ok",
+		[VERDICT_MALFORMED] = "malformed",
+		[VERDICT_BAD_SIGNATURE] = "bad-signature",
+		[VERDICT_WRONG_AK] = "wrong-ak",
+		[VERDICT_NOT_QUOTE] = "not-a-quote",
+		[VERDICT_NONCE] = "nonce-mismatch",
+		[VERDICT_PCR_SELECTION] = "pcr-selection-mismatch",
+		[VERDICT_PCR_DIGEST] = "pcr-digest-mismatch",
+		[VERDICT_NONCE_REUSED] = "nonce-reused",
+		[VERDICT_NOT_COVERED] = "not-covered",
+		[VERDICT_LOG_MISMATCH] = "log-mismatch",
+		[VERDICT_PCR_UNEXPECTED] = "pcr-unexpected",
+		[VERDICT_WEAK] = "weak",
+		[VERDICT_NOT_MADE] = "not-made",
 	};
 	return (unsigned)r < ARRAY_SIZE(names) && names[r] ? names[r] : "unknown";
+}
+
+static const struct {
+	unsigned bit;
+	const char *name;
+} weaknesses[] = {
+	{ WEAK_SHA1_SIGNATURE, "sha1-signature" },
+	{ WEAK_NO_NONCE, "no-nonce" },
+};
+
+const char *attest_weakness_name(unsigned bit)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(weaknesses); i++)
+		if (weaknesses[i].bit == bit)
+			return weaknesses[i].name;
+	return "unknown";
+}
+
+int attest_weakness_parse(const char *list, unsigned *out, ingot_error *e)
+{
+	const char *p = list;
+
+	*out = 0;
+	do {
+		size_t n = strcspn(p, ","), i;
+
+		for (i = 0; i < ARRAY_SIZE(weaknesses); i++)
+			if (strlen(weaknesses[i].name) == n && !strncmp(p, weaknesses[i].name, n))
+				break;
+		if (i == ARRAY_SIZE(weaknesses))
+			return ingot_fail(e, -EINVAL, "expected sha1-signature or no-nonce (comma-separated), got '%.*s'",
+					  (int)(n > 80 ? 80 : n), p);
+		*out |= weaknesses[i].bit;
+		p += n;
+	} while (*p++ == ',');
+	return 0;
 }
 
 int quote_pcr_digest(const struct pcr_values *v, const struct pcr_selection *sel,
@@ -72,10 +116,10 @@ json_t *quote_document(const uint8_t *attest, size_t attest_len, const uint8_t *
 			 "attest", a64, "signature", s64, "pcrs", pj, "ak_pub", ak_pem);
 }
 
-static int refuse(struct quote_info *qi, enum quote_reason why, ingot_error *e, int code, const char *fmt, ...)
+static int refuse(struct quote_info *qi, enum attest_verdict why, ingot_error *e, int code, const char *fmt, ...)
 	__attribute__((format(printf, 5, 6)));
 
-static int refuse(struct quote_info *qi, enum quote_reason why, ingot_error *e, int code, const char *fmt, ...)
+static int refuse(struct quote_info *qi, enum attest_verdict why, ingot_error *e, int code, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -86,26 +130,51 @@ static int refuse(struct quote_info *qi, enum quote_reason why, ingot_error *e, 
 	return code;
 }
 
+/* Exactly one PEM PUBLIC KEY block and nothing after it but newlines:
+ * the key named by the id is then the key that verifies; a second block,
+ * or one mid-line the PEM reader skips, cannot pass a rogue AK off as
+ * enrolled. */
 static EVP_PKEY *pem_to_key(const char *pem)
 {
-	BIO *bio = BIO_new_mem_buf(pem, -1);
-	EVP_PKEY *k = bio ? PEM_read_bio_PUBKEY(bio, NULL, NULL, NULL) : NULL;
+	static const char begin[] = "-----BEGIN PUBLIC KEY-----\n";
+	BIO *bio;
+	EVP_PKEY *k;
+	char c;
 
+	if (strncmp(pem, begin, sizeof(begin) - 1))
+		return NULL;
+	bio = BIO_new_mem_buf(pem, -1);
+	k = bio ? PEM_read_bio_PUBKEY(bio, NULL, NULL, NULL) : NULL;
+	while (k && BIO_read(bio, &c, 1) == 1)
+		if (c != '\n') {
+			EVP_PKEY_free(k);
+			k = NULL;
+		}
 	BIO_free(bio);
+	ERR_clear_error();
 	return k;
 }
 
-/* 1 valid, 0 invalid, <0 unusable signature structure. */
-static int check_signature(EVP_PKEY *key, const TPMT_SIGNATURE *sig, const uint8_t *msg, size_t len,
-			   uint16_t *hash_alg)
+/* The AK's id, as keys/ names keys: sha256 of the DER SubjectPublicKeyInfo. */
+static int ak_id(EVP_PKEY *key, char out[SHA256_HEX_LEN + 1])
 {
-	_cleanup_free_ uint8_t *der = NULL;
-	const uint8_t *s;
-	size_t slen;
-	EVP_MD_CTX *ctx;
-	const EVP_MD *md;
-	int ok;
+	unsigned char *der = NULL;
+	uint8_t md[SHA256_LEN];
+	int n = i2d_PUBKEY(key, &der);
 
+	if (n <= 0)
+		return -EINVAL;
+	sha256_buf(der, (size_t)n, md);
+	OPENSSL_free(der);
+	hex_encode(md, sizeof(md), out);
+	return 0;
+}
+
+/* The signature as OpenSSL verifies it: DER for ECDSA, raw for RSASSA.
+ * 0 and *s set, or -EPROTONOSUPPORT for another scheme. */
+static int signature_bytes(const TPMT_SIGNATURE *sig, EVP_PKEY *key, uint8_t **der, const uint8_t **s,
+			   size_t *slen, uint16_t *hash_alg, int *key_fits)
+{
 	if (sig->sigAlg == TPM2_ALG_ECDSA) {
 		ECDSA_SIG *es = ECDSA_SIG_new();
 		BIGNUM *r = BN_bin2bn(sig->signature.ecdsa.signatureR.buffer, sig->signature.ecdsa.signatureR.size, NULL);
@@ -118,40 +187,53 @@ static int check_signature(EVP_PKEY *key, const TPMT_SIGNATURE *sig, const uint8
 			BN_free(ss);
 			return -ENOMEM;
 		}
-		n = i2d_ECDSA_SIG(es, &der);
+		n = i2d_ECDSA_SIG(es, der);
 		ECDSA_SIG_free(es);
 		if (n <= 0)
 			return -ENOMEM;
-		s = der;
-		slen = (size_t)n;
+		*s = *der;
+		*slen = (size_t)n;
 		*hash_alg = sig->signature.ecdsa.hash;
-		if (!EVP_PKEY_is_a(key, "EC"))
-			return 0;
-	} else if (sig->sigAlg == TPM2_ALG_RSASSA) {
-		s = sig->signature.rsassa.sig.buffer;
-		slen = sig->signature.rsassa.sig.size;
-		*hash_alg = sig->signature.rsassa.hash;
-		if (!EVP_PKEY_is_a(key, "RSA"))
-			return 0;
-	} else {
-		return -EPROTONOSUPPORT;
+		*key_fits = EVP_PKEY_is_a(key, "EC");
+		return 0;
 	}
-	/* sha1 signatures are not accepted. */
-	md = *hash_alg == TPM2_ALG_SHA1 || !bank_by_alg(*hash_alg) ? NULL : bank_md(bank_by_alg(*hash_alg));
-	if (!md)
+	if (sig->sigAlg == TPM2_ALG_RSASSA) {
+		*s = sig->signature.rsassa.sig.buffer;
+		*slen = sig->signature.rsassa.sig.size;
+		*hash_alg = sig->signature.rsassa.hash;
+		*key_fits = EVP_PKEY_is_a(key, "RSA");
+		return 0;
+	}
+	return -EPROTONOSUPPORT;
+}
+
+/* 1 valid, 0 invalid, <0 unusable signature structure.  SHA-1 verifies
+ * (as tpm2_checkquote does); the caller flags it as a weakness. */
+static int check_signature(EVP_PKEY *key, const TPMT_SIGNATURE *sig, const uint8_t *msg, size_t len,
+			   uint16_t *hash_alg)
+{
+	_cleanup_free_ uint8_t *der = NULL;
+	const uint8_t *s;
+	const struct bank *h;
+	size_t slen;
+	EVP_MD_CTX *ctx;
+	int ok, fits, r;
+
+	r = signature_bytes(sig, key, &der, &s, &slen, hash_alg, &fits);
+	if (r < 0)
+		return r;
+	if (!(h = bank_by_alg(*hash_alg)))
 		return -EPROTONOSUPPORT;
+	if (!fits)
+		return 0;
 	ctx = EVP_MD_CTX_new();
 	if (!ctx)
 		return -ENOMEM;
-	ok = EVP_DigestVerifyInit(ctx, NULL, md, NULL, key) == 1 &&
+	ok = EVP_DigestVerifyInit(ctx, NULL, bank_md(h), NULL, key) == 1 &&
 	     EVP_DigestVerify(ctx, s, slen, msg, len) == 1;
 	EVP_MD_CTX_free(ctx);
+	ERR_clear_error();
 	return ok;
-}
-
-static int same_key(EVP_PKEY *a, EVP_PKEY *b)
-{
-	return EVP_PKEY_eq(a, b) == 1;
 }
 
 static int decode_b64(const json_t *q, const char *key, uint8_t **out, size_t *len, struct quote_info *qi,
@@ -161,106 +243,135 @@ static int decode_b64(const json_t *q, const char *key, uint8_t **out, size_t *l
 	int r = json_get_str(q, key, "quote", &s, e);
 
 	if (r < 0) {
-		qi->reason = QUOTE_MALFORMED;
+		qi->reason = VERDICT_MALFORMED;
 		return r;
 	}
 	if (base64_decode(s, strlen(s), out, len) < 0)
-		return refuse(qi, QUOTE_MALFORMED, e, -EBADMSG, "quote: %s: expected base64, got %zu characters that do not decode",
+		return refuse(qi, VERDICT_MALFORMED, e, -EBADMSG, "quote: %s: expected base64, got %zu characters that do not decode",
 			      key, strlen(s));
 	return 0;
 }
 
-int quote_verify(const json_t *quote, const uint8_t *nonce, size_t nonce_len,
-		 const char *trusted_ak_pem, struct quote_info *out, ingot_error *e)
-{
-	struct quote_info local, *qi = out ? out : &local;
-	_cleanup_free_ uint8_t *attest = NULL, *sigbuf = NULL, *doc_nonce = NULL;
-	size_t attest_len = 0, sig_len = 0, off = 0, dlen;
-	const char *format, *nonce_hex, *ak_pem;
-	uint8_t digest[BANK_MAX_DIGEST];
-	struct pcr_selection quoted_sel, reported_sel;
-	EVP_PKEY *key = NULL, *doc_key = NULL;
+/* A quote document taken apart. */
+struct quote_doc {
+	const char *nonce_hex, *ak_pem;
+	uint8_t *attest, *sig;
+	size_t attest_len, sig_len;
 	TPMS_ATTEST a;
-	TPMT_SIGNATURE sig;
-	uint16_t hash_alg = 0;
+	TPMT_SIGNATURE s;
+	EVP_PKEY *doc_key, *key;   /* the document's AK; the one verifying (may be doc_key) */
+};
+
+static void quote_doc_release(struct quote_doc *d)
+{
+	free(d->attest);
+	free(d->sig);
+	if (d->key != d->doc_key)
+		EVP_PKEY_free(d->key);
+	EVP_PKEY_free(d->doc_key);
+}
+
+static int parse_document(const json_t *quote, struct quote_doc *d, struct quote_info *qi, ingot_error *e)
+{
+	const char *format;
+	size_t off = 0;
 	json_t *pj;
 	int r;
 
-	memset(qi, 0, sizeof(*qi));
 	if (!json_is_object(quote))
-		return refuse(qi, QUOTE_MALFORMED, e, -EBADMSG, "quote: expected a JSON object");
+		return refuse(qi, VERDICT_MALFORMED, e, -EBADMSG, "quote: expected a JSON object");
 	if ((r = json_get_str(quote, "format", "quote", &format, e)) < 0 ||
-	    (r = json_get_str(quote, "nonce", "quote", &nonce_hex, e)) < 0 ||
-	    (r = json_get_str(quote, "ak_pub", "quote", &ak_pem, e)) < 0 ||
+	    (r = json_get_str(quote, "nonce", "quote", &d->nonce_hex, e)) < 0 ||
+	    (r = json_get_str(quote, "ak_pub", "quote", &d->ak_pem, e)) < 0 ||
 	    (r = json_get_obj(quote, "pcrs", "quote", &pj, e)) < 0) {
-		qi->reason = QUOTE_MALFORMED;
+		qi->reason = VERDICT_MALFORMED;
 		return r;
 	}
 	if (strcmp(format, QUOTE_FORMAT))
-		return refuse(qi, QUOTE_MALFORMED, e, -EBADMSG, "quote: format: expected %s, got %.80s", QUOTE_FORMAT, format);
-	if ((r = decode_b64(quote, "attest", &attest, &attest_len, qi, e)) < 0 ||
-	    (r = decode_b64(quote, "signature", &sigbuf, &sig_len, qi, e)) < 0)
+		return refuse(qi, VERDICT_MALFORMED, e, -EBADMSG, "quote: format: expected %s, got %.80s", QUOTE_FORMAT, format);
+	if ((r = decode_b64(quote, "attest", &d->attest, &d->attest_len, qi, e)) < 0 ||
+	    (r = decode_b64(quote, "signature", &d->sig, &d->sig_len, qi, e)) < 0)
 		return r;
 	if ((r = pcr_values_from_json(pj, "quote", &qi->pcrs, e)) < 0) {
-		qi->reason = QUOTE_MALFORMED;
+		qi->reason = VERDICT_MALFORMED;
 		return r;
 	}
-	memset(&a, 0, sizeof(a));
-	if (Tss2_MU_TPMS_ATTEST_Unmarshal(attest, attest_len, &off, &a) != TSS2_RC_SUCCESS || off != attest_len)
-		return refuse(qi, QUOTE_MALFORMED, e, -EBADMSG, "quote: attest: expected a marshalled TPMS_ATTEST, got %zu bytes that do not parse (stopped at byte %zu)",
-			      attest_len, off);
+	if (Tss2_MU_TPMS_ATTEST_Unmarshal(d->attest, d->attest_len, &off, &d->a) != TSS2_RC_SUCCESS ||
+	    off != d->attest_len)
+		return refuse(qi, VERDICT_MALFORMED, e, -EBADMSG, "quote: attest: expected a marshalled TPMS_ATTEST, got %zu bytes that do not parse (stopped at byte %zu)",
+			      d->attest_len, off);
 	off = 0;
-	memset(&sig, 0, sizeof(sig));
-	if (Tss2_MU_TPMT_SIGNATURE_Unmarshal(sigbuf, sig_len, &off, &sig) != TSS2_RC_SUCCESS || off != sig_len)
-		return refuse(qi, QUOTE_MALFORMED, e, -EBADMSG, "quote: signature: expected a marshalled TPMT_SIGNATURE, got %zu bytes that do not parse",
-			      sig_len);
+	if (Tss2_MU_TPMT_SIGNATURE_Unmarshal(d->sig, d->sig_len, &off, &d->s) != TSS2_RC_SUCCESS || off != d->sig_len)
+		return refuse(qi, VERDICT_MALFORMED, e, -EBADMSG, "quote: signature: expected a marshalled TPMT_SIGNATURE, got %zu bytes that do not parse",
+			      d->sig_len);
+	return 0;
+}
 
-	/* The signature first: nothing else in the document means anything
-	 * until the AK vouches for the TPMS_ATTEST bytes. */
-	doc_key = pem_to_key(ak_pem);
-	key = trusted_ak_pem ? pem_to_key(trusted_ak_pem) : doc_key;
-	if (!doc_key || !key) {
-		r = refuse(qi, QUOTE_MALFORMED, e, -EBADMSG, "quote: %s: expected a PEM public key, got one OpenSSL cannot read",
-			   !key ? "trusted AK" : "ak_pub");
-		goto out;
-	}
-	r = check_signature(key, &sig, attest, attest_len, &hash_alg);
-	if (r < 0) {
-		r = refuse(qi, QUOTE_MALFORMED, e, -EBADMSG, "quote: signature: expected ECDSA or RSASSA with sha256/384/512, got scheme 0x%x hash 0x%x",
-			   sig.sigAlg, hash_alg);
-		goto out;
-	}
+/* The signature first: nothing else in the document means anything
+ * until the AK vouches for the TPMS_ATTEST bytes. */
+static int verify_signature(struct quote_doc *d, const char *trusted_ak_pem, struct quote_info *qi,
+			    uint16_t *hash_alg, ingot_error *e)
+{
+	int r;
+
+	d->doc_key = pem_to_key(d->ak_pem);
+	if (d->doc_key)
+		ak_id(d->doc_key, qi->ak_id);
+	d->key = trusted_ak_pem ? pem_to_key(trusted_ak_pem) : d->doc_key;
+	if (!d->doc_key || !d->key)
+		return refuse(qi, VERDICT_MALFORMED, e, -EBADMSG, "quote: %s: expected exactly one PEM PUBLIC KEY block that OpenSSL reads",
+			      !d->doc_key ? "ak_pub" : "trusted AK");
+	r = check_signature(d->key, &d->s, d->attest, d->attest_len, hash_alg);
+	if (r < 0)
+		return refuse(qi, VERDICT_MALFORMED, e, -EBADMSG, "quote: signature: expected ECDSA or RSASSA with sha1/256/384/512, got scheme 0x%x hash 0x%x",
+			      d->s.sigAlg, *hash_alg);
 	if (r == 0) {
-		if (trusted_ak_pem && !same_key(key, doc_key))
-			r = refuse(qi, QUOTE_WRONG_AK, e, -EPERM, "quote: signature: expected a signature by the trusted AK, got one by another key (the quote's ak_pub is not the trusted AK)");
-		else
-			r = refuse(qi, QUOTE_BAD_SIGNATURE, e, -EPERM, "quote: signature: does not verify with the %sAK over the TPMS_ATTEST bytes (altered quote or wrong key)",
-				   trusted_ak_pem ? "trusted " : "quote's ");
-		goto out;
+		if (trusted_ak_pem && EVP_PKEY_eq(d->key, d->doc_key) != 1)
+			return refuse(qi, VERDICT_WRONG_AK, e, -EPERM, "quote: signature: expected a signature by the trusted AK, got one by another key (the quote's ak_pub is not the trusted AK)");
+		return refuse(qi, VERDICT_BAD_SIGNATURE, e, -EPERM, "quote: signature: does not verify with the %sAK over the TPMS_ATTEST bytes (altered quote or wrong key)",
+			      trusted_ak_pem ? "trusted " : "quote's ");
 	}
-	if (a.magic != TPM2_GENERATED_VALUE || a.type != TPM2_ST_ATTEST_QUOTE) {
-		r = refuse(qi, QUOTE_NOT_QUOTE, e, -EBADMSG, "quote: attest: expected magic 0x%x and type 0x%x (TPM_ST_ATTEST_QUOTE), got 0x%x and 0x%x",
-			   TPM2_GENERATED_VALUE, TPM2_ST_ATTEST_QUOTE, a.magic, a.type);
-		goto out;
+	if (*hash_alg == TPM2_ALG_SHA1)
+		qi->weak |= WEAK_SHA1_SIGNATURE;
+	return 0;
+}
+
+static int check_header(const TPMS_ATTEST *a, struct quote_info *qi, ingot_error *e)
+{
+	if (a->magic != TPM2_GENERATED_VALUE || a->type != TPM2_ST_ATTEST_QUOTE)
+		return refuse(qi, VERDICT_NOT_QUOTE, e, -EBADMSG, "quote: attest: expected magic 0x%x and type 0x%x (TPM_ST_ATTEST_QUOTE), got 0x%x and 0x%x",
+			      TPM2_GENERATED_VALUE, TPM2_ST_ATTEST_QUOTE, a->magic, a->type);
+	return 0;
+}
+
+/* The signed extraData and the document's "nonce" both equal nonce. */
+static int check_nonce(const struct quote_doc *d, const uint8_t *nonce, size_t nonce_len, struct quote_info *qi,
+		       ingot_error *e)
+{
+	const TPM2B_DATA *x = &d->a.extraData;
+	uint8_t doc[NONCE_MAX];
+	size_t dlen = strlen(d->nonce_hex) / 2;
+	char want[2 * 64 + 1], got[2 * 64 + 1];
+
+	if (strlen(d->nonce_hex) % 2 || dlen > sizeof(doc) || hex_decode(d->nonce_hex, doc, dlen) < 0)
+		return refuse(qi, VERDICT_MALFORMED, e, -EBADMSG, "quote: nonce: expected 0-%d bytes in hex, got '%.80s'", NONCE_MAX, d->nonce_hex);
+	if (x->size == nonce_len && !memcmp(x->buffer, nonce, nonce_len) &&
+	    dlen == nonce_len && !memcmp(doc, nonce, nonce_len)) {
+		if (!nonce_len)
+			qi->weak |= WEAK_NO_NONCE;
+		return 0;
 	}
-	dlen = strlen(nonce_hex) / 2;
-	doc_nonce = malloc(dlen + 1);
-	if (!doc_nonce || hex_decode(nonce_hex, doc_nonce, dlen) < 0) {
-		r = refuse(qi, QUOTE_MALFORMED, e, -EBADMSG, "quote: nonce: expected hex, got '%.80s'", nonce_hex);
-		goto out;
-	}
-	if (a.extraData.size != nonce_len || memcmp(a.extraData.buffer, nonce, nonce_len) ||
-	    dlen != nonce_len || memcmp(doc_nonce, nonce, nonce_len)) {
-		char want[2 * 64 + 1], got[2 * 64 + 1];
-		hex_encode(nonce, nonce_len > 64 ? 64 : nonce_len, want);
-		hex_encode(a.extraData.buffer, a.extraData.size > 64 ? 64 : a.extraData.size, got);
-		r = refuse(qi, QUOTE_NONCE, e, -EPERM, "quote: nonce: expected %s, got %s in the signed TPMS_ATTEST (stale or replayed quote)",
-			   want, got);
-		goto out;
-	}
-	memset(&quoted_sel, 0, sizeof(quoted_sel));
-	for (UINT32 i = 0; i < a.attested.quote.pcrSelect.count; i++) {
-		const TPMS_PCR_SELECTION *s = &a.attested.quote.pcrSelect.pcrSelections[i];
+	hex_encode(nonce, nonce_len > 64 ? 64 : nonce_len, want);
+	hex_encode(x->buffer, x->size > 64 ? 64 : x->size, got);
+	return refuse(qi, VERDICT_NONCE, e, -EPERM, "quote: nonce: expected %s, got %s in the signed TPMS_ATTEST (stale or replayed quote)",
+		      nonce_len ? want : "(none)", x->size ? got : "(none)");
+}
+
+static int quoted_selection(const TPMS_ATTEST *a, struct pcr_selection *out, struct quote_info *qi, ingot_error *e)
+{
+	memset(out, 0, sizeof(*out));
+	for (UINT32 i = 0; i < a->attested.quote.pcrSelect.count; i++) {
+		const TPMS_PCR_SELECTION *s = &a->attested.quote.pcrSelect.pcrSelections[i];
 		uint32_t mask = 0;
 
 		for (unsigned p = 0; p < 8u * s->sizeofSelect && p < 8 * sizeof(s->pcrSelect); p++)
@@ -271,49 +382,70 @@ int quote_verify(const json_t *quote, const uint8_t *nonce, size_t nonce_len,
 				}
 				mask |= 1u << p;
 			}
-		for (size_t j = 0; j < quoted_sel.nbanks; j++)
-			if (quoted_sel.banks[j].alg == s->hash)
+		for (size_t j = 0; j < out->nbanks; j++)
+			if (out->banks[j].alg == s->hash)
 				mask = 0;  /* duplicate bank: refused below */
-		if (!mask || pcr_selection_add(&quoted_sel, s->hash, mask) < 0) {
-			r = refuse(qi, QUOTE_MALFORMED, e, -EBADMSG, "quote: attest: PCR selection %u: expected a known bank once with PCRs 0-%d, got hash 0x%x",
-				   i, PCR_COUNT - 1, s->hash);
-			goto out;
-		}
+		if (!mask || pcr_selection_add(out, s->hash, mask) < 0)
+			return refuse(qi, VERDICT_MALFORMED, e, -EBADMSG, "quote: attest: PCR selection %u: expected a known bank once with PCRs 0-%d, got hash 0x%x",
+				      i, PCR_COUNT - 1, s->hash);
 	}
-	pcr_values_selection(&qi->pcrs, &reported_sel);
-	{
-		int same = quoted_sel.nbanks == reported_sel.nbanks;
-		for (size_t i = 0; same && i < quoted_sel.nbanks; i++) {
-			const struct pcr_bank *pb = pcr_values_find(&qi->pcrs, quoted_sel.banks[i].alg);
-			same = pb && pb->mask == quoted_sel.banks[i].mask;
-		}
-		if (!same) {
-			struct strbuf q = STRBUF_INIT, rep = STRBUF_INIT;
-			pcr_selection_format(&quoted_sel, &q);
-			pcr_selection_format(&reported_sel, &rep);
-			r = refuse(qi, QUOTE_PCR_SELECTION, e, -EBADMSG, "quote: pcrs: expected the quoted selection %s, got values for %s",
-				   q.buf ? q.buf : "", rep.buf ? rep.buf : "(none)");
-			strbuf_release(&q);
-			strbuf_release(&rep);
-			goto out;
-		}
+	return 0;
+}
+
+/* The reported values are exactly the quoted selection and hash to the
+ * signed pcrDigest. */
+static int check_pcrs(const TPMS_ATTEST *a, uint16_t hash_alg, struct quote_info *qi, ingot_error *e)
+{
+	struct pcr_selection quoted, reported;
+	uint8_t digest[BANK_MAX_DIGEST];
+	size_t dlen;
+	int same, r;
+
+	if ((r = quoted_selection(a, &quoted, qi, e)) < 0)
+		return r;
+	pcr_values_selection(&qi->pcrs, &reported);
+	same = quoted.nbanks == reported.nbanks;
+	for (size_t i = 0; same && i < quoted.nbanks; i++) {
+		const struct pcr_bank *pb = pcr_values_find(&qi->pcrs, quoted.banks[i].alg);
+		same = pb && pb->mask == quoted.banks[i].mask;
 	}
-	r = quote_pcr_digest(&qi->pcrs, &quoted_sel, hash_alg, digest, &dlen);
-	if (r < 0 || a.attested.quote.pcrDigest.size != dlen ||
-	    memcmp(a.attested.quote.pcrDigest.buffer, digest, dlen)) {
-		r = refuse(qi, QUOTE_PCR_DIGEST, e, -EPERM, "quote: pcrs: the reported PCR values do not hash to the signed pcrDigest (a value was changed)");
+	if (!same) {
+		_cleanup_strbuf_ struct strbuf q = STRBUF_INIT, rep = STRBUF_INIT;
+		pcr_selection_format(&quoted, &q);
+		pcr_selection_format(&reported, &rep);
+		return refuse(qi, VERDICT_PCR_SELECTION, e, -EBADMSG, "quote: pcrs: expected the quoted selection %s, got values for %s",
+			      q.buf ? q.buf : "", rep.buf ? rep.buf : "(none)");
+	}
+	r = quote_pcr_digest(&qi->pcrs, &quoted, hash_alg, digest, &dlen);
+	if (r < 0 || a->attested.quote.pcrDigest.size != dlen ||
+	    memcmp(a->attested.quote.pcrDigest.buffer, digest, dlen))
+		return refuse(qi, VERDICT_PCR_DIGEST, e, -EPERM, "quote: pcrs: the reported PCR values do not hash to the signed pcrDigest (a value was changed)");
+	return 0;
+}
+
+int quote_verify(const json_t *quote, const uint8_t *nonce, size_t nonce_len,
+		 const char *trusted_ak_pem, struct quote_info *out, ingot_error *e)
+{
+	struct quote_info local, *qi = out ? out : &local;
+	struct quote_doc d;
+	uint16_t hash_alg = 0;
+	int r;
+
+	memset(qi, 0, sizeof(*qi));
+	memset(&d, 0, sizeof(d));
+	if ((r = parse_document(quote, &d, qi, e)) < 0 ||
+	    (r = verify_signature(&d, trusted_ak_pem, qi, &hash_alg, e)) < 0 ||
+	    (r = check_header(&d.a, qi, e)) < 0 ||
+	    (r = check_nonce(&d, nonce, nonce_len, qi, e)) < 0 ||
+	    (r = check_pcrs(&d.a, hash_alg, qi, e)) < 0)
 		goto out;
-	}
-	qi->clock = a.clockInfo.clock;
-	qi->reset_count = a.clockInfo.resetCount;
-	qi->restart_count = a.clockInfo.restartCount;
-	qi->safe = a.clockInfo.safe;
-	qi->firmware_version = a.firmwareVersion;
-	qi->reason = QUOTE_OK;
-	r = 0;
+	qi->clock = d.a.clockInfo.clock;
+	qi->reset_count = d.a.clockInfo.resetCount;
+	qi->restart_count = d.a.clockInfo.restartCount;
+	qi->safe = d.a.clockInfo.safe;
+	qi->firmware_version = d.a.firmwareVersion;
+	qi->reason = VERDICT_OK;
 out:
-	if (key != doc_key)
-		EVP_PKEY_free(key);
-	EVP_PKEY_free(doc_key);
+	quote_doc_release(&d);
 	return r;
 }

@@ -14,24 +14,42 @@
 #include <stdint.h>
 
 #include "attest/pcrs.h"
+#include "lib/digest.h"
 #include "lib/err.h"
 
 #define QUOTE_FORMAT "ingot.quote/v1"
 
-/* Why a quote was refused (quote_info.reason, also when verification fails). */
-enum quote_reason {
-	QUOTE_OK = 0,
-	QUOTE_MALFORMED,      /* document, TPMS_ATTEST or TPMT_SIGNATURE does not parse */
-	QUOTE_BAD_SIGNATURE,  /* not signed by the AK (or a byte was changed) */
-	QUOTE_WRONG_AK,       /* the quote's AK is not the trusted one */
-	QUOTE_NOT_QUOTE,      /* magic is not TPM_GENERATED_VALUE or type not ATTEST_QUOTE */
-	QUOTE_NONCE,          /* extraData differs from the expected nonce */
-	QUOTE_PCR_SELECTION,  /* quoted selection differs from the reported PCRs */
-	QUOTE_PCR_DIGEST,     /* reported PCR values do not hash to pcrDigest */
+/* The outcome of judging attestation evidence (attest/judge.h), and of
+ * its first part, the quote check: one enum, so every command reports a
+ * refusal under the same name (attest_verdict_name). */
+enum attest_verdict {
+	VERDICT_OK = 0,
+	VERDICT_MALFORMED,      /* document, TPMS_ATTEST or TPMT_SIGNATURE does not parse */
+	VERDICT_BAD_SIGNATURE,  /* not signed by the AK (or a byte was changed) */
+	VERDICT_WRONG_AK,       /* the quote's AK is not the trusted one */
+	VERDICT_NOT_QUOTE,      /* magic is not TPM_GENERATED_VALUE or type not ATTEST_QUOTE */
+	VERDICT_NONCE,          /* extraData differs from the expected nonce */
+	VERDICT_PCR_SELECTION,  /* quoted selection differs from the reported PCRs */
+	VERDICT_PCR_DIGEST,     /* reported PCR values do not hash to pcrDigest */
+	VERDICT_NONCE_REUSED,   /* the nonce is in the seen-nonces file */
+	VERDICT_NOT_COVERED,    /* the quote lacks PCRs the verifier requires */
+	VERDICT_LOG_MISMATCH,   /* the event log does not replay to the quoted PCRs */
+	VERDICT_PCR_UNEXPECTED, /* a quoted PCR differs from the expected value */
+	VERDICT_WEAK,           /* valid, but weak evidence policy did not accept */
+	VERDICT_NOT_MADE,       /* a check could not be made (unreadable seen-nonces file) */
+};
+
+/* Weaknesses of a valid quote (quote_info.weak), refused by policy
+ * unless accepted (attest/judge.h). */
+enum attest_weakness {
+	WEAK_SHA1_SIGNATURE = 1u << 0,  /* signed over a SHA-1 digest */
+	WEAK_NO_NONCE = 1u << 1,        /* empty qualifying data: no freshness */
 };
 
 struct quote_info {
-	enum quote_reason reason;
+	enum attest_verdict reason;
+	unsigned weak;            /* enum attest_weakness bits */
+	char ak_id[SHA256_HEX_LEN + 1];  /* sha256 of the AK's DER SubjectPublicKeyInfo ("" unparsed) */
 	uint64_t clock;
 	uint32_t reset_count;
 	uint32_t restart_count;
@@ -40,15 +58,22 @@ struct quote_info {
 	struct pcr_values pcrs;   /* the reported values, now proven */
 };
 
-const char *quote_reason_name(enum quote_reason r);
+const char *attest_verdict_name(enum attest_verdict r);
+/* "sha1-signature", "no-nonce" for one weakness bit. */
+const char *attest_weakness_name(unsigned bit);
+/* A comma-separated list of weakness names into out. */
+int attest_weakness_parse(const char *list, unsigned *out, ingot_error *e);
 
 /* Check a quote document: the signature by the AK (trusted_ak_pem, or
  * when NULL the one in the quote) over the TPMS_ATTEST bytes, magic
  * TPM_GENERATED_VALUE, type TPM_ST_ATTEST_QUOTE, extraData == nonce (and
- * the document's "nonce"), the quoted PCR selection == the reported
- * PCRs, and the PCR digest recomputed from the reported values with the
- * signature's hash.  out (may be NULL) gets the clock info and PCRs;
- * out->reason says which check failed. */
+ * the document's "nonce"; nonce_len 0 expects empty qualifying data), the
+ * quoted PCR selection == the reported PCRs, and the PCR digest
+ * recomputed from the reported values with the signature's hash.  A
+ * SHA-1 signature or an empty nonce verifies like tpm2_checkquote, and
+ * is flagged in out->weak for policy to judge.  out (may be NULL) gets
+ * the AK's id, the clock info and PCRs; out->reason says which check
+ * failed.  An ak_pub must be exactly one PEM PUBLIC KEY block. */
 int quote_verify(const json_t *quote, const uint8_t *nonce, size_t nonce_len,
 		 const char *trusted_ak_pem, struct quote_info *out, ingot_error *e);
 

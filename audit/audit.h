@@ -30,6 +30,7 @@ struct audit_opts {
 	int64_t max_age;           /* seconds; 0 = reports never go stale */
 	time_t now;
 	unsigned jobs;             /* threads checking reports; 0 = one per CPU */
+	unsigned accept_weak;      /* weak TPM evidence accepted (attest/judge.h), else "unverified" */
 };
 
 /* Severity classes of a node verdict; the audit's exit status is the
@@ -38,7 +39,12 @@ enum audit_class {
 	AUDIT_HEALTHY = 0,
 	AUDIT_DRIFT = 1,     /* drifted, stale, missing, unquoted, unknown pool */
 	AUDIT_FORGED = 2,    /* evidence does not verify: forged, replayed, not enrolled */
+	AUDIT_UNVERIFIED = 3, /* evidence valid but not shown to be a TPM's, or weak;
+			       * less severe than drift (audit_class_severity) */
 };
+
+/* Order of the classes by severity: healthy < unverified < drift < forged. */
+int audit_class_severity(int cls);
 
 /* Run the audit.  Per-node problems are findings in *out, never errors;
  * errors are for inputs the audit cannot start without (keyring, the

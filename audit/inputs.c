@@ -9,6 +9,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "attest/nonce.h"
 #include "attest/predict.h"
 #include "keys/envelope.h"
 #include "keys/key.h"
@@ -211,15 +212,13 @@ static int read_aks(const char *path, json_t **out, ingot_error *e)
 			   "AK_SHA256_HEX [NODE] or a PEM PUBLIC KEY block", out, e);
 }
 
-static int check_hex(const char *s)
+/* An issued nonce follows the one nonce rule (attest/nonce.h). */
+static int check_nonce(const char *s)
 {
-	size_t n = strlen(s);
-	if (!n || n % 2 || n > 128)
-		return -EINVAL;
-	for (size_t i = 0; i < n; i++)
-		if (!isxdigit((unsigned char)s[i]))
-			return -EINVAL;
-	return 0;
+	uint8_t n[NONCE_MAX];
+	size_t len;
+
+	return nonce_parse(s, n, &len, NULL);
 }
 
 /* ---- manifests -------------------------------------------------------- */
@@ -383,7 +382,7 @@ int audit_load_inputs(struct audit_ctx *c, ingot_error *e)
 	r = keyring_load(o->keyring, &c->kr, e);
 	if (r < 0)
 		return r;
-	if (o->nonces && (r = read_pairs(o->nonces, NULL, check_hex, "NODE NONCE_HEX", &c->nonces, e)) < 0)
+	if (o->nonces && (r = read_pairs(o->nonces, NULL, check_nonce, "NODE NONCE_HEX (8-64 bytes)", &c->nonces, e)) < 0)
 		return r;
 	if (o->aks && (r = read_aks(o->aks, &c->aks, e)) < 0)
 		return r;

@@ -2,7 +2,6 @@
  * tuple.  A problem is a finding on the node's row, never an error. */
 #include "audit/audit-int.h"
 
-#include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +9,7 @@
 #include <strings.h>
 
 #include "attest/eventlog.h"
+#include "attest/judge.h"
 #include "attest/pcrs.h"
 #include "attest/predict.h"
 #include "attest/quote.h"
@@ -43,142 +43,94 @@ json_t *audit_new_row(const char *node, const char *pool, const char *file)
 			 file, "tuple_digest", "-", "serial", "findings", "drift");
 }
 
-static int decode_b64_member(const json_t *obj, const char *key, uint8_t **out, size_t *len)
+/* The report's event log, parsed; NULL (and a finding) when it is
+ * missing or does not parse. */
+static struct eventlog *report_log(const json_t *att, struct eventlog *log, json_t *row)
 {
-	const char *s = json_string_value(json_object_get(obj, key));
-	if (!s)
-		return -ENOENT;
-	return base64_decode(s, strlen(s), out, len);
-}
-
-/* The AK's id (sha256 of its DER SubjectPublicKeyInfo, as key_id()) from
- * the PEM text alone: the base64 body is that DER.  Decoding the key with
- * OpenSSL is left to quote_verify, which does it anyway; doing it twice
- * doubles the audit time of a large pool.  The text must be exactly one
- * PUBLIC KEY block and nothing else, so the key named here is the key
- * OpenSSL verifies with: a second block, or one hidden mid-line where the
- * PEM reader skips it, could otherwise pass a rogue AK off as enrolled. */
-static int pem_keyid(const char *pem, char out[SHA256_HEX_LEN + 1])
-{
-	static const char begin[] = "-----BEGIN PUBLIC KEY-----\n", end[] = "-----END PUBLIC KEY-----";
-	_cleanup_strbuf_ struct strbuf body = STRBUF_INIT;
-	_cleanup_free_ uint8_t *der = NULL;
-	const char *p, *z;
-	uint8_t d[SHA256_LEN];
+	const char *s = json_string_value(json_object_get(att, "eventlog"));
+	_cleanup_free_ uint8_t *raw = NULL;
+	ingot_error e = { 0 };
 	size_t len;
 
-	if (strncmp(pem, begin, sizeof(begin) - 1))
-		return -EINVAL;
-	p = pem + sizeof(begin) - 1;
-	z = strstr(p, end);
-	if (!z || z == p || z[-1] != '\n' || strspn(z + sizeof(end) - 1, "\n") != strlen(z + sizeof(end) - 1))
-		return -EINVAL;
-	strbuf_init(&body, 256);
-	for (; p < z; p++) {
-		if (*p == '\n')
-			continue;
-		if (!isalnum((unsigned char)*p) && *p != '+' && *p != '/' && *p != '=')
-			return -EINVAL;
-		strbuf_addch(&body, *p);
+	if (!s || base64_decode(s, strlen(s), &raw, &len) < 0) {
+		audit_add_finding(row, "log-mismatch", "attestation.eventlog: missing or not base64");
+		return NULL;
 	}
-	if (base64_decode(body.buf, body.len, &der, &len) < 0 || !len)
-		return -EINVAL;
-	sha256_buf(der, len, d);
-	hex_encode(d, SHA256_LEN, out);
-	return 0;
+	if (eventlog_parse("eventlog", raw, len, log, &e) < 0) {
+		audit_add_finding(row, "log-mismatch", "%s", e.msg);
+		return NULL;
+	}
+	return log;
 }
 
-/* Quote, AK, nonce, event log and image.  Returns the manifest the
- * quoted PCR proves the node booted, or NULL. */
-static const struct pmanifest *check_attestation(struct audit_ctx *c, const char *node,
-						 const json_t *att, json_t *row)
+/* The nonce issued to this node (NULL without --nonces: then only the
+ * quote's own claim is checked, and the evidence is weak). */
+static const char *issued_nonce(const struct audit_ctx *c, const char *node, json_t *row, unsigned *accept)
 {
-	_cleanup_free_ uint8_t *log_raw = NULL, *nonce = NULL;
-	char akid[SHA256_HEX_LEN + 1];
-	size_t log_len, nonce_len = 0;
-	struct quote_info qi;
-	struct pcr_selection sel;
-	ingot_error e = { 0 };
-	const json_t *quote = json_object_get(att, "quote");
-	const char *pem = json_string_value(json_object_get(quote, "ak_pub"));
-	const char *claimed = json_string_value(json_object_get(quote, "nonce"));
+	const char *want;
 
-	if (!json_is_object(quote)) {
-		audit_add_finding(row, "unquoted", "report carries no TPM quote");
+	if (!c->nonces)
 		return NULL;
+	want = json_string_value(json_object_get(c->nonces, node));
+	if (!want) {
+		audit_add_finding(row, "nonce-mismatch", "no nonce was issued to this node");
+		*accept |= WEAK_NO_NONCE;   /* already a worse finding */
 	}
-	if (!pem || !claimed) {
-		audit_add_finding(row, "forged-quote", "attestation.quote: no %s", !pem ? "ak_pub" : "nonce");
-		return NULL;
-	}
-	if (pem_keyid(pem, akid) < 0) {
-		audit_add_finding(row, "forged-quote",
-				  "attestation.quote.ak_pub: expected exactly one PEM PUBLIC KEY block");
-		return NULL;
-	}
-	json_object_set_new(row, "ak", json_string(akid));
+	return want;
+}
 
-	/* The nonce the auditor issued to this node; without --nonces only
-	 * the quote's own claim, which still exposes reuse across reports. */
-	const char *want = claimed;
-	if (c->nonces) {
-		want = json_string_value(json_object_get(c->nonces, node));
-		if (!want) {
-			audit_add_finding(row, "nonce-mismatch", "no nonce was issued to this node");
-			want = claimed;
-		}
-	}
-	nonce_len = strlen(want) / 2;
-	nonce = malloc(nonce_len + 1);
-	if (!nonce || hex_decode(want, nonce, nonce_len) < 0) {
-		audit_add_finding(row, "forged-quote", "attestation.quote.nonce: expected hex");
-		return NULL;
-	}
-	json_object_set_new(row, "nonce", json_string(claimed));
+/* Enrollment: the AK must be on the list, for this node if bound.
+ * Without a list no AK is known to be a TPM's: at best unverified. */
+static void check_enrolled(const struct audit_ctx *c, const char *node, const char *akid, json_t *row)
+{
+	const char *bound;
 
-	/* Enrollment: the AK must be on the list, for this node if bound. */
-	if (c->aks) {
-		const char *bound = json_string_value(json_object_get(c->aks, akid));
-		if (!bound)
-			audit_add_finding(row, "ak-not-enrolled", "AK %.16s is not enrolled", akid);
-		else if (*bound && strcmp(bound, node))
-			audit_add_finding(row, "ak-not-enrolled", "AK %.16s is enrolled for node %s", akid, bound);
+	if (!c->aks) {
+		audit_add_finding(row, "unverified", "AK %.16s: no enrolled AKs (--aks), so nothing shows "
+				  "the quote came from a TPM", akid);
+		return;
 	}
+	bound = json_string_value(json_object_get(c->aks, akid));
+	if (!bound)
+		audit_add_finding(row, "ak-not-enrolled", "AK %.16s is not enrolled", akid);
+	else if (*bound && strcmp(bound, node))
+		audit_add_finding(row, "ak-not-enrolled", "AK %.16s is enrolled for node %s", akid, bound);
+}
 
-	if (quote_verify(quote, nonce, nonce_len, NULL, &qi, &e) < 0) {
-		switch (qi.reason) {
-		case QUOTE_NONCE:
-			audit_add_finding(row, "nonce-mismatch", "%s", e.msg);
-			break;
-		case QUOTE_PCR_SELECTION:
-		case QUOTE_PCR_DIGEST:
-			audit_add_finding(row, "pcr-mismatch", "%s", e.msg);
-			break;
-		default:
-			audit_add_finding(row, "forged-quote", "%s (%s)", e.msg, quote_reason_name(qi.reason));
-			break;
-		}
-		return NULL;
+/* A refused quote as a finding.  1 when the quoted PCRs are still
+ * proven (the signature, nonce and digest held). */
+static int judged(const struct quote_info *qi, const ingot_error *e, json_t *row)
+{
+	switch (qi->reason) {
+	case VERDICT_OK:
+		return 1;
+	case VERDICT_NONCE:
+		audit_add_finding(row, "nonce-mismatch", "%s", e->msg);
+		return 0;
+	case VERDICT_PCR_SELECTION:
+	case VERDICT_PCR_DIGEST:
+		audit_add_finding(row, "pcr-mismatch", "%s", e->msg);
+		return 0;
+	case VERDICT_LOG_MISMATCH:
+		audit_add_finding(row, "log-mismatch", "%s", e->msg);
+		return 1;
+	case VERDICT_WEAK:
+		audit_add_finding(row, "unverified", "%s", e->msg);
+		return 1;
+	default:
+		audit_add_finding(row, "forged-quote", "%s (%s)", e->msg, attest_verdict_name(qi->reason));
+		return 0;
 	}
-	const struct pcr_values *pcrs = &qi.pcrs;
-	pcr_values_selection(pcrs, &sel);
+}
 
-	/* The log must replay to exactly what the TPM quoted. */
-	if (decode_b64_member(att, "eventlog", &log_raw, &log_len) < 0) {
-		audit_add_finding(row, "log-mismatch", "attestation.eventlog: missing or not base64");
-	} else {
-		struct eventlog log = { 0 };
-		if (eventlog_parse("eventlog", log_raw, log_len, &log, &e) < 0 ||
-		    eventlog_compare(&log, pcrs, &sel, &e) < 0)
-			audit_add_finding(row, "log-mismatch", "%s", e.msg);
-		eventlog_free(&log);
-	}
-
-	/* Which signed image does the quoted PCR prove? */
+/* Which signed image does the quoted PCR prove? */
+static const struct pmanifest *quoted_image(const struct audit_ctx *c, const struct pcr_values *pcrs, json_t *row)
+{
 	const struct pcr_bank *b = pcr_values_find(pcrs, 0x000B /* TPM2_ALG_SHA256 */);
-	const struct pmanifest *hit = NULL;
+	const struct pmanifest *hit = NULL, *bare = NULL;
 	unsigned pcr = ATTEST_DEFAULT_PCR;
 	char have[SHA256_HEX_LEN + 1] = "";
+
 	for (size_t i = 0; i < c->n_mf && !hit; i++) {
 		const struct pmanifest *pm = &c->mf[i];
 		if (!pm->ok || !b || pm->pcr >= PCR_COUNT || !(b->mask & (1u << pm->pcr)))
@@ -188,22 +140,57 @@ static const struct pmanifest *check_attestation(struct audit_ctx *c, const char
 		if (!strcmp(have, pm->predicted))
 			hit = pm;
 	}
-	if (!hit) {
-		const struct pmanifest *bare = NULL;
-		if (b && (b->mask & (1u << pcr)))
-			hex_encode(b->value[pcr], 32, have);
-		for (size_t i = 0; i < c->n_mf && !bare; i++)
-			if (c->mf[i].unsigned_only && c->mf[i].predicted && *have &&
-			    !strcmp(have, c->mf[i].predicted))
-				bare = &c->mf[i];
-		if (bare)
-			audit_add_finding(row, "unknown-image", "quoted sha256 PCR %u %.16s is the image of "
-					  "%s, which nobody signed", pcr, have, bare->file);
-		else
-			audit_add_finding(row, "unknown-image", "quoted sha256 PCR %u %.16s matches no signed manifest",
-					  pcr, *have ? have : "(not quoted)");
+	if (hit)
+		return hit;
+	if (b && (b->mask & (1u << pcr)))
+		hex_encode(b->value[pcr], 32, have);
+	for (size_t i = 0; i < c->n_mf && !bare; i++)
+		if (c->mf[i].unsigned_only && c->mf[i].predicted && *have && !strcmp(have, c->mf[i].predicted))
+			bare = &c->mf[i];
+	if (bare)
+		audit_add_finding(row, "unknown-image", "quoted sha256 PCR %u %.16s is the image of "
+				  "%s, which nobody signed", pcr, have, bare->file);
+	else
+		audit_add_finding(row, "unknown-image", "quoted sha256 PCR %u %.16s matches no signed manifest",
+				  pcr, *have ? have : "(not quoted)");
+	return NULL;
+}
+
+/* Quote, AK, nonce, event log and image, judged by attest/judge.h.
+ * Returns the manifest the quoted PCR proves the node booted, or NULL. */
+static const struct pmanifest *check_attestation(struct audit_ctx *c, const char *node,
+						 const json_t *att, json_t *row)
+{
+	const json_t *quote = json_object_get(att, "quote");
+	struct attest_expect x = { .accept_weak = c->o->accept_weak, .log_quoted = 1 };
+	struct eventlog log = { 0 };
+	struct quote_info qi;
+	ingot_error e = { 0 };
+	const char *claimed;
+	int proven;
+
+	if (!json_is_object(quote)) {
+		audit_add_finding(row, "unquoted", "report carries no TPM quote");
+		return NULL;
 	}
-	return hit;
+	claimed = json_string_value(json_object_get(quote, "nonce"));
+	if (!claimed) {
+		audit_add_finding(row, "forged-quote", "attestation.quote: no nonce");
+		return NULL;
+	}
+	json_object_set_new(row, "nonce", json_string(claimed));
+	x.nonce_hex = issued_nonce(c, node, row, &x.accept_weak);
+	/* The log must replay to exactly what the TPM quoted. */
+	x.log = report_log(att, &log, row);
+	proven = attest_judge(quote, &x, &qi, &e) == 0;
+	eventlog_free(&log);
+	if (qi.ak_id[0]) {
+		json_object_set_new(row, "ak", json_string(qi.ak_id));
+		check_enrolled(c, node, qi.ak_id, row);
+	}
+	if (!proven && !judged(&qi, &e, row))
+		return NULL;
+	return quoted_image(c, &qi.pcrs, row);
 }
 
 /* A probed value as one line of plain text (new reference): the node

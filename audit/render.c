@@ -129,7 +129,8 @@ static const char css[] =
 	"tr.group td{background:#dde6f0;font-weight:bold}"
 	"tr.c0 td.verdict{color:#176f2c}tr.c1 td.verdict{color:#a15c00;font-weight:bold}"
 	"tr.c2 td.verdict{color:#b00020;font-weight:bold}tr.c2{background:#fdecee}"
-	"tr.c1{background:#fff6e5}ul{margin:0;padding-left:1.2em}"
+	"tr.c1{background:#fff6e5}tr.c3 td.verdict{color:#5a4a8a;font-weight:bold}tr.c3{background:#f1eefa}"
+	"ul{margin:0;padding-left:1.2em}"
 	"td.node,td.verdict,td.tuple{white-space:nowrap}li{overflow-wrap:anywhere}";
 
 int audit_write_html(const json_t *result, const char *path, ingot_error *e)

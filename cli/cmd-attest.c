@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "attest/eventlog.h"
+#include "attest/judge.h"
 #include "attest/measure.h"
 #include "attest/nonce.h"
 #include "attest/pcrs.h"
@@ -40,9 +41,9 @@ static const char attest_help[] =
 "                           [--tcti TCTI]\n"
 "    ingot attest quote --nonce HEX --pcrs SEL [--ak DIR] [--tcti TCTI] -o FILE\n"
 "    ingot attest verify-quote QUOTE --nonce HEX [--ak-pub PEM] [--pcrs SEL]\n"
-"                              [--seen-nonces FILE] [--json]\n"
+"                              [--seen-nonces FILE] [--accept-weak LIST] [--json]\n"
 "    ingot attest eventlog LOG [--json] [--against QUOTE [--nonce HEX]\n"
-"                              [--ak-pub PEM]] [--pcrs SEL]\n"
+"                              [--ak-pub PEM] [--accept-weak LIST]] [--pcrs SEL]\n"
 "\n"
 "DESCRIPTION\n"
 "    measure extends a PCR (default 15, or the manifest's measurement.pcr) in\n"
@@ -71,12 +72,17 @@ static const char attest_help[] =
 "    verify-quote checks a quote offline: the AK signature over TPMS_ATTEST,\n"
 "    TPM_GENERATED_VALUE, TPM_ST_ATTEST_QUOTE, the nonce, that the quoted PCR\n"
 "    selection is the reported one, and the PCR digest. With --seen-nonces a\n"
-"    nonce already listed is refused and an accepted one is recorded.\n"
+"    nonce already listed is refused and an accepted one is recorded. It\n"
+"    prints the AK's id (sha256 of its DER public key, as 'ingot keys id').\n"
+"    Weak evidence verifies as tpm2_checkquote would but is refused unless\n"
+"    accepted by name: 'sha1-signature' (signed over a SHA-1 digest) and\n"
+"    'no-nonce' (empty qualifying data, or no --nonce given).\n"
 "\n"
-"    eventlog parses a TCG crypto-agile event log (binary_bios_measurements or\n"
-"    ingot's own), replays it and prints the PCR values per bank in\n"
-"    tpm2_eventlog's \"pcrs:\" form. --against compares them with a quote's\n"
-"    PCRs (the quote is verified first) and names the first divergent event.\n"
+"    eventlog parses a TCG event log, crypto-agile or SHA1 (TCG 1.2 format)\n"
+"    (binary_bios_measurements or ingot's own), replays it and prints the PCR\n"
+"    values exactly as tpm2_eventlog prints its \"pcrs:\". --against compares\n"
+"    them with a quote's PCRs (the quote is judged first, as by verify-quote)\n"
+"    and names the first divergent event.\n"
 "\n"
 "OPTIONS\n"
 "    --manifest FILE   an image manifest (NAME.manifest.json)\n"
@@ -88,7 +94,7 @@ static const char attest_help[] =
 "    --alg ALG         AK algorithm: ecc (P-256, default) or rsa (2048)\n"
 "    --hierarchy H     AK primary's hierarchy: owner (default) or endorsement\n"
 "    --ak DIR          AK directory (default " DEFAULT_AK_DIR ")\n"
-"    --nonce HEX       1-64 bytes in hex; a verifier picks a fresh random one\n"
+"    --nonce HEX       8-64 bytes in hex; a verifier picks a fresh random one\n"
 "    --pcrs SEL        PCR selection: BANK:LIST[+BANK:LIST], LIST being PCR\n"
 "                      numbers, ranges or 'all', e.g. sha256:0-7,15+sha1:15.\n"
 "                      verify-quote: the quote must cover these; eventlog: the\n"
@@ -97,6 +103,8 @@ static const char attest_help[] =
 "                      ak_pub is used (signature consistency only)\n"
 "    --seen-nonces F   file of nonces already accepted, one hex per line\n"
 "    --against QUOTE   quote document to compare the replay with\n"
+"    --accept-weak L   accept weak evidence: sha1-signature, no-nonce\n"
+"                      (comma-separated)\n"
 "    --json            machine-readable output\n"
 "    -h, --help        show this help\n"
 "\n"
@@ -119,7 +127,7 @@ static const char attest_help[] =
 
 enum {
 	OPT_MANIFEST = 256, OPT_PCR, OPT_LOG, OPT_TCTI, OPT_ALG, OPT_HIERARCHY, OPT_AK,
-	OPT_NONCE, OPT_PCRS, OPT_AK_PUB, OPT_SEEN, OPT_AGAINST, OPT_JSON,
+	OPT_NONCE, OPT_PCRS, OPT_AK_PUB, OPT_SEEN, OPT_AGAINST, OPT_JSON, OPT_ACCEPT_WEAK,
 };
 
 static const struct option attest_opts[] = {
@@ -137,6 +145,7 @@ static const struct option attest_opts[] = {
 	{ "seen-nonces", required_argument, NULL, OPT_SEEN },
 	{ "against", required_argument, NULL, OPT_AGAINST },
 	{ "json", no_argument, NULL, OPT_JSON },
+	{ "accept-weak", required_argument, NULL, OPT_ACCEPT_WEAK },
 	{ "help", no_argument, NULL, 'h' },
 	{ 0 },
 };
@@ -146,6 +155,7 @@ struct args {
 	const char *manifest, *log, *tcti, *output, *alg, *hierarchy, *ak, *nonce, *pcrs;
 	const char *ak_pub, *seen, *against;
 	int pcr, json;
+	unsigned accept_weak;   /* enum attest_weakness bits */
 	char **pos;     /* positional arguments after the subcommand */
 	int npos;
 };
@@ -158,8 +168,8 @@ static int allowed(const char *sub, int opt)
 		{ "predict", { OPT_MANIFEST, OPT_PCR } },
 		{ "ak", { 'o', OPT_ALG, OPT_HIERARCHY, OPT_TCTI } },
 		{ "quote", { OPT_NONCE, OPT_PCRS, OPT_AK, OPT_TCTI, 'o' } },
-		{ "verify-quote", { OPT_NONCE, OPT_AK_PUB, OPT_PCRS, OPT_SEEN, OPT_JSON } },
-		{ "eventlog", { OPT_JSON, OPT_AGAINST, OPT_NONCE, OPT_AK_PUB, OPT_PCRS } },
+		{ "verify-quote", { OPT_NONCE, OPT_AK_PUB, OPT_PCRS, OPT_SEEN, OPT_JSON, OPT_ACCEPT_WEAK } },
+		{ "eventlog", { OPT_JSON, OPT_AGAINST, OPT_NONCE, OPT_AK_PUB, OPT_PCRS, OPT_ACCEPT_WEAK } },
 	};
 	for (size_t i = 0; i < ARRAY_SIZE(table); i++)
 		if (!strcmp(table[i].sub, sub)) {
@@ -208,6 +218,12 @@ static int parse_args(int argc, char **argv, struct args *a)
 		case OPT_SEEN: a->seen = optarg; break;
 		case OPT_AGAINST: a->against = optarg; break;
 		case OPT_JSON: a->json = 1; break;
+		case OPT_ACCEPT_WEAK: {
+			ingot_error e = { 0 };
+			if (attest_weakness_parse(optarg, &a->accept_weak, &e) < 0)
+				return cli_usage_error("attest", "--accept-weak: %s", e.msg);
+			break;
+		}
 		}
 	}
 	a->pos = argv + optind;
@@ -376,14 +392,14 @@ static int do_quote(const struct args *a)
 	return EXIT_OK;
 }
 
-/* Load a quote document and verify it; nonce NULL means the nonce the
- * document carries (integrity without freshness).  Prints the reason on
- * refusal. */
-static int load_verified_quote(const char *path, const uint8_t *nonce, size_t nlen, const char *ak_pub,
-			       json_t **q, struct quote_info *qi)
+/* Load the quote document at path and the trusted AK, and judge them
+ * against x (attest/judge.h; its ak_pem is ak_pub's content).  Prints the
+ * reason on refusal and returns the exit status. */
+static int judge_quote_file(const char *path, const char *ak_pub, const struct attest_expect *x,
+			    json_t **q, struct quote_info *qi)
 {
 	_cleanup_free_ char *pem = NULL;
-	uint8_t own[NONCE_MAX];
+	struct attest_expect with_ak = *x;
 	ingot_error e = { 0 };
 	size_t len;
 
@@ -391,100 +407,82 @@ static int load_verified_quote(const char *path, const uint8_t *nonce, size_t nl
 		return cli_error(&e, EXIT_FAILURE_);
 	if (ak_pub && read_file(ak_pub, 1 << 16, &pem, &len, &e) < 0)
 		return cli_error(&e, EXIT_FAILURE_);
-	if (!nonce) {
-		const char *hex = json_string_value(json_object_get(*q, "nonce"));
-		if (!hex || nonce_parse(hex, own, &nlen, &e) < 0) {
-			fprintf(stderr, "ingot: %s: quote refused (malformed): nonce: expected hex\n", path);
-			return ATTEST_REFUSED;
-		}
-		nonce = own;
-	}
-	if (quote_verify(*q, nonce, nlen, pem, qi, &e) < 0) {
-		fprintf(stderr, "ingot: %s: quote refused (%s): %s\n", path, quote_reason_name(qi->reason), e.msg);
-		return ATTEST_REFUSED;
-	}
-	return EXIT_OK;
+	with_ak.ak_pem = pem;
+	if (attest_judge(*q, &with_ak, qi, &e) == 0)
+		return EXIT_OK;
+	/* A check that could not be made, or a log that cannot be compared
+	 * at all, is an error, not a refusal. */
+	if (qi->reason == VERDICT_NOT_MADE || (qi->reason == VERDICT_LOG_MISMATCH && e.code != -EBADMSG))
+		return cli_error(&e, EXIT_FAILURE_);
+	fprintf(stderr, "ingot: %s: quote refused (%s): %s\n", path, attest_verdict_name(qi->reason), e.msg);
+	return qi->reason == VERDICT_NONCE_REUSED ? ATTEST_NONCE_REUSED : ATTEST_REFUSED;
 }
 
-static int covers(const struct quote_info *qi, const struct pcr_selection *want, struct strbuf *missing)
+static json_t *weakness_json(unsigned weak)
 {
-	for (size_t i = 0; i < want->nbanks; i++) {
-		const struct pcr_bank *pb = pcr_values_find(&qi->pcrs, want->banks[i].alg);
-		uint32_t lack = want->banks[i].mask & ~(pb ? pb->mask : 0);
-		if (lack) {
-			struct pcr_selection l = { 0 };
-			pcr_selection_add(&l, want->banks[i].alg, lack);
-			pcr_selection_format(&l, missing);
-			return 0;
-		}
-	}
-	return 1;
+	json_t *a = json_array();
+
+	for (unsigned bit = 1; bit <= WEAK_NO_NONCE; bit <<= 1)
+		if (weak & bit)
+			json_array_append_new(a, json_string(attest_weakness_name(bit)));
+	return a;
 }
 
 static int do_verify_quote(const struct args *a)
 {
 	_cleanup_json_ json_t *q = NULL;
+	_cleanup_strbuf_ struct strbuf weak = STRBUF_INIT;
 	struct pcr_selection want = { 0 };
+	struct attest_expect x = { .nonce_hex = a->nonce, .seen_nonces = a->seen, .accept_weak = a->accept_weak };
 	struct quote_info qi;
 	uint8_t nonce[NONCE_MAX];
 	size_t nlen;
-	ingot_error e = { 0 };
 	int rc;
 
 	if (a->npos != 1)
 		return cli_usage_error("attest", "verify-quote: expected one QUOTE file");
-	if (!a->nonce)
-		return cli_usage_error("attest", "verify-quote: --nonce is required");
-	if ((rc = parse_nonce(a, nonce, &nlen)) || (a->pcrs && (rc = parse_pcrs(a, &want))))
+	if (!a->nonce && !(a->accept_weak & WEAK_NO_NONCE))
+		return cli_usage_error("attest", "verify-quote: --nonce is required (or --accept-weak no-nonce)");
+	if ((a->nonce && (rc = parse_nonce(a, nonce, &nlen))) || (a->pcrs && (rc = parse_pcrs(a, &want))))
 		return rc;
-	if (a->seen) {
-		int seen = nonce_seen(a->seen, nonce, nlen, &e);
-		if (seen < 0)
-			return cli_error(&e, EXIT_FAILURE_);
-		if (seen) {
-			fprintf(stderr, "ingot: nonce %s: already used (listed in %s): refusing a replayed quote\n",
-				a->nonce, a->seen);
-			return ATTEST_NONCE_REUSED;
-		}
-	}
-	if ((rc = load_verified_quote(a->pos[0], nonce, nlen, a->ak_pub, &q, &qi)))
+	if (a->seen && !a->nonce)
+		return cli_usage_error("attest", "verify-quote: --seen-nonces needs --nonce");
+	x.cover = a->pcrs ? &want : NULL;
+	if ((rc = judge_quote_file(a->pos[0], a->ak_pub, &x, &q, &qi)))
 		return rc;
-	if (a->pcrs) {
-		_cleanup_strbuf_ struct strbuf missing = STRBUF_INIT;
-		if (!covers(&qi, &want, &missing)) {
-			fprintf(stderr, "ingot: %s: quote refused: expected it to cover %s, got no %s\n",
-				a->pos[0], a->pcrs, missing.buf);
-			return ATTEST_REFUSED;
-		}
-	}
-	if (a->seen && nonce_record(a->seen, nonce, nlen, &e) < 0)
-		return cli_error(&e, e.code == -EEXIST ? ATTEST_NONCE_REUSED : EXIT_FAILURE_);
+	const char *nonce_hex = json_string_value(json_object_get(q, "nonce"));
 	if (a->json) {
 		_cleanup_json_ json_t *j = NULL;
 		char fw[17];
 
 		snprintf(fw, sizeof(fw), "%016llx", (unsigned long long)qi.firmware_version);
-		j = json_pack("{s:b, s:s, s:I, s:I, s:I, s:b, s:s, s:o}", "valid", 1, "nonce", a->nonce,
+		j = json_pack("{s:b, s:s, s:s, s:o, s:I, s:I, s:I, s:b, s:s, s:o}", "valid", 1, "nonce", nonce_hex,
+			      "ak_id", qi.ak_id, "weaknesses", weakness_json(qi.weak),
 			      "clock", (json_int_t)qi.clock, "reset_count", (json_int_t)qi.reset_count,
 			      "restart_count", (json_int_t)qi.restart_count, "safe", qi.safe,
 			      "firmware_version", fw, "pcrs", pcr_values_to_json(&qi.pcrs));
 		return j ? print_json(j) : EXIT_FAILURE_;
 	}
-	printf("quote ok: nonce %s, clock %llu, resetCount %u, restartCount %u, safe %s, firmware %016llx\n",
-	       a->nonce, (unsigned long long)qi.clock, qi.reset_count, qi.restart_count,
-	       qi.safe ? "yes" : "no", (unsigned long long)qi.firmware_version);
+	attest_weakness_format(qi.weak, &weak);
+	printf("quote ok: nonce %s, clock %llu, resetCount %u, restartCount %u, safe %s, firmware %016llx, ak %s%s%s\n",
+	       nonce_hex[0] ? nonce_hex : "(none)", (unsigned long long)qi.clock, qi.reset_count, qi.restart_count,
+	       qi.safe ? "yes" : "no", (unsigned long long)qi.firmware_version, qi.ak_id,
+	       weak.len ? ", accepted weaknesses " : "", weak.len ? weak.buf : "");
 	return EXIT_OK;
 }
 
-/* Does the quote cover a PCR the log extends (in the same bank)? */
-static int shares_extended_pcr(const struct pcr_values *replayed, const struct pcr_values *quoted)
+static int print_replay(const struct args *a, const struct eventlog *log, const struct pcr_values *replayed)
 {
-	for (size_t i = 0; i < replayed->nbanks; i++) {
-		const struct pcr_bank *q = pcr_values_find(quoted, replayed->banks[i].bank->alg);
-		if (q && (q->mask & replayed->banks[i].mask))
-			return 1;
+	if (a->json) {
+		_cleanup_json_ json_t *j = eventlog_to_json(log, replayed);
+		return j ? print_json(j) : EXIT_FAILURE_;
 	}
-	return 0;
+	_cleanup_strbuf_ struct strbuf s = STRBUF_INIT;
+	strbuf_init(&s, 4096);
+	strbuf_addstr(&s, "pcrs:\n");
+	pcr_values_format_yaml(replayed, &s);
+	fputs(s.buf, stdout);
+	return EXIT_OK;
 }
 
 static int do_eventlog(const struct args *a)
@@ -493,54 +491,32 @@ static int do_eventlog(const struct args *a)
 	struct pcr_values replayed;
 	struct pcr_selection sel;
 	ingot_error e = { 0 };
+	uint8_t nonce[NONCE_MAX];
+	size_t nlen;
 	int rc = EXIT_OK;
 
 	if (a->npos != 1)
 		return cli_usage_error("attest", "eventlog: expected one LOG file");
-	if ((a->nonce || a->ak_pub) && !a->against)
-		return cli_usage_error("attest", "eventlog: --nonce and --ak-pub apply to --against");
-	if (a->pcrs && (rc = parse_pcrs(a, &sel)))
+	if ((a->nonce || a->ak_pub || a->accept_weak) && !a->against)
+		return cli_usage_error("attest", "eventlog: --nonce, --ak-pub and --accept-weak apply to --against");
+	if ((a->pcrs && (rc = parse_pcrs(a, &sel))) || (a->nonce && (rc = parse_nonce(a, nonce, &nlen))))
 		return rc;
 	if (eventlog_load(a->pos[0], &log, &e) < 0)
 		return cli_error(&e, EXIT_FAILURE_);
-	if (eventlog_replay(&log, &replayed, &e) < 0) {
+	if (eventlog_replay(&log, &replayed, &e) < 0)
 		rc = cli_error(&e, EXIT_FAILURE_);
-		goto out;
-	}
-	if (a->json) {
-		_cleanup_json_ json_t *j = eventlog_to_json(&log, &replayed);
-		rc = j ? print_json(j) : EXIT_FAILURE_;
-	} else {
-		_cleanup_strbuf_ struct strbuf s = STRBUF_INIT;
-		strbuf_init(&s, 4096);
-		strbuf_addstr(&s, "pcrs:\n");
-		pcr_values_format_yaml(&replayed, &s);
-		fputs(s.buf, stdout);
-	}
+	else
+		rc = print_replay(a, &log, &replayed);
 	if (rc == EXIT_OK && a->against) {
 		_cleanup_json_ json_t *q = NULL;
 		struct quote_info qi;
-		uint8_t nonce[NONCE_MAX];
-		size_t nlen = 0;
+		struct attest_expect x = { .nonce_hex = a->nonce, .log = &log, .log_sel = a->pcrs ? &sel : NULL,
+					   .accept_weak = a->accept_weak };
 
-		if (a->nonce && (rc = parse_nonce(a, nonce, &nlen)))
-			goto out;
-		rc = load_verified_quote(a->against, a->nonce ? nonce : NULL, nlen, a->ak_pub, &q, &qi);
-		if (rc)
-			goto out;
-		if (!a->pcrs && !shares_extended_pcr(&replayed, &qi.pcrs)) {
-			fprintf(stderr, "ingot: %s: nothing to compare: the log extends no PCR the quote covers\n",
-				a->pos[0]);
-			rc = ATTEST_REFUSED;
-			goto out;
-		}
-		if (eventlog_compare(&log, &qi.pcrs, a->pcrs ? &sel : NULL, &e) < 0) {
-			rc = cli_error(&e, e.code == -EBADMSG ? ATTEST_REFUSED : EXIT_FAILURE_);
-			goto out;
-		}
-		fprintf(stderr, "ingot: %s: replay matches the quoted PCRs of %s\n", a->pos[0], a->against);
+		rc = judge_quote_file(a->against, a->ak_pub, &x, &q, &qi);
+		if (rc == EXIT_OK)
+			fprintf(stderr, "ingot: %s: replay matches the quoted PCRs of %s\n", a->pos[0], a->against);
 	}
-out:
 	eventlog_free(&log);
 	return rc;
 }

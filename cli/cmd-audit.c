@@ -5,6 +5,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "attest/quote.h"
 #include "audit/audit.h"
 #include "cli/cli.h"
 #include "lib/cleanup.h"
@@ -15,6 +16,7 @@ enum {
 	AUDIT_EXIT_DRIFT = 1,
 	AUDIT_EXIT_FORGED = 2,
 	AUDIT_EXIT_CANNOT = 3,
+	AUDIT_EXIT_UNVERIFIED = 4,
 };
 
 static const char audit_help[] =
@@ -24,7 +26,7 @@ static const char audit_help[] =
 "SYNOPSIS\n"
 "    ingot audit --keyring K --manifests DIR --reports DIR [--nonces FILE]\n"
 "                [--aks FILE] [--nodes FILE] [--max-age DURATION] [--now TIME]\n"
-"                [--jobs N] [--json OUT | --html OUT]\n"
+"                [--accept-weak LIST] [--jobs N] [--json OUT | --html OUT]\n"
 "\n"
 "DESCRIPTION\n"
 "    Reads every node report (DIR/*.json, as written by 'ingot verify --json')\n"
@@ -50,7 +52,12 @@ static const char audit_help[] =
 "    Verdicts, most severe first: forged-quote, ak-not-enrolled,\n"
 "    nonce-mismatch, nonce-reused, pcr-mismatch, log-mismatch, unknown-image\n"
 "    (evidence does not verify); malformed, missing, unquoted, stale,\n"
-"    unknown-pool, expired-manifest, drifted; healthy.\n"
+"    unknown-pool, expired-manifest, drifted; unverified; healthy.\n"
+"\n"
+"    Fail closed: a valid quote is 'unverified', never healthy, when nothing\n"
+"    shows it came from a TPM (no --aks: any software key can sign one) or\n"
+"    when its evidence is weak and not accepted: 'no-nonce' (no --nonces, or\n"
+"    empty qualifying data) or 'sha1-signature' (see --accept-weak).\n"
 "\n"
 "OPTIONS\n"
 "    --keyring K         trusted manifest signers (ingot keyring JSON)\n"
@@ -62,6 +69,8 @@ static const char audit_help[] =
 "                        DER public key, as 'ingot keys id' prints; optionally\n"
 "                        bound to one node) and/or the AKs' PEM public keys\n"
 "    --nodes FILE        lines 'NODE [POOL]': the nodes expected to report\n"
+"    --accept-weak LIST  accept weak TPM evidence: sha1-signature, no-nonce\n"
+"                        (comma-separated); refused as 'unverified' otherwise\n"
 "    --max-age DURATION  reports older than this are stale (90s, 30m, 24h, 7d)\n"
 "    --now TIME          audit as of TIME (RFC 3339 or epoch seconds)\n"
 "    --json OUT          also write the full result as JSON to OUT ('-': stdout,\n"
@@ -79,6 +88,8 @@ static const char audit_help[] =
 "        enrolled, nonce, PCR or event log mismatch, image no signed manifest\n"
 "        predicts)\n"
 "    3   the audit could not run (keyring, directory or option file unusable)\n"
+"    4   some node's evidence is valid but unverified (no --aks, or weak\n"
+"        evidence not accepted), and no node is worse\n"
 "    64  usage error\n"
 "\n"
 "EXAMPLES\n"
@@ -100,6 +111,7 @@ int cmd_audit(int argc, char **argv)
 		{ "json", required_argument, NULL, 'j' },
 		{ "html", required_argument, NULL, 'H' },
 		{ "jobs", required_argument, NULL, 'J' },
+		{ "accept-weak", required_argument, NULL, 'W' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -141,6 +153,10 @@ int cmd_audit(int argc, char **argv)
 			o.jobs = (unsigned)v;
 			break;
 		}
+		case 'W':
+			if (attest_weakness_parse(optarg, &o.accept_weak, &e) < 0)
+				return cli_usage_error("audit", "--accept-weak: %s", e.msg);
+			break;
 		case 'h': fputs(audit_help, stdout); return EXIT_OK;
 		case ':': return cli_usage_error("audit", "%s needs an argument", argv[optind - 1]);
 		default: return cli_usage_error("audit", "unknown option '%s'", argv[optind - 1]);
@@ -171,6 +187,7 @@ int cmd_audit(int argc, char **argv)
 				 AUDIT_EXIT_CANNOT);
 	switch (audit_worst_class(res)) {
 	case AUDIT_HEALTHY: return AUDIT_EXIT_HEALTHY;
+	case AUDIT_UNVERIFIED: return AUDIT_EXIT_UNVERIFIED;
 	case AUDIT_DRIFT: return AUDIT_EXIT_DRIFT;
 	default: return AUDIT_EXIT_FORGED;
 	}

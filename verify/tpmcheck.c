@@ -12,6 +12,8 @@
 #include <openssl/rand.h>
 
 #include "attest/eventlog.h"
+#include "attest/judge.h"
+#include "attest/nonce.h"
 #include "attest/predict.h"
 #include "attest/quote.h"
 #include "attest/tpm.h"
@@ -23,7 +25,7 @@
 
 #define DEFAULT_EVENTLOG "/var/lib/ingot/eventlog.bin"
 #define DEFAULT_AK_DIR "/var/lib/ingot/ak"
-#define NONCE_LEN 32
+#define NONCE_LEN 32   /* our own nonce; a given --nonce follows nonce_parse */
 
 /* A TPM that is not there: a skip, unless policy needs one. */
 static void no_tpm(const struct verify_opts *o, struct verify_report *r, const char *why)
@@ -43,45 +45,50 @@ static int log_has_event(const struct eventlog *log, unsigned pcr, const char *d
 	return 0;
 }
 
-static void check_log(const struct verify_opts *o, const json_t *meas, unsigned pcr,
-		      const struct quote_info *qi, const struct pcr_selection *sel,
-		      struct verify_report *r)
+/* Read the event log into the report (the audit replays it) and parse
+ * it.  On failure the check's status is set. */
+static int load_log(const struct verify_opts *o, struct eventlog *log, struct verify_report *r)
 {
 	const char *path = o->eventlog_path ? o->eventlog_path : DEFAULT_EVENTLOG;
-	const char *data = json_string_value(json_object_get(meas, "event_data"));
-	struct eventlog log = { 0 };
+	_cleanup_free_ char *raw = NULL, *b64 = NULL;
 	ingot_error e = { 0 };
-	char *raw = NULL;
 	size_t len = 0;
 
+	json_object_set_new(r->attestation, "eventlog_path", json_string(path));
 	if (read_file(path, EVENTLOG_MAX_BYTES, &raw, &len, &e) < 0) {
-		report_set(r, CHECK_TPM, ST_FAIL, "PCR %u matches, but the event log is unreadable: %s",
-			   pcr, e.msg);
-		return;
+		report_set(r, CHECK_TPM, ST_FAIL, "the event log is unreadable: %s", e.msg);
+		return -1;
 	}
-	size_t b64len = 0;
-	char *b64 = base64_encode(raw, len, &b64len);
+	b64 = base64_encode(raw, len, NULL);
 	if (b64)
 		json_object_set_new(r->attestation, "eventlog", json_string(b64));
-	json_object_set_new(r->attestation, "eventlog_path", json_string(path));
-	free(b64);
-	if (eventlog_parse(path, raw, len, &log, &e) < 0) {
-		free(raw);
+	if (eventlog_parse(path, raw, len, log, &e) < 0) {
 		report_set(r, CHECK_TPM, ST_FAIL, "%s", e.msg);
-		return;
+		return -1;
 	}
-	free(raw);
-	if (eventlog_compare(&log, &qi->pcrs, sel, &e) < 0) {
-		report_set(r, CHECK_TPM, ST_FAIL, "event log does not replay to the quoted PCRs: %s", e.msg);
-	} else if (!data || !log_has_event(&log, pcr, data)) {
-		report_set(r, CHECK_TPM, ST_FAIL, "event log has no PCR %u event \"%s\"", pcr,
-			   data ? data : "?");
+	return 0;
+}
+
+/* The nonce: the scheduler's or auditor's challenge (it proves
+ * freshness to them), else a fresh random one. */
+static int pick_nonce(const struct verify_opts *o, char hex[2 * NONCE_MAX + 1], uint8_t nonce[NONCE_MAX],
+		      size_t *len, struct verify_report *r)
+{
+	ingot_error e = { 0 };
+
+	if (o->nonce_hex) {
+		if (nonce_parse(o->nonce_hex, nonce, len, &e) < 0) {
+			report_set(r, CHECK_TPM, ST_ERROR, "--nonce: %s", e.msg);
+			return -1;
+		}
+	} else if (RAND_bytes(nonce, NONCE_LEN) != 1) {
+		report_set(r, CHECK_TPM, ST_ERROR, "no randomness for the quote nonce");
+		return -1;
 	} else {
-		report_evidence(r, CHECK_TPM, "%s: %zu events replay to the quoted PCRs", path, log.nevents);
-		report_set(r, CHECK_TPM, ST_PASS, "quote, event log and the manifest's predicted "
-			   "PCR %u agree", pcr);
+		*len = NONCE_LEN;
 	}
-	eventlog_free(&log);
+	hex_encode(nonce, *len, hex);
+	return 0;
 }
 
 void check_tpm(const struct verify_opts *o, const json_t *m, struct verify_report *r)
@@ -90,25 +97,33 @@ void check_tpm(const struct verify_opts *o, const json_t *m, struct verify_repor
 	json_int_t pcr = json_integer_value(json_object_get(meas, "pcr"));
 	const char *predicted = json_string_value(json_object_get(json_object_get(meas, "predicted"),
 								  "sha256"));
+	const char *data = json_string_value(json_object_get(meas, "event_data"));
 	const char *ak_dir = o->ak_dir ? o->ak_dir : DEFAULT_AK_DIR;
+	const struct bank *sha256 = bank_by_name("sha256");
 	_cleanup_tpm_ struct tpm *tpm = NULL;
 	_cleanup_json_ json_t *quote = NULL;
 	struct pcr_selection sel = { 0 };
+	struct pcr_values want = { 0 };
+	struct pcr_bank *wb;
+	struct eventlog log = { 0 };
 	struct quote_info qi;
-	uint8_t nonce[TPM_NONCE_MAX];
-	size_t nonce_len = NONCE_LEN;
-	char nonce_hex[2 * TPM_NONCE_MAX + 1];
+	uint8_t nonce[NONCE_MAX];
+	size_t nonce_len = 0;
+	char nonce_hex[2 * NONCE_MAX + 1];
 	ingot_error e = { 0 };
 
 	if (o->tcti && !strcmp(o->tcti, "none")) {
 		no_tpm(o, r, "no TPM (--tcti none)");
 		return;
 	}
-	if (!json_is_object(meas) || pcr < 0 || pcr >= PCR_COUNT || !predicted) {
+	if (!json_is_object(meas) || pcr < 0 || pcr >= PCR_COUNT || !predicted ||
+	    !(wb = pcr_values_bank(&want, sha256->alg, 1)) || strlen(predicted) != 2 * sha256->size ||
+	    hex_decode(predicted, wb->value[pcr], sha256->size) < 0) {
 		report_set(r, CHECK_TPM, ST_ERROR, "manifest: measurement: expected pcr and "
 			   "predicted.sha256");
 		return;
 	}
+	wb->mask = 1u << pcr;
 	/* The manifest's own prediction must follow from its content, or a
 	 * forged "predicted" could match a PCR measured for another image. */
 	if (attest_check_measurement(m, NULL, &e) < 0) {
@@ -121,45 +136,37 @@ void check_tpm(const struct verify_opts *o, const json_t *m, struct verify_repor
 		no_tpm(o, r, why);
 		return;
 	}
-	if (o->nonce_hex) {
-		/* A challenge from the scheduler or auditor proves freshness to them. */
-		nonce_len = strlen(o->nonce_hex) / 2;
-		if (nonce_len < 8 || nonce_len > TPM_NONCE_MAX || strlen(o->nonce_hex) % 2 ||
-		    hex_decode(o->nonce_hex, nonce, nonce_len) < 0) {
-			report_set(r, CHECK_TPM, ST_ERROR, "--nonce: expected 16 to %d hex digits, got \"%.80s\"",
-				   2 * TPM_NONCE_MAX, o->nonce_hex);
-			return;
-		}
-	} else if (RAND_bytes(nonce, NONCE_LEN) != 1) {
-		report_set(r, CHECK_TPM, ST_ERROR, "no randomness for the quote nonce");
+	if (pick_nonce(o, nonce_hex, nonce, &nonce_len, r) < 0)
 		return;
-	}
-	hex_encode(nonce, nonce_len, nonce_hex);
-	pcr_selection_add(&sel, bank_by_name("sha256")->alg, 1u << pcr);
+	pcr_selection_add(&sel, sha256->alg, 1u << pcr);
 	if (tpm_quote(tpm, ak_dir, nonce, nonce_len, &sel, &quote, &e) < 0) {
 		report_set(r, CHECK_TPM, ST_ERROR, "quote failed: %s", e.msg);
 		return;
 	}
-	memset(&qi, 0, sizeof(qi));
 	r->attestation = json_pack("{s:s, s:O, s:O, s:I}", "nonce", nonce_hex, "quote", quote,
 				   "ak_public_key", json_object_get(quote, "ak_pub") ?: json_null(),
 				   "pcr", pcr);
-	if (quote_verify(quote, nonce, nonce_len, NULL, &qi, &e) < 0) {
-		report_set(r, CHECK_TPM, ST_FAIL, "quote does not verify (%s): %s",
-			   quote_reason_name(qi.reason), e.msg);
-		return;
+	if (load_log(o, &log, r) < 0)
+		goto out;
+	/* Admission accepts no weak evidence (attest/judge.h): the nonce is
+	 * ours and the AK is ingot's own, so none should arise. */
+	struct attest_expect x = { .nonce_hex = nonce_hex, .expected = &want, .log = &log, .log_sel = &sel };
+	if (attest_judge(quote, &x, &qi, &e) < 0) {
+		report_set(r, CHECK_TPM, ST_FAIL, "quote refused (%s): %s%s", attest_verdict_name(qi.reason), e.msg,
+			   qi.reason == VERDICT_PCR_UNEXPECTED ? " (the value the manifest predicts)" : "");
+		goto out;
 	}
-	const struct pcr_bank *b = pcr_values_find(&qi.pcrs, sel.banks[0].alg);
-	char got[2 * BANK_MAX_DIGEST + 1] = "";
-	if (b && (b->mask & (1u << pcr)))
-		hex_encode(b->value[pcr], b->bank->size, got);
-	report_evidence(r, CHECK_TPM, "quote by AK %s/ak.pub.pem over sha256:%lld, nonce %s, "
-			"resetCount %u", ak_dir, (long long)pcr, nonce_hex, qi.reset_count);
-	if (strcmp(got, predicted)) {
-		report_set(r, CHECK_TPM, ST_FAIL, "PCR %lld sha256 is %s, manifest predicts %s",
-			   (long long)pcr, got[0] ? got : "absent", predicted);
-		return;
+	if (!data || !log_has_event(&log, (unsigned)pcr, data)) {
+		report_set(r, CHECK_TPM, ST_FAIL, "event log has no PCR %lld event \"%s\"", (long long)pcr,
+			   data ? data : "?");
+		goto out;
 	}
+	report_evidence(r, CHECK_TPM, "quote by AK %s (%s/ak.pub.pem) over sha256:%lld, nonce %s, "
+			"resetCount %u", qi.ak_id, ak_dir, (long long)pcr, nonce_hex, qi.reset_count);
 	report_evidence(r, CHECK_TPM, "PCR %lld sha256 = predicted %s", (long long)pcr, predicted);
-	check_log(o, meas, (unsigned)pcr, &qi, &sel, r);
+	report_evidence(r, CHECK_TPM, "%s: %zu events replay to the quoted PCRs", log.name, log.nevents);
+	report_set(r, CHECK_TPM, ST_PASS, "quote, event log and the manifest's predicted PCR %lld agree",
+		   (long long)pcr);
+out:
+	eventlog_free(&log);
 }

@@ -16,7 +16,12 @@ KIND: agile      sha1+sha256 log: Spec ID event, EV_NO_ACTION records, events
       huge-event   an event claiming 0xfffffff0 bytes of data
       too-many     65537 records
       bad-count    a record claiming 9 digests
-      sha1-only    a legacy SHA1 log without the Spec ID event
+      sha1-only    a legacy SHA1 log without the Spec ID event: one event
+      sha1-log     a SHA1 (TCG 1.2) log: TCG_PCR_EVENT records on PCRs 0, 4, 7,
+                   16 and 23 (EXTEND_LIST gets one tpm2_pcrextend argument
+                   per extend, in order)
+      sha1-truncated  sha1-log cut in the middle of the last record
+      sha1-bad-pcr    a SHA1 log event on PCR 24
       empty        the header alone
 """
 import hashlib
@@ -94,6 +99,20 @@ def main():
         data = header(banks) + rec * 65537
     elif kind == "bad-count":
         data = header(banks) + struct.pack("<III", 0, EV_POST_CODE, 9) + b"\0" * 64
+    elif kind in ("sha1-log", "sha1-truncated"):
+        data = b""
+        for pcr, etype, ev in [(0, EV_POST_CODE, b"CRTM"), (0, EV_SEPARATOR, b"\0" * 4),
+                               (4, EV_IPL, b"grub" * 40), (7, EV_SEPARATOR, b"\0" * 4),
+                               (4, EV_IPL, b""), (16, EV_POST_CODE, b"debug"),
+                               (23, EV_IPL, b"app")]:
+            d = hashlib.sha1(ev).digest()
+            data += struct.pack("<II", pcr, etype) + d + struct.pack("<I", len(ev)) + ev
+            extends.append("%d:sha1=%s" % (pcr, d.hex()))
+        if kind == "sha1-truncated":
+            data = data[:-2]
+    elif kind == "sha1-bad-pcr":
+        data = struct.pack("<II", 24, EV_POST_CODE) + hashlib.sha1(b"x").digest() + \
+            struct.pack("<I", 1) + b"x"
     elif kind == "empty":
         data = header(banks)
     elif kind == "sha1-only":

@@ -77,7 +77,7 @@ swtpm_stop
 swtpm_start   # same state directory: the new allocation takes effect
 "$INGOT" attest ak create -o "$T/ak" >/dev/null
 expect_exit 1 "PCR bank sha384: expected active" \
-	"$INGOT" attest quote --nonce 01 --pcrs sha384:15 --ak "$T/ak" -o "$T/q.json"
+	"$INGOT" attest quote --nonce 0101010101010101 --pcrs sha384:15 --ak "$T/ak" -o "$T/q.json"
 assert_no_file "$T/q.json"
 # The old log lists four banks; the TPM now has two.
 expect_exit 1 "banks: expected sha1,sha256 (the TPM's active banks), got sha1,sha256,sha384,sha512" \

@@ -72,19 +72,30 @@ expect_exit 3 "already used" "$INGOT" attest verify-quote "$T/q.json" --nonce $N
 expect_exit 0 "quote ok" "$INGOT" attest verify-quote "$T/q2.json" --nonce $N2 --seen-nonces "$T/seen"
 assert_eq 2 "$(wc -l <"$T/seen")" "seen-nonces lines"
 
+note "a corrupt seen-nonces file (CRLF, NUL) is refused, not read around"
+printf '%s\r\n' $N1 >"$T/seen-crlf"
+expect_exit 1 "seen-crlf:1:65: expected one lower-case hex nonce" \
+	"$INGOT" attest verify-quote "$T/q.json" --nonce $N1 --seen-nonces "$T/seen-crlf"
+assert_contains "$OUT" "CRLF"
+printf '0011\0\n%s\n' $N1 >"$T/seen-nul"
+cp "$T/seen-nul" "$T/seen-nul.orig"
+expect_exit 1 "seen-nul:1:5:" "$INGOT" attest verify-quote "$T/q.json" --nonce $N1 --seen-nonces "$T/seen-nul"
+assert_contains "$OUT" "NUL"
+cmp -s "$T/seen-nul" "$T/seen-nul.orig" || fail "a refused seen-nonces file was rewritten"
+
 note "--pcrs: the quote must cover them"
 expect_exit 2 "got no sha256:7" "$INGOT" attest verify-quote "$T/q.json" --nonce $N1 --pcrs sha256:7,15
 
 note "RSA-2048 AK in the endorsement hierarchy"
 "$INGOT" attest ak create --alg rsa --hierarchy endorsement -o "$T/akr" >/dev/null
 openssl pkey -pubin -in "$T/akr/ak.pub.pem" -noout -text | grep -q "2048 bit" || fail "AK is not RSA-2048"
-"$INGOT" attest quote --nonce 01 --pcrs sha256:15 --ak "$T/akr" -o "$T/qr.json"
-expect_exit 0 "quote ok" "$INGOT" attest verify-quote "$T/qr.json" --nonce 01 --ak-pub "$T/akr/ak.pub.pem"
-expect_exit 2 "wrong-ak" "$INGOT" attest verify-quote "$T/qr.json" --nonce 01 --ak-pub "$T/ak/ak.pub.pem"
+"$INGOT" attest quote --nonce 0101010101010101 --pcrs sha256:15 --ak "$T/akr" -o "$T/qr.json"
+expect_exit 0 "quote ok" "$INGOT" attest verify-quote "$T/qr.json" --nonce 0101010101010101 --ak-pub "$T/akr/ak.pub.pem"
+expect_exit 2 "wrong-ak" "$INGOT" attest verify-quote "$T/qr.json" --nonce 0101010101010101 --ak-pub "$T/ak/ak.pub.pem"
 
 note "many quotes in a row: transient objects are flushed (no 0x902)"
 for i in $(seq 12); do
-	"$INGOT" attest quote --nonce "$(printf '%02x' "$i")" --pcrs sha256:15 --ak "$T/ak" -o "$T/qn.json"
+	"$INGOT" attest quote --nonce "$(printf '%016x' "$i")" --pcrs sha256:15 --ak "$T/ak" -o "$T/qn.json"
 done
 
 note "help: man-page sections on stdout, exit 0"
@@ -95,11 +106,11 @@ done
 "$INGOT" attest quote --help | cmp -s - "$T/help" || fail "attest quote --help differs"
 
 note "clear errors: missing AK, bad nonce, unknown bank, usage"
-expect_exit 4 "no AK in" "$INGOT" attest quote --nonce 01 --pcrs sha256:15 --ak "$T/none" -o "$T/x.json"
+expect_exit 4 "no AK in" "$INGOT" attest quote --nonce 0101010101010101 --pcrs sha256:15 --ak "$T/none" -o "$T/x.json"
 expect_exit 64 "nonce: expected" "$INGOT" attest quote --nonce 0 --pcrs sha256:15 --ak "$T/ak" -o "$T/x.json"
-expect_exit 64 "expected a bank" "$INGOT" attest quote --nonce 01 --pcrs md5:15 --ak "$T/ak" -o "$T/x.json"
+expect_exit 64 "expected a bank" "$INGOT" attest quote --nonce 0101010101010101 --pcrs md5:15 --ak "$T/ak" -o "$T/x.json"
 expect_exit 64 "required" "$INGOT" attest verify-quote "$T/q.json"
 expect_exit 64 "unknown subcommand" "$INGOT" attest frobnicate
-expect_exit 1 "" "$INGOT" attest verify-quote "$T/nonexistent.json" --nonce 01
+expect_exit 1 "" "$INGOT" attest verify-quote "$T/nonexistent.json" --nonce 0101010101010101
 assert_no_file "$T/x.json"
 echo ok

@@ -42,16 +42,7 @@ note "ingot leaves no transient object behind (swtpm has no resource manager)"
 assert_eq "" "$(tpm2_getcap handles-transient)" "transient handles"
 
 note "ingot verifies a quote made by tpm2_quote"
-# tpm2-tools does not flush either: flush after each step.
-tpm2_createprimary -C o -c "$T/prim.ctx" -Q
-tpm2_flushcontext -t
-tpm2_create -C "$T/prim.ctx" -G ecc256:ecdsa-sha256:null -g sha256 \
-	-a "fixedtpm|fixedparent|sensitivedataorigin|userwithauth|restricted|sign" \
-	-u "$T/k.pub" -r "$T/k.priv" -Q
-tpm2_flushcontext -t
-tpm2_load -C "$T/prim.ctx" -u "$T/k.pub" -r "$T/k.priv" -c "$T/k.ctx" -Q
-tpm2_flushcontext -t
-tpm2_readpublic -c "$T/k.ctx" -f pem -o "$T/k.pem" -Q
+tpm2tools_signing_key "$T/k"
 tpm2_quote -c "$T/k.ctx" -l sha256:0,15+sha1:15 -q $NONCE -m "$T/tq.msg" -s "$T/tq.sig" \
 	-o "$T/tq.pcrs" -F values -g sha256 -Q
 tpm2_flushcontext -t

@@ -133,7 +133,25 @@ for f in r["probe"]["facts"]:
         f["value"] = "2.20.1"
 json.dump(r, open(sys.argv[2], "w"))
 PY
-expect_exit 0 "ignored older report h100-002-old.json" audit --reports "$T/dup"
+expect_exit 0 "ignored older report h100-002-old.json" audit --reports "$T/dup" --nonces "$G/nonces.txt" \
+	--aks "$G/aks.txt"
+
+note "fail closed: without enrolled AKs a quote any software key signed is unverified, never healthy"
+expect_exit 4 "3 nodes: 3 unverified" audit --reports "$T/healthy" --nonces "$G/nonces.txt"
+assert_contains "$OUT" "no enrolled AKs (--aks)"
+expect_exit 4 "" audit --reports "$T/healthy" --nonces "$G/nonces.txt" --json -
+python3 -c '
+import json, sys
+res = json.load(sys.stdin)
+assert res["summary"] == {"unverified": 3}, res["summary"]
+assert all(r["verdict"] == "unverified" and r["class"] == 3 for r in res["nodes"]), res["nodes"]
+' <<<"$OUT"
+expect_exit 4 "" audit --reports "$T/healthy" --nonces "$G/nonces.txt" --html "$T/unverified.html"
+grep -q 'data-verdict="unverified"' "$T/unverified.html" || fail "HTML lacks the unverified verdict"
+note "without issued nonces the quotes are not shown fresh: unverified unless accepted"
+expect_exit 4 "weak evidence refused by policy: no-nonce" audit --reports "$T/healthy" --aks "$G/aks.txt"
+expect_exit 0 "3 nodes: 3 healthy" audit --reports "$T/healthy" --aks "$G/aks.txt" --accept-weak no-nonce
+expect_exit 64 "--accept-weak: expected sha1-signature or no-nonce" audit --reports "$T/healthy" --accept-weak md5
 
 note "--aks may list the AKs' PEM public keys instead of their ids"
 for i in 0 1 2 3 4 5 6 7; do cat "$G/aks/ak-$i.pub"; done >"$T/aks.pem"

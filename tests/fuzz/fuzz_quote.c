@@ -100,9 +100,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	r = quote_verify(doc, nonce, sizeof(nonce), ak_pem, &qi, &e);
 	fuzz_note("quote_verify", r == 0 ? NULL : e.msg);
 	if (r == 0) {
-		if (qi.reason != QUOTE_OK)
+		if (qi.reason != VERDICT_OK)
 			abort();
-	} else if (qi.reason == QUOTE_OK) {
+	} else if (qi.reason == VERDICT_OK) {
 		abort();   /* a refusal must say why */
 	}
 	json_decref(doc);

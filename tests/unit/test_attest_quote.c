@@ -16,9 +16,13 @@
 #include <string.h>
 #include <tss2/tss2_mu.h>
 
+#include "attest/judge.h"
+#include "attest/nonce.h"
 #include "attest/quote.h"
 #include "lib/base64.h"
 #include "lib/cleanup.h"
+#include "lib/digest.h"
+#include "lib/fileio.h"
 #include "lib/json.h"
 
 static const uint8_t nonce[] = { 0xde, 0xad, 0xbe, 0xef, 1, 2, 3 };
@@ -113,8 +117,10 @@ static void make_attest(const struct fixture *f, TPMS_ATTEST *a)
 	a->attested.quote.pcrDigest.size = (UINT16)len;
 }
 
-/* Marshal a, sign it with key, and wrap both in a quote document. */
-static json_t *sign_quote(const struct fixture *f, const TPMS_ATTEST *a, EVP_PKEY *key, const char *pem)
+/* Marshal a, sign it with key over hash, and wrap both in a quote
+ * document claiming nonce n. */
+static json_t *sign_attest(const struct fixture *f, const TPMS_ATTEST *a, EVP_PKEY *key, const char *pem,
+			   uint16_t hash, const uint8_t *n, size_t nlen)
 {
 	uint8_t msg[sizeof(TPMS_ATTEST)], sigbuf[sizeof(TPMT_SIGNATURE)], der[512];
 	size_t mlen = 0, slen = 0, dlen = sizeof(der);
@@ -122,14 +128,14 @@ static json_t *sign_quote(const struct fixture *f, const TPMS_ATTEST *a, EVP_PKE
 	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
 
 	assert_int_equal(Tss2_MU_TPMS_ATTEST_Marshal(a, msg, sizeof(msg), &mlen), TSS2_RC_SUCCESS);
-	assert_int_equal(EVP_DigestSignInit(ctx, NULL, EVP_sha256(), NULL, key), 1);
+	assert_int_equal(EVP_DigestSignInit(ctx, NULL, bank_md(bank_by_alg(hash)), NULL, key), 1);
 	assert_int_equal(EVP_DigestSign(ctx, der, &dlen, msg, mlen), 1);
 	EVP_MD_CTX_free(ctx);
 	if (EVP_PKEY_is_a(key, "EC")) {
 		const uint8_t *p = der;
 		ECDSA_SIG *es = d2i_ECDSA_SIG(NULL, &p, (long)dlen);
 		sig.sigAlg = TPM2_ALG_ECDSA;
-		sig.signature.ecdsa.hash = TPM2_ALG_SHA256;
+		sig.signature.ecdsa.hash = hash;
 		sig.signature.ecdsa.signatureR.size = (UINT16)BN_bn2binpad(ECDSA_SIG_get0_r(es),
 			sig.signature.ecdsa.signatureR.buffer, 32);
 		sig.signature.ecdsa.signatureS.size = (UINT16)BN_bn2binpad(ECDSA_SIG_get0_s(es),
@@ -137,24 +143,45 @@ static json_t *sign_quote(const struct fixture *f, const TPMS_ATTEST *a, EVP_PKE
 		ECDSA_SIG_free(es);
 	} else {
 		sig.sigAlg = TPM2_ALG_RSASSA;
-		sig.signature.rsassa.hash = TPM2_ALG_SHA256;
+		sig.signature.rsassa.hash = hash;
 		sig.signature.rsassa.sig.size = (UINT16)dlen;
 		memcpy(sig.signature.rsassa.sig.buffer, der, dlen);
 	}
 	assert_int_equal(Tss2_MU_TPMT_SIGNATURE_Marshal(&sig, sigbuf, sizeof(sigbuf), &slen), TSS2_RC_SUCCESS);
-	return quote_document(msg, mlen, sigbuf, slen, &f->pcrs, pem, nonce, sizeof(nonce));
+	return quote_document(msg, mlen, sigbuf, slen, &f->pcrs, pem, n, nlen);
+}
+
+static json_t *sign_quote(const struct fixture *f, const TPMS_ATTEST *a, EVP_PKEY *key, const char *pem)
+{
+	return sign_attest(f, a, key, pem, TPM2_ALG_SHA256, nonce, sizeof(nonce));
+}
+
+/* A valid quote over nonce n (nlen 0: empty qualifying data), signed
+ * over hash (the PCR digest too, as TPM2_Quote does). */
+static json_t *quote_with(const struct fixture *f, EVP_PKEY *key, const char *pem, uint16_t hash,
+			  const uint8_t *n, size_t nlen)
+{
+	TPMS_ATTEST a;
+	size_t len;
+
+	make_attest(f, &a);
+	a.extraData.size = (UINT16)nlen;
+	memcpy(a.extraData.buffer, n, nlen);
+	assert_int_equal(quote_pcr_digest(&f->pcrs, &f->sel, hash, a.attested.quote.pcrDigest.buffer, &len), 0);
+	a.attested.quote.pcrDigest.size = (UINT16)len;
+	return sign_attest(f, &a, key, pem, hash, n, nlen);
 }
 
 static void expect_reason(const json_t *q, const uint8_t *n, size_t nlen, const char *trusted,
-			  enum quote_reason want, const char *needle)
+			  enum attest_verdict want, const char *needle)
 {
 	struct quote_info qi;
 	ingot_error e = { 0 };
 	int r = quote_verify(q, n, nlen, trusted, &qi, &e);
 
-	if (qi.reason != want || (want == QUOTE_OK) != (r == 0) || (needle && !strstr(e.msg, needle)))
-		fail_msg("expected %s '%s', got %s (%d): %s", quote_reason_name(want), needle ? needle : "",
-			 quote_reason_name(qi.reason), r, e.msg);
+	if (qi.reason != want || (want == VERDICT_OK) != (r == 0) || (needle && !strstr(e.msg, needle)))
+		fail_msg("expected %s '%s', got %s (%d): %s", attest_verdict_name(want), needle ? needle : "",
+			 attest_verdict_name(qi.reason), r, e.msg);
 }
 
 static void test_valid_quotes(void **state)
@@ -169,7 +196,7 @@ static void test_valid_quotes(void **state)
 		_cleanup_json_ json_t *q = sign_quote(f, &a, rsa ? f->rsa : f->ec, rsa ? f->rsa_pem : f->ec_pem);
 		assert_non_null(q);
 		assert_int_equal(quote_verify(q, nonce, sizeof(nonce), rsa ? f->rsa_pem : f->ec_pem, &qi, &e), 0);
-		assert_int_equal(qi.reason, QUOTE_OK);
+		assert_int_equal(qi.reason, VERDICT_OK);
 		assert_int_equal(qi.clock, 123456);
 		assert_int_equal(qi.reset_count, 7);
 		assert_int_equal(qi.restart_count, 2);
@@ -177,7 +204,7 @@ static void test_valid_quotes(void **state)
 		assert_true(qi.firmware_version == 0x0102030405060708ull);
 		assert_memory_equal(pcr_values_find(&qi.pcrs, TPM2_ALG_SHA1)->value[15], f->pcrs.banks[1].value[15], 20);
 		/* Without a trusted key, the quote's own key. */
-		expect_reason(q, nonce, sizeof(nonce), NULL, QUOTE_OK, NULL);
+		expect_reason(q, nonce, sizeof(nonce), NULL, VERDICT_OK, NULL);
 	}
 }
 
@@ -192,33 +219,33 @@ static void test_refusals(void **state)
 	q = sign_quote(f, &a, f->ec, f->ec_pem);
 
 	/* Another nonce (the caller's, or the document's). */
-	expect_reason(q, other_nonce, sizeof(other_nonce), f->ec_pem, QUOTE_NONCE, "expected deadbeef010204");
-	expect_reason(q, nonce, 3, f->ec_pem, QUOTE_NONCE, NULL);
+	expect_reason(q, other_nonce, sizeof(other_nonce), f->ec_pem, VERDICT_NONCE, "expected deadbeef010204");
+	expect_reason(q, nonce, 3, f->ec_pem, VERDICT_NONCE, NULL);
 	{
 		_cleanup_json_ json_t *c = json_deep_copy(q);
 		json_object_set_new(c, "nonce", json_string("deadbeef010204"));
-		expect_reason(c, nonce, sizeof(nonce), f->ec_pem, QUOTE_NONCE, NULL);
+		expect_reason(c, nonce, sizeof(nonce), f->ec_pem, VERDICT_NONCE, NULL);
 	}
 	/* Another AK: as the trusted key, and swapped into the document. */
-	expect_reason(q, nonce, sizeof(nonce), f->other_pem, QUOTE_WRONG_AK, "trusted AK");
-	expect_reason(q, nonce, sizeof(nonce), f->rsa_pem, QUOTE_WRONG_AK, NULL);
+	expect_reason(q, nonce, sizeof(nonce), f->other_pem, VERDICT_WRONG_AK, "trusted AK");
+	expect_reason(q, nonce, sizeof(nonce), f->rsa_pem, VERDICT_WRONG_AK, NULL);
 	{
 		_cleanup_json_ json_t *c = json_deep_copy(q);
 		json_object_set_new(c, "ak_pub", json_string(f->other_pem));
-		expect_reason(c, nonce, sizeof(nonce), NULL, QUOTE_BAD_SIGNATURE, NULL);
-		expect_reason(c, nonce, sizeof(nonce), f->ec_pem, QUOTE_OK, NULL);
+		expect_reason(c, nonce, sizeof(nonce), NULL, VERDICT_BAD_SIGNATURE, NULL);
+		expect_reason(c, nonce, sizeof(nonce), f->ec_pem, VERDICT_OK, NULL);
 	}
 	/* A changed PCR value; a PCR missing or added. */
 	{
 		_cleanup_json_ json_t *c = json_deep_copy(q);
 		json_object_set_new(json_object_get(json_object_get(c, "pcrs"), "sha256"), "2",
 				    json_string("0000000000000000000000000000000000000000000000000000000000000000"));
-		expect_reason(c, nonce, sizeof(nonce), f->ec_pem, QUOTE_PCR_DIGEST, "pcrDigest");
+		expect_reason(c, nonce, sizeof(nonce), f->ec_pem, VERDICT_PCR_DIGEST, "pcrDigest");
 		json_object_del(json_object_get(json_object_get(c, "pcrs"), "sha256"), "2");
-		expect_reason(c, nonce, sizeof(nonce), f->ec_pem, QUOTE_PCR_SELECTION,
+		expect_reason(c, nonce, sizeof(nonce), f->ec_pem, VERDICT_PCR_SELECTION,
 			      "expected the quoted selection sha1:15+sha256:0,1,2,15, got values for sha256:0,1,15+sha1:15");
 		json_object_del(json_object_get(c, "pcrs"), "sha1");
-		expect_reason(c, nonce, sizeof(nonce), f->ec_pem, QUOTE_PCR_SELECTION, NULL);
+		expect_reason(c, nonce, sizeof(nonce), f->ec_pem, VERDICT_PCR_SELECTION, NULL);
 	}
 	/* Every flipped TPMS_ATTEST byte. */
 	{
@@ -237,7 +264,7 @@ static void test_refusals(void **state)
 			json_object_set_new(c, "attest", json_string(enc));
 			free(enc);
 			assert_int_not_equal(quote_verify(c, nonce, sizeof(nonce), f->ec_pem, &qi, &e), 0);
-			assert_true(qi.reason == QUOTE_BAD_SIGNATURE || qi.reason == QUOTE_MALFORMED);
+			assert_true(qi.reason == VERDICT_BAD_SIGNATURE || qi.reason == VERDICT_MALFORMED);
 			raw[i] ^= 0x40;
 		}
 		free(raw);
@@ -254,19 +281,19 @@ static void test_signed_but_wrong(void **state)
 	a.magic = 0x12345678;
 	{
 		_cleanup_json_ json_t *q = sign_quote(f, &a, f->ec, f->ec_pem);
-		expect_reason(q, nonce, sizeof(nonce), f->ec_pem, QUOTE_NOT_QUOTE, "TPM_ST_ATTEST_QUOTE");
+		expect_reason(q, nonce, sizeof(nonce), f->ec_pem, VERDICT_NOT_QUOTE, "TPM_ST_ATTEST_QUOTE");
 	}
 	make_attest(f, &a);
 	a.type = TPM2_ST_ATTEST_CERTIFY;
 	{
 		_cleanup_json_ json_t *q = sign_quote(f, &a, f->ec, f->ec_pem);
-		expect_reason(q, nonce, sizeof(nonce), f->ec_pem, QUOTE_NOT_QUOTE, NULL);
+		expect_reason(q, nonce, sizeof(nonce), f->ec_pem, VERDICT_NOT_QUOTE, NULL);
 	}
 	make_attest(f, &a);
 	a.attested.quote.pcrDigest.buffer[0] ^= 1;
 	{
 		_cleanup_json_ json_t *q = sign_quote(f, &a, f->ec, f->ec_pem);
-		expect_reason(q, nonce, sizeof(nonce), f->ec_pem, QUOTE_PCR_DIGEST, NULL);
+		expect_reason(q, nonce, sizeof(nonce), f->ec_pem, VERDICT_PCR_DIGEST, NULL);
 	}
 }
 
@@ -282,14 +309,14 @@ static void test_malformed(void **state)
 	for (size_t i = 0; i < ARRAY_SIZE(members); i++) {
 		_cleanup_json_ json_t *c = json_deep_copy(q);
 		json_object_del(c, members[i]);
-		expect_reason(c, nonce, sizeof(nonce), NULL, QUOTE_MALFORMED, members[i]);
+		expect_reason(c, nonce, sizeof(nonce), NULL, VERDICT_MALFORMED, members[i]);
 	}
 	{
 		_cleanup_json_ json_t *c = json_deep_copy(q);
 		json_object_set_new(c, "attest", json_string("AAEC"));
-		expect_reason(c, nonce, sizeof(nonce), NULL, QUOTE_MALFORMED, "TPMS_ATTEST");
+		expect_reason(c, nonce, sizeof(nonce), NULL, VERDICT_MALFORMED, "TPMS_ATTEST");
 		json_object_set_new(c, "attest", json_string("***"));
-		expect_reason(c, nonce, sizeof(nonce), NULL, QUOTE_MALFORMED, "base64");
+		expect_reason(c, nonce, sizeof(nonce), NULL, VERDICT_MALFORMED, "base64");
 	}
 	{
 		/* Trailing bytes after the TPMT_SIGNATURE. */
@@ -303,15 +330,199 @@ static void test_malformed(void **state)
 		memcpy(longer, raw, n);
 		enc = base64_encode(longer, n + 1, NULL);
 		json_object_set_new(c, "signature", json_string(enc));
-		expect_reason(c, nonce, sizeof(nonce), NULL, QUOTE_MALFORMED, "TPMT_SIGNATURE");
+		expect_reason(c, nonce, sizeof(nonce), NULL, VERDICT_MALFORMED, "TPMT_SIGNATURE");
 		free(enc);
 		free(raw);
 		free(longer);
 	}
 	{
 		_cleanup_json_ json_t *s = json_string("x");
-		expect_reason(s, nonce, sizeof(nonce), NULL, QUOTE_MALFORMED, NULL);
+		expect_reason(s, nonce, sizeof(nonce), NULL, VERDICT_MALFORMED, NULL);
 	}
+}
+
+static const uint8_t nonce8[] = { 0xde, 0xad, 0xbe, 0xef, 1, 2, 3, 4 };
+#define NONCE8_HEX "deadbeef01020304"
+
+static void expect_judged(const json_t *q, const struct attest_expect *x, enum attest_verdict want,
+			  const char *needle, struct quote_info *qi)
+{
+	ingot_error e = { 0 };
+	int r = attest_judge(q, x, qi, &e);
+
+	if (qi->reason != want || (want == VERDICT_OK) != (r == 0) || (needle && !strstr(e.msg, needle)))
+		fail_msg("expected %s '%s', got %s (%d): %s", attest_verdict_name(want), needle ? needle : "",
+			 attest_verdict_name(qi->reason), r, e.msg);
+}
+
+/* The one nonce rule, the AK's id, coverage and expected values. */
+static void test_judge(void **state)
+{
+	struct fixture *f = *state;
+	_cleanup_json_ json_t *q = quote_with(f, f->ec, f->ec_pem, TPM2_ALG_SHA256, nonce8, sizeof(nonce8));
+	_cleanup_json_ json_t *q7 = quote_with(f, f->ec, f->ec_pem, TPM2_ALG_SHA256, nonce8, 7);
+	struct attest_expect x = { .nonce_hex = NONCE8_HEX };
+	struct pcr_selection cover = { 0 };
+	struct pcr_values want = { 0 };
+	struct quote_info qi;
+	unsigned char *der = NULL;
+	uint8_t md[SHA256_LEN];
+	char id[SHA256_HEX_LEN + 1];
+	int n = i2d_PUBKEY(f->ec, &der);
+
+	sha256_buf(der, (size_t)n, md);
+	OPENSSL_free(der);
+	hex_encode(md, sizeof(md), id);
+	expect_judged(q, &x, VERDICT_OK, NULL, &qi);
+	assert_string_equal(qi.ak_id, id);
+	assert_int_equal(qi.weak, 0);
+
+	/* Upper-case input is the same nonce; 7 bytes is below the rule. */
+	x.nonce_hex = "DEADBEEF01020304";
+	expect_judged(q, &x, VERDICT_OK, NULL, &qi);
+	x.nonce_hex = "deadbeef010203";
+	expect_judged(q7, &x, VERDICT_MALFORMED, "16-128 hex digits", &qi);
+	x.nonce_hex = "deadbeef01020305";
+	expect_judged(q, &x, VERDICT_NONCE, "expected deadbeef01020305", &qi);
+
+	x.nonce_hex = NONCE8_HEX;
+	pcr_selection_add(&cover, bank_by_name("sha256")->alg, 0x8080);
+	x.cover = &cover;
+	expect_judged(q, &x, VERDICT_NOT_COVERED, "got no sha256:7", &qi);
+	x.cover = NULL;
+
+	struct pcr_bank *wb = pcr_values_bank(&want, bank_by_name("sha256")->alg, 1);
+	wb->mask = 0x8000;
+	memset(wb->value[15], 0x15, 32);
+	x.expected = &want;
+	expect_judged(q, &x, VERDICT_OK, NULL, &qi);
+	wb->value[15][31] ^= 1;
+	expect_judged(q, &x, VERDICT_PCR_UNEXPECTED, "PCR 15 sha256 is 1515", &qi);
+	assert_string_equal(qi.ak_id, id);
+}
+
+/* Weak evidence verifies (as tpm2_checkquote) and is refused unless
+ * accepted by name. */
+static void test_judge_weak(void **state)
+{
+	struct fixture *f = *state;
+	_cleanup_json_ json_t *sha1 = quote_with(f, f->rsa, f->rsa_pem, TPM2_ALG_SHA1, nonce8, sizeof(nonce8));
+	_cleanup_json_ json_t *empty = quote_with(f, f->ec, f->ec_pem, TPM2_ALG_SHA256, NULL, 0);
+	_cleanup_json_ json_t *q = quote_with(f, f->ec, f->ec_pem, TPM2_ALG_SHA256, nonce8, sizeof(nonce8));
+	struct attest_expect x = { .nonce_hex = NONCE8_HEX };
+	struct quote_info qi;
+	ingot_error e = { 0 };
+
+	assert_int_equal(quote_verify(sha1, nonce8, sizeof(nonce8), f->rsa_pem, &qi, &e), 0);
+	assert_int_equal(qi.weak, WEAK_SHA1_SIGNATURE);
+	expect_judged(sha1, &x, VERDICT_WEAK, "sha1-signature (accept with --accept-weak sha1-signature)", &qi);
+	x.accept_weak = WEAK_SHA1_SIGNATURE;
+	expect_judged(sha1, &x, VERDICT_OK, NULL, &qi);
+
+	assert_int_equal(quote_verify(empty, NULL, 0, NULL, &qi, &e), 0);
+	assert_int_equal(qi.weak, WEAK_NO_NONCE);
+	x = (struct attest_expect){ 0 };
+	expect_judged(empty, &x, VERDICT_WEAK, "no-nonce", &qi);
+	x.nonce_hex = NONCE8_HEX;
+	expect_judged(empty, &x, VERDICT_NONCE, "got (none)", &qi);
+	x = (struct attest_expect){ .accept_weak = WEAK_NO_NONCE };
+	expect_judged(empty, &x, VERDICT_OK, NULL, &qi);
+	/* No nonce issued: the quote's own is only consistent, not fresh. */
+	x = (struct attest_expect){ 0 };
+	expect_judged(q, &x, VERDICT_WEAK, "no-nonce", &qi);
+
+	unsigned w;
+	assert_int_equal(attest_weakness_parse("no-nonce,sha1-signature", &w, &e), 0);
+	assert_int_equal(w, WEAK_NO_NONCE | WEAK_SHA1_SIGNATURE);
+	assert_int_equal(attest_weakness_parse("sha1", &w, &e), -EINVAL);
+	assert_int_equal(attest_weakness_parse("no-nonce,", &w, &e), -EINVAL);
+}
+
+/* The seen-nonces file, its lock file and their directory. */
+static void remove_seen(const char *dir, const char *seen)
+{
+	_cleanup_free_ char *lock = NULL;
+
+	if (asprintf(&lock, "%s.lock", seen) > 0)
+		unlink(lock);
+	unlink(seen);
+	assert_int_equal(rmdir(dir), 0);
+}
+
+/* Seen, judged, then recorded: a refused quote never uses a nonce up. */
+static void test_judge_seen(void **state)
+{
+	struct fixture *f = *state;
+	_cleanup_json_ json_t *q = quote_with(f, f->ec, f->ec_pem, TPM2_ALG_SHA256, nonce8, sizeof(nonce8));
+	char dir[] = "/tmp/ingot-judge-XXXXXX";
+	_cleanup_free_ char *seen = NULL, *buf = NULL;
+	struct pcr_selection cover = { 0 };
+	struct attest_expect x = { .nonce_hex = NONCE8_HEX };
+	struct quote_info qi;
+	ingot_error e = { 0 };
+	size_t len;
+
+	assert_non_null(mkdtemp(dir));
+	seen = path_join(dir, "seen");
+	x.seen_nonces = seen;
+	pcr_selection_add(&cover, bank_by_name("sha256")->alg, 0x80);
+	x.cover = &cover;
+	expect_judged(q, &x, VERDICT_NOT_COVERED, NULL, &qi);
+	assert_int_equal(read_file(seen, 1024, &buf, &len, &e), -ENOENT);
+	x.cover = NULL;
+	expect_judged(q, &x, VERDICT_OK, NULL, &qi);
+	assert_int_equal(read_file(seen, 1024, &buf, &len, &e), 0);
+	assert_string_equal(buf, NONCE8_HEX "\n");
+	expect_judged(q, &x, VERDICT_NONCE_REUSED, "already used", &qi);
+	remove_seen(dir, seen);
+}
+
+/* The seen-nonces file is parsed strictly: a NUL or a CRLF once hid a
+ * listed nonce, so a replayed quote was accepted. */
+static void test_seen_file_strict(void **state)
+{
+	static const struct {
+		const char *text;
+		size_t len;
+		const char *needle;   /* NULL: parses */
+	} cases[] = {
+#define C(s, needle) { s, sizeof(s) - 1, needle }
+		C(NONCE8_HEX "\n", NULL),
+		C("0011\n" NONCE8_HEX "\n", NULL),
+		C("", NULL),
+		C("0011\0\n" NONCE8_HEX "\n", ":1:5: expected one lower-case hex nonce"),
+		C(NONCE8_HEX "\r\n", ":1:17: expected one lower-case hex nonce"),
+		C("0011\n" NONCE8_HEX "\r\n", ":2:17:"),
+		C(NONCE8_HEX, "end of file without LF"),
+		C("DEADBEEF01020304\n", "another character"),
+		C("001\n", "wrong length"),
+		C("\n" NONCE8_HEX "\n", ":1:1:"),
+#undef C
+	};
+	char dir[] = "/tmp/ingot-seen-XXXXXX";
+	_cleanup_free_ char *seen = NULL;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	seen = path_join(dir, "seen");
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		ingot_error e = { 0 };
+		FILE *fp = fopen(seen, "wb");
+
+		assert_non_null(fp);
+		assert_int_equal(fwrite(cases[i].text, 1, cases[i].len, fp), cases[i].len);
+		fclose(fp);
+		int r = nonce_seen(seen, nonce8, sizeof(nonce8), &e);
+		if (!cases[i].needle) {
+			assert_int_equal(r, cases[i].len > 0);
+			continue;
+		}
+		if (r != -EBADMSG || !strstr(e.msg, cases[i].needle) || !strstr(e.msg, seen))
+			fail_msg("case %zu: expected -EBADMSG '%s', got %d: %s", i, cases[i].needle, r, e.msg);
+		/* Recording refuses it too, and leaves it as it was. */
+		assert_int_equal(nonce_record(seen, nonce8, sizeof(nonce8), &e), -EBADMSG);
+	}
+	remove_seen(dir, seen);
 }
 
 int main(void)
@@ -321,6 +532,10 @@ int main(void)
 		cmocka_unit_test(test_refusals),
 		cmocka_unit_test(test_signed_but_wrong),
 		cmocka_unit_test(test_malformed),
+		cmocka_unit_test(test_judge),
+		cmocka_unit_test(test_judge_weak),
+		cmocka_unit_test(test_judge_seen),
+		cmocka_unit_test(test_seen_file_strict),
 	};
 	/* tss2-mu logs each unmarshalling error of the flipped-byte quotes. */
 	setenv("TSS2_LOG", "all+none", 1);

@@ -1,0 +1,173 @@
+/* The one attestation check (attest/judge.h). */
+#include "attest/judge.h"
+
+#include <string.h>
+
+#include "attest/nonce.h"
+#include "lib/cleanup.h"
+#include "lib/digest.h"
+#include "lib/strbuf.h"
+
+/* Name the check that failed; e already says why. */
+static int verdict(struct quote_info *qi, enum attest_verdict why, int code)
+{
+	qi->reason = why;
+	return code;
+}
+
+void attest_weakness_format(unsigned weak, struct strbuf *out)
+{
+	int n = 0;
+
+	for (unsigned bit = 1; bit <= WEAK_NO_NONCE; bit <<= 1)
+		if (weak & bit)
+			strbuf_addf(out, "%s%s", n++ ? "," : "", attest_weakness_name(bit));
+}
+
+/* The nonce the quote is checked against: the verifier's, or without
+ * one the quote's own claim (consistency only). */
+static int pick_nonce(const json_t *quote, const struct attest_expect *x, uint8_t nonce[NONCE_MAX],
+		      size_t *len, struct quote_info *qi, ingot_error *e)
+{
+	const char *claim;
+	size_t n;
+
+	if (x->nonce_hex) {
+		if (nonce_parse(x->nonce_hex, nonce, len, e) < 0) {
+			qi->reason = VERDICT_MALFORMED;
+			return -EINVAL;
+		}
+		return 0;
+	}
+	claim = json_string_value(json_object_get(quote, "nonce"));
+	n = claim ? strlen(claim) : 0;
+	if (!claim || n % 2 || n > 2 * NONCE_MAX || hex_decode(claim, nonce, n / 2) < 0)
+		return verdict(qi, VERDICT_MALFORMED,
+			       ingot_fail(e, -EBADMSG, "quote: nonce: expected 0-%d bytes in hex", NONCE_MAX));
+	*len = n / 2;
+	return 0;
+}
+
+/* The quote covers every PCR the verifier asked for. */
+static int check_cover(const struct quote_info *qi, const struct pcr_selection *want, ingot_error *e)
+{
+	for (size_t i = 0; i < want->nbanks; i++) {
+		const struct pcr_bank *pb = pcr_values_find(&qi->pcrs, want->banks[i].alg);
+		uint32_t lack = want->banks[i].mask & ~(pb ? pb->mask : 0);
+
+		if (lack) {
+			_cleanup_strbuf_ struct strbuf w = STRBUF_INIT, m = STRBUF_INIT;
+			struct pcr_selection l = { 0 };
+
+			pcr_selection_add(&l, want->banks[i].alg, lack);
+			pcr_selection_format(want, &w);
+			pcr_selection_format(&l, &m);
+			return ingot_fail(e, -EPERM, "quote: expected it to cover %s, got no %s", w.buf, m.buf);
+		}
+	}
+	return 0;
+}
+
+/* Every expected value is quoted and equal. */
+static int check_expected(const struct quote_info *qi, const struct pcr_values *want, ingot_error *e)
+{
+	for (size_t i = 0; i < want->nbanks; i++) {
+		const struct pcr_bank *w = &want->banks[i];
+		const struct pcr_bank *q = pcr_values_find(&qi->pcrs, w->bank->alg);
+
+		for (unsigned p = 0; p < PCR_COUNT; p++) {
+			char have[2 * BANK_MAX_DIGEST + 1] = "", exp[2 * BANK_MAX_DIGEST + 1];
+
+			if (!(w->mask & (1u << p)))
+				continue;
+			if (q && (q->mask & (1u << p)) && !memcmp(q->value[p], w->value[p], w->bank->size))
+				continue;
+			if (q && (q->mask & (1u << p)))
+				hex_encode(q->value[p], q->bank->size, have);
+			hex_encode(w->value[p], w->bank->size, exp);
+			return ingot_fail(e, -EPERM, "quote: PCR %u %s is %s, expected %s", p, w->bank->name,
+					  have[0] ? have : "not quoted", exp);
+		}
+	}
+	return 0;
+}
+
+/* Does the quote cover a PCR the log extends (in the same bank)? */
+static int shares_extended_pcr(const struct pcr_values *replayed, const struct pcr_values *quoted)
+{
+	for (size_t i = 0; i < replayed->nbanks; i++) {
+		const struct pcr_bank *q = pcr_values_find(quoted, replayed->banks[i].bank->alg);
+		if (q && (q->mask & replayed->banks[i].mask))
+			return 1;
+	}
+	return 0;
+}
+
+static int check_log(const struct quote_info *qi, const struct attest_expect *x, ingot_error *e)
+{
+	const struct eventlog *log = x->log;
+	const struct pcr_selection *sel = x->log_sel;
+	struct pcr_selection quoted;
+	struct pcr_values replayed;
+	int r;
+
+	if (x->log_quoted) {
+		pcr_values_selection(&qi->pcrs, &quoted);
+		sel = &quoted;
+	} else if (!sel) {
+		if ((r = eventlog_replay(log, &replayed, e)) < 0)
+			return r;
+		if (!shares_extended_pcr(&replayed, &qi->pcrs))
+			return ingot_fail(e, -EBADMSG, "%s: nothing to compare: the log extends no PCR the quote covers",
+					  log->name);
+	}
+	return eventlog_compare(log, &qi->pcrs, sel, e);
+}
+
+static int check_weak(const struct quote_info *qi, unsigned accept, ingot_error *e)
+{
+	_cleanup_strbuf_ struct strbuf w = STRBUF_INIT;
+	unsigned refused = qi->weak & ~accept;
+
+	if (!refused)
+		return 0;
+	attest_weakness_format(refused, &w);
+	return ingot_fail(e, -EPERM, "quote: weak evidence refused by policy: %s (accept with --accept-weak %s)",
+			  w.buf, w.buf);
+}
+
+int attest_judge(const json_t *quote, const struct attest_expect *x, struct quote_info *qi, ingot_error *e)
+{
+	uint8_t nonce[NONCE_MAX];
+	size_t nlen = 0;
+	int r;
+
+	memset(qi, 0, sizeof(*qi));
+	if ((r = pick_nonce(quote, x, nonce, &nlen, qi, e)) < 0)
+		return r;
+	if (x->seen_nonces && x->nonce_hex) {
+		r = nonce_seen(x->seen_nonces, nonce, nlen, e);
+		if (r < 0)
+			return verdict(qi, VERDICT_NOT_MADE, r);
+		if (r)
+			return verdict(qi, VERDICT_NONCE_REUSED,
+				       ingot_fail(e, -EEXIST, "nonce %s: already used (listed in %s): refusing a replayed quote",
+						  x->nonce_hex, x->seen_nonces));
+	}
+	if ((r = quote_verify(quote, nonce, nlen, x->ak_pem, qi, e)) < 0)
+		return r;
+	if (!x->nonce_hex)
+		qi->weak |= WEAK_NO_NONCE;
+	if (x->cover && (r = check_cover(qi, x->cover, e)) < 0)
+		return verdict(qi, VERDICT_NOT_COVERED, r);
+	if (x->expected && (r = check_expected(qi, x->expected, e)) < 0)
+		return verdict(qi, VERDICT_PCR_UNEXPECTED, r);
+	if (x->log && (r = check_log(qi, x, e)) < 0)
+		return verdict(qi, VERDICT_LOG_MISMATCH, r);
+	if ((r = check_weak(qi, x->accept_weak, e)) < 0)
+		return verdict(qi, VERDICT_WEAK, r);
+	if (x->seen_nonces && x->nonce_hex && (r = nonce_record(x->seen_nonces, nonce, nlen, e)) < 0)
+		return verdict(qi, r == -EEXIST ? VERDICT_NONCE_REUSED : VERDICT_NOT_MADE, r);
+	qi->reason = VERDICT_OK;
+	return 0;
+}
