@@ -1,9 +1,12 @@
-/* Text table and HTML page of an audit result (audit/audit.h). */
+/* Text table and HTML page of an audit result (audit/audit.h).  Node
+ * names, pools and details come from node reports: the table escapes
+ * them (lib/escape.h), the page HTML-escapes them. */
 #include <stdio.h>
 #include <string.h>
 
 #include "audit/audit.h"
 #include "lib/cleanup.h"
+#include "lib/escape.h"
 #include "lib/fileio.h"
 #include "lib/strbuf.h"
 
@@ -35,7 +38,7 @@ static void group_label(const json_t *result, const char *digest, struct strbuf 
 	json_array_foreach(json_object_get(result, "manifests"), i, m) {
 		if (strcmp(str(m, "tuple_digest", "-"), digest) || strcmp(str(m, "status", ""), "ok"))
 			continue;
-		strbuf_addf(sb, "%s%s serial %lld", n++ ? ", " : "", str(m, "pool", "?"),
+		strbuf_addf_escaped(sb, "%s%s serial %lld", n++ ? ", " : "", str(m, "pool", "?"),
 			    (long long)json_integer_value(json_object_get(m, "serial")));
 	}
 	if (!n)
@@ -48,9 +51,9 @@ static void summary_line(const json_t *result, struct strbuf *sb)
 	json_t *v;
 	int first = 1;
 
-	strbuf_addf(sb, "%zu nodes:", json_array_size(json_object_get(result, "nodes")));
+	strbuf_addf_escaped(sb, "%zu nodes:", json_array_size(json_object_get(result, "nodes")));
 	json_object_foreach(json_object_get(result, "summary"), k, v) {
-		strbuf_addf(sb, "%s %lld %s", first ? "" : ",", (long long)json_integer_value(v), k);
+		strbuf_addf_escaped(sb, "%s %lld %s", first ? "" : ",", (long long)json_integer_value(v), k);
 		first = 0;
 	}
 }
@@ -66,10 +69,10 @@ void audit_print_table(const json_t *result, FILE *out)
 	strbuf_init(&sb, 1 << 16);
 	strbuf_addstr(&sb, "ingot audit: ");
 	summary_line(result, &sb);
-	strbuf_addf(&sb, " (at %s)\n", str(result, "now", "?"));
+	strbuf_addf_escaped(&sb, " (at %s)\n", str(result, "now", "?"));
 	json_array_foreach(json_object_get(result, "manifests"), i, m)
 		if (strcmp(str(m, "status", ""), "ok"))
-			strbuf_addf(&sb, "manifest %s: %s%s%s\n", str(m, "file", "?"), str(m, "status", "?"),
+			strbuf_addf_escaped(&sb, "manifest %s: %s%s%s\n", str(m, "file", "?"), str(m, "status", "?"),
 				    json_object_get(m, "error") ? ": " : "", str(m, "error", ""));
 	/* Columns as wide as their widest value, so long pool names align. */
 	int wn = 4, wp = 4;
@@ -82,28 +85,28 @@ void audit_print_table(const json_t *result, FILE *out)
 		const char *g = str(row, "group", "-");
 		if (!group || strcmp(group, g)) {
 			group = g;
-			strbuf_addf(&sb, "\ntuple %.16s (", g);
+			strbuf_addf_escaped(&sb, "\ntuple %.16s (", g);
 			group_label(result, g, &sb);
-			strbuf_addf(&sb, ")\n  %-*s  %-*s  %-16s  %-16s  %s\n", wn, "NODE", wp, "POOL",
+			strbuf_addf_escaped(&sb, ")\n  %-*s  %-*s  %-16s  %-16s  %s\n", wn, "NODE", wp, "POOL",
 				    "TUPLE", "VERDICT", "SERIAL");
 		}
 		json_t *serial = json_object_get(row, "serial");
-		strbuf_addf(&sb, "  %-*s  %-*s  %-16.16s  %-16s  %s\n", wn, str(row, "node", "?"),
+		strbuf_addf_escaped(&sb, "  %-*s  %-*s  %-16.16s  %-16s  %s\n", wn, str(row, "node", "?"),
 			    wp, str(row, "pool", "-"), str(row, "tuple_digest", "-"), str(row, "verdict", "?"),
 			    json_is_integer(serial) ? (snprintf(buf, sizeof(buf), "%lld",
 				(long long)json_integer_value(serial)), buf) : "-");
 		json_t *d, *f;
 		size_t j;
 		json_array_foreach(json_object_get(row, "drift"), j, d)
-			strbuf_addf(&sb, "      ~ %s: manifest %s, node %s\n", str(d, "field", "?"),
+			strbuf_addf_escaped(&sb, "      ~ %s: manifest %s, node %s\n", str(d, "field", "?"),
 				    value_str(json_object_get(d, "expected"), buf, sizeof(buf)),
 				    value_str(json_object_get(d, "actual"), buf2, sizeof(buf2)));
 		json_array_foreach(json_object_get(row, "findings"), j, f)
-			strbuf_addf(&sb, "      ! %s: %s\n", str(f, "code", "?"), str(f, "detail", ""));
+			strbuf_addf_escaped(&sb, "      ! %s: %s\n", str(f, "code", "?"), str(f, "detail", ""));
 	}
 	json_t *ign = json_object_get(result, "ignored_reports"), *it;
 	json_array_foreach(ign, i, it)
-		strbuf_addf(&sb, "ignored older report %s\n", json_string_value(it));
+		strbuf_addf_escaped(&sb, "ignored older report %s\n", json_string_value(it));
 	fputs(sb.buf, out);
 }
 
