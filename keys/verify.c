@@ -397,6 +397,32 @@ int envelope_verify_json(const char *name, const json_t *env, const struct keyri
 	return 0;
 }
 
+int envelope_verify_signatures(const char *name, const json_t *env, const struct keyring *kr,
+			       uint8_t **payload, size_t *payload_len, struct verify_outcome *out,
+			       ingot_error *e)
+{
+	_cleanup_free_ uint8_t *pl = NULL;
+	const char *type;
+	size_t len;
+	int r;
+
+	memset(out, 0, sizeof(*out));
+	r = envelope_parse(name, env, &pl, &len, e);
+	if (r < 0)
+		return with_status(e, r, r == -ENOMEM ? ENVELOPE_EXIT_IO : ENVELOPE_EXIT_MALFORMED);
+	r = check_signatures(name, env, pl, len, kr, out, e);
+	if (r < 0)
+		return r;
+	type = json_string_value(json_object_get(env, "payloadType"));
+	if (strcmp(type, ENVELOPE_PAYLOAD_TYPE))
+		return ingot_fail_status(e, -EINVAL, ENVELOPE_EXIT_MALFORMED,
+					 "%s: payloadType: expected \"%s\", got \"%.64s\"", name,
+					 ENVELOPE_PAYLOAD_TYPE, type);
+	*payload = TAKE_PTR(pl);
+	*payload_len = len;
+	return 0;
+}
+
 int envelope_verify(const char *path, const struct keyring *kr, const struct verify_policy *p,
 		    json_t **manifest_out, struct verify_outcome *out, ingot_error *e)
 {
