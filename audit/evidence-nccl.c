@@ -104,7 +104,7 @@ static void note_tests_version(struct nccl_parse *p, const char *line)
 	if (sscanf(line, "# nccl-tests version %31s", ver) == 1)
 		json_object_set_new(p->res, "nccl_tests_version", json_string(ver));
 	if (lib && sscanf(lib, "nccl-library=%u", &code) == 1 && code >= 20900 &&
-	    !json_object_get(p->res, "nccl_version")) {
+	    !json_is_string(json_object_get(p->res, "nccl_version"))) {
 		snprintf(ver, sizeof(ver), "%u.%u.%u", code / 10000, code / 100 % 100, code % 100);
 		json_object_set_new(p->res, "nccl_version", json_string(ver));
 	}
