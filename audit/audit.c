@@ -147,6 +147,8 @@ int audit_run(const struct audit_opts *o, json_t **out, ingot_error *e)
 	int n, r;
 
 	r = audit_load_inputs(&c, e);
+	if (r == 0)
+		r = audit_rings_load(&c, e);
 	if (r < 0)
 		return r;
 

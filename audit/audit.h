@@ -30,6 +30,8 @@ struct audit_opts {
 	int64_t max_age;           /* seconds; 0 = reports never go stale */
 	time_t now;
 	unsigned jobs;             /* threads checking reports; 0 = one per CPU */
+	const char *promotions_dir;     /* optional: promotion statements, for the ring column */
+	const char *promotion_keyring;  /* their signers (with promotions_dir) */
 };
 
 /* Severity classes of a node verdict; the audit's exit status is the

@@ -185,7 +185,7 @@ int promotions_load(const char *dir, const struct keyring *kr, const char *ring,
 				break;
 			continue;
 		}
-		if (strcmp(p.ring, ring))
+		if (ring && strcmp(p.ring, ring))
 			continue;
 		p.file = TAKE_PTR(paths[i]);
 		set->v[set->n++] = p;
@@ -264,4 +264,32 @@ enum promotion_standing promotion_standing(const struct promotion_set *set, cons
 	snprintf(why, n, "image %.16s... was promoted to ring %s (serial %" PRIu64 ") but is "
 		 "superseded by serial %" PRIu64, image, mine->ring, mine->serial, top->serial);
 	return PROMOTION_SUPERSEDED;
+}
+
+void promotion_rings_held(const struct promotion_set *all, const char *image, char *out,
+			  size_t n)
+{
+	_cleanup_free_ struct promotion *v = calloc(all->n ? all->n : 1, sizeof(*v));
+	size_t len = 0;
+	char why[INGOT_ERR_MSG];
+
+	*out = '\0';
+	if (!v)
+		return;
+	for (size_t i = 0; i < all->n; i++) {
+		struct promotion_set one = { .v = v };
+		bool seen = false;
+		for (size_t j = 0; j < i && !seen; j++)
+			seen = !strcmp(all->v[j].ring, all->v[i].ring);
+		if (seen)
+			continue;
+		/* The ring's promotions alone: standing is per ring. */
+		for (size_t j = i; j < all->n; j++)
+			if (!strcmp(all->v[j].ring, all->v[i].ring))
+				one.v[one.n++] = all->v[j];
+		enum promotion_standing st = promotion_standing(&one, image, NULL, why, sizeof(why));
+		if (promotion_admits(st) && len < n)
+			len += (size_t)snprintf(out + len, n - len, "%s%s%s", len ? " " : "",
+						all->v[i].ring, st == PROMOTION_PREVIOUS ? "(previous)" : "");
+	}
 }

@@ -58,7 +58,7 @@ struct promotion_set {
 	char *why;                 /* the first refusal, for messages (or NULL) */
 };
 
-/* Every promotion to ring in dir signed by kr's threshold.  Statements
+/* Every promotion to ring (NULL: to any ring) in dir signed by kr's threshold.  Statements
  * that do not verify are counted in set->refused, never used. */
 int promotions_load(const char *dir, const struct keyring *kr, const char *ring,
 		    struct promotion_set *set, ingot_error *e);
@@ -80,6 +80,12 @@ static inline bool promotion_admits(enum promotion_standing s)
 {
 	return s == PROMOTION_CURRENT || s == PROMOTION_PREVIOUS;
 }
+
+/* The rings of a set of any rings (promotions_load with ring NULL) whose
+ * admission image passes, as "canary production(previous)" in out (""
+ * when none). */
+void promotion_rings_held(const struct promotion_set *all, const char *image, char *out,
+			  size_t n);
 
 /* The latest (highest serial) promotion of image in set, or NULL. */
 const struct promotion *promotion_of(const struct promotion_set *set, const char *image);
