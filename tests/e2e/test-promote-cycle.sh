@@ -168,3 +168,16 @@ expect_exit 15 "retired by serial 3 after the rollback" vfy canary
 expect_exit 0 "promoted to ring canary, serial 3" vfy2 canary
 # production still runs v1: v2 was never promoted there
 expect_exit 15 "was never promoted to ring production" vfy2 production
+
+note "diff: v1 -> v2 keeps the tuple; a candidate that moves NCCL alone is warned about"
+expect_exit 1 "" "$INGOT" diff v1.dsse.json v2.dsse.json
+case "$OUT" in *"never upgrade one component alone"*) fail "v1 -> v2 warned: $OUT" ;; esac
+python3 - pool.manifest.json v3.manifest.json <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))
+m["tuple"]["nccl"]["version"] = "2.28.3"
+json.dump(m, open(sys.argv[2], "w"))
+PY
+expect_exit 1 "warning: nccl.version changes alone (2.27.7 -> 2.28.3): never upgrade one component alone" \
+	"$INGOT" diff pool.manifest.json v3.manifest.json
+assert_contains "$OUT" "tuple-one-component-alone; tuple-facts.md" "diff warning source"
