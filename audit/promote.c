@@ -17,14 +17,22 @@
 #include "recipes/rings.h"
 #include "verify/promotion.h"
 
+/* Keep e's message, add the exit class (unless one is set). */
+static int with_status(ingot_error *e, int r, int status)
+{
+	if (e && !e->status)
+		e->status = status;
+	return r;
+}
+
 /* A keyring with the policy's threshold (0: the keyring's own). */
 static int load_keyring(const char *path, unsigned threshold, struct keyring **out,
 			ingot_error *e)
 {
 	int r = keyring_load(path, out, e);
 	if (r < 0)
-		return ingot_fail_status(e, r, r == -ENOENT || r == -EACCES ? PROMOTE_EXIT_IO
-					 : PROMOTE_EXIT_MALFORMED, "%s", e->msg);
+		return with_status(e, r, r == -ENOENT || r == -EACCES ? PROMOTE_EXIT_IO
+					 : PROMOTE_EXIT_MALFORMED);
 	if (threshold && threshold > (*out)->n)
 		return ingot_fail_status(e, -EINVAL, PROMOTE_EXIT_MALFORMED, "%s: the policy asks for "
 					 "%u signatures but the keyring has %zu keys", path,
@@ -145,7 +153,7 @@ static int find_evidence(const struct ring_requirement *q, const struct candidat
 		uint8_t d[SHA256_LEN];
 		char hex[SHA256_HEX_LEN + 1];
 		if (sha256_file(files[i], d, NULL, e) < 0)
-			return ingot_fail_status(e, -EIO, PROMOTE_EXIT_IO, "%s", e->msg);
+			return with_status(e, -EIO, PROMOTE_EXIT_IO);
 		hex_encode(d, sizeof(d), hex);
 		const char *base = strrchr(files[i], '/');
 		json_array_append_new(f->evidence, json_pack("{s:s,s:s,s:s}", "kind", q->kind,
@@ -199,12 +207,12 @@ static int check_previous(const struct promote_opts *o, const struct ring_policy
 	if (!*pol->previous)
 		return 0;
 	if ((r = ring_policy_load_dir(o->rings_dir, pol->previous, &prev, e)) < 0)
-		return ingot_fail_status(e, r, PROMOTE_EXIT_MALFORMED, "%s", e->msg);
+		return with_status(e, r, PROMOTE_EXIT_MALFORMED);
 	if ((r = load_keyring(prev->promotion_keyring, prev->promotion_threshold, &kr, e)) < 0)
 		return r;
 	/* No promotions directory yet: nothing was promoted anywhere. */
 	if ((r = promotions_load(o->promotions_dir, kr, pol->previous, &set, e)) < 0 && r != -ENOENT)
-		return ingot_fail_status(e, r, PROMOTE_EXIT_IO, "%s", e->msg);
+		return with_status(e, r, PROMOTE_EXIT_IO);
 	p = first_promotion(&set, image);
 	if (!p) {
 		strbuf_addf(miss, "; soak: image %.16s... holds no promotion to ring %s signed by %u "
@@ -236,7 +244,7 @@ static int write_promotion(const struct promote_opts *o, const struct ring_polic
 	int r;
 
 	if (sha256_file(pol->file, d, NULL, e) < 0)
-		return ingot_fail_status(e, -EIO, PROMOTE_EXIT_IO, "%s", e->msg);
+		return with_status(e, -EIO, PROMOTE_EXIT_IO);
 	hex_encode(d, sizeof(d), polhex);
 	fmt_time(o->now, date, sizeof(date));
 	json_t *pred = json_pack("{s:s,s:I,s:O,s:O,s:s,s:{s:s,s:s},s:O,s:O,s:o}",
@@ -255,7 +263,7 @@ static int write_promotion(const struct promote_opts *o, const struct ring_polic
 	    asprintf(&res->path, "%s/%s-%04" PRIu64 PROMOTION_SUFFIX, o->promotions_dir, pol->name,
 		     serial) < 0 ||
 	    json_write_file(res->path, env, 0644, e) < 0)
-		return ingot_fail_status(e, -EIO, PROMOTE_EXIT_IO, "%s", e->msg);
+		return with_status(e, -EIO, PROMOTE_EXIT_IO);
 	res->serial = serial;
 	res->n_evidence = json_array_size(evidence);
 	return 0;
@@ -285,8 +293,7 @@ int promote_image(const struct promote_opts *o, struct signing_key *const *keys,
 	if ((r = ring_policy_load_dir(o->rings_dir, o->ring, &pol, e)) < 0 ||
 	    (r = mdoc_load(o->manifest_path, &md, e)) < 0) {
 		json_decref(f.evidence);
-		return ingot_fail_status(e, r, r == -ENOENT ? PROMOTE_EXIT_IO : PROMOTE_EXIT_MALFORMED,
-					 "%s", e->msg);
+		return with_status(e, r, r == -ENOENT ? PROMOTE_EXIT_IO : PROMOTE_EXIT_MALFORMED);
 	}
 	c.image = json_string_value(json_object_get(json_object_get(md.manifest, "image"), "sha256"));
 	c.tuple_nccl = json_string_value(json_object_get(json_object_get(json_object_get(
@@ -309,7 +316,7 @@ int promote_image(const struct promote_opts *o, struct signing_key *const *keys,
 		goto out;
 	}
 	if ((r = promotions_load(o->promotions_dir, pkr, pol->name, &set, e)) < 0 && r != -ENOENT) {
-		ingot_fail_status(e, r, PROMOTE_EXIT_IO, "%s", e->msg);
+		with_status(e, r, PROMOTE_EXIT_IO);
 		goto out;
 	}
 	for (size_t i = 0; i < set.n; i++) {
@@ -331,7 +338,7 @@ int promote_image(const struct promote_opts *o, struct signing_key *const *keys,
 	}
 
 	if ((r = statement_dir_list(o->evidence_dir, EVIDENCE_SUFFIX, &files, &n_files, e)) < 0) {
-		ingot_fail_status(e, r, PROMOTE_EXIT_IO, "%s", e->msg);
+		with_status(e, r, PROMOTE_EXIT_IO);
 		goto out;
 	}
 	for (size_t i = 0; i < pol->n_req; i++)

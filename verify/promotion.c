@@ -11,6 +11,14 @@
 #include "lib/fileio.h"
 #include "lib/json.h"
 
+/* Keep e's message, add the exit class (unless one is set). */
+static int with_status(ingot_error *e, int r, int status)
+{
+	if (e && !e->status)
+		e->status = status;
+	return r;
+}
+
 int image_statement(const char *ptype, const json_t *image, json_t *predicate, json_t **out,
 		    ingot_error *e)
 {
@@ -42,11 +50,10 @@ int statement_open(const char *path, const struct keyring *kr, const char *ptype
 
 	r = read_file(path, ENVELOPE_FILE_MAX, &buf, &len, e);
 	if (r < 0)
-		return ingot_fail_status(e, r, r == -EFBIG ? ENVELOPE_EXIT_MALFORMED : ENVELOPE_EXIT_IO,
-					 "%s", e->msg);
+		return with_status(e, r, r == -EFBIG ? ENVELOPE_EXIT_MALFORMED : ENVELOPE_EXIT_IO);
 	r = json_read_buf(path, buf, len, &env, e);
 	if (r < 0)
-		return ingot_fail_status(e, r, ENVELOPE_EXIT_MALFORMED, "%s", e->msg);
+		return with_status(e, r, ENVELOPE_EXIT_MALFORMED);
 	r = envelope_verify_signatures(path, env, kr, &payload, &len, out ? out : &tmp, e);
 	if (r < 0)
 		return r;
