@@ -102,6 +102,9 @@ int envelope_verify_signatures(const char *name, const json_t *env, const struct
 			       uint8_t **payload, size_t *payload_len, struct verify_outcome *out,
 			       ingot_error *e);
 
+/* Read and parse an envelope file (limit ENVELOPE_FILE_MAX); e->status set. */
+int envelope_read_file(const char *path, json_t **env, ingot_error *e);
+
 /* Verify an envelope file: signatures first (over the PAE of the type
  * and payload as found; the payload is not interpreted before that),
  * then payload type, statement type, subject == the manifest's image

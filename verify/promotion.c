@@ -11,14 +11,6 @@
 #include "lib/fileio.h"
 #include "lib/json.h"
 
-/* Keep e's message, add the exit class (unless one is set). */
-static int with_status(ingot_error *e, int r, int status)
-{
-	if (e && !e->status)
-		e->status = status;
-	return r;
-}
-
 int image_statement(const char *ptype, const json_t *image, json_t *predicate, json_t **out,
 		    ingot_error *e)
 {
@@ -38,7 +30,6 @@ int statement_open(const char *path, const struct keyring *kr, const char *ptype
 		   json_t **predicate, char subject_sha256[65], struct verify_outcome *out,
 		   ingot_error *e)
 {
-	_cleanup_free_ char *buf = NULL;
 	_cleanup_free_ uint8_t *payload = NULL;
 	_cleanup_json_ json_t *env = NULL, *st = NULL;
 	struct verify_outcome tmp;
@@ -48,12 +39,9 @@ int statement_open(const char *path, const struct keyring *kr, const char *ptype
 	size_t len;
 	int r;
 
-	r = read_file(path, ENVELOPE_FILE_MAX, &buf, &len, e);
+	r = envelope_read_file(path, &env, e);
 	if (r < 0)
-		return with_status(e, r, r == -EFBIG ? ENVELOPE_EXIT_MALFORMED : ENVELOPE_EXIT_IO);
-	r = json_read_buf(path, buf, len, &env, e);
-	if (r < 0)
-		return with_status(e, r, ENVELOPE_EXIT_MALFORMED);
+		return r;
 	r = envelope_verify_signatures(path, env, kr, &payload, &len, out ? out : &tmp, e);
 	if (r < 0)
 		return r;
