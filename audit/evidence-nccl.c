@@ -62,6 +62,16 @@ static int parse_u64(const char *s, uint64_t *out)
 		return -EINVAL;
 	errno = 0;
 	*out = strtoull(s, &end, 10);
+	return errno || *end || *out > INT64_MAX ? -EINVAL : 0;   /* JSON integers are signed */
+}
+
+static int parse_i64(const char *s, int64_t *out)
+{
+	char *end;
+	if (!isdigit((unsigned char)*s) && !(*s == '-' && isdigit((unsigned char)s[1])))
+		return -EINVAL;
+	errno = 0;
+	*out = strtoll(s, &end, 10);
 	return errno || *end ? -EINVAL : 0;
 }
 
@@ -166,7 +176,7 @@ static int parse_row(struct nccl_parse *p, char *line, ingot_error *e)
 	char *tok[NCCL_COLS + 1];
 	_cleanup_free_ char *copy = strdup(line);
 	uint64_t size, count;
-	double root;
+	int64_t root;
 	size_t n;
 	json_t *oop, *ip, *row;
 
@@ -179,7 +189,7 @@ static int parse_row(struct nccl_parse *p, char *line, ingot_error *e)
 		return fail_at(p, e, "expected 13 columns (size count type redop root, then time "
 			       "algbw busbw #wrong out-of-place and in-place)", copy);
 	if (parse_u64(tok[0], &size) < 0 || parse_u64(tok[1], &count) < 0 ||
-	    parse_num(tok[4], &root) < 0)
+	    parse_i64(tok[4], &root) < 0)
 		return fail_at(p, e, "expected integer size, count and root columns", copy);
 	oop = half_row(tok + 5);
 	ip = half_row(tok + 9);
@@ -262,6 +272,13 @@ int evidence_parse_nccl(const char *name, const char *buf, size_t len, json_t **
 		if (next)
 			*next++ = '\0';
 		p.line++;
+		/* nccl-tests writes ASCII; anything else is not its output (and
+		 * would not make a JSON string). */
+		for (const char *c = line; *c; c++)
+			if ((unsigned char)*c >= 0x7f || ((unsigned char)*c < 0x20 && *c != '\t' &&
+							  *c != '\r'))
+				return ingot_fail(e, -EINVAL, "%s:%u: byte 0x%02x: expected printable "
+						  "ASCII text", name, p.line, (unsigned char)*c);
 		const char *s = line + strspn(line, " \t\r");
 		if (!*s)
 			continue;

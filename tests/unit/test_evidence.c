@@ -135,6 +135,14 @@ static void test_nccl_refused(void **state)
 	_cleanup_free_ char *rank = cat3("# nThread 1 nGpus 1\n#  Rank  x Group\n", row1, tail_ok);
 	nccl_bad(rank, "t.txt:2: expected a device line");
 
+	/* Found by fuzzing: a root beyond int64 and bytes that are not text. */
+	_cleanup_free_ char *big_root = cat3(head, "  1073741824  268435456  float  sum  "
+					     "-22222222222222222222222  5468.6  196.35  368.15  0  "
+					     "5473.0  196.19  367.86  0\n", tail_ok);
+	nccl_bad(big_root, "t.txt:7: expected integer size, count and root columns");
+	nccl_bad("# nThread 1 nGpus 1\n#  Rank  0 Group  0 Pid  1 on \xff\xff device  0 [0x18] X\n",
+		 "t.txt:2: byte 0xff: expected printable ASCII text");
+
 	json_t *res = NULL;
 	ingot_error e = { 0 };
 	assert_int_equal(evidence_parse_nccl("bin", "# nThread\0\n", 11, &res, &e), -EINVAL);
