@@ -64,16 +64,19 @@ static bool meets(const struct ring_requirement *q, const struct candidate *c, c
 		if (ran && c->tuple_nccl && strcmp(ran, c->tuple_nccl))
 			return snprintf(why, n, "ran NCCL %s, but the image carries NCCL %s", ran,
 					c->tuple_nccl), false;
-		if (json_is_true(json_object_get(res, "out_of_bounds_ok")) != 1)
+		if (!json_is_boolean(json_object_get(res, "out_of_bounds_ok")))
+			return snprintf(why, n, "the run has no \"Out of bounds values\" line"), false;
+		if (!json_is_true(json_object_get(res, "out_of_bounds_ok")))
 			return snprintf(why, n, "out-of-bounds values reported"), false;
 		json_array_foreach(json_object_get(res, "rows"), i, row) {
-			if ((uint64_t)json_integer_value(json_object_get(row, "size")) < q->min_bytes)
-				continue;
-			big++;
+			bool large = (uint64_t)json_integer_value(json_object_get(row, "size")) >=
+				     q->min_bytes;
+			big += large;
 			for (int h = 0; h < 2; h++) {
 				const json_t *half = json_object_get(row, h ? "in_place" : "out_of_place");
 				double bw = json_number_value(json_object_get(half, "busbw"));
 				const json_t *w = json_object_get(half, "wrong");
+				/* Wrong results at any size are corruption, not just slowness. */
 				if (!json_is_integer(w))
 					return snprintf(why, n, "run without data validation (#wrong N/A)"),
 					       false;
@@ -82,7 +85,7 @@ static bool meets(const struct ring_requirement *q, const struct candidate *c, c
 							(long long)json_integer_value(w),
 							(long long)json_integer_value(json_object_get(row, "size"))),
 					       false;
-				if (bw < q->min_busbw)
+				if (large && bw < q->min_busbw)
 					return snprintf(why, n, "busbw %.2f GB/s %s at %lld bytes, policy needs "
 							">= %.2f", bw, h ? "in-place" : "out-of-place",
 							(long long)json_integer_value(json_object_get(row, "size")),

@@ -85,6 +85,11 @@ cp canary/dcgm.evidence.dsse.json bad1/
 ev bad1 nccl nccl-tests "$FX/all_reduce_perf-2node-slow.txt"
 expect_exit 3 "busbw 288.26 GB/s out-of-place at 1073741824 bytes, policy needs >= 360.00" \
 	promote canary bad1 2026-11-02T01:00:00Z
+mkdir bad4
+cp canary/dcgm.evidence.dsse.json bad4/
+sed '27s/0$/2/' "$FX/all_reduce_perf-2node.txt" >wrong.txt    # 2 wrong values, in place, at 8 B
+ev bad4 nccl nccl-tests wrong.txt
+expect_exit 3 "2 wrong values at 8 bytes" promote canary bad4 2026-11-02T01:00:00Z
 cp canary/nccl.evidence.dsse.json bad2/
 ev bad2 dcgm dcgm-diag "$FX/dcgmi-diag-r3-fail.json" --level 3
 expect_exit 3 "diagnostic did not pass (1 failed)" promote canary bad2 2026-11-02T01:00:00Z
@@ -162,7 +167,9 @@ expect_exit 0 "previous image of ring canary (serial 1), admissible until the ro
 expect_exit 3 "already ring canary's current image" promote canary v2canary 2026-11-08T00:00:00Z v2.dsse.json
 printf '{"result":"pass","rolled_back_to":"%s","nodes":["gpu-a01"]}\n' "$IMG1" >drill.json
 "$INGOT" evidence add --manifest v2.dsse.json --kind rollback --from drill.json --key run1.key \
-	-o v2canary/rollback.evidence.dsse.json >/dev/null
+	--key run2.key -o v2canary/rollback.evidence.dsse.json >/dev/null
+assert_eq 2 "$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["signatures"]))' \
+	v2canary/rollback.evidence.dsse.json)" "signatures on the drill"
 expect_exit 0 "retired $(printf %.16s "$IMG1")" promote canary v2canary 2026-11-08T00:00:00Z v2.dsse.json
 expect_exit 15 "retired by serial 3 after the rollback" vfy canary
 expect_exit 0 "promoted to ring canary, serial 3" vfy2 canary
