@@ -1,6 +1,7 @@
 #include "audit/promote.h"
 
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,70 +49,88 @@ struct candidate {
 	const char *retire;           /* the ring image a rollback drill would retire */
 };
 
+/* Record why a bar was missed; returns false for `return missed(...)`. */
+static bool __attribute__((format(printf, 3, 4))) missed(char *why, size_t n, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(why, n, fmt, ap);
+	va_end(ap);
+	return false;
+}
+
+/* One half (out-of-place or in-place) of an all_reduce_perf row. */
+static bool nccl_half_meets(const struct ring_requirement *q, const json_t *row, int in_place,
+			    char *why, size_t n)
+{
+	const json_t *half = json_object_get(row, in_place ? "in_place" : "out_of_place");
+	const json_t *w = json_object_get(half, "wrong");
+	long long size = json_integer_value(json_object_get(row, "size"));
+	double bw = json_number_value(json_object_get(half, "busbw"));
+
+	/* Wrong results at any size are corruption, not just slowness. */
+	if (!json_is_integer(w))
+		return missed(why, n, "run without data validation (#wrong N/A)");
+	if (json_integer_value(w))
+		return missed(why, n, "%lld wrong values at %lld bytes",
+			      (long long)json_integer_value(w), size);
+	if ((uint64_t)size >= q->min_bytes && bw < q->min_busbw)
+		return missed(why, n, "busbw %.2f GB/s %s at %lld bytes, policy needs >= %.2f", bw,
+			      in_place ? "in-place" : "out-of-place", size, q->min_busbw);
+	return true;
+}
+
+static bool nccl_meets(const struct ring_requirement *q, const struct candidate *c,
+		       const json_t *pred, char *why, size_t n)
+{
+	const json_t *res = json_object_get(pred, "result"), *row;
+	const char *ran = json_string_value(json_object_get(pred, "nccl_version"));
+	const json_t *oob = json_object_get(res, "out_of_bounds_ok");
+	size_t i, big = 0, nodes = json_array_size(json_object_get(res, "nodes"));
+
+	if (nodes < q->min_nodes)
+		return missed(why, n, "ran on %zu node(s), policy needs %u", nodes, q->min_nodes);
+	if (ran && c->tuple_nccl && strcmp(ran, c->tuple_nccl))
+		return missed(why, n, "ran NCCL %s, but the image carries NCCL %s", ran,
+			      c->tuple_nccl);
+	if (!json_is_boolean(oob))
+		return missed(why, n, "the run has no \"Out of bounds values\" line");
+	if (!json_is_true(oob))
+		return missed(why, n, "out-of-bounds values reported");
+	json_array_foreach(json_object_get(res, "rows"), i, row) {
+		big += (uint64_t)json_integer_value(json_object_get(row, "size")) >= q->min_bytes;
+		if (!nccl_half_meets(q, row, 0, why, n) || !nccl_half_meets(q, row, 1, why, n))
+			return false;
+	}
+	if (!big)
+		return missed(why, n, "no message size >= %" PRIu64 " bytes in the run", q->min_bytes);
+	return true;
+}
+
 /* Whether one verified evidence predicate meets q; why says what not. */
 static bool meets(const struct ring_requirement *q, const struct candidate *c, const json_t *pred,
 		  char *why, size_t n)
 {
-	const json_t *res = json_object_get(pred, "result"), *row;
-	const char *ran = json_string_value(json_object_get(pred, "nccl_version"));
-	size_t i, nodes, big = 0;
+	const json_t *res = json_object_get(pred, "result");
 
-	if (!strcmp(q->kind, "nccl-tests")) {
-		nodes = json_array_size(json_object_get(res, "nodes"));
-		if (nodes < q->min_nodes)
-			return snprintf(why, n, "ran on %zu node(s), policy needs %u", nodes,
-					q->min_nodes), false;
-		if (ran && c->tuple_nccl && strcmp(ran, c->tuple_nccl))
-			return snprintf(why, n, "ran NCCL %s, but the image carries NCCL %s", ran,
-					c->tuple_nccl), false;
-		if (!json_is_boolean(json_object_get(res, "out_of_bounds_ok")))
-			return snprintf(why, n, "the run has no \"Out of bounds values\" line"), false;
-		if (!json_is_true(json_object_get(res, "out_of_bounds_ok")))
-			return snprintf(why, n, "out-of-bounds values reported"), false;
-		json_array_foreach(json_object_get(res, "rows"), i, row) {
-			bool large = (uint64_t)json_integer_value(json_object_get(row, "size")) >=
-				     q->min_bytes;
-			big += large;
-			for (int h = 0; h < 2; h++) {
-				const json_t *half = json_object_get(row, h ? "in_place" : "out_of_place");
-				double bw = json_number_value(json_object_get(half, "busbw"));
-				const json_t *w = json_object_get(half, "wrong");
-				/* Wrong results at any size are corruption, not just slowness. */
-				if (!json_is_integer(w))
-					return snprintf(why, n, "run without data validation (#wrong N/A)"),
-					       false;
-				if (json_integer_value(w))
-					return snprintf(why, n, "%lld wrong values at %lld bytes",
-							(long long)json_integer_value(w),
-							(long long)json_integer_value(json_object_get(row, "size"))),
-					       false;
-				if (large && bw < q->min_busbw)
-					return snprintf(why, n, "busbw %.2f GB/s %s at %lld bytes, policy needs "
-							">= %.2f", bw, h ? "in-place" : "out-of-place",
-							(long long)json_integer_value(json_object_get(row, "size")),
-							q->min_busbw), false;
-			}
-		}
-		if (!big)
-			return snprintf(why, n, "no message size >= %" PRIu64 " bytes in the run",
-					q->min_bytes), false;
-	} else if (!strcmp(q->kind, "dcgm-diag")) {
+	if (!strcmp(q->kind, "nccl-tests"))
+		return nccl_meets(q, c, pred, why, n);
+	if (!strcmp(q->kind, "dcgm-diag")) {
 		json_int_t lvl = json_integer_value(json_object_get(res, "level"));
 		if (lvl < q->min_level)
-			return snprintf(why, n, "diagnostic level %lld, policy needs >= %u",
-					(long long)lvl, q->min_level), false;
+			return missed(why, n, "diagnostic level %lld, policy needs >= %u",
+				      (long long)lvl, q->min_level);
 		if (!json_is_true(json_object_get(res, "passed")))
-			return snprintf(why, n, "diagnostic did not pass (%lld failed)", (long long)
-					json_integer_value(json_object_get(json_object_get(res, "counts"),
-									   "fail"))), false;
+			return missed(why, n, "diagnostic did not pass (%lld failed)", (long long)
+				      json_integer_value(json_object_get(json_object_get(res, "counts"),
+									 "fail")));
 	} else if (!strcmp(q->kind, "rollback")) {
 		const char *to = json_string_value(json_object_get(res, "rolled_back_to"));
 		if (strcmp(json_string_value(json_object_get(res, "result")) ?: "", "pass"))
-			return snprintf(why, n, "rollback drill did not pass"), false;
+			return missed(why, n, "rollback drill did not pass");
 		if (!c->retire || !to || strcmp(to, c->retire))
-			return snprintf(why, n, "rolled back to %.16s..., not to the ring's previous "
-					"image %.16s...", to ? to : "?", c->retire ? c->retire : "(none)"),
-			       false;
+			return missed(why, n, "rolled back to %.16s..., not to the ring's previous image "
+				      "%.16s...", to ? to : "?", c->retire ? c->retire : "(none)");
 	}
 	return true;
 }
