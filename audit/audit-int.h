@@ -37,9 +37,17 @@ struct audit_ctx {
 	json_t *nodes;    /* node -> pool ("" unknown) */
 	json_t *rows;     /* node -> row */
 	json_t *manifests_out;
+	struct promotion_set *rings;   /* --promotions, any ring; NULL without */
 };
 
 void audit_ctx_free(struct audit_ctx *c);
+
+/* audit/ring.c: the promotions (--promotions) and the rings a node's
+ * image holds, as row["ring"]. */
+struct promotion_set;
+int audit_rings_load(struct audit_ctx *c, ingot_error *e);
+void audit_rings_free(struct audit_ctx *c);
+void audit_ring_of(const struct audit_ctx *c, const json_t *m, json_t *row);
 
 /* Keyring, --nonces, --aks, --nodes and the manifests directory. */
 int audit_load_inputs(struct audit_ctx *c, ingot_error *e);

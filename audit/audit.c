@@ -300,7 +300,7 @@ int audit_run(const struct audit_opts *o, json_t **out, ingot_error *e)
 	struct tm tm;
 	int r;
 
-	if ((r = audit_load_inputs(&c, e)) < 0)
+	if ((r = audit_load_inputs(&c, e)) < 0 || (r = audit_rings_load(&c, e)) < 0)
 		return r;
 	c.rows = json_object();
 	if ((r = check_all_reports(&c, dups, e)) < 0)

@@ -31,6 +31,8 @@ struct audit_opts {
 	time_t now;
 	unsigned jobs;             /* threads checking reports; 0 = one per CPU */
 	unsigned accept_weak;      /* weak TPM evidence accepted (attest/judge.h), else "unverified" */
+	const char *promotions_dir;     /* optional: promotion statements, for the ring column */
+	const char *promotion_keyring;  /* their signers (with promotions_dir) */
 };
 
 /* Severity classes of a node verdict; the audit's exit status is the

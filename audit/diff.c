@@ -179,6 +179,9 @@ int manifest_diff(const json_t *a, const json_t *b, const char *a_name, const ch
 			 json_array_size(json_object_get(files, "changed"));
 	int identical = !json_array_size(tuple) && !n_art && !n_files && !json_array_size(other);
 	json_object_set_new(res, "identical", json_boolean(identical));
+	json_t *unit = NULL;
+	if (diff_tuple_unit_warning(tuple, &unit) > 0)
+		json_object_set_new(res, "warnings", json_pack("[o]", unit));
 	json_object_set_new(res, "summary", json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}",
 		"tuple", (json_int_t)json_array_size(tuple),
 		"artifacts_added", (json_int_t)json_array_size(json_object_get(arts, "added")),
@@ -335,6 +338,15 @@ void manifest_diff_print(const json_t *diff, const char *a_name, const char *b_n
 	print_list(&sb, json_object_get(diff, "artifacts"), "artifacts", "name", add_artifact_entry);
 	print_list(&sb, json_object_get(diff, "files"), "files", "path", add_file_entry);
 	print_fields(&sb, json_object_get(diff, "other"), "other");
+	json_t *w = json_array_get(json_object_get(diff, "warnings"), 0);
+	if (w)
+		strbuf_addf(&sb, "warning: %s changes alone (%s -> %s): never upgrade one component "
+			    "alone; test and promote the tuple as a unit [%s; %s]\n",
+			    json_string_value(json_object_get(w, "field")),
+			    json_string_value(json_object_get(w, "a")),
+			    json_string_value(json_object_get(w, "b")),
+			    json_string_value(json_object_get(w, "rule")),
+			    json_string_value(json_object_get(w, "source")));
 #define N(k) json_integer_value(json_object_get(s, k))
 	strbuf_addf_escaped(&sb, "summary: tuple %lld changed; artifacts %lld added, %lld removed, %lld changed; "
 		    "files %lld added, %lld removed, %lld changed; other %lld changed\n",

@@ -30,6 +30,10 @@ void json_diff_fields(json_t *list, const char *prefix, const json_t *a, const j
 
 /* Human-readable review of a diff document; a_name/b_name label the
  * sides. */
+/* audit/diff-unit.c: *warning ({"rule","field","a","b","source"}) when the
+ * tuple changes exactly one component's version; returns 1 then, else 0. */
+int diff_tuple_unit_warning(const json_t *tuple_changes, json_t **warning);
+
 void manifest_diff_print(const json_t *diff, const char *a_name, const char *b_name, FILE *out);
 
 #endif

@@ -32,6 +32,7 @@ void audit_ctx_free(struct audit_ctx *c)
 	json_decref(c->nodes);
 	json_decref(c->rows);
 	json_decref(c->manifests_out);
+	audit_rings_free(c);
 }
 
 /* ---- small parsers ---------------------------------------------------- */

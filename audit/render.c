@@ -1,6 +1,7 @@
 /* Text table and HTML page of an audit result (audit/audit.h).  Node
  * names, pools and details come from node reports: the table escapes
  * them (lib/escape.h), the page HTML-escapes them. */
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -76,7 +77,9 @@ void audit_print_table(const json_t *result, FILE *out)
 				    json_object_get(m, "error") ? ": " : "", str(m, "error", ""));
 	/* Columns as wide as their widest value, so long pool names align. */
 	int wn = 4, wp = 4;
+	bool rings = false;   /* the RING column only with --promotions */
 	json_array_foreach(json_object_get(result, "nodes"), i, row) {
+		rings = rings || json_object_get(row, "ring");
 		int a = (int)strlen(str(row, "node", "?")), b = (int)strlen(str(row, "pool", "-"));
 		wn = a > wn ? (a < 64 ? a : 64) : wn;
 		wp = b > wp ? (b < 64 ? b : 64) : wp;
@@ -88,13 +91,14 @@ void audit_print_table(const json_t *result, FILE *out)
 			strbuf_addf_escaped(&sb, "\ntuple %.16s (", g);
 			group_label(result, g, &sb);
 			strbuf_addf_escaped(&sb, ")\n  %-*s  %-*s  %-16s  %-16s  %s\n", wn, "NODE", wp, "POOL",
-				    "TUPLE", "VERDICT", "SERIAL");
+				    "TUPLE", "VERDICT", rings ? "SERIAL  RING" : "SERIAL");
 		}
 		json_t *serial = json_object_get(row, "serial");
-		strbuf_addf_escaped(&sb, "  %-*s  %-*s  %-16.16s  %-16s  %s\n", wn, str(row, "node", "?"),
+		strbuf_addf_escaped(&sb, "  %-*s  %-*s  %-16.16s  %-16s  %-*s%s%s\n", wn, str(row, "node", "?"),
 			    wp, str(row, "pool", "-"), str(row, "tuple_digest", "-"), str(row, "verdict", "?"),
-			    json_is_integer(serial) ? (snprintf(buf, sizeof(buf), "%lld",
-				(long long)json_integer_value(serial)), buf) : "-");
+			    rings ? 6 : 0, json_is_integer(serial) ? (snprintf(buf, sizeof(buf), "%lld",
+				(long long)json_integer_value(serial)), buf) : "-",
+			    rings ? "  " : "", rings ? str(row, "ring", "-") : "");
 		json_t *d, *f;
 		size_t j;
 		json_array_foreach(json_object_get(row, "drift"), j, d)

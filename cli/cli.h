@@ -26,6 +26,8 @@ int cmd_verify(int argc, char **argv);
 int cmd_attest(int argc, char **argv);
 int cmd_audit(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
+int cmd_evidence(int argc, char **argv);
+int cmd_promote(int argc, char **argv);
 
 /* "ingot: <msg>" on stderr; returns status (or e->status when set). */
 int cli_error(const ingot_error *e, int status);
@@ -35,6 +37,11 @@ int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format
  * returns -1 to go on (optind at the first operand), else the exit status
  * to return (help printed, or a usage error). */
 int cli_json_opts(int argc, char **argv, const char *cmd, const char *help, int *json);
+struct signing_key;
+/* Load each --key file (passphrase from INGOT_KEY_PASSPHRASE): 0, or the
+ * exit status after printing why (keys loaded so far are freed). */
+int cli_load_keys(const char *const *paths, size_t n, struct signing_key **keys);
+void cli_free_keys(struct signing_key **keys, size_t n);
 /* True if argv has -h or --help before "--". */
 int cli_wants_help(int argc, char **argv);
 

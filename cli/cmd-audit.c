@@ -27,6 +27,7 @@ static const char audit_help[] =
 "    ingot audit --keyring K --manifests DIR --reports DIR [--nonces FILE]\n"
 "                [--aks FILE] [--nodes FILE] [--max-age DURATION] [--now TIME]\n"
 "                [--accept-weak LIST] [--jobs N] [--json OUT | --html OUT]\n"
+"                [--promotions DIR --promotion-keyring FILE]\n"
 "\n"
 "DESCRIPTION\n"
 "    Reads every node report (DIR/*.json, as written by 'ingot verify --json')\n"
@@ -73,6 +74,9 @@ static const char audit_help[] =
 "                        (comma-separated); refused as 'unverified' otherwise\n"
 "    --max-age DURATION  reports older than this are stale (90s, 30m, 24h, 7d)\n"
 "    --now TIME          audit as of TIME (RFC 3339 or epoch seconds)\n"
+"    --promotions DIR    promotion statements (ingot promote): adds a RING column,\n"
+"                        the rings each node's image holds, signed by the threshold\n"
+"                        of --promotion-keyring FILE\n"
 "    --json OUT          also write the full result as JSON to OUT ('-': stdout,\n"
 "                        then no table)\n"
 "    --html OUT          also write a self-contained HTML page to OUT\n"
@@ -112,6 +116,8 @@ int cmd_audit(int argc, char **argv)
 		{ "html", required_argument, NULL, 'H' },
 		{ "jobs", required_argument, NULL, 'J' },
 		{ "accept-weak", required_argument, NULL, 'W' },
+		{ "promotions", required_argument, NULL, 'P' },
+		{ "promotion-keyring", required_argument, NULL, 'K' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -143,6 +149,8 @@ int cmd_audit(int argc, char **argv)
 			if (audit_parse_time(optarg, &o.now) < 0)
 				return cli_usage_error("audit", "--now: expected RFC 3339 or epoch seconds, got '%s'", optarg);
 			break;
+		case 'P': o.promotions_dir = optarg; break;
+		case 'K': o.promotion_keyring = optarg; break;
 		case 'j': json_out = optarg; break;
 		case 'H': html_out = optarg; break;
 		case 'J': {

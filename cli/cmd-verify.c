@@ -20,6 +20,7 @@ static const char verify_help[] =
 "                 [--ignore GLOB]... [--tcti TCTI|none] [--eventlog LOG] [--ak DIR]\n"
 "                 [--nonce HEX] [--require-tpm] [--rules DIR] [--date YYYY-MM-DD] [--node-id ID]\n"
 "                 [--fail-on warn|error] [--json] [--report FILE] [--nfd FILE] [--brief]\n"
+"                 [--ring RING --promotions DIR --promotion-keyring FILE]\n"
 "\n"
 "DESCRIPTION\n"
 "    Runs every check, then admits or refuses the node:\n"
@@ -37,6 +38,7 @@ static const char verify_help[] =
 "                 firmware) equals the manifest's tuple; fabric manager == driver on\n"
 "                 NVSwitch systems; the loaded driver is the image's nvidia.ko\n"
 "      rules      the version-chain rules hold for the probed tuple\n"
+"      ring       with --ring, the image is promoted to that ring (ingot promote)\n"
 "    Each check passes, warns, fails, is skipped (with the reason) or could not be\n"
 "    carried out.  Every path the probe reads is taken under --root, so a test can\n"
 "    point it at a fake sysroot; vendor tools (nvidia-smi, amd-smi,\n"
@@ -65,6 +67,10 @@ static const char verify_help[] =
 "                        instead of \"skip\"\n"
 "    --rules DIR         version-chain rules (default: ingot's installed rules)\n"
 "    --date YYYY-MM-DD   date for support-window rules (default today)\n"
+"    --ring RING         admit only an image promoted to RING: a promotion statement\n"
+"                        in --promotions DIR signed by the threshold of\n"
+"                        --promotion-keyring FILE; the ring's previous image stays\n"
+"                        admissible until a rollback drill retires it\n"
 "    --node-id ID        node name in the report (default the hostname)\n"
 "    --fail-on LEVEL     \"error\" (default): only failures refuse; \"warn\": warnings\n"
 "                        refuse too\n"
@@ -83,6 +89,7 @@ static const char verify_help[] =
 "    12  refuse: TPM quote, PCR or event log disagree with the manifest\n"
 "    13  refuse: the node's tuple (driver, fabric manager, NCCL, ...) differs\n"
 "    14  refuse: version-chain rules violated on the probed tuple\n"
+"    15  refuse: the image is not promoted to --ring (or superseded, retired)\n"
 "    20  could not check: a required check could not be carried out (no keyring,\n"
 "        unreadable manifest, TPM required but absent)\n"
 "    1   the report or feature file could not be written\n"
@@ -100,7 +107,7 @@ enum {
 	OPT_MANIFEST = 256, OPT_KEYRING, OPT_STATE, OPT_NOW, OPT_ALLOW_UNSIGNED, OPT_ROOT,
 	OPT_IMAGE, OPT_VERITY, OPT_NO_FILES, OPT_IGNORE, OPT_TCTI, OPT_EVENTLOG, OPT_AK,
 	OPT_REQUIRE_TPM, OPT_NONCE, OPT_RULES, OPT_DATE, OPT_NODE_ID, OPT_FAIL_ON, OPT_JSON, OPT_REPORT,
-	OPT_NFD, OPT_BRIEF,
+	OPT_NFD, OPT_BRIEF, OPT_RING, OPT_PROMOTIONS, OPT_PROMOTION_KEYRING,
 };
 
 static const struct option longopts[] = {
@@ -127,6 +134,9 @@ static const struct option longopts[] = {
 	{ "report", required_argument, NULL, OPT_REPORT },
 	{ "nfd", required_argument, NULL, OPT_NFD },
 	{ "brief", no_argument, NULL, OPT_BRIEF },
+	{ "ring", required_argument, NULL, OPT_RING },
+	{ "promotions", required_argument, NULL, OPT_PROMOTIONS },
+	{ "promotion-keyring", required_argument, NULL, OPT_PROMOTION_KEYRING },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -189,6 +199,9 @@ int cmd_verify(int argc, char **argv)
 		case OPT_REPORT: report_path = optarg; break;
 		case OPT_NFD: nfd_path = optarg; break;
 		case OPT_BRIEF: brief = 1; break;
+		case OPT_RING: o.ring = optarg; break;
+		case OPT_PROMOTIONS: o.promotions_dir = optarg; break;
+		case OPT_PROMOTION_KEYRING: o.promotion_keyring = optarg; break;
 		default:
 			return cli_usage_error("verify", "unknown or incomplete option '%s'",
 					       argv[optind - 1]);

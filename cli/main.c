@@ -33,6 +33,8 @@ static const char main_help[] =
 "    attest measure|quote|... TPM 2.0 measurement, quotes, event-log replay\n"
 "    audit                    offline audit of many node reports\n"
 "    diff A B                 what changed between two manifests\n"
+"    evidence add             signed test evidence (nccl-tests, DCGM) about an image\n"
+"    promote --ring R         promote an image to a ring when its policy is met\n"
 "\n"
 "ENVIRONMENT\n"
 "    SOURCE_DATE_EPOCH   overrides the recipe epoch only if the recipe allows it\n"
@@ -57,6 +59,8 @@ static const struct {
 	{ "attest", cmd_attest },
 	{ "audit", cmd_audit },
 	{ "diff", cmd_diff },
+	{ "evidence", cmd_evidence },
+	{ "promote", cmd_promote },
 };
 
 int cli_error(const ingot_error *e, int status)

@@ -137,18 +137,15 @@ static int sign_pae(const char *type, const uint8_t *payload, size_t len,
 	return 0;
 }
 
-int envelope_create(const json_t *manifest, const struct signing_key *k, json_t **envelope,
-		    ingot_error *e)
+int envelope_sign_statement(const json_t *st, const struct signing_key *k, json_t **envelope,
+			    ingot_error *e)
 {
-	_cleanup_json_ json_t *st = NULL, *env = NULL;
+	_cleanup_json_ json_t *env = NULL;
 	_cleanup_free_ char *payload = NULL, *b64 = NULL;
 	json_t *entry = NULL;
 	size_t len;
 	int r;
 
-	r = statement_for_manifest(manifest, &st, e);
-	if (r < 0)
-		return r;
 	payload = json_compact(st, &len);
 	if (!payload)
 		return ingot_fail(e, -ENOMEM, "out of memory");
@@ -166,6 +163,18 @@ int envelope_create(const json_t *manifest, const struct signing_key *k, json_t 
 		return ingot_fail(e, -ENOMEM, "out of memory");
 	*envelope = TAKE_PTR(env);
 	return 0;
+}
+
+int envelope_create(const json_t *manifest, const struct signing_key *k, json_t **envelope,
+		    ingot_error *e)
+{
+	_cleanup_json_ json_t *st = NULL;
+	int r;
+
+	r = statement_for_manifest(manifest, &st, e);
+	if (r < 0)
+		return r;
+	return envelope_sign_statement(st, k, envelope, e);
 }
 
 int envelope_add_signature(json_t *envelope, const struct signing_key *k, ingot_error *e)

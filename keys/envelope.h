@@ -51,6 +51,10 @@ int statement_for_manifest(const json_t *manifest, json_t **out, ingot_error *e)
  * with Ed25519, equal envelopes). */
 int envelope_create(const json_t *manifest, const struct signing_key *k, json_t **envelope,
 		    ingot_error *e);
+/* Sign any in-toto statement (evidence, promotions) into a new envelope
+ * with one signature by k; envelope_create is this over the manifest's. */
+int envelope_sign_statement(const json_t *statement, const struct signing_key *k,
+			    json_t **envelope, ingot_error *e);
 /* Add k's signature to an existing envelope (checked for shape first).
  * -EEXIST if k already signed it. */
 int envelope_add_signature(json_t *envelope, const struct signing_key *k, ingot_error *e);
@@ -90,6 +94,16 @@ struct verify_outcome {
 	bool image_checked, verity_checked;
 	char image_sha256[65];
 };
+
+/* Only the envelope's shape, payloadType and signatures against kr
+ * (threshold of distinct keys), for statements other than manifests; the
+ * caller interprets *payload (authenticated on success). */
+int envelope_verify_signatures(const char *name, const json_t *env, const struct keyring *kr,
+			       uint8_t **payload, size_t *payload_len, struct verify_outcome *out,
+			       ingot_error *e);
+
+/* Read and parse an envelope file (limit ENVELOPE_FILE_MAX); e->status set. */
+int envelope_read_file(const char *path, json_t **env, ingot_error *e);
 
 /* Verify an envelope file: signatures first (over the PAE of the type
  * and payload as found; the payload is not interpreted before that),

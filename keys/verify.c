@@ -277,6 +277,32 @@ static int with_status(ingot_error *e, int r, int status)
 	return r;
 }
 
+int envelope_verify_signatures(const char *name, const json_t *env, const struct keyring *kr,
+			       uint8_t **payload, size_t *payload_len, struct verify_outcome *out,
+			       ingot_error *e)
+{
+	_cleanup_free_ uint8_t *pl = NULL;
+	const char *type;
+	size_t len;
+	int r;
+
+	memset(out, 0, sizeof(*out));
+	r = envelope_parse(name, env, &pl, &len, e);
+	if (r < 0)
+		return with_status(e, r, r == -ENOMEM ? ENVELOPE_EXIT_IO : ENVELOPE_EXIT_MALFORMED);
+	r = check_signatures(name, env, pl, len, kr, out, e);
+	if (r < 0)
+		return r;
+	type = json_string_value(json_object_get(env, "payloadType"));
+	if (strcmp(type, ENVELOPE_PAYLOAD_TYPE))
+		return ingot_fail_status(e, -EINVAL, ENVELOPE_EXIT_MALFORMED,
+					 "%s: payloadType: expected \"%s\", got \"%.64s\"", name,
+					 ENVELOPE_PAYLOAD_TYPE, type);
+	*payload = TAKE_PTR(pl);
+	*payload_len = len;
+	return 0;
+}
+
 int envelope_verify_json(const char *name, const json_t *env, const struct keyring *kr,
 			 const struct verify_policy *p, json_t **manifest_out,
 			 struct verify_outcome *out, ingot_error *e)
@@ -284,7 +310,7 @@ int envelope_verify_json(const char *name, const json_t *env, const struct keyri
 	_cleanup_free_ uint8_t *payload = NULL;
 	_cleanup_json_ json_t *m = NULL, *state = NULL;
 	struct verify_outcome tmp;
-	const char *type, *recipe, *expires;
+	const char *recipe, *expires;
 	json_t *image, *last = NULL;
 	size_t len;
 	int r;
@@ -293,19 +319,11 @@ int envelope_verify_json(const char *name, const json_t *env, const struct keyri
 		out = &tmp;
 	memset(out, 0, sizeof(*out));
 
-	r = envelope_parse(name, env, &payload, &len, e);
-	if (r < 0)
-		return with_status(e, r, r == -ENOMEM ? ENVELOPE_EXIT_IO : ENVELOPE_EXIT_MALFORMED);
-	r = check_signatures(name, env, payload, len, kr, out, e);
+	r = envelope_verify_signatures(name, env, kr, &payload, &len, out, e);
 	if (r < 0)
 		return r;
 
 	/* Authenticated from here on; now interpret it. */
-	type = json_string_value(json_object_get(env, "payloadType"));
-	if (strcmp(type, ENVELOPE_PAYLOAD_TYPE))
-		return ingot_fail_status(e, -EINVAL, ENVELOPE_EXIT_MALFORMED,
-					 "%s: payloadType: expected \"%s\", got \"%.64s\"", name,
-					 ENVELOPE_PAYLOAD_TYPE, type);
 	r = envelope_statement_manifest(name, payload, len, &m, e);
 	if (r < 0)
 		return with_status(e, r, ENVELOPE_EXIT_MALFORMED);
@@ -397,19 +415,25 @@ int envelope_verify_json(const char *name, const json_t *env, const struct keyri
 	return 0;
 }
 
-int envelope_verify(const char *path, const struct keyring *kr, const struct verify_policy *p,
-		    json_t **manifest_out, struct verify_outcome *out, ingot_error *e)
+int envelope_read_file(const char *path, json_t **env, ingot_error *e)
 {
 	_cleanup_free_ char *buf = NULL;
-	_cleanup_json_ json_t *env = NULL;
 	size_t len;
 	int r;
 
 	r = read_file(path, ENVELOPE_FILE_MAX, &buf, &len, e);
 	if (r < 0)
 		return with_status(e, r, r == -EFBIG ? ENVELOPE_EXIT_MALFORMED : ENVELOPE_EXIT_IO);
-	r = json_read_buf(path, buf, len, &env, e);
+	r = json_read_buf(path, buf, len, env, e);
+	return r < 0 ? with_status(e, r, ENVELOPE_EXIT_MALFORMED) : 0;
+}
+
+int envelope_verify(const char *path, const struct keyring *kr, const struct verify_policy *p,
+		    json_t **manifest_out, struct verify_outcome *out, ingot_error *e)
+{
+	_cleanup_json_ json_t *env = NULL;
+	int r = envelope_read_file(path, &env, e);
 	if (r < 0)
-		return with_status(e, r, ENVELOPE_EXIT_MALFORMED);
+		return r;
 	return envelope_verify_json(path, env, kr, p, manifest_out, out, e);
 }

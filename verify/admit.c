@@ -235,6 +235,7 @@ int verify_node(const struct verify_opts *o, struct verify_report *r, ingot_erro
 		check_tpm(o, m, r);
 		tuplecheck_run(json_object_get(m, "tuple"), probe, r);
 		check_rules(o, m, probe, r);
+		check_ring(o, m, r);
 	}
 	node_probe_free(probe);
 	report_finish(r);

@@ -32,6 +32,10 @@ struct verify_opts {
 	const char *rules_dir;       /* version-chain rules; NULL = default */
 	const char *date;            /* YYYY-MM-DD for support windows; NULL = today */
 
+	const char *ring;            /* admit only an image promoted to this ring; NULL: skip */
+	const char *promotions_dir;  /* promotion statements (*.promotion.dsse.json) */
+	const char *promotion_keyring;   /* keys that sign promotions, and their threshold */
+
 	const char *node_id;         /* default: the node's hostname */
 	bool fail_on_warn;
 };

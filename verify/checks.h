@@ -17,4 +17,8 @@ void check_tpm(const struct verify_opts *o, const json_t *m, struct verify_repor
 void check_rules(const struct verify_opts *o, const json_t *m, const struct node_probe *p,
 		 struct verify_report *r);
 
+/* The image holds o->ring: a promotion statement signed by the threshold
+ * of o->promotion_keyring, and not superseded or retired (verify/promotion.c). */
+void check_ring(const struct verify_opts *o, const json_t *m, struct verify_report *r);
+
 #endif

@@ -9,12 +9,12 @@
 
 static const char *const names[CHECK__COUNT] = {
 	[CHECK_SIGNATURE] = "signature", [CHECK_IMAGE] = "image", [CHECK_FILES] = "files",
-	[CHECK_TPM] = "tpm", [CHECK_TUPLE] = "tuple", [CHECK_RULES] = "rules",
+	[CHECK_TPM] = "tpm", [CHECK_TUPLE] = "tuple", [CHECK_RULES] = "rules", [CHECK_RING] = "ring",
 };
 static const int exit_of[CHECK__COUNT] = {
 	[CHECK_SIGNATURE] = VERIFY_EXIT_SIGNATURE, [CHECK_IMAGE] = VERIFY_EXIT_IMAGE,
 	[CHECK_FILES] = VERIFY_EXIT_IMAGE, [CHECK_TPM] = VERIFY_EXIT_TPM,
-	[CHECK_TUPLE] = VERIFY_EXIT_TUPLE, [CHECK_RULES] = VERIFY_EXIT_RULES,
+	[CHECK_TUPLE] = VERIFY_EXIT_TUPLE, [CHECK_RULES] = VERIFY_EXIT_RULES, [CHECK_RING] = VERIFY_EXIT_RING,
 };
 
 const char *check_name(enum check_id id) { return names[id]; }

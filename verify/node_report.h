@@ -15,6 +15,7 @@ enum check_id {
 	CHECK_TPM,         /* quote + event-log replay vs predicted PCR */
 	CHECK_TUPLE,       /* probed node vs the manifest's tuple */
 	CHECK_RULES,       /* version-chain rules on the probed tuple */
+	CHECK_RING,        /* the image is promoted to the node's ring (--ring) */
 	CHECK__COUNT,
 };
 
@@ -34,6 +35,7 @@ enum {
 	VERIFY_EXIT_TPM = 12,
 	VERIFY_EXIT_TUPLE = 13,
 	VERIFY_EXIT_RULES = 14,
+	VERIFY_EXIT_RING = 15,
 	VERIFY_EXIT_CANNOT_CHECK = 20,
 };
 

@@ -1,0 +1,396 @@
+#include "audit/promote.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "audit/evidence.h"
+#include "audit/mdoc.h"
+#include "keys/envelope.h"
+#include "keys/keyring.h"
+#include "lib/cleanup.h"
+#include "lib/digest.h"
+#include "lib/fileio.h"
+#include "lib/json.h"
+#include "lib/strbuf.h"
+#include "recipes/rings.h"
+#include "verify/promotion.h"
+
+/* Keep e's message, add the exit class (unless one is set). */
+static int with_status(ingot_error *e, int r, int status)
+{
+	if (e && !e->status)
+		e->status = status;
+	return r;
+}
+
+/* A keyring with the policy's threshold (0: the keyring's own). */
+static int load_keyring(const char *path, unsigned threshold, struct keyring **out,
+			ingot_error *e)
+{
+	int r = keyring_load(path, out, e);
+	if (r < 0)
+		return with_status(e, r, r == -ENOENT || r == -EACCES ? PROMOTE_EXIT_IO
+					 : PROMOTE_EXIT_MALFORMED);
+	if (threshold && threshold > (*out)->n)
+		return ingot_fail_status(e, -EINVAL, PROMOTE_EXIT_MALFORMED, "%s: the policy asks for "
+					 "%u signatures but the keyring has %zu keys", path,
+					 threshold, (*out)->n);
+	if (threshold)
+		(*out)->threshold = threshold;
+	return 0;
+}
+
+struct candidate {
+	const char *image;            /* sha256 */
+	const char *tuple_nccl;       /* the image's NCCL version, or NULL */
+	const char *retire;           /* the ring image a rollback drill would retire */
+};
+
+/* Record why a bar was missed; returns false for `return missed(...)`. */
+static bool __attribute__((format(printf, 3, 4))) missed(char *why, size_t n, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(why, n, fmt, ap);
+	va_end(ap);
+	return false;
+}
+
+/* One half (out-of-place or in-place) of an all_reduce_perf row. */
+static bool nccl_half_meets(const struct ring_requirement *q, const json_t *row, int in_place,
+			    char *why, size_t n)
+{
+	const json_t *half = json_object_get(row, in_place ? "in_place" : "out_of_place");
+	const json_t *w = json_object_get(half, "wrong");
+	long long size = json_integer_value(json_object_get(row, "size"));
+	double bw = json_number_value(json_object_get(half, "busbw"));
+
+	/* Wrong results at any size are corruption, not just slowness. */
+	if (!json_is_integer(w))
+		return missed(why, n, "run without data validation (#wrong N/A)");
+	if (json_integer_value(w))
+		return missed(why, n, "%lld wrong values at %lld bytes",
+			      (long long)json_integer_value(w), size);
+	if ((uint64_t)size >= q->min_bytes && bw < q->min_busbw)
+		return missed(why, n, "busbw %.2f GB/s %s at %lld bytes, policy needs >= %.2f", bw,
+			      in_place ? "in-place" : "out-of-place", size, q->min_busbw);
+	return true;
+}
+
+static bool nccl_meets(const struct ring_requirement *q, const struct candidate *c,
+		       const json_t *pred, char *why, size_t n)
+{
+	const json_t *res = json_object_get(pred, "result"), *row;
+	const char *ran = json_string_value(json_object_get(pred, "nccl_version"));
+	const json_t *oob = json_object_get(res, "out_of_bounds_ok");
+	size_t i, big = 0, nodes = json_array_size(json_object_get(res, "nodes"));
+
+	if (nodes < q->min_nodes)
+		return missed(why, n, "ran on %zu node(s), policy needs %u", nodes, q->min_nodes);
+	if (ran && c->tuple_nccl && strcmp(ran, c->tuple_nccl))
+		return missed(why, n, "ran NCCL %s, but the image carries NCCL %s", ran,
+			      c->tuple_nccl);
+	if (!json_is_boolean(oob))
+		return missed(why, n, "the run has no \"Out of bounds values\" line");
+	if (!json_is_true(oob))
+		return missed(why, n, "out-of-bounds values reported");
+	json_array_foreach(json_object_get(res, "rows"), i, row) {
+		big += (uint64_t)json_integer_value(json_object_get(row, "size")) >= q->min_bytes;
+		if (!nccl_half_meets(q, row, 0, why, n) || !nccl_half_meets(q, row, 1, why, n))
+			return false;
+	}
+	if (!big)
+		return missed(why, n, "no message size >= %" PRIu64 " bytes in the run", q->min_bytes);
+	return true;
+}
+
+/* Whether one verified evidence predicate meets q; why says what not. */
+static bool meets(const struct ring_requirement *q, const struct candidate *c, const json_t *pred,
+		  char *why, size_t n)
+{
+	const json_t *res = json_object_get(pred, "result");
+
+	if (!strcmp(q->kind, "nccl-tests"))
+		return nccl_meets(q, c, pred, why, n);
+	if (!strcmp(q->kind, "dcgm-diag")) {
+		json_int_t lvl = json_integer_value(json_object_get(res, "level"));
+		if (lvl < q->min_level)
+			return missed(why, n, "diagnostic level %lld, policy needs >= %u",
+				      (long long)lvl, q->min_level);
+		if (!json_is_true(json_object_get(res, "passed")))
+			return missed(why, n, "diagnostic did not pass (%lld failed)", (long long)
+				      json_integer_value(json_object_get(json_object_get(res, "counts"),
+									 "fail")));
+	} else if (!strcmp(q->kind, "rollback")) {
+		const char *to = json_string_value(json_object_get(res, "rolled_back_to"));
+		if (strcmp(json_string_value(json_object_get(res, "result")) ?: "", "pass"))
+			return missed(why, n, "rollback drill did not pass");
+		if (!c->retire || !to || strcmp(to, c->retire))
+			return missed(why, n, "rolled back to %.16s..., not to the ring's previous image "
+				      "%.16s...", to ? to : "?", c->retire ? c->retire : "(none)");
+	}
+	return true;
+}
+
+struct found {
+	json_t *evidence;    /* [{"kind","file","sha256"}] */
+	bool rollback_ok;
+};
+
+/* Look for evidence meeting q among files; false with a reason in miss. */
+static int find_evidence(const struct ring_requirement *q, const struct candidate *c,
+			 char **files, size_t n, struct found *f, struct strbuf *miss, ingot_error *e)
+{
+	_cleanup_keyring_ struct keyring *kr = NULL;
+	char why[512] = "", first_refusal[INGOT_ERR_MSG] = "";
+	size_t refused = 0;
+	int r;
+
+	r = load_keyring(q->keyring, q->threshold, &kr, e);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < n; i++) {
+		_cleanup_json_ json_t *pred = NULL;
+		ingot_error ve = { 0 };
+		char sha[65], bars[400];
+		if (statement_open(files[i], kr, EVIDENCE_PREDICATE_TYPE, &pred, sha, NULL, &ve) < 0) {
+			if (!refused++)
+				snprintf(first_refusal, sizeof(first_refusal), "%s", ve.msg);
+			continue;
+		}
+		if (strcmp(json_string_value(json_object_get(pred, "kind")) ?: "", q->kind))
+			continue;
+		if (strcmp(sha, c->image)) {
+			snprintf(why, sizeof(why), "%s is about image %.16s..., not %.16s...", files[i],
+				 sha, c->image);
+			continue;
+		}
+		if (!meets(q, c, pred, bars, sizeof(bars))) {
+			snprintf(why, sizeof(why), "%s: %s", files[i], bars);
+			continue;
+		}
+		uint8_t d[SHA256_LEN];
+		char hex[SHA256_HEX_LEN + 1];
+		if (sha256_file(files[i], d, NULL, e) < 0)
+			return with_status(e, -EIO, PROMOTE_EXIT_IO);
+		hex_encode(d, sizeof(d), hex);
+		const char *base = strrchr(files[i], '/');
+		json_array_append_new(f->evidence, json_pack("{s:s,s:s,s:s}", "kind", q->kind,
+			"file", base ? base + 1 : files[i], "sha256", hex));
+		if (!strcmp(q->kind, "rollback"))
+			f->rollback_ok = true;
+		return 1;
+	}
+	if (!q->required)
+		return 0;
+	strbuf_addf(miss, "; %s: ", q->kind);
+	if (*why)
+		strbuf_addstr(miss, why);
+	else if (refused)
+		strbuf_addf(miss, "no evidence signed by %u of %s (%zu statement(s) refused, first: %s)",
+			    kr->threshold, q->keyring, refused, first_refusal);
+	else
+		strbuf_addf(miss, "no evidence in the directory");
+	return 0;
+}
+
+/* The earliest promotion of image in set (soak starts there). */
+static const struct promotion *first_promotion(const struct promotion_set *s, const char *image)
+{
+	const struct promotion *best = NULL;
+	for (size_t i = 0; i < s->n; i++)
+		if (!strcmp(s->v[i].image_sha256, image) && (!best || s->v[i].date < best->date))
+			best = &s->v[i];
+	return best;
+}
+
+static void fmt_time(time_t t, char *buf, size_t n)
+{
+	struct tm tm;
+	if (!gmtime_r(&t, &tm) || !strftime(buf, n, "%Y-%m-%dT%H:%M:%SZ", &tm))
+		snprintf(buf, n, "%lld", (long long)t);
+}
+
+/* The previous ring: the image must hold a promotion there, soaked long enough. */
+static int check_previous(const struct promote_opts *o, const struct ring_policy *pol,
+			  const char *image, json_t **prev_out, struct strbuf *miss, ingot_error *e)
+{
+	_cleanup_ring_policy_ struct ring_policy *prev = NULL;
+	_cleanup_keyring_ struct keyring *kr = NULL;
+	struct promotion_set set;
+	const struct promotion *p;
+	char when[32], until[32];
+	int r;
+
+	*prev_out = json_null();
+	if (!*pol->previous)
+		return 0;
+	if ((r = ring_policy_load_dir(o->rings_dir, pol->previous, &prev, e)) < 0)
+		return with_status(e, r, PROMOTE_EXIT_MALFORMED);
+	if ((r = load_keyring(prev->promotion_keyring, prev->promotion_threshold, &kr, e)) < 0)
+		return r;
+	/* No promotions directory yet: nothing was promoted anywhere. */
+	if ((r = promotions_load(o->promotions_dir, kr, pol->previous, &set, e)) < 0 && r != -ENOENT)
+		return with_status(e, r, PROMOTE_EXIT_IO);
+	p = first_promotion(&set, image);
+	if (!p) {
+		strbuf_addf(miss, "; soak: image %.16s... holds no promotion to ring %s signed by %u "
+			    "of %s", image, pol->previous, kr->threshold, prev->promotion_keyring);
+	} else if (o->now - p->date < (time_t)pol->soak_seconds) {
+		fmt_time(p->date, when, sizeof(when));
+		fmt_time(p->date + (time_t)pol->soak_seconds, until, sizeof(until));
+		strbuf_addf(miss, "; soak: promoted to %s at %s, %lld h ago; policy needs %llu h "
+			    "(not before %s)", pol->previous, when, (long long)(o->now - p->date) / 3600,
+			    (unsigned long long)pol->soak_seconds / 3600, until);
+	} else {
+		fmt_time(p->date, when, sizeof(when));
+		json_decref(*prev_out);
+		*prev_out = json_pack("{s:s,s:I,s:s}", "ring", p->ring, "serial", (json_int_t)p->serial,
+				      "date", when);
+	}
+	promotions_free(&set);
+	return 0;
+}
+
+static int write_promotion(const struct promote_opts *o, const struct ring_policy *pol,
+			   const json_t *m, uint64_t serial, json_t *prev, json_t *evidence,
+			   const char *retires, struct signing_key *const *keys, size_t n_keys,
+			   struct promote_result *res, ingot_error *e)
+{
+	_cleanup_json_ json_t *st = NULL, *env = NULL;
+	uint8_t d[SHA256_LEN];
+	char date[32], polhex[SHA256_HEX_LEN + 1];
+	int r;
+
+	if (sha256_file(pol->file, d, NULL, e) < 0)
+		return with_status(e, -EIO, PROMOTE_EXIT_IO);
+	hex_encode(d, sizeof(d), polhex);
+	fmt_time(o->now, date, sizeof(date));
+	json_t *pred = json_pack("{s:s,s:I,s:O,s:O,s:s,s:{s:s,s:s},s:O,s:O,s:o}",
+		"ring", pol->name, "serial", (json_int_t)serial,
+		"recipe", json_object_get(json_object_get(m, "recipe"), "name") ?: json_null(),
+		"manifest_serial", json_object_get(m, "serial") ?: json_null(), "date", date,
+		"policy", "file", pol->file, "sha256", polhex, "previous", prev,
+		"evidence", evidence, "retires", retires ? json_string(retires) : json_null());
+	if (!pred)
+		return ingot_fail(e, -ENOMEM, "out of memory");
+	if ((r = image_statement(PROMOTION_PREDICATE_TYPE, json_object_get(m, "image"), pred, &st,
+				 e)) < 0 ||
+	    (r = sign_statement_keys(st, keys, n_keys, &env, e)) < 0)
+		return r;
+	if (mkdir_p(o->promotions_dir, 0755, e) < 0 ||
+	    asprintf(&res->path, "%s/%s-%04" PRIu64 PROMOTION_SUFFIX, o->promotions_dir, pol->name,
+		     serial) < 0 ||
+	    json_write_file(res->path, env, 0644, e) < 0)
+		return with_status(e, -EIO, PROMOTE_EXIT_IO);
+	res->serial = serial;
+	res->n_evidence = json_array_size(evidence);
+	return 0;
+}
+
+int promote_image(const struct promote_opts *o, struct signing_key *const *keys, size_t n_keys,
+		  struct promote_result *res, ingot_error *e)
+{
+	_cleanup_ring_policy_ struct ring_policy *pol = NULL;
+	_cleanup_keyring_ struct keyring *pkr = NULL;
+	_cleanup_mdoc_ struct mdoc md = { 0 };
+	_cleanup_strbuf_ struct strbuf miss = STRBUF_INIT;
+	_cleanup_json_ json_t *prev = NULL;
+	struct found f = { .evidence = json_array() };
+	struct promotion_set set = { 0 };
+	struct candidate c = { 0 };
+	const struct promotion *top = NULL, *mine;
+	char **files = NULL;
+	size_t n_files = 0, signers = 0;
+	uint64_t serial = 1;
+	int r;
+
+	memset(res, 0, sizeof(*res));
+	strbuf_init(&miss, 256);
+	if (!f.evidence)
+		return ingot_fail(e, -ENOMEM, "out of memory");
+	if ((r = ring_policy_load_dir(o->rings_dir, o->ring, &pol, e)) < 0 ||
+	    (r = mdoc_load(o->manifest_path, &md, e)) < 0) {
+		json_decref(f.evidence);
+		return with_status(e, r, r == -ENOENT ? PROMOTE_EXIT_IO : PROMOTE_EXIT_MALFORMED);
+	}
+	c.image = json_string_value(json_object_get(json_object_get(md.manifest, "image"), "sha256"));
+	c.tuple_nccl = json_string_value(json_object_get(json_object_get(json_object_get(
+		md.manifest, "tuple"), "nccl"), "version"));
+	if (!c.image || !is_sha256_hex(c.image)) {
+		json_decref(f.evidence);
+		return ingot_fail_status(e, -EINVAL, PROMOTE_EXIT_MALFORMED, "%s: image.sha256: "
+					 "expected 64 hex digits", o->manifest_path);
+	}
+
+	/* The signing keys must be able to make a promotion that verifies. */
+	if ((r = load_keyring(pol->promotion_keyring, pol->promotion_threshold, &pkr, e)) < 0)
+		goto out;
+	for (size_t i = 0; i < n_keys; i++)
+		signers += keyring_find(pkr, keys[i]->keyid) != NULL;
+	if (signers < pkr->threshold) {
+		r = ingot_fail_status(e, -EPERM, PROMOTE_EXIT_REFUSED, "%s: %zu of the given keys are "
+				      "in the promotion keyring %s, threshold %u", pol->file, signers,
+				      pol->promotion_keyring, pkr->threshold);
+		goto out;
+	}
+	if ((r = promotions_load(o->promotions_dir, pkr, pol->name, &set, e)) < 0 && r != -ENOENT) {
+		with_status(e, r, PROMOTE_EXIT_IO);
+		goto out;
+	}
+	for (size_t i = 0; i < set.n; i++) {
+		if (!top || set.v[i].serial > top->serial)
+			top = &set.v[i];
+		if (set.v[i].serial >= serial)
+			serial = set.v[i].serial + 1;
+	}
+	/* What a rollback drill of this candidate would retire: the ring's
+	 * image before it. */
+	mine = promotion_of(&set, c.image);
+	if (top && strcmp(top->image_sha256, c.image)) {
+		c.retire = top->image_sha256;
+	} else if (top) {
+		for (size_t i = 0; i < set.n; i++)
+			if (strcmp(set.v[i].image_sha256, c.image) &&
+			    (!c.retire || set.v[i].serial > promotion_of(&set, c.retire)->serial))
+				c.retire = set.v[i].image_sha256;
+	}
+
+	if ((r = statement_dir_list(o->evidence_dir, EVIDENCE_SUFFIX, &files, &n_files, e)) < 0) {
+		with_status(e, r, PROMOTE_EXIT_IO);
+		goto out;
+	}
+	for (size_t i = 0; i < pol->n_req; i++)
+		if ((r = find_evidence(&pol->req[i], &c, files, n_files, &f, &miss, e)) < 0)
+			goto out;
+	if ((r = check_previous(o, pol, c.image, &prev, &miss, e)) < 0)
+		goto out;
+	bool retiring = pol->retire_after_rollback && f.rollback_ok && c.retire;
+	if (mine && mine == top && !retiring && !miss.len)
+		strbuf_addf(&miss, "; image %.16s... is already ring %s's current image (serial %"
+			    PRIu64 "); nothing to retire without rollback evidence", c.image,
+			    pol->name, top->serial);
+	if (miss.len) {
+		r = ingot_fail_status(e, -EPERM, PROMOTE_EXIT_REFUSED, "%s: not promoted to ring %s%s",
+				      o->manifest_path, pol->name, miss.buf);
+		goto out;
+	}
+	r = write_promotion(o, pol, md.manifest, serial, prev, f.evidence,
+			    retiring ? c.retire : NULL, keys, n_keys, res, e);
+	if (r == 0 && retiring)
+		snprintf(res->retired, sizeof(res->retired), "%s", c.retire);
+out:
+	statement_dir_free(files, n_files);
+	promotions_free(&set);
+	json_decref(f.evidence);
+	return r;
+}
+
+void promote_result_free(struct promote_result *res)
+{
+	free(res->path);
+	res->path = NULL;
+}
