@@ -18,6 +18,11 @@
 #   firmware         one GSP firmware blob has different bytes
 #   extra            an extra library in /usr/lib/x86_64-linux-gnu
 #   no-nvidia-smi    nvidia-smi removed
+#   file-to-symlink  a listed firmware file replaced by a symlink to a file with
+#                    the same bytes (only its type differs)
+#   file-to-dir      a listed firmware file replaced by a directory
+#   ko-garbage       the image's nvidia.ko overwritten with bytes that are no ELF
+#   ko-gone          the image's nvidia.ko removed
 # Deterministic: the same arguments give the same tree.
 set -eu
 DIR=$1 PROFILE=$2
@@ -157,6 +162,20 @@ PY
 		$MKART so --out "$DIR/$LIBDIR/libevil.so.1" --soname libevil.so.1 ;;
 	no-nvidia-smi)
 		rm -f "$DIR/usr/bin/nvidia-smi" ;;
+	file-to-symlink)
+		fw=("$DIR"/lib/firmware/nvidia/*/gsp_tu10x.bin)
+		mkdir -p "$DIR/etc/fw"
+		mv "${fw[0]}" "$DIR/etc/fw/gsp_tu10x.bin"
+		ln -s ../../../../etc/fw/gsp_tu10x.bin "${fw[0]}" ;;
+	file-to-dir)
+		fw=("$DIR"/lib/firmware/nvidia/*/gsp_tu10x.bin)
+		rm -f "${fw[0]}"
+		mkdir "${fw[0]}" ;;
+	ko-garbage)
+		ko=("$DIR"/lib/modules/*/updates/dkms/nvidia.ko)
+		head -c 4096 /dev/zero >"${ko[0]}" ;;
+	ko-gone)
+		rm -f "$DIR"/lib/modules/*/updates/dkms/nvidia.ko ;;
 	*) echo "mkroot.sh: unknown mutation '$m'" >&2; exit 64 ;;
 	esac
 done

@@ -214,7 +214,30 @@ static void test_files_check(void **state)
 	assert_null(strstr(dump, "machine-id"));
 	assert_non_null(strstr(dump, "\"field\":\"target\""));
 	assert_non_null(strstr(dump, "\"expected\":\"0644\",\"field\":\"mode\",\"got\":\"0600\""));
+
+	assert_false(files_result_clean(&fr));
 	files_result_free(&fr);
+
+	/* A listed file that became a directory or a symlink is a changed
+	 * entry, counted like any other difference (it once was only listed). */
+	json_t *typed = json_array();
+	json_array_append_new(typed, file_entry("/usr/lib/a.so", "AAAA"));
+	json_array_append_new(typed, file_entry("/usr/lib/link", "BBBB"));
+	json_array_append_new(typed, file_entry("/usr", "x"));
+	assert_int_equal(files_check(fc, typed, NULL, &fr, &e), 0);
+	assert_int_equal(fr.changed, 2);
+	assert_false(files_result_clean(&fr));
+	_cleanup_free_ char *tdump = json_dumps(fr.details, JSON_COMPACT | JSON_SORT_KEYS);
+	assert_non_null(strstr(tdump, "\"expected\":\"file\",\"field\":\"type\",\"got\":\"symlink\""));
+	assert_non_null(strstr(tdump, "\"expected\":\"file\",\"field\":\"type\",\"got\":\"dir\""));
+	files_result_free(&fr);
+	/* Only what matches is clean. */
+	json_array_remove(typed, 2);
+	json_array_remove(typed, 1);
+	assert_int_equal(files_check(fc, typed, NULL, &fr, &e), 0);
+	assert_true(files_result_clean(&fr));
+	files_result_free(&fr);
+	json_decref(typed);
 
 	/* Ignored globs drop out of every category. */
 	const char *ignore[] = { "/usr/lib/extra.so", "/usr/lib/gone.so", NULL };
