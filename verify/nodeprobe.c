@@ -72,6 +72,7 @@ int probe_set(struct node_probe *p, const char *key, const char *value, const ch
 	f->key = strdup(key);
 	f->value = value ? strdup(value) : NULL;
 	f->source = strdup(source);
+	f->unreadable = false;
 	if (!f->key || (value && !f->value) || !f->source) {
 		free(f->key); free(f->value); free(f->source);
 		return -ENOMEM;
@@ -96,10 +97,14 @@ json_t *probe_to_json(const struct node_probe *p)
 	}
 	memcpy(sorted, p->v, p->n * sizeof(*sorted));
 	qsort(sorted, p->n, sizeof(*sorted), fact_cmp);
-	for (size_t i = 0; i < p->n; i++)
-		json_array_append_new(facts, json_pack("{s:s, s:o, s:s}", "key", sorted[i].key,
+	for (size_t i = 0; i < p->n; i++) {
+		json_t *f = json_pack("{s:s, s:o, s:s}", "key", sorted[i].key,
 			"value", sorted[i].value ? json_string(sorted[i].value) : json_null(),
-			"source", sorted[i].source));
+			"source", sorted[i].source);
+		if (f && sorted[i].unreadable)
+			json_object_set_new(f, "unreadable", json_true());
+		json_array_append_new(facts, f);
+	}
 	free(sorted);
 	return json_pack("{s:s, s:o}", "root", p->root, "facts", facts);
 }
@@ -263,20 +268,39 @@ char *probe_parse_dpkg_version(const char *status, const char *const *packages, 
 	return NULL;
 }
 
-int probe_setf(struct node_probe *p, const char *key, const char *value, const char *fmt, ...)
+static int probe_vset(struct node_probe *p, const char *key, const char *value, bool unreadable,
+		      const char *fmt, va_list ap)
 {
 	struct strbuf sb = STRBUF_INIT;
-	va_list ap;
 	int r;
+	if (unreadable && probe_find(p, key))
+		return 0;
 	strbuf_init(&sb, 128);
-	va_start(ap, fmt);
 	strbuf_vaddf(&sb, fmt, ap);
-	va_end(ap);
 	r = probe_set(p, key, value, sb.buf);
 	strbuf_release(&sb);
+	if (r == 0 && unreadable)
+		((struct probe_fact *)probe_find(p, key))->unreadable = true;
 	return r;
 }
 
+int probe_setf(struct node_probe *p, const char *key, const char *value, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int r = probe_vset(p, key, value, false, fmt, ap);
+	va_end(ap);
+	return r;
+}
+
+int probe_set_unreadable(struct node_probe *p, const char *key, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int r = probe_vset(p, key, NULL, true, fmt, ap);
+	va_end(ap);
+	return r;
+}
 
 static int probe_modules(struct node_probe *p)
 {
@@ -381,8 +405,8 @@ static int probe_tools(struct node_probe *p)
 			r = probe_setf(p, tools[t].key, NULL, "not found: /var/lib/dpkg/status; "
 				       "%s --version printed no version", where[t]);
 		if (!r && failed[t])
-			r = probe_setf(p, tools[t].key, NULL, "not found: /var/lib/dpkg/status; "
-				       "%s failed or timed out", where[t]);
+			r = probe_set_unreadable(p, tools[t].key, "not found: /var/lib/dpkg/status; "
+						 "%s failed or timed out", where[t]);
 		if (!r)
 			r = probe_setf(p, tools[t].key, NULL, "not found: /var/lib/dpkg/status, %s",
 				       tools[t].name);
@@ -392,9 +416,10 @@ static int probe_tools(struct node_probe *p)
 	if (!r && out[T_AMDSMI])
 		r = probe_amd_smi_parse(p, out[T_AMDSMI], where[T_AMDSMI]);
 	for (size_t t = T_NVSMI; t <= T_AMDSMI && !r; t++)
-		if (failed[t] || out[t])
-			r = probe_setf(p, "gpu.model", NULL, failed[t] ? "%s failed or timed out"
-				       : "%s answered no GPU", where[t]);
+		if (failed[t])
+			r = probe_set_unreadable(p, "gpu.model", "%s failed or timed out", where[t]);
+		else if (out[t])
+			r = probe_setf(p, "gpu.model", NULL, "%s answered no GPU", where[t]);
 	if (!r)
 		r = probe_set(p, "gpu.model", NULL, "not found: /proc/driver/nvidia/gpus/*/information, "
 			      "nvidia-smi, amd-smi");

@@ -191,6 +191,9 @@ struct state {
 	json_t *fields;
 	char first[512];
 	unsigned mismatches;
+	char first_not_made[1024];
+	json_t *not_made_list;
+	unsigned not_made;      /* comparisons whose node side could not be read */
 };
 
 static void mismatch(struct state *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -213,6 +216,37 @@ static void record(struct state *s, const char *name, const char *want, const ch
 		"manifest", want ? json_string(want) : json_null(),
 		"node", have ? json_string(have) : json_null(),
 		"source", source ? source : "", "match", match));
+}
+
+/* A comparison that was required but could not be made: listed in the
+ * details' "not_made" (not among the compared "fields", whose match=false
+ * means drift), and the check ends in error, never pass, unless something
+ * refuses. */
+static void not_made(struct state *s, const char *name, const char *want, const char *source,
+		     const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+static void not_made(struct state *s, const char *name, const char *want, const char *source,
+		     const char *fmt, ...)
+{
+	char line[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	json_array_append_new(s->not_made_list, json_pack("{s:s, s:o, s:s, s:s}", "field", name,
+		"manifest", want ? json_string(want) : json_null(),
+		"source", source ? source : "not probed", "comparison", line));
+	if (!s->not_made++)
+		snprintf(s->first_not_made, sizeof(s->first_not_made), "not made: %s (%s)", line,
+			 source ? source : "not probed");
+	report_evidence(s->r, CHECK_TUPLE, "not made: %s (%s)", line, source ? source : "not probed");
+}
+
+/* Could the probe not read a fact it looked for (as opposed to finding
+ * nothing there)? */
+static int unreadable(const struct node_probe *p, const char *key)
+{
+	const struct probe_fact *f = probe_find(p, key);
+	return f && !f->value && f->unreadable;
 }
 
 /* Where a fact came from; probes rebuilt from a report (the audit) may
@@ -254,6 +288,11 @@ static void consistency(struct state *s, const json_t *tuple, const struct node_
 		record(s, "loaded==nvidia.ko", ko, drv, source_of(p, "driver.ko_version"), ok);
 		if (!ok)
 			mismatch(s, "loaded driver %s != image's nvidia.ko %s", drv, ko);
+	} else if (drv) {
+		/* A loaded NVIDIA module the image's own module cannot be held
+		 * against: unreadable, unparsable or absent, it is not a pass. */
+		not_made(s, "loaded==nvidia.ko", NULL, source_of(p, "driver.ko_version"),
+			 "loaded driver %s vs the image's nvidia.ko", drv);
 	}
 	/* NVML and libcuda refuse a module of another version ("Driver/library
 	 * version mismatch"): the image's user space must match what is loaded. */
@@ -278,13 +317,14 @@ static void consistency(struct state *s, const json_t *tuple, const struct node_
 
 void tuplecheck_run(const json_t *tuple, const struct node_probe *p, struct verify_report *r)
 {
-	struct state s = { .r = r, .fields = json_object() };
+	struct state s = { .r = r, .fields = json_object(), .not_made_list = json_array() };
 	char want[256], models[512];
 	unsigned compared = 0;
 
 	if (!json_is_object(tuple)) {
 		report_set(r, CHECK_TUPLE, ST_SKIP, "manifest has no tuple");
 		json_decref(s.fields);
+		json_decref(s.not_made_list);
 		return;
 	}
 	/* Vendor, driver and flavor first, then what must agree with the
@@ -302,6 +342,10 @@ void tuplecheck_run(const json_t *tuple, const struct node_probe *p, struct veri
 		const char *have = pf ? pf->value : NULL;
 		const char *src = pf ? pf->source : "not probed";
 		int ok = have && values_match(f->how, want, have);
+		if (!have && unreadable(p, f->probe) && !must_be_on_node(tuple, f)) {
+			not_made(&s, f->tuple, want, src, "%s %s", f->label, want);
+			continue;
+		}
 		if (!have && !must_be_on_node(tuple, f)) {
 			/* Declared for the pool (e.g. CUDA that travels in containers)
 			 * but neither on the node nor carried by the image. */
@@ -323,8 +367,8 @@ void tuplecheck_run(const json_t *tuple, const struct node_probe *p, struct veri
 		const char *have = pf ? pf->value : NULL;
 		int ok = have && models_match(models, have);
 		if (!have) {
-			report_evidence(r, CHECK_TUPLE, "absent: GPU model not readable (%s)",
-					pf ? pf->source : "not probed");
+			/* Declared GPUs the node does not show: nothing was compared. */
+			not_made(&s, "gpu", models, pf ? pf->source : "not probed", "GPU %s", models);
 			goto done_models;
 		}
 		compared++;
@@ -339,9 +383,12 @@ done_models:
 		if (tuple_lookup(tuple, unprobed[i], want, sizeof(want)))
 			report_evidence(r, CHECK_TUPLE, "not probed: %s (manifest %s)", unprobed[i], want);
 
-	r->checks[CHECK_TUPLE].details = json_pack("{s:o}", "fields", s.fields);
+	r->checks[CHECK_TUPLE].details = json_pack("{s:o, s:o}", "fields", s.fields,
+						    "not_made", s.not_made_list);
 	if (s.mismatches)
 		report_set(r, CHECK_TUPLE, ST_FAIL, "%s", s.first);
+	else if (s.not_made)
+		report_set(r, CHECK_TUPLE, ST_ERROR, "%s", s.first_not_made);
 	else if (!compared)
 		report_set(r, CHECK_TUPLE, ST_SKIP, "manifest tuple declares no field the probe reads");
 	else

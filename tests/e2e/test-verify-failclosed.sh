@@ -37,6 +37,23 @@ assert_contains "$(cat "$T/to-dir.txt")" "changed: $fw: type: manifest file, nod
 assert_eq "type dir" "$(jget "$T/to-dir.json" "[c['details']['changed'][0]['field'] + ' ' + c['details']['changed'][0]['got'] for c in r['checks'] if c['name']=='files'][0]")" "to-dir details"
 assert_eq refuse "$(jget "$T/to-dir.json" "r['verdict']")" "to-dir verdict"
 
+# The image's nvidia.ko is no module (or gone) while nvidia is loaded: the
+# "loaded driver == image module" comparison was not made.
+node h100 ko-garbage ko-garbage
+verify_case ko-garbage-nofiles 20 "$T/ko-garbage" --no-files
+assert_contains "$(head -n 1 "$T/ko-garbage-nofiles.txt")" "could-not-check (exit 20): tuple: not made: loaded driver 580.95.05 vs the image's nvidia.ko"
+assert_contains "$(cat "$T/ko-garbage-nofiles.txt")" "not an ELF file"
+assert_eq error "$(check_status "$T/ko-garbage-nofiles.json" tuple)" "tuple of ko-garbage"
+assert_eq "loaded==nvidia.ko" "$(jget "$T/ko-garbage-nofiles.json" "[c for c in r['checks'] if c['name']=='tuple'][0]['details']['not_made'][0]['field']")" "not_made details"
+# With the files check the changed module refuses (a refusal outranks 20).
+verify_case ko-garbage 11 "$T/ko-garbage"
+assert_eq error "$(check_status "$T/ko-garbage.json" tuple)" "tuple of ko-garbage with files"
+
+node h100 ko-gone ko-gone
+verify_case ko-gone 20 "$T/ko-gone" --no-files
+assert_contains "$(head -n 1 "$T/ko-gone.txt")" "not made: loaded driver 580.95.05 vs the image's nvidia.ko"
+assert_contains "$(cat "$T/ko-gone.txt")" "not found: /lib/modules/*/**/nvidia.ko*"
+
 # The healthy node still admits.
 verify_case healthy 0 "$T/h100.root"
 echo "all fail-closed cases passed"

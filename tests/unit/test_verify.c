@@ -260,11 +260,20 @@ static struct node_probe *fake_probe(void)
 	probe_set(p, "vendor", "nvidia", "test");
 	probe_set(p, "driver.version", "580.95.05", "/sys/module/nvidia/version");
 	probe_set(p, "driver.flavor", "open", "test");
+	probe_set(p, "driver.ko_version", "580.95.05", "nvidia.ko");
 	probe_set(p, "fabric_manager.version", "580.82.07", "dpkg");
 	probe_set(p, "nccl.version", "2.27.7", "lib");
 	probe_set(p, "cuda.version", "13.0.1", "version.json");
 	probe_set(p, "gpu.model", "NVIDIA H100 80GB HBM3", "nvidia-smi");
 	return p;
+}
+
+static void set_fact(struct node_probe *p, const char *key, const char *value)
+{
+	struct probe_fact *f = (struct probe_fact *)probe_find(p, key);
+	assert_non_null(f);
+	free(f->value);
+	f->value = strdup(value);
 }
 
 static void test_tuplecheck(void **state)
@@ -291,28 +300,58 @@ static void test_tuplecheck(void **state)
 
 	/* Healthy; then NCCL pinned but the node has two; then a model that is
 	 * only a prefix of the real one. */
-	free(p->v[3].value);
-	p->v[3].value = strdup("580.95.05");
+	set_fact(p, "fabric_manager.version", "580.95.05");
 	report_init(&r);
 	tuplecheck_run(t, p, &r);
 	assert_int_equal(r.checks[CHECK_TUPLE].status, ST_PASS);
 	report_free(&r);
-	free(p->v[4].value);
-	p->v[4].value = strdup("2.27.7,2.21.5");
+	set_fact(p, "nccl.version", "2.27.7,2.21.5");
 	report_init(&r);
 	tuplecheck_run(t, p, &r);
 	assert_int_equal(r.checks[CHECK_TUPLE].status, ST_FAIL);
 	assert_non_null(strstr(r.checks[CHECK_TUPLE].summary, "NCCL: manifest 2.27.7, node 2.27.7,2.21.5"));
 	report_free(&r);
-	free(p->v[4].value);
-	p->v[4].value = strdup("2.27.7");
-	free(p->v[6].value);
-	p->v[6].value = strdup("NVIDIA H1000");
+	set_fact(p, "nccl.version", "2.27.7");
+	set_fact(p, "gpu.model", "NVIDIA H1000");
 	report_init(&r);
 	tuplecheck_run(t, p, &r);
 	assert_int_equal(r.checks[CHECK_TUPLE].status, ST_FAIL);
 	assert_non_null(strstr(r.checks[CHECK_TUPLE].summary, "GPU: manifest H100"));
 	report_free(&r);
+	set_fact(p, "gpu.model", "NVIDIA H100 80GB HBM3");
+
+	/* Comparisons that could not be made are never a pass: the image's
+	 * nvidia.ko unreadable, declared GPUs the node does not show, a
+	 * declared field whose tool failed. */
+	struct { const char *key, *why, *summary; } nm[] = {
+		{ "driver.ko_version", "unreadable: nvidia.ko: not an ELF file",
+		  "not made: loaded driver 580.95.05 vs the image's nvidia.ko (unreadable: nvidia.ko: not an ELF file)" },
+		{ "gpu.model", "nvidia-smi failed or timed out",
+		  "not made: GPU H100 (nvidia-smi failed or timed out)" },
+		{ "cuda.version", "version.json: unparsable", "not made: CUDA 13.0 (version.json: unparsable)" },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(nm); i++) {
+		struct probe_fact *f = (struct probe_fact *)probe_find(p, nm[i].key);
+		char *keep = f->value, *keep_src = f->source;
+		f->value = NULL;
+		f->source = (char *)nm[i].why;
+		f->unreadable = true;
+		report_init(&r);
+		tuplecheck_run(t, p, &r);
+		assert_int_equal(r.checks[CHECK_TUPLE].status, ST_ERROR);
+		assert_string_equal(r.checks[CHECK_TUPLE].summary, nm[i].summary);
+		/* ...and a mismatch elsewhere still refuses. */
+		set_fact(p, "fabric_manager.version", "580.82.07");
+		report_free(&r);
+		report_init(&r);
+		tuplecheck_run(t, p, &r);
+		assert_int_equal(r.checks[CHECK_TUPLE].status, ST_FAIL);
+		report_free(&r);
+		set_fact(p, "fabric_manager.version", "580.95.05");
+		f->value = keep;
+		f->source = keep_src;
+		f->unreadable = false;
+	}
 
 	/* A probe rebuilt from a report may lack facts (the audit does this):
 	 * an NVSwitch tuple with no fabric manager fact at all is a finding,
