@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <regex.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -436,8 +437,62 @@ static void test_nfd(void **state)
 	assert_true(n <= 63);
 	assert_true(n > 0);
 	assert_memory_equal(pool, "h100_pool_with_spaces", 21);
+	assert_non_null(strstr(sb.buf, "\n# ingot.dev/pool: the name is no label value"));
 	strbuf_release(&sb);
 	report_free(&r);
+}
+
+/* Label values are one to one: names that once collapsed to one value get
+ * different ones, each a valid Kubernetes label value (the apimachinery
+ * pattern), and valid names stay as they are. */
+static void test_nfd_distinct(void **state)
+{
+	char a[NFD_VALUE_SIZE], b[NFD_VALUE_SIZE];
+	char long1[80], long2[80];
+	regex_t re;
+	(void)state;
+	assert_int_equal(regcomp(&re, "^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$",
+				 REG_EXTENDED | REG_NOSUB), 0);
+
+	assert_false(nfd_label_value("pool-a", a));
+	assert_string_equal(a, "pool-a");
+	assert_true(nfd_label_value("pool-a.", b));
+	assert_string_not_equal(a, b);
+	assert_memory_equal(b, "pool-a--", 8);
+	assert_int_equal(strlen(b), 8 + 12);
+
+	/* 64 characters, differing only in the 64th. */
+	memset(long1, 'p', 63);
+	memcpy(long2, long1, 63);
+	long1[63] = 'x'; long2[63] = 'y';
+	long1[64] = long2[64] = '\0';
+	assert_true(nfd_label_value(long1, a));
+	assert_true(nfd_label_value(long2, b));
+	assert_string_not_equal(a, b);
+	assert_true(strlen(a) <= 63 && strlen(b) <= 63);
+	/* Exactly 63 is a valid value and kept. */
+	long1[63] = '\0';
+	assert_false(nfd_label_value(long1, a));
+	assert_string_equal(a, long1);
+
+	/* A valid name that looks disambiguated is hashed too, so it cannot
+	 * take the value of the name it imitates. */
+	assert_true(nfd_label_value("pool-a.", a));
+	assert_true(nfd_label_value(a, b));
+	assert_string_not_equal(a, b);
+
+	const char *const names[] = { "pool-a", "pool-a.", "-x-", "...", "", "a b/c",
+		"Ünïcode-pool", "h100--0123456789ab", long1, long2 };
+	for (size_t i = 0; i < ARRAY_SIZE(names); i++) {
+		nfd_label_value(names[i], a);
+		assert_true(strlen(a) <= 63);
+		assert_int_equal(regexec(&re, a, 0, NULL, 0), 0);
+		for (size_t j = 0; j < i; j++) {
+			nfd_label_value(names[j], b);
+			assert_string_not_equal(a, b);
+		}
+	}
+	regfree(&re);
 }
 
 int main(void)
@@ -451,6 +506,7 @@ int main(void)
 		cmocka_unit_test(test_tuplecheck),
 		cmocka_unit_test(test_verdicts),
 		cmocka_unit_test(test_nfd),
+		cmocka_unit_test(test_nfd_distinct),
 	};
 	return cmocka_run_group_tests_name("verify", tests, setup, teardown);
 }
