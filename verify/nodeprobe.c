@@ -340,7 +340,7 @@ int probe_module_loaded(const struct node_probe *p, const char *name)
  * procfs answers the same in microseconds).  What must run is started
  * all at once; the answers are applied in this fixed order, so the facts
  * never depend on which tool finished first. */
-enum { T_FM, T_CTK, T_NVSMI, T_AMDSMI, T__COUNT };
+enum { T_FM, T_CTK, T_NVSMI, T_AMDSMI, T_IPMI, T__COUNT };
 
 static int probe_tools(struct node_probe *p)
 {
@@ -348,11 +348,14 @@ static int probe_tools(struct node_probe *p)
 	static char *const nvsmi_args[] = { "--query-gpu=name,driver_version,vbios_version",
 					    "--format=csv,noheader", NULL };
 	static char *const amdsmi_args[] = { "static", "--asic", "--vbios", "--json", NULL };
+	static char *const ipmi_args[] = { "mc", "info", NULL };
 	static const struct { const char *name; char *const *args; const char *key; } tools[] = {
 		[T_FM] = { "nv-fabricmanager", version_args, "fabric_manager.version" },
 		[T_CTK] = { "nvidia-ctk", version_args, "container_toolkit.version" },
 		[T_NVSMI] = { "nvidia-smi", nvsmi_args, "gpu.model" },
 		[T_AMDSMI] = { "amd-smi", amdsmi_args, "gpu.model" },
+		/* No file names the BMC's firmware: ipmitool, when present. */
+		[T_IPMI] = { "ipmitool", ipmi_args, "firmware.bmc" },
 	};
 	char *exe[T__COUNT] = { 0 }, *where[T__COUNT] = { 0 };
 	char *argv[T__COUNT][8];
@@ -423,6 +426,13 @@ static int probe_tools(struct node_probe *p)
 	if (!r)
 		r = probe_set(p, "gpu.model", NULL, "not found: /proc/driver/nvidia/gpus/*/information, "
 			      "nvidia-smi, amd-smi");
+	if (!r && out[T_IPMI])
+		r = probe_ipmitool_parse(p, out[T_IPMI], where[T_IPMI]);
+	if (!r && failed[T_IPMI])
+		r = probe_set_unreadable(p, "firmware.bmc", "unreadable: %s mc info failed or timed out",
+					 where[T_IPMI]);
+	if (!r)
+		r = probe_set(p, "firmware.bmc", NULL, "not found: ipmitool");
 	/* nvidia-smi left unrun because procfs answered: the node has the tool
 	 * (its bytes are the image's when the files check passes); what running
 	 * it would also have shown, NVML against the loaded module, is the
@@ -482,6 +492,7 @@ int node_probe_run(const char *root, struct node_probe **out, ingot_error *e)
 	if (!r) r = probe_nvidia_procfs(p);
 	if (!r) r = probe_gsp_firmware(p);
 	if (!r) r = probe_nvswitch(p);
+	if (!r) r = probe_firmware(p);
 	if (!r) r = probe_tools(p);
 	if (!r) {
 		_cleanup_free_ char *nvdir = probe_path(p, "/proc/driver/nvidia");

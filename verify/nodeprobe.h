@@ -17,6 +17,8 @@
  *   cuda.version cuda.runtime container_toolkit.version
  *   rocm.version rocm.stream rocm.prefix amdgpu.version
  *   gpu.model gpu.count gpu.driver_version firmware.vbios firmware.gsp
+ *   firmware.nvswitch firmware.nic firmware.ethernet firmware.bios
+ *   firmware.bios_date firmware.bmc system.board_name system.product_name
  *   nvswitch.count  smi */
 struct probe_fact {
 	char *key;

@@ -1,11 +1,14 @@
 #include "verify/tuplecheck.h"
 
 #include <ctype.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
+#include "lib/cleanup.h"
+#include "lib/json.h"
 #include "lib/strbuf.h"
 #include "lib/version.h"
 
@@ -35,7 +38,6 @@ static const struct field fields[] = {
 	{ "ROCm", "rocm.version", "rocm.version", NULL, M_PREFIX },
 	{ "ROCm stream", "rocm.stream", "rocm.stream", NULL, M_EXACT },
 	{ "ROCm prefix", "rocm.prefix", "rocm.prefix", NULL, M_EXACT },
-	{ "VBIOS", "firmware.vbios", "firmware.vbios", NULL, M_EXACT },
 	{ "SMI tool", "smi", "smi", NULL, M_EXACT },
 };
 
@@ -43,7 +45,7 @@ static const struct field fields[] = {
 
 /* Tuple members ingot cannot read on a node; listed as "not probed". */
 static const char *const unprobed[] = {
-	"firmware.nic", "firmware.nvswitch", "firmware.bmc", "firmware.bios", "cudnn.version",
+	"cudnn.version",
 	"cublas.version", "miopen.version", "rocblas.version", "gpu_operator.version",
 	"imex.version",
 };
@@ -315,6 +317,127 @@ static void consistency(struct state *s, const json_t *tuple, const struct node_
 	}
 }
 
+
+/* Firmware pins (docs/tuple.md): each device's revision must be one of the
+ * validated revisions; an entry "MODEL=REV" holds for that model only.  The
+ * model is the entry's own ("MT_0000000838=28.39.1002", from the NIC) or,
+ * for facts without one, the node's (model_key: GPU or system product). */
+struct fw_pin {
+	const char *label, *tuple, *fact, *model_key;
+	bool qualified;   /* the fact's entries are "MODEL=REV" */
+};
+
+static const struct fw_pin fw_pins[] = {
+	{ "VBIOS", "firmware.vbios", "firmware.vbios", "gpu.model", false },
+	{ "NVSwitch firmware", "firmware.nvswitch", "firmware.nvswitch", NULL, false },
+	{ "NIC firmware", "firmware.nic", "firmware.nic", NULL, true },
+	{ "Ethernet firmware", "firmware.ethernet", "firmware.ethernet", NULL, true },
+	{ "BMC firmware", "firmware.bmc", "firmware.bmc", "system.product_name", false },
+	{ "BIOS", "firmware.bios", "firmware.bios", "system.product_name", false },
+};
+
+/* The pins of one field as a list (a string is a list of one). */
+static const json_t *pins_of(const json_t *tuple, const char *path, json_t **own)
+{
+	const json_t *grp = get_key(tuple, "firmware", 8);
+	const json_t *v = get_key(grp, path + 9, strlen(path + 9));
+	*own = NULL;
+	if (json_is_string(v))
+		return *own = json_pack("[O]", v);
+	return json_is_array(v) && json_array_size(v) ? v : NULL;
+}
+
+/* Is rev of a device of model (NULL: unknown) among the pins? */
+static bool pinned(const json_t *pins, const char *model, bool model_is_word, const char *rev)
+{
+	size_t i;
+	json_t *it;
+	json_array_foreach(pins, i, it) {
+		const char *pin = json_string_value(it), *eq = pin ? strchr(pin, '=') : NULL;
+		if (!pin)
+			continue;
+		if (!eq) {
+			if (!strcmp(pin, rev))
+				return true;
+			continue;
+		}
+		char m[128];
+		snprintf(m, sizeof(m), "%.*s", (int)(eq - pin), pin);
+		if (strcmp(eq + 1, rev) || !model)
+			continue;
+		if (model_is_word ? models_match(m, model) : !strcmp(m, model))
+			return true;
+	}
+	return false;
+}
+
+static void firmware_check(struct state *s, const json_t *tuple, const struct node_probe *p,
+			   unsigned *compared)
+{
+	for (size_t k = 0; k < sizeof(fw_pins) / sizeof(fw_pins[0]); k++) {
+		const struct fw_pin *f = &fw_pins[k];
+		_cleanup_json_ json_t *own = NULL;
+		const json_t *pins = pins_of(tuple, f->tuple, &own);
+		const struct probe_fact *pf = probe_find(p, f->fact);
+		const char *src = pf ? pf->source : "not probed";
+		_cleanup_free_ char *want = NULL;
+		size_t i;
+		json_t *it;
+
+		if (!pins)
+			continue;
+		json_array_foreach(pins, i, it) {
+			char *w = NULL;
+			if (asprintf(&w, "%s%s%s", want ? want : "", want ? ", " : "",
+				     json_string_value(it) ? json_string_value(it) : "?") < 0)
+				return;
+			free(want);
+			want = w;
+		}
+		if (!pf || !pf->value) {
+			/* Pinned firmware the node does not show is unchecked drift. */
+			not_made(s, f->tuple, want, src, "%s pinned to %s", f->label, want);
+			continue;
+		}
+		(*compared)++;
+		const char *model = f->model_key ? probe_get(p, f->model_key) : NULL;
+		_cleanup_free_ char *vals = strdup(pf->value);
+		char *save = NULL, bad[256] = "", agree[160] = "";
+		struct strbuf seen = STRBUF_INIT;   /* "\nMODEL\n" per entry so far */
+		strbuf_init(&seen, 64);
+		strbuf_addch(&seen, '\n');
+		for (char *e = vals ? strtok_r(vals, ",", &save) : NULL; e; e = strtok_r(NULL, ",", &save)) {
+			char *eq = f->qualified ? strchr(e, '=') : NULL;
+			const char *rev = eq ? eq + 1 : e;
+			char dev[128], m[132];
+			snprintf(dev, sizeof(dev), "%.*s", eq ? (int)(eq - e) : 0, e);
+			snprintf(m, sizeof(m), "\n%s\n", dev);
+			/* Entries are distinct: two of one model (every GPU is one
+			 * model here) differ, and one stale device is drift even when
+			 * both revisions are validated. */
+			if (!agree[0] && strstr(seen.buf, m))
+				snprintf(agree, sizeof(agree), "%s", dev);
+			strbuf_addstr(&seen, m + 1);
+			if (!bad[0] && !pinned(pins, eq ? dev : model, !eq, rev))
+				snprintf(bad, sizeof(bad), "%s%s%s", dev, eq ? " " : "", rev);
+		}
+		strbuf_release(&seen);
+		bool disagree = strchr(pf->value, ',') && (!f->qualified || agree[0]);
+		int ok = !bad[0] && !disagree;
+		record(s, f->tuple, want, pf->value, src, ok);
+		if (disagree && !f->qualified)
+			mismatch(s, "%s differs between devices: %s (one stale device is drift; pinned %s)",
+				 f->label, pf->value, want);
+		else if (disagree)
+			mismatch(s, "%s differs between devices of model %s: %s (pinned %s)", f->label,
+				 agree, pf->value, want);
+		else if (bad[0])
+			mismatch(s, "%s: node %s, validated %s (%s)", f->label, bad, want, src);
+		else
+			report_evidence(s->r, CHECK_TUPLE, "ok: %s %s (%s)", f->label, pf->value, src);
+	}
+}
+
 void tuplecheck_run(const json_t *tuple, const struct node_probe *p, struct verify_report *r)
 {
 	struct state s = { .r = r, .fields = json_object(), .not_made_list = json_array() };
@@ -379,6 +502,7 @@ void tuplecheck_run(const json_t *tuple, const struct node_probe *p, struct veri
 			mismatch(&s, "GPU: manifest %s, node %s", models, have);
 	}
 done_models:
+	firmware_check(&s, tuple, p, &compared);
 	for (size_t i = 0; i < sizeof(unprobed) / sizeof(unprobed[0]); i++)
 		if (tuple_lookup(tuple, unprobed[i], want, sizeof(want)))
 			report_evidence(r, CHECK_TUPLE, "not probed: %s (manifest %s)", unprobed[i], want);

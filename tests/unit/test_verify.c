@@ -266,6 +266,7 @@ static struct node_probe *fake_probe(void)
 	probe_set(p, "nccl.version", "2.27.7", "lib");
 	probe_set(p, "cuda.version", "13.0.1", "version.json");
 	probe_set(p, "gpu.model", "NVIDIA H100 80GB HBM3", "nvidia-smi");
+	probe_set(p, "firmware.nic", "MT_0000000838=28.39.1002", "/sys/class/infiniband");
 	return p;
 }
 
@@ -274,7 +275,7 @@ static void set_fact(struct node_probe *p, const char *key, const char *value)
 	struct probe_fact *f = (struct probe_fact *)probe_find(p, key);
 	assert_non_null(f);
 	free(f->value);
-	f->value = strdup(value);
+	f->value = value ? strdup(value) : NULL;
 }
 
 static void test_tuplecheck(void **state)
@@ -296,7 +297,7 @@ static void test_tuplecheck(void **state)
 	_cleanup_free_ char *ev = json_dumps(r.checks[CHECK_TUPLE].evidence, 0);
 	assert_non_null(strstr(ev, "ok: CUDA 13.0.1"));          /* 13.0 matches 13.0.1 */
 	assert_non_null(strstr(ev, "ok: GPU NVIDIA H100"));
-	assert_non_null(strstr(ev, "not probed: firmware.nic"));
+	assert_non_null(strstr(ev, "ok: NIC firmware MT_0000000838=28.39.1002"));
 	report_free(&r);
 
 	/* Healthy; then NCCL pinned but the node has two; then a model that is
@@ -377,6 +378,79 @@ static void test_tuplecheck(void **state)
 	report_free(&r);
 	json_decref(t);
 	node_probe_free(p);
+}
+
+/* Firmware pins: exact, a list of validated revisions, per model; all
+ * devices of a model agree; pinned firmware the node does not show is not
+ * a pass. */
+static const char *fw_verdict(const char *firmware, const char *key, const char *value,
+			      enum check_status want)
+{
+	static char summary[512];
+	struct verify_report r;
+	json_error_t je;
+	struct node_probe *p = fake_probe();
+	char doc[1024];
+	set_fact(p, "fabric_manager.version", "580.95.05");
+	if (probe_find(p, key))
+		set_fact(p, key, value);
+	else
+		probe_set(p, key, value, "test");
+	probe_set(p, "system.product_name", "PowerEdge XE9680", "test");
+	snprintf(doc, sizeof(doc), "{\"vendor\":\"nvidia\",\"nvswitch\":true,\"gpu\":{\"models\":[\"H100\"]},"
+		 "\"driver\":{\"version\":\"580.95.05\"},\"fabric-manager\":{\"version\":\"580.95.05\"},"
+		 "\"firmware\":%s}", firmware);
+	json_t *t = json_loads(doc, 0, &je);
+	assert_non_null(t);
+	report_init(&r);
+	tuplecheck_run(t, p, &r);
+	snprintf(summary, sizeof(summary), "%s", r.checks[CHECK_TUPLE].summary);
+	if (r.checks[CHECK_TUPLE].status != want)
+		fprintf(stderr, "firmware %s: %s\n", firmware, summary);
+	assert_int_equal(r.checks[CHECK_TUPLE].status, want);
+	report_free(&r);
+	json_decref(t);
+	node_probe_free(p);
+	return summary;
+}
+
+static void test_firmware_pins(void **state)
+{
+	(void)state;
+	/* exact, and a list of validated revisions */
+	fw_verdict("{\"vbios\":\"96.00.99.00.01\"}", "firmware.vbios", "96.00.99.00.01", ST_PASS);
+	fw_verdict("{\"vbios\":[\"96.00.74.00.01\",\"96.00.99.00.01\"]}", "firmware.vbios",
+		   "96.00.99.00.01", ST_PASS);
+	assert_string_equal(fw_verdict("{\"vbios\":[\"96.00.74.00.01\"]}", "firmware.vbios",
+				       "96.00.99.00.01", ST_FAIL),
+			    "VBIOS: node 96.00.99.00.01, validated 96.00.74.00.01 (test)");
+	/* one stale GPU: both revisions validated, still drift */
+	assert_string_equal(fw_verdict("{\"vbios\":[\"96.00.74.00.01\",\"96.00.99.00.01\"]}",
+				       "firmware.vbios", "96.00.99.00.01,96.00.74.00.01", ST_FAIL),
+			    "VBIOS differs between devices: 96.00.99.00.01,96.00.74.00.01 (one stale "
+			    "device is drift; pinned 96.00.74.00.01, 96.00.99.00.01)");
+	/* per model: a GPU-model-qualified VBIOS pin, a board-qualified NIC pin */
+	fw_verdict("{\"vbios\":[\"H100=96.00.99.00.01\",\"B200=97.00.5A.00.02\"]}", "firmware.vbios",
+		   "96.00.99.00.01", ST_PASS);
+	fw_verdict("{\"vbios\":[\"B200=96.00.99.00.01\"]}", "firmware.vbios", "96.00.99.00.01", ST_FAIL);
+	fw_verdict("{\"nic\":[\"MT_0000000838=28.39.1002\",\"MT_0000000970=32.41.1000\"]}",
+		   "firmware.nic", "MT_0000000838=28.39.1002,MT_0000000970=32.41.1000", ST_PASS);
+	assert_string_equal(fw_verdict("{\"nic\":[\"MT_0000000838=28.39.1002\"]}", "firmware.nic",
+				       "MT_0000000970=28.39.1002", ST_FAIL),
+			    "NIC firmware: node MT_0000000970 28.39.1002, validated MT_0000000838=28.39.1002 (/sys/class/infiniband)");
+	assert_string_equal(fw_verdict("{\"nic\":[\"MT_0000000838=28.39.1002\",\"MT_0000000838=28.40.1000\"]}",
+				       "firmware.nic", "MT_0000000838=28.39.1002,MT_0000000838=28.40.1000", ST_FAIL),
+			    "NIC firmware differs between devices of model MT_0000000838: "
+			    "MT_0000000838=28.39.1002,MT_0000000838=28.40.1000 (pinned "
+			    "MT_0000000838=28.39.1002, MT_0000000838=28.40.1000)");
+	/* BIOS and BMC pins per system product */
+	fw_verdict("{\"bios\":\"PowerEdge XE9680=2.3.5\",\"bmc\":\"7.10.30.00\"}", "firmware.bios", "2.3.5", ST_ERROR);
+	fw_verdict("{\"bios\":\"PowerEdge XE9680=2.3.5\"}", "firmware.bios", "2.3.5", ST_PASS);
+	fw_verdict("{\"bios\":\"PowerEdge R760=2.3.5\"}", "firmware.bios", "2.3.5", ST_FAIL);
+	/* pinned, not shown: not made */
+	assert_string_equal(fw_verdict("{\"nvswitch\":\"96.10.6D.00.01\"}", "firmware.nvswitch", NULL,
+				       ST_ERROR),
+			    "not made: NVSwitch firmware pinned to 96.10.6D.00.01 (test)");
 }
 
 static void test_verdicts(void **state)
@@ -504,6 +578,7 @@ int main(void)
 		cmocka_unit_test(test_probe_root),
 		cmocka_unit_test(test_files_check),
 		cmocka_unit_test(test_tuplecheck),
+		cmocka_unit_test(test_firmware_pins),
 		cmocka_unit_test(test_verdicts),
 		cmocka_unit_test(test_nfd),
 		cmocka_unit_test(test_nfd_distinct),
