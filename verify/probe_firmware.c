@@ -13,6 +13,8 @@
 #include <linux/ethtool.h>
 #include <linux/sockios.h>
 #include <net/if.h>
+#include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,7 +26,7 @@
 #include "lib/cleanup.h"
 #include "lib/strbuf.h"
 
-#define NET_IFACES_MAX 256   /* interfaces asked, at most */
+#define DEVICES_MAX 256   /* devices (NICs, interfaces, switches) asked, at most */
 
 /* Append entry to a comma list unless already there. */
 static void add_distinct(struct strbuf *sb, const char *entry)
@@ -54,20 +56,42 @@ static char *clean_rev(char *s)
 	return *s && strcmp(s, "N/A") ? s : NULL;
 }
 
-/* Record the entries, or why there are none: unreadable when a source was
- * there but gave nothing usable, else not found. */
-static int set_entries(struct node_probe *p, const char *key, const struct strbuf *vals,
-		       const char *src, const char *bad)
+/* Keep the first reason a device gave nothing usable; -ENOMEM or 0. */
+static int note_bad(char **bad, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int note_bad(char **bad, const char *fmt, ...)
 {
-	if (vals->len)
-		return probe_set(p, key, vals->buf, src);
-	if (bad)
-		return probe_set_unreadable(p, key, "unreadable: %s", bad);
-	return probe_setf(p, key, NULL, "not found: %s", src);
+	va_list ap;
+	int n = 0;
+	if (*bad)
+		return 0;
+	va_start(ap, fmt);
+	n = vasprintf(bad, fmt, ap);
+	va_end(ap);
+	if (n < 0) {
+		*bad = NULL;
+		return -ENOMEM;
+	}
+	return 0;
 }
 
-/* ConnectX/BlueField: /sys/class/infiniband/<dev>/{fw_ver,board_id}. */
-static int probe_ib_firmware(struct node_probe *p)
+/* Add "model=rev" (model "unknown" when the device names none). */
+static int add_entry(struct strbuf *vals, const char *model, const char *rev)
+{
+	_cleanup_free_ char *entry = NULL;
+	if (asprintf(&entry, "%s=%s", model ? model : "unknown", rev) < 0)
+		return -ENOMEM;
+	add_distinct(vals, entry);
+	return 0;
+}
+
+/* One device's answer: entries into vals, or a reason into *bad. */
+typedef int (*device_fn)(struct node_probe *p, const char *rel, struct strbuf *vals, char **bad);
+
+/* Every device the pattern finds (DEVICES_MAX at most), then the fact:
+ * the entries; or, with none, unreadable when a device was there but gave
+ * nothing usable, else not found. */
+static int collect(struct node_probe *p, const char *key, const char *pattern, const char *src,
+		   device_fn one)
 {
 	_cleanup_glob_ glob_t g = { 0 };
 	struct strbuf vals = STRBUF_INIT;
@@ -75,35 +99,31 @@ static int probe_ib_firmware(struct node_probe *p)
 	int r = 0;
 
 	strbuf_init(&vals, 64);
-	if (probe_glob(p, "/sys/class/infiniband/*/fw_ver", &g) == 0) {
-		for (size_t i = 0; i < g.gl_pathc && !r; i++) {
-			const char *rel = probe_node_rel(p, g.gl_pathv[i]);
-			_cleanup_free_ char *fw = probe_read_trimmed(p, rel);
-			_cleanup_free_ char *dir = strndup(rel, strlen(rel) - strlen("/fw_ver"));
-			_cleanup_free_ char *board_path = NULL, *board = NULL;
-			if (!dir || asprintf(&board_path, "%s/board_id", dir) < 0) {
-				r = -ENOMEM;
-				break;
-			}
-			board = probe_read_trimmed(p, board_path);
-			const char *rev = fw ? clean_rev(fw) : NULL;
-			const char *model = board ? clean_rev(board) : NULL;
-			if (!rev) {
-				if (!bad && asprintf(&bad, "%s: empty or unreadable", rel) < 0)
-					r = -ENOMEM;
-				continue;
-			}
-			_cleanup_free_ char *entry = NULL;
-			if (asprintf(&entry, "%s=%s", model ? model : "unknown", rev) < 0)
-				r = -ENOMEM;
-			else
-				add_distinct(&vals, entry);
-		}
-	}
-	if (!r)
-		r = set_entries(p, "firmware.nic", &vals, "/sys/class/infiniband/*/{board_id,fw_ver}", bad);
+	if (probe_glob(p, pattern, &g) == 0)
+		for (size_t i = 0; i < g.gl_pathc && i < DEVICES_MAX && !r; i++)
+			r = one(p, probe_node_rel(p, g.gl_pathv[i]), &vals, &bad);
+	if (!r && vals.len)
+		r = probe_set(p, key, vals.buf, src);
+	else if (!r && bad)
+		r = probe_set_unreadable(p, key, "unreadable: %s", bad);
+	else if (!r)
+		r = probe_setf(p, key, NULL, "not found: %s", src);
 	strbuf_release(&vals);
 	return r;
+}
+
+/* ConnectX/BlueField: /sys/class/infiniband/<dev>/{fw_ver,board_id}. */
+static int ib_device(struct node_probe *p, const char *rel, struct strbuf *vals, char **bad)
+{
+	_cleanup_free_ char *fw = probe_read_trimmed(p, rel);
+	_cleanup_free_ char *board_path = NULL, *board = NULL;
+	if (asprintf(&board_path, "%.*s/board_id", (int)(strlen(rel) - strlen("/fw_ver")), rel) < 0)
+		return -ENOMEM;
+	board = probe_read_trimmed(p, board_path);
+	const char *rev = fw ? clean_rev(fw) : NULL;
+	if (!rev)
+		return note_bad(bad, "%s: empty or unreadable", rel);
+	return add_entry(vals, board ? clean_rev(board) : NULL, rev);
 }
 
 /* ETHTOOL_GDRVINFO on the node's own interface (root "/" only). */
@@ -148,59 +168,32 @@ static int ethtool_file(const struct node_probe *p, const char *ifname, char *dr
 	return 0;
 }
 
-/* Every physical interface's firmware (those with a device behind them):
- * "driver=fw_version", fw_version cut at its first blank ("28.39.1002
- * (MT_0000000838)" -> "28.39.1002"). */
-static int probe_ethernet_firmware(struct node_probe *p)
+/* One physical interface (one with a device behind it, rel its
+ * /sys/class/net/<if>/device): "driver=fw_version", fw_version cut at its
+ * first blank ("28.39.1002 (MT_0000000838)" -> "28.39.1002"). */
+static int net_device(struct node_probe *p, const char *rel, struct strbuf *vals, char **bad)
 {
-	_cleanup_glob_ glob_t g = { 0 };
-	struct strbuf vals = STRBUF_INIT;
-	_cleanup_free_ char *bad = NULL;
-	bool real = !strcmp(p->root, "/");
-	int r = 0;
-
-	strbuf_init(&vals, 64);
-	if (probe_glob(p, "/sys/class/net/*/device", &g) == 0) {
-		for (size_t i = 0; i < g.gl_pathc && i < NET_IFACES_MAX && !r; i++) {
-			const char *rel = probe_node_rel(p, g.gl_pathv[i]);
-			const char *end = strrchr(rel, '/');
-			const char *name = end;
-			char ifname[IF_NAMESIZE], driver[64], fw[64];
-			while (name > rel && name[-1] != '/')
-				name--;
-			if ((size_t)(end - name) >= sizeof(ifname))
-				continue;
-			snprintf(ifname, sizeof(ifname), "%.*s", (int)(end - name), name);
-			int q = real ? ethtool_drvinfo(ifname, driver, sizeof(driver), fw, sizeof(fw))
-				     : ethtool_file(p, ifname, driver, sizeof(driver), fw, sizeof(fw));
-			if (q == -ENOMEM) {
-				r = q;
-				break;
-			}
-			char *f = fw + strspn(fw, " \t");
-			f[strcspn(f, " \t(")] = '\0';
-			const char *rev = q == 0 ? clean_rev(f) : NULL;
-			const char *drv = q == 0 ? clean_rev(driver) : NULL;
-			if (q == 0 && !rev)
-				continue;   /* a port without firmware to report (virtio, ...) */
-			if (!rev || !drv) {
-				if (!bad && asprintf(&bad, "%s: ETHTOOL_GDRVINFO failed", ifname) < 0)
-					r = -ENOMEM;
-				continue;
-			}
-			_cleanup_free_ char *entry = NULL;
-			if (asprintf(&entry, "%s=%s", drv, rev) < 0)
-				r = -ENOMEM;
-			else
-				add_distinct(&vals, entry);
-		}
-	}
-	if (!r)
-		r = set_entries(p, "firmware.ethernet", &vals, real
-				? "/sys/class/net/*/device, ETHTOOL_GDRVINFO"
-				: "/sys/class/net/*/device, /run/ingot/ethtool/<if>", bad);
-	strbuf_release(&vals);
-	return r;
+	const char *end = strrchr(rel, '/'), *name = end;
+	char ifname[IF_NAMESIZE], driver[64], fw[64];
+	while (name > rel && name[-1] != '/')
+		name--;
+	if ((size_t)(end - name) >= sizeof(ifname))
+		return 0;
+	snprintf(ifname, sizeof(ifname), "%.*s", (int)(end - name), name);
+	int q = !strcmp(p->root, "/") ? ethtool_drvinfo(ifname, driver, sizeof(driver), fw, sizeof(fw))
+				      : ethtool_file(p, ifname, driver, sizeof(driver), fw, sizeof(fw));
+	if (q == -ENOMEM)
+		return q;
+	if (q < 0)
+		return note_bad(bad, "%s: ETHTOOL_GDRVINFO: %s", ifname, strerror(-q));
+	char *f = fw + strspn(fw, " \t");
+	f[strcspn(f, " \t(")] = '\0';
+	const char *rev = clean_rev(f), *drv = clean_rev(driver);
+	if (!rev)
+		return 0;   /* a port without firmware to report (virtio, ...) */
+	if (!drv)
+		return note_bad(bad, "%s: no driver name", ifname);
+	return add_entry(vals, drv, rev);
 }
 
 /* System BIOS and board: /sys/class/dmi/id. */
@@ -223,43 +216,33 @@ static int probe_dmi(struct node_probe *p)
 
 /* The nvidia-nvswitch driver's "BIOS Version: 96.10.6D.00.01" (or "N/A")
  * in /proc/driver/nvidia-nvswitch/devices/<bus>/information. */
-static int probe_nvswitch_firmware(struct node_probe *p)
+static int nvswitch_device(struct node_probe *p, const char *rel, struct strbuf *vals, char **bad)
 {
-	_cleanup_glob_ glob_t g = { 0 };
-	struct strbuf vals = STRBUF_INIT;
-	_cleanup_free_ char *bad = NULL;
-	int r = 0;
-
-	strbuf_init(&vals, 64);
-	if (probe_glob(p, "/proc/driver/nvidia-nvswitch/devices/*/information", &g) == 0) {
-		for (size_t i = 0; i < g.gl_pathc && !r; i++) {
-			const char *rel = probe_node_rel(p, g.gl_pathv[i]);
-			_cleanup_free_ char *txt = probe_read_trimmed(p, rel);
-			char *line = txt ? strstr(txt, "BIOS Version:") : NULL;
-			const char *rev = NULL;
-			if (line) {
-				line[strcspn(line, "\n")] = '\0';
-				rev = clean_rev(line + strlen("BIOS Version:"));
-			}
-			if (rev)
-				add_distinct(&vals, rev);
-			else if (!bad && asprintf(&bad, "%s: no BIOS Version", rel) < 0)
-				r = -ENOMEM;
-		}
+	_cleanup_free_ char *txt = probe_read_trimmed(p, rel);
+	char *line = txt ? strstr(txt, "BIOS Version:") : NULL;
+	const char *rev = NULL;
+	if (line) {
+		line[strcspn(line, "\n")] = '\0';
+		rev = clean_rev(line + strlen("BIOS Version:"));
 	}
-	if (!r)
-		r = set_entries(p, "firmware.nvswitch", &vals,
-				"/proc/driver/nvidia-nvswitch/devices/*/information (BIOS Version)", bad);
-	strbuf_release(&vals);
-	return r;
+	if (!rev)
+		return note_bad(bad, "%s: no BIOS Version", rel);
+	add_distinct(vals, rev);
+	return 0;
 }
 
 int probe_firmware(struct node_probe *p)
 {
-	TRY(probe_ib_firmware(p));
-	TRY(probe_ethernet_firmware(p));
+	bool real = !strcmp(p->root, "/");
+	TRY(collect(p, "firmware.nic", "/sys/class/infiniband/*/fw_ver",
+		    "/sys/class/infiniband/*/{board_id,fw_ver}", ib_device));
+	TRY(collect(p, "firmware.ethernet", "/sys/class/net/*/device", real
+		    ? "/sys/class/net/*/device, ETHTOOL_GDRVINFO"
+		    : "/sys/class/net/*/device, /run/ingot/ethtool/<if>", net_device));
 	TRY(probe_dmi(p));
-	return probe_nvswitch_firmware(p);
+	return collect(p, "firmware.nvswitch", "/proc/driver/nvidia-nvswitch/devices/*/information",
+		       "/proc/driver/nvidia-nvswitch/devices/*/information (BIOS Version)",
+		       nvswitch_device);
 }
 
 /* ipmitool mc info: "Firmware Revision         : 3.10". */
