@@ -336,11 +336,11 @@ static const struct fw_pin fw_pins[] = {
 	{ "BIOS", "firmware.bios", "firmware.bios", "system.product_name", false },
 };
 
-/* The pins of one field as a list (a string is a list of one). */
+/* The pins of firmware.<name> as a list (a string is a list of one). */
 static const json_t *pins_of(const json_t *tuple, const char *path, json_t **own)
 {
-	const json_t *grp = get_key(tuple, "firmware", 8);
-	const json_t *v = get_key(grp, path + 9, strlen(path + 9));
+	const char *name = strchr(path, '.') + 1;
+	const json_t *v = get_key(get_key(tuple, path, (size_t)(name - 1 - path)), name, strlen(name));
 	*own = NULL;
 	if (json_is_string(v))
 		return *own = json_pack("[O]", v);
