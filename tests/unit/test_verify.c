@@ -18,6 +18,7 @@
 #include "lib/digest.h"
 #include "lib/fileio.h"
 #include "lib/strbuf.h"
+#include "verify/checks.h"
 #include "verify/filecheck.h"
 #include "verify/nfd.h"
 #include "verify/node_report.h"
@@ -453,6 +454,46 @@ static void test_firmware_pins(void **state)
 			    "not made: NVSwitch firmware pinned to 96.10.6D.00.01 (test)");
 }
 
+/* The rules on a declared field the node could not read were not made:
+ * error, never pass (and a rule that fails still refuses). */
+static void test_rules_not_made(void **state)
+{
+	struct verify_opts o = { .rules_dir = "recipes/rules", .date = "2026-10-15" };
+	struct verify_report r;
+	json_error_t je;
+	struct node_probe *p = fake_probe();
+	(void)state;
+	set_fact(p, "fabric_manager.version", "580.95.05");
+	json_t *m = json_loads("{\"tuple\":{\"vendor\":\"nvidia\",\"gpu\":{\"models\":[\"H100\"]},"
+		"\"driver\":{\"version\":\"580.95.05\",\"flavor\":\"open\"},"
+		"\"container-toolkit\":{\"version\":\"1.17.8\"}}}", 0, &je);
+	assert_non_null(m);
+	report_init(&r);
+	check_rules(&o, m, p, &r);
+	assert_int_equal(r.checks[CHECK_RULES].status, ST_PASS);
+	report_free(&r);
+
+	probe_set_unreadable(p, "container_toolkit.version", "unreadable: /usr/bin/nvidia-ctk failed");
+	report_init(&r);
+	check_rules(&o, m, p, &r);
+	assert_int_equal(r.checks[CHECK_RULES].status, ST_ERROR);
+	assert_string_equal(r.checks[CHECK_RULES].summary, "not made: rules ran on the declared "
+			    "container_toolkit.version, unreadable on the node (unreadable: "
+			    "/usr/bin/nvidia-ctk failed)");
+	report_free(&r);
+
+	/* A B200 pinned to proprietary modules fails its rule regardless. */
+	json_object_set_new(json_object_get(json_object_get(m, "tuple"), "gpu"), "models",
+			    json_pack("[s]", "B200"));
+	set_fact(p, "driver.flavor", "proprietary");
+	report_init(&r);
+	check_rules(&o, m, p, &r);
+	assert_int_equal(r.checks[CHECK_RULES].status, ST_FAIL);
+	report_free(&r);
+	json_decref(m);
+	node_probe_free(p);
+}
+
 static void test_verdicts(void **state)
 {
 	struct verify_report r;
@@ -579,6 +620,7 @@ int main(void)
 		cmocka_unit_test(test_files_check),
 		cmocka_unit_test(test_tuplecheck),
 		cmocka_unit_test(test_firmware_pins),
+		cmocka_unit_test(test_rules_not_made),
 		cmocka_unit_test(test_verdicts),
 		cmocka_unit_test(test_nfd),
 		cmocka_unit_test(test_nfd_distinct),
