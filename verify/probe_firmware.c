@@ -127,7 +127,7 @@ static int ib_device(struct node_probe *p, const char *rel, struct strbuf *vals,
 }
 
 /* ETHTOOL_GDRVINFO on the node's own interface (root "/" only). */
-static int ethtool_drvinfo(const char *ifname, char *driver, size_t dn, char *fw, size_t fn)
+static int ethtool_ask(const char *ifname, char *driver, size_t dn, char *fw, size_t fn)
 {
 	struct ethtool_drvinfo info = { .cmd = ETHTOOL_GDRVINFO };
 	struct ifreq ifr = { 0 };
@@ -180,7 +180,7 @@ static int net_device(struct node_probe *p, const char *rel, struct strbuf *vals
 	if ((size_t)(end - name) >= sizeof(ifname))
 		return 0;
 	snprintf(ifname, sizeof(ifname), "%.*s", (int)(end - name), name);
-	int q = !strcmp(p->root, "/") ? ethtool_drvinfo(ifname, driver, sizeof(driver), fw, sizeof(fw))
+	int q = !strcmp(p->root, "/") ? ethtool_ask(ifname, driver, sizeof(driver), fw, sizeof(fw))
 				      : ethtool_file(p, ifname, driver, sizeof(driver), fw, sizeof(fw));
 	if (q == -ENOMEM)
 		return q;
