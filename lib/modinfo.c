@@ -1,51 +1,106 @@
 #include "lib/modinfo.h"
 
 #include <archive.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "lib/cleanup.h"
-#include "lib/fileio.h"
 
-struct elf {
-	const uint8_t *p;
-	size_t len;
+/* The ELF file header fields a section lookup needs. */
+struct elf_hdr {
 	bool is64, be;
+	uint64_t shoff, shentsize, shnum, shstrndx;
 };
-
-static uint64_t rd(const struct elf *f, size_t off, unsigned n)
-{
-	uint64_t v = 0;
-	for (unsigned i = 0; i < n; i++) {
-		unsigned shift = f->be ? 8 * (n - 1 - i) : 8 * i;
-		v |= (uint64_t)f->p[off + i] << shift;
-	}
-	return v;
-}
 
 struct shdr {
 	uint64_t name, offset, size;
 };
 
-static int get_shdr(const struct elf *f, uint64_t shoff, uint64_t entsize, uint64_t i,
+static uint64_t rd(const uint8_t *p, bool be, unsigned n)
+{
+	uint64_t v = 0;
+	for (unsigned i = 0; i < n; i++)
+		v |= (uint64_t)p[i] << (be ? 8 * (n - 1 - i) : 8 * i);
+	return v;
+}
+
+/* len: bytes available at p (52 are enough to tell the class; ELF64 needs 64). */
+static int parse_ehdr(const uint8_t *p, size_t len, const char *name, struct elf_hdr *h,
+		      ingot_error *e)
+{
+	if (len < 52 || memcmp(p, "\177ELF", 4) != 0)
+		return ingot_fail(e, -EINVAL, "%s: not an ELF file (no \\177ELF magic)", name);
+	if (p[4] != 1 && p[4] != 2)
+		return ingot_fail(e, -EINVAL, "%s: ELF class %u, expected 1 or 2", name, p[4]);
+	if (p[5] != 1 && p[5] != 2)
+		return ingot_fail(e, -EINVAL, "%s: ELF data encoding %u, expected 1 or 2", name, p[5]);
+	h->is64 = p[4] == 2;
+	h->be = p[5] == 2;
+	if (h->is64 && len < 64)
+		return ingot_fail(e, -EINVAL, "%s: truncated ELF header", name);
+	h->shoff = h->is64 ? rd(p + 40, h->be, 8) : rd(p + 32, h->be, 4);
+	h->shentsize = rd(p + (h->is64 ? 58 : 46), h->be, 2);
+	h->shnum = rd(p + (h->is64 ? 60 : 48), h->be, 2);
+	h->shstrndx = rd(p + (h->is64 ? 62 : 50), h->be, 2);
+	if (h->shentsize != (h->is64 ? 64u : 40u) || h->shnum == 0 || h->shstrndx >= h->shnum)
+		return ingot_fail(e, -EINVAL, "%s: ELF section header table missing or malformed", name);
+	return 0;
+}
+
+static void parse_shdr(const struct elf_hdr *h, const uint8_t *at, struct shdr *s)
+{
+	s->name = rd(at, h->be, 4);
+	s->offset = h->is64 ? rd(at + 24, h->be, 8) : rd(at + 16, h->be, 4);
+	s->size = h->is64 ? rd(at + 32, h->be, 8) : rd(at + 20, h->be, 4);
+}
+
+/* Section i of a table held in buf; -1 when it (or its bytes) lie outside len. */
+static int get_shdr(const struct elf_hdr *h, const uint8_t *buf, size_t len, uint64_t i,
 		    struct shdr *s)
 {
-	uint64_t at = shoff + i * entsize;
-	if (at > f->len || f->len - at < entsize)
+	uint64_t at = h->shoff + i * h->shentsize;
+	if (at > len || len - at < h->shentsize)
 		return -1;
-	s->name = rd(f, at, 4);
-	if (f->is64) {
-		s->offset = rd(f, at + 24, 8);
-		s->size = rd(f, at + 32, 8);
-	} else {
-		s->offset = rd(f, at + 16, 4);
-		s->size = rd(f, at + 20, 4);
-	}
-	if (s->offset > f->len || f->len - s->offset < s->size)
+	parse_shdr(h, buf + at, s);
+	if (s->offset > len || len - s->offset < s->size)
 		return -1;
 	return 0;
+}
+
+/* Does the NUL-terminated name at strs[off] (strs of size n) equal want? */
+static bool name_is(const uint8_t *strs, uint64_t n, uint64_t off, const char *want)
+{
+	size_t wl = strlen(want);
+	return off < n && n - off > wl && !memcmp(strs + off, want, wl + 1);
+}
+
+int elf_section(const void *buf, size_t len, const char *name, const char *section,
+		size_t *off, size_t *size, ingot_error *e)
+{
+	const uint8_t *p = buf;
+	struct elf_hdr h;
+	struct shdr strs, s;
+	int r = parse_ehdr(p, len, name, &h, e);
+
+	if (r < 0)
+		return r;
+	if (get_shdr(&h, p, len, h.shstrndx, &strs) < 0)
+		return ingot_fail(e, -EINVAL, "%s: ELF section headers point outside the file", name);
+	for (uint64_t i = 1; i < h.shnum; i++) {
+		if (get_shdr(&h, p, len, i, &s) < 0)
+			return ingot_fail(e, -EINVAL, "%s: ELF section %llu points outside the file", name,
+					  (unsigned long long)i);
+		if (!name_is(p + strs.offset, strs.size, s.name, section))
+			continue;
+		*off = (size_t)s.offset;
+		*size = (size_t)s.size;
+		return 0;
+	}
+	return ingot_fail(e, -ENOENT, "%s: no %s section", name, section);
 }
 
 static int add_entry(struct modinfo *mi, const char *s, size_t len)
@@ -74,64 +129,11 @@ static int add_entry(struct modinfo *mi, const char *s, size_t len)
 	return 0;
 }
 
-int elf_section(const void *buf, size_t len, const char *name, const char *section,
-		size_t *off, size_t *size, ingot_error *e)
+/* The NUL-separated "key=value" strings of a .modinfo section. */
+static int parse_entries(const char *p, size_t size, const char *name, struct modinfo *mi,
+			 ingot_error *e)
 {
-	struct elf f = { .p = buf, .len = len };
-	uint64_t shoff, shentsize, shnum, shstrndx;
-	struct shdr strs, s;
-
-	if (len < 52 || memcmp(buf, "\177ELF", 4) != 0)
-		return ingot_fail(e, -EINVAL, "%s: not an ELF file (no \\177ELF magic)", name);
-	if (f.p[4] != 1 && f.p[4] != 2)
-		return ingot_fail(e, -EINVAL, "%s: ELF class %u, expected 1 or 2", name, f.p[4]);
-	if (f.p[5] != 1 && f.p[5] != 2)
-		return ingot_fail(e, -EINVAL, "%s: ELF data encoding %u, expected 1 or 2", name, f.p[5]);
-	f.is64 = f.p[4] == 2;
-	f.be = f.p[5] == 2;
-	if (f.is64 && len < 64)
-		return ingot_fail(e, -EINVAL, "%s: truncated ELF header", name);
-	shoff = f.is64 ? rd(&f, 40, 8) : rd(&f, 32, 4);
-	shentsize = rd(&f, f.is64 ? 58 : 46, 2);
-	shnum = rd(&f, f.is64 ? 60 : 48, 2);
-	shstrndx = rd(&f, f.is64 ? 62 : 50, 2);
-	if (shentsize < (f.is64 ? 64u : 40u) || shnum == 0 || shstrndx >= shnum)
-		return ingot_fail(e, -EINVAL, "%s: ELF section header table missing or malformed", name);
-	if (get_shdr(&f, shoff, shentsize, shstrndx, &strs) < 0)
-		return ingot_fail(e, -EINVAL, "%s: ELF section headers point outside the file", name);
-
-	for (uint64_t i = 1; i < shnum; i++) {
-		const char *sname;
-		if (get_shdr(&f, shoff, shentsize, i, &s) < 0)
-			return ingot_fail(e, -EINVAL, "%s: ELF section %llu points outside the file", name,
-					  (unsigned long long)i);
-		if (s.name >= strs.size)
-			continue;
-		sname = (const char *)f.p + strs.offset + s.name;
-		if (!memchr(sname, '\0', strs.size - s.name) || strcmp(sname, section) != 0)
-			continue;
-		*off = (size_t)s.offset;
-		*size = (size_t)s.size;
-		return 0;
-	}
-	return ingot_fail(e, -ENOENT, "%s: no %s section", name, section);
-}
-
-int modinfo_parse(const void *buf, size_t len, const char *name, struct modinfo *mi,
-		  ingot_error *e)
-{
-	const char *p, *end;
-	size_t off, size;
-	int r;
-
-	memset(mi, 0, sizeof(*mi));
-	r = elf_section(buf, len, name, ".modinfo", &off, &size, e);
-	if (r == -ENOENT)
-		return ingot_fail(e, -ENOENT, "%s: no .modinfo section: not a kernel module", name);
-	if (r < 0)
-		return r;
-	p = (const char *)buf + off;
-	end = p + size;
+	const char *end = p + size;
 	while (p < end) {
 		const char *z = memchr(p, '\0', (size_t)(end - p));
 		size_t n = z ? (size_t)(z - p) : (size_t)(end - p);
@@ -144,77 +146,190 @@ int modinfo_parse(const void *buf, size_t len, const char *name, struct modinfo 
 	return 0;
 }
 
-/* Decompress a .ko.{xz,zst,gz} with libarchive's raw format. */
-static int read_compressed(const char *path, char **out, size_t *outlen, ingot_error *e)
+int modinfo_parse(const void *buf, size_t len, const char *name, struct modinfo *mi,
+		  ingot_error *e)
 {
-	struct archive *a = archive_read_new();
-	struct archive_entry *ent;
-	char *buf = NULL;
-	size_t len = 0, cap = 0;
-	int r = 0;
+	size_t off, size;
+	int r;
 
-	if (!a)
+	memset(mi, 0, sizeof(*mi));
+	r = elf_section(buf, len, name, ".modinfo", &off, &size, e);
+	if (r == -ENOENT)
+		return ingot_fail(e, -ENOENT, "%s: no .modinfo section: not a kernel module", name);
+	if (r < 0)
+		return r;
+	return parse_entries((const char *)buf + off, size, name, mi, e);
+}
+
+/* A module read by offset: a plain .ko with pread, a .ko.{xz,zst,gz}
+ * decompressed forward through libarchive's raw reader (a read behind the
+ * position starts the stream again).  Only the bytes asked for are kept:
+ * what lies between them passes through one 64 KiB buffer. */
+struct ko_src {
+	const char *path;
+	int fd;                  /* plain ELF; -1 when compressed */
+	struct archive *a;
+	uint64_t pos;            /* decompressed bytes consumed */
+	uint8_t skip[65536];
+};
+
+static void ko_close(struct ko_src *k)
+{
+	if (k->fd >= 0)
+		close(k->fd);
+	archive_read_free(k->a);
+	free(k);
+}
+
+static int ko_restart(struct ko_src *k, ingot_error *e)
+{
+	struct archive_entry *ent;
+	archive_read_free(k->a);
+	k->pos = 0;
+	if (!(k->a = archive_read_new()))
+		return ingot_fail(e, -ENOMEM, "%s: out of memory", k->path);
+	archive_read_support_filter_all(k->a);
+	archive_read_support_format_raw(k->a);
+	if (archive_read_open_filename(k->a, k->path, sizeof(k->skip)) != ARCHIVE_OK ||
+	    archive_read_next_header(k->a, &ent) != ARCHIVE_OK)
+		return ingot_fail(e, -EINVAL, "%s: cannot read: %s", k->path, archive_error_string(k->a));
+	return 0;
+}
+
+static int ko_open(const char *path, struct ko_src **out, ingot_error *e)
+{
+	struct ko_src *k = calloc(1, sizeof(*k));
+	uint8_t magic[4];
+	int r;
+
+	if (!k)
 		return ingot_fail(e, -ENOMEM, "%s: out of memory", path);
-	archive_read_support_filter_all(a);
-	archive_read_support_format_raw(a);
-	if (archive_read_open_filename(a, path, 65536) != ARCHIVE_OK ||
-	    archive_read_next_header(a, &ent) != ARCHIVE_OK) {
-		r = ingot_fail(e, -EINVAL, "%s: cannot read: %s", path, archive_error_string(a));
-		goto out;
+	k->path = path;
+	k->fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (k->fd < 0) {
+		r = ingot_fail(e, -errno, "%s: cannot open: %s", path, strerror(errno));
+		free(k);
+		return r;
 	}
-	for (;;) {
-		la_ssize_t n;
-		if (cap - len < 65536) {
-			char *nb;
-			if (cap >= MODINFO_MAX_BYTES) {
-				r = ingot_fail(e, -EFBIG, "%s: module larger than %zu bytes", path,
-					       MODINFO_MAX_BYTES);
-				goto out;
-			}
-			nb = realloc(buf, cap ? cap * 2 : 1 << 20);
-			if (!nb) {
-				r = ingot_fail(e, -ENOMEM, "%s: out of memory", path);
-				goto out;
-			}
-			buf = nb;
-			cap = cap ? cap * 2 : 1 << 20;
+	if (pread(k->fd, magic, 4, 0) != 4 || memcmp(magic, "\177ELF", 4) != 0) {
+		close(k->fd);
+		k->fd = -1;
+		if ((r = ko_restart(k, e)) < 0) {
+			ko_close(k);
+			return r;
 		}
-		n = archive_read_data(a, buf + len, cap - len);
-		if (n < 0) {
-			r = ingot_fail(e, -EIO, "%s: cannot decompress: %s", path, archive_error_string(a));
-			goto out;
-		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
 	}
-	*out = buf;
-	*outlen = len;
-	buf = NULL;
-out:
-	free(buf);
-	archive_read_free(a);
-	return r;
+	*out = k;
+	return 0;
+}
+
+/* len bytes at off into buf; what names them in messages. */
+static int ko_read_at(struct ko_src *k, uint64_t off, void *buf, size_t len, const char *what,
+		      ingot_error *e)
+{
+	uint8_t *dst = buf;
+	size_t got = 0;
+	int r;
+
+	if (off > MODINFO_MAX_BYTES || MODINFO_MAX_BYTES - off < len)
+		return ingot_fail(e, -EFBIG, "%s: %s at offset %llu (+%zu bytes) lies beyond the "
+				  "%zu-byte limit on modules", k->path, what, (unsigned long long)off,
+				  len, MODINFO_MAX_BYTES);
+	if (k->fd >= 0) {
+		while (got < len) {
+			ssize_t n = pread(k->fd, dst + got, len - got, (off_t)(off + got));
+			if (n < 0)
+				return ingot_fail(e, -errno, "%s: read: %s", k->path, strerror(errno));
+			if (n == 0)
+				break;
+			got += (size_t)n;
+		}
+	} else {
+		if (off < k->pos && (r = ko_restart(k, e)) < 0)
+			return r;
+		while (k->pos < off || got < len) {
+			bool skipping = k->pos < off;
+			uint64_t want = skipping ? off - k->pos : len - got;
+			la_ssize_t n = archive_read_data(k->a, skipping ? k->skip : dst + got,
+				want < sizeof(k->skip) || !skipping ? want : sizeof(k->skip));
+			if (n < 0)
+				return ingot_fail(e, -EIO, "%s: cannot decompress: %s", k->path,
+						  archive_error_string(k->a));
+			if (n == 0)
+				break;
+			k->pos += (uint64_t)n;
+			if (!skipping)
+				got += (size_t)n;
+		}
+	}
+	if (got < len)
+		return ingot_fail(e, -EINVAL, "%s: %s at offset %llu (+%zu bytes) lies beyond the end "
+				  "of the file", k->path, what, (unsigned long long)off, len);
+	return 0;
+}
+
+/* A section's bytes, refused when larger than max. */
+static int ko_section(struct ko_src *k, const struct shdr *s, size_t max, const char *what,
+		      uint8_t **out, ingot_error *e)
+{
+	if (s->size > max)
+		return ingot_fail(e, -EFBIG, "%s: %s of %llu bytes: more than the %zu a module needs",
+				  k->path, what, (unsigned long long)s->size, max);
+	*out = malloc(s->size ? s->size : 1);
+	if (!*out)
+		return ingot_fail(e, -ENOMEM, "%s: out of memory", k->path);
+	return ko_read_at(k, s->offset, *out, s->size, what, e);
+}
+
+/* ELF header, section table, section names, .modinfo: read in that
+ * order, each by offset, so memory is bounded by the caps, never by the
+ * module's size. */
+static int load_stream(struct ko_src *k, struct modinfo *mi, ingot_error *e)
+{
+	uint8_t eh[64];
+	struct elf_hdr h;
+	struct shdr strs, s;
+	_cleanup_free_ uint8_t *table = NULL, *names = NULL, *info = NULL;
+	int r;
+
+	if ((r = ko_read_at(k, 0, eh, 52, "ELF header", e)) < 0)
+		return r == -EINVAL ? ingot_fail(e, -EINVAL, "%s: not an ELF file (shorter than "
+						 "an ELF header)", k->path) : r;
+	if (eh[4] == 2 && (r = ko_read_at(k, 52, eh + 52, 12, "ELF header", e)) < 0)
+		return r;
+	if ((r = parse_ehdr(eh, eh[4] == 2 ? 64 : 52, k->path, &h, e)) < 0)
+		return r;
+	/* shnum < 2^16 entries of 64 bytes at most: the table is under 4 MiB. */
+	size_t tlen = (size_t)(h.shnum * h.shentsize);
+	if (!(table = malloc(tlen)))
+		return ingot_fail(e, -ENOMEM, "%s: out of memory", k->path);
+	if ((r = ko_read_at(k, h.shoff, table, tlen, "section header table", e)) < 0)
+		return r;
+	parse_shdr(&h, table + h.shstrndx * h.shentsize, &strs);
+	if ((r = ko_section(k, &strs, MODINFO_SECTION_MAX, "section name table", &names, e)) < 0)
+		return r;
+	for (uint64_t i = 1; i < h.shnum; i++) {
+		parse_shdr(&h, table + i * h.shentsize, &s);
+		if (!name_is(names, strs.size, s.name, ".modinfo"))
+			continue;
+		if ((r = ko_section(k, &s, MODINFO_SECTION_MAX, ".modinfo section", &info, e)) < 0)
+			return r;
+		return parse_entries((const char *)info, s.size, k->path, mi, e);
+	}
+	return ingot_fail(e, -ENOENT, "%s: no .modinfo section: not a kernel module", k->path);
 }
 
 int modinfo_load(const char *path, struct modinfo *mi, ingot_error *e)
 {
-	_cleanup_free_ char *buf = NULL;
-	size_t len;
+	struct ko_src *k = NULL;
 	int r;
 
 	memset(mi, 0, sizeof(*mi));
-	r = read_file(path, MODINFO_MAX_BYTES, &buf, &len, e);
-	if (r < 0)
+	if ((r = ko_open(path, &k, e)) < 0)
 		return r;
-	if (len < 4 || memcmp(buf, "\177ELF", 4) != 0) {
-		free(buf);
-		buf = NULL;
-		r = read_compressed(path, &buf, &len, e);
-		if (r < 0)
-			return r;
-	}
-	return modinfo_parse(buf, len, path, mi, e);
+	r = load_stream(k, mi, e);
+	ko_close(k);
+	return r;
 }
 
 const char *modinfo_get(const struct modinfo *mi, const char *key)

@@ -1,13 +1,18 @@
 /* Read a Linux kernel module's .modinfo section (what kmod's modinfo(8)
  * prints) without loading it: ELF32/ELF64, either byte order, plain or
- * compressed (.ko.xz, .ko.zst, .ko.gz via libarchive's raw reader). */
+ * compressed (.ko.xz, .ko.zst, .ko.gz via libarchive's raw reader).
+ * modinfo_load reads in bounded memory whatever the module's size: the
+ * ELF header, the section table, the section names and .modinfo, each by
+ * offset (a compressed module is streamed, the bytes between passing
+ * through one 64 KiB buffer; at worst it is decompressed three times). */
 #ifndef INGOT_MODINFO_H
 #define INGOT_MODINFO_H
 
 #include <stddef.h>
 #include "lib/err.h"
 
-#define MODINFO_MAX_BYTES ((size_t)1 << 30) /* refuse modules over 1 GiB */
+#define MODINFO_MAX_BYTES ((size_t)1 << 30)   /* no offset in a module beyond 1 GiB */
+#define MODINFO_SECTION_MAX ((size_t)1 << 20) /* .modinfo and section names: 1 MiB */
 
 struct modinfo {
 	char **keys;     /* in section order; a key may repeat (firmware=, alias=) */

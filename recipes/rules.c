@@ -244,7 +244,7 @@ static int check_operand(struct lexer *lx, size_t pos, const char *path, enum ft
 		break;
 	case F_ENUM:
 	case F_LIST: {
-		bool ok = false;
+		bool ok = !words;   /* a list of free text: any literal */
 		for (const char *const *w = words; w && *w; w++)
 			ok |= !strcmp(*w, o->text);
 		if (!ok)

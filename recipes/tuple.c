@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "lib/cleanup.h"
+#include "lib/json.h"
 #include "lib/version.h"
 #include "recipes/tuple-impl.h"
 
@@ -75,11 +76,16 @@ static const struct field_schema schema[] = {
 	COMPONENT("container-toolkit"),
 	COMPONENT("gpu-operator"),
 	COMPONENT("imex"),
-	{ "firmware.vbios", TUPLE_STR, NULL },
-	{ "firmware.nic", TUPLE_STR, NULL },
-	{ "firmware.nvswitch", TUPLE_STR, NULL },
-	{ "firmware.bmc", TUPLE_STR, NULL },
-	{ "firmware.bios", TUPLE_STR, NULL },
+	/* Firmware pins: the validated revisions, one or a list; an entry
+	 * "MODEL=REV" holds for devices of that model only (docs/tuple.md). */
+	{ "firmware.vbios", TUPLE_LIST, NULL },
+	{ "firmware.nic", TUPLE_LIST, NULL },
+	{ "firmware.ethernet", TUPLE_LIST, NULL },
+	{ "firmware.nvswitch", TUPLE_LIST, NULL },
+	{ "firmware.bmc", TUPLE_LIST, NULL },
+	{ "firmware.bios", TUPLE_LIST, NULL },
+	/* The driver branch the pins were validated against ("R580"). */
+	{ "firmware.driver-branch", TUPLE_STR, NULL },
 };
 
 /* frameworks.<name>: any framework name, each a version. */
@@ -257,12 +263,15 @@ static int check_scalar(const struct field_schema *f, const char *s, char *msg, 
 		return -EINVAL;
 	case TUPLE_ENUM:
 	case TUPLE_LIST:
+		if (!f->words)
+			goto str;   /* a list of free text (firmware revisions) */
 		if (word_in(f->words, s))
 			return 0;
 		words_join(f->words, words, sizeof(words));
 		snprintf(msg, n, "expected one of %s, got '%s'", words, s);
 		return -EINVAL;
 	case TUPLE_STR:
+	str:
 		if (*s && strlen(s) <= 256 && !strpbrk(s, "\n\r\t"))
 			return 0;
 		snprintf(msg, n, "expected a one-line string of 1 to 256 characters");
@@ -504,7 +513,11 @@ static int json_leaf(struct tuple *t, const char *name, const char *path, json_t
 	}
 	if (f->type == TUPLE_LIST) {
 		size_t i;
-		json_t *it;
+		json_t *it, *one = NULL;
+		/* One entry may be a plain string, as in YAML (and as written). */
+		if (json_is_string(j) && !(j = one = json_pack("[O]", j)))
+			return -ENOMEM;
+		_cleanup_json_ json_t *own = one;
 		if (!json_is_array(j) || json_array_size(j) == 0)
 			return ingot_fail(e, -EINVAL, "%s: tuple.%s: expected a non-empty array", name, path);
 		if (!(v = tuple_add(t, path, f->type)))
@@ -597,6 +610,12 @@ json_t *tuple_to_json(const struct tuple *t)
 			val = json_boolean(v->b);
 			break;
 		case TUPLE_LIST:
+			/* A single free-text entry stays a string: a pin written
+			 * "vbios: X" reads back as the same bytes it always had. */
+			if (v->n_list == 1 && !schema_find(v->path)->words) {
+				val = json_string(v->list[0]);
+				break;
+			}
 			val = json_array();
 			for (size_t k = 0; val && k < v->n_list; k++)
 				if (json_array_append_new(val, json_string(v->list[k])) < 0)

@@ -198,7 +198,7 @@ static void check_files(const struct verify_opts *o, const char *root, const jso
 	r->checks[CHECK_FILES].evidence = json_incref(fr.evidence);
 	r->checks[CHECK_FILES].details = json_incref(fr.details);
 	json_object_set_new(fr.details, "checked", json_integer((json_int_t)fr.checked));
-	if (fr.missing || fr.extra || fr.changed)
+	if (!files_result_clean(&fr))
 		report_set(r, CHECK_FILES, ST_FAIL, "root %s differs from the manifest: "
 			   "%zu changed, %zu missing, %zu extra", root, fr.changed, fr.missing, fr.extra);
 	else

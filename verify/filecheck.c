@@ -1,6 +1,7 @@
 #include "verify/filecheck.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <fnmatch.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,47 +76,39 @@ static void add_change(struct files_result *r, const char *path, const char *fie
 	}
 }
 
-/* Compare one manifest entry with the node; returns the number of
- * differences recorded. */
-static int check_entry(const char *root, const json_t *m, const char *path,
-		       struct files_result *r, ingot_error *e, int *err)
+/* Compare one present manifest entry (lstat'ed into st) with the node;
+ * returns the number of differences recorded.  Counting the entry as
+ * changed is check_entry's job alone, so no early return can record a
+ * difference that the counts (and the verdict) miss. */
+static int compare_entry(const char *host, const struct stat *st, const json_t *m,
+			 const char *path, struct files_result *r)
 {
-	_cleanup_free_ char *host = path_join(root, path + 1);
 	const char *type = json_string_value(json_object_get(m, "type"));
 	const char *mode = json_string_value(json_object_get(m, "mode"));
-	struct stat st;
 	int diffs = 0;
 	char got[128], want[128];
 
-	if (!host) {
-		*err = ingot_fail(e, -ENOMEM, "files: out of memory");
-		return 0;
-	}
-	if (lstat(host, &st) < 0) {
-		r->missing++;
-		add_path(r, "missing", path);
+	if (strcmp(type, type_of(st->st_mode))) {
+		/* Nothing else is comparable across types. */
+		add_change(r, path, "type", type, type_of(st->st_mode));
 		return 1;
 	}
-	if (strcmp(type, type_of(st.st_mode))) {
-		add_change(r, path, "type", type, type_of(st.st_mode));
-		return 1;
-	}
-	snprintf(got, sizeof(got), "%04o", (unsigned)(st.st_mode & 07777));
-	if (mode && strtoul(mode, NULL, 8) != (st.st_mode & 07777)) {
+	snprintf(got, sizeof(got), "%04o", (unsigned)(st->st_mode & 07777));
+	if (mode && strtoul(mode, NULL, 8) != (st->st_mode & 07777)) {
 		add_change(r, path, "mode", mode, got);
 		diffs++;
 	}
 	json_int_t uid = json_integer_value(json_object_get(m, "uid"));
 	json_int_t gid = json_integer_value(json_object_get(m, "gid"));
-	if ((json_int_t)st.st_uid != uid) {
+	if ((json_int_t)st->st_uid != uid) {
 		snprintf(want, sizeof(want), "%lld", (long long)uid);
-		snprintf(got, sizeof(got), "%u", (unsigned)st.st_uid);
+		snprintf(got, sizeof(got), "%u", (unsigned)st->st_uid);
 		add_change(r, path, "uid", want, got);
 		diffs++;
 	}
-	if ((json_int_t)st.st_gid != gid) {
+	if ((json_int_t)st->st_gid != gid) {
 		snprintf(want, sizeof(want), "%lld", (long long)gid);
-		snprintf(got, sizeof(got), "%u", (unsigned)st.st_gid);
+		snprintf(got, sizeof(got), "%u", (unsigned)st->st_gid);
 		add_change(r, path, "gid", want, got);
 		diffs++;
 	}
@@ -126,9 +119,9 @@ static int check_entry(const char *root, const json_t *m, const char *path,
 		uint64_t size = 0;
 		ingot_error fe = { 0 };
 		json_int_t msize = json_integer_value(json_object_get(m, "size"));
-		if ((json_int_t)st.st_size != msize) {
+		if ((json_int_t)st->st_size != msize) {
 			snprintf(want, sizeof(want), "%lld", (long long)msize);
-			snprintf(got, sizeof(got), "%lld", (long long)st.st_size);
+			snprintf(got, sizeof(got), "%lld", (long long)st->st_size);
 			add_change(r, path, "size", want, got);
 			diffs++;
 		}
@@ -145,9 +138,9 @@ static int check_entry(const char *root, const json_t *m, const char *path,
 	} else if (!strcmp(type, "char") || !strcmp(type, "block")) {
 		json_int_t ma = json_integer_value(json_object_get(m, "major"));
 		json_int_t mi = json_integer_value(json_object_get(m, "minor"));
-		if ((json_int_t)major(st.st_rdev) != ma || (json_int_t)minor(st.st_rdev) != mi) {
+		if ((json_int_t)major(st->st_rdev) != ma || (json_int_t)minor(st->st_rdev) != mi) {
 			snprintf(want, sizeof(want), "%lld:%lld", (long long)ma, (long long)mi);
-			snprintf(got, sizeof(got), "%u:%u", major(st.st_rdev), minor(st.st_rdev));
+			snprintf(got, sizeof(got), "%u:%u", major(st->st_rdev), minor(st->st_rdev));
 			add_change(r, path, "device", want, got);
 			diffs++;
 		}
@@ -161,9 +154,29 @@ static int check_entry(const char *root, const json_t *m, const char *path,
 			diffs++;
 		}
 	}
-	if (diffs)
-		r->changed++;
 	return diffs;
+}
+
+/* One manifest entry: missing, or compared and counted as changed. */
+static int check_entry(const char *root, const json_t *m, const char *path,
+		       struct files_result *r, ingot_error *e)
+{
+	_cleanup_free_ char *host = path_join(root, path + 1);
+	struct stat st;
+
+	if (!host)
+		return ingot_fail(e, -ENOMEM, "files: out of memory");
+	if (lstat(host, &st) < 0) {
+		if (errno != ENOENT && errno != ENOTDIR)
+			return ingot_fail(e, -errno, "files: %s: cannot stat: %s", path,
+					  strerror(errno));
+		r->missing++;
+		add_path(r, "missing", path);
+		return 0;
+	}
+	if (compare_entry(host, &st, m, path, r) > 0)
+		r->changed++;
+	return 0;
 }
 
 /* Entries in a directory the manifest owns that the manifest does not list. */
@@ -175,8 +188,13 @@ static int scan_extra(const char *root, const char *dir, const struct entry *v, 
 	struct dirent *de;
 	if (!host)
 		return ingot_fail(e, -ENOMEM, "files: out of memory");
-	if (!d)
-		return 0;   /* reported as missing/changed by check_entry */
+	if (!d) {
+		/* Gone or no longer a directory: check_entry reported it.  Any
+		 * other failure leaves the directory unchecked: not a pass. */
+		if (errno == ENOENT || errno == ENOTDIR)
+			return 0;
+		return ingot_fail(e, -errno, "files: %s: cannot list: %s", dir, strerror(errno));
+	}
 	while ((de = readdir(d))) {
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
@@ -232,7 +250,7 @@ int files_check(const char *root, const json_t *files, const char *const *ignore
 		if (ignored(v[i].path, ignore))
 			continue;
 		out->checked++;
-		check_entry(root, v[i].obj, v[i].path, out, e, &err);
+		err = check_entry(root, v[i].obj, v[i].path, out, e);
 		if (!err && !strcmp(json_string_value(json_object_get(v[i].obj, "type")), "dir"))
 			err = scan_extra(root, v[i].path, v, n, ignore, out, e);
 	}
@@ -241,6 +259,17 @@ int files_check(const char *root, const json_t *files, const char *const *ignore
 		return err;
 	}
 	return 0;
+}
+
+bool files_result_clean(const struct files_result *r)
+{
+	static const char *const lists[] = { "missing", "extra", "changed" };
+	if (r->missing || r->extra || r->changed || json_is_true(json_object_get(r->details, "truncated")))
+		return false;
+	for (size_t i = 0; i < sizeof(lists) / sizeof(lists[0]); i++)
+		if (json_array_size(json_object_get(r->details, lists[i])))
+			return false;
+	return json_array_size(r->evidence) == 0;
 }
 
 void files_result_free(struct files_result *r)

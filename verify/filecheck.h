@@ -4,6 +4,7 @@
 #ifndef INGOT_VERIFY_FILECHECK_H
 #define INGOT_VERIFY_FILECHECK_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <jansson.h>
 #include "lib/err.h"
@@ -24,6 +25,10 @@ struct files_result {
  * filled when the manifest's list is malformed or root unreadable. */
 int files_check(const char *root, const json_t *files, const char *const *ignore,
 		struct files_result *out, ingot_error *e);
+/* True only when nothing differs: every count is zero AND the details
+ * and evidence list nothing.  The verdict asks this, so a detail that
+ * says "changed" can never sit beside a pass. */
+bool files_result_clean(const struct files_result *r);
 void files_result_free(struct files_result *r);
 
 #endif

@@ -1,25 +1,82 @@
 #include "verify/nfd.h"
 
 #include <ctype.h>
+#include <stdbool.h>
 #include <string.h>
 
+#include "lib/digest.h"
 #include "lib/fileio.h"
 
-/* A Kubernetes label value: at most 63 characters of [A-Za-z0-9._-],
- * starting and ending alphanumeric; anything else becomes '_' or is cut. */
+#define LABEL_MAX 63
+#define HASH_HEX 12   /* 48 bits of sha256: the suffix of a disambiguated value */
+
+static bool label_char(char c)
+{
+	return isalnum((unsigned char)c) || c == '.' || c == '_' || c == '-';
+}
+
+/* A Kubernetes label value: empty, or at most 63 characters of
+ * [A-Za-z0-9._-] starting and ending alphanumeric. */
+static bool is_label_value(const char *s)
+{
+	size_t n = strlen(s);
+	if (n == 0)
+		return true;
+	if (n > LABEL_MAX || !isalnum((unsigned char)s[0]) || !isalnum((unsigned char)s[n - 1]))
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!label_char(s[i]))
+			return false;
+	return true;
+}
+
+/* Does s end in "--" and HASH_HEX lowercase hex digits, the form nfd_label_value
+ * gives the values it disambiguates? */
+static bool looks_hashed(const char *s)
+{
+	size_t n = strlen(s);
+	if (n < HASH_HEX + 2 || strncmp(s + n - HASH_HEX - 2, "--", 2))
+		return false;
+	for (size_t i = n - HASH_HEX; i < n; i++)
+		if (!isdigit((unsigned char)s[i]) && (s[i] < 'a' || s[i] > 'f'))
+			return false;
+	return true;
+}
+
+bool nfd_label_value(const char *value, char out[NFD_VALUE_SIZE])
+{
+	uint8_t d[32];
+	char hex[65];
+	size_t n = 0;
+
+	if (is_label_value(value) && !looks_hashed(value)) {
+		snprintf(out, NFD_VALUE_SIZE, "%s", value);
+		return false;
+	}
+	/* Readable prefix + "--" + a hash of the whole name: two names that
+	 * reduce to the same prefix ("pool-a." and "pool-a", or two long names
+	 * alike in their first 63 characters) still get different values, and
+	 * no kept name can take that form. */
+	for (const char *s = value; *s && n < LABEL_MAX - HASH_HEX - 2; s++) {
+		if (!n && !isalnum((unsigned char)*s))
+			continue;
+		out[n++] = label_char(*s) ? *s : '_';
+	}
+	while (n && !isalnum((unsigned char)out[n - 1]))
+		n--;
+	sha256_buf(value, strlen(value), d);
+	hex_encode(d, 32, hex);
+	snprintf(out + n, NFD_VALUE_SIZE - n, "%s%.*s", n ? "--" : "h--", HASH_HEX, hex);
+	return true;
+}
+
 static void add_label(struct strbuf *out, const char *name, const char *value)
 {
-	char v[64];
-	size_t n = 0;
-	for (const char *s = value ? value : ""; *s && n < 63; s++)
-		v[n++] = isalnum((unsigned char)*s) || strchr("._-", *s) ? *s : '_';
-	while (n && !isalnum((unsigned char)v[n - 1]))
-		n--;
-	v[n] = '\0';
-	const char *start = v;
-	while (*start && !isalnum((unsigned char)*start))
-		start++;
-	strbuf_addf(out, "%s%s=%s\n", NFD_LABEL_PREFIX, name, start);
+	char v[NFD_VALUE_SIZE];
+	if (nfd_label_value(value, v))
+		strbuf_addf(out, "# %s%s: the name is no label value (or looks like a disambiguated "
+			    "one): labelled %s\n", NFD_LABEL_PREFIX, name, v);
+	strbuf_addf(out, "%s%s=%s\n", NFD_LABEL_PREFIX, name, v);
 }
 
 void nfd_format(const struct verify_report *r, struct strbuf *out)

@@ -72,6 +72,7 @@ int probe_set(struct node_probe *p, const char *key, const char *value, const ch
 	f->key = strdup(key);
 	f->value = value ? strdup(value) : NULL;
 	f->source = strdup(source);
+	f->unreadable = false;
 	if (!f->key || (value && !f->value) || !f->source) {
 		free(f->key); free(f->value); free(f->source);
 		return -ENOMEM;
@@ -96,10 +97,14 @@ json_t *probe_to_json(const struct node_probe *p)
 	}
 	memcpy(sorted, p->v, p->n * sizeof(*sorted));
 	qsort(sorted, p->n, sizeof(*sorted), fact_cmp);
-	for (size_t i = 0; i < p->n; i++)
-		json_array_append_new(facts, json_pack("{s:s, s:o, s:s}", "key", sorted[i].key,
+	for (size_t i = 0; i < p->n; i++) {
+		json_t *f = json_pack("{s:s, s:o, s:s}", "key", sorted[i].key,
 			"value", sorted[i].value ? json_string(sorted[i].value) : json_null(),
-			"source", sorted[i].source));
+			"source", sorted[i].source);
+		if (f && sorted[i].unreadable)
+			json_object_set_new(f, "unreadable", json_true());
+		json_array_append_new(facts, f);
+	}
 	free(sorted);
 	return json_pack("{s:s, s:o}", "root", p->root, "facts", facts);
 }
@@ -263,20 +268,39 @@ char *probe_parse_dpkg_version(const char *status, const char *const *packages, 
 	return NULL;
 }
 
-int probe_setf(struct node_probe *p, const char *key, const char *value, const char *fmt, ...)
+static int probe_vset(struct node_probe *p, const char *key, const char *value, bool unreadable,
+		      const char *fmt, va_list ap)
 {
 	struct strbuf sb = STRBUF_INIT;
-	va_list ap;
 	int r;
+	if (unreadable && probe_find(p, key))
+		return 0;
 	strbuf_init(&sb, 128);
-	va_start(ap, fmt);
 	strbuf_vaddf(&sb, fmt, ap);
-	va_end(ap);
 	r = probe_set(p, key, value, sb.buf);
 	strbuf_release(&sb);
+	if (r == 0 && unreadable)
+		((struct probe_fact *)probe_find(p, key))->unreadable = true;
 	return r;
 }
 
+int probe_setf(struct node_probe *p, const char *key, const char *value, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int r = probe_vset(p, key, value, false, fmt, ap);
+	va_end(ap);
+	return r;
+}
+
+int probe_set_unreadable(struct node_probe *p, const char *key, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int r = probe_vset(p, key, NULL, true, fmt, ap);
+	va_end(ap);
+	return r;
+}
 
 static int probe_modules(struct node_probe *p)
 {
@@ -316,7 +340,7 @@ int probe_module_loaded(const struct node_probe *p, const char *name)
  * procfs answers the same in microseconds).  What must run is started
  * all at once; the answers are applied in this fixed order, so the facts
  * never depend on which tool finished first. */
-enum { T_FM, T_CTK, T_NVSMI, T_AMDSMI, T__COUNT };
+enum { T_FM, T_CTK, T_NVSMI, T_AMDSMI, T_IPMI, T__COUNT };
 
 static int probe_tools(struct node_probe *p)
 {
@@ -324,11 +348,14 @@ static int probe_tools(struct node_probe *p)
 	static char *const nvsmi_args[] = { "--query-gpu=name,driver_version,vbios_version",
 					    "--format=csv,noheader", NULL };
 	static char *const amdsmi_args[] = { "static", "--asic", "--vbios", "--json", NULL };
+	static char *const ipmi_args[] = { "mc", "info", NULL };
 	static const struct { const char *name; char *const *args; const char *key; } tools[] = {
 		[T_FM] = { "nv-fabricmanager", version_args, "fabric_manager.version" },
 		[T_CTK] = { "nvidia-ctk", version_args, "container_toolkit.version" },
 		[T_NVSMI] = { "nvidia-smi", nvsmi_args, "gpu.model" },
 		[T_AMDSMI] = { "amd-smi", amdsmi_args, "gpu.model" },
+		/* No file names the BMC's firmware: ipmitool, when present. */
+		[T_IPMI] = { "ipmitool", ipmi_args, "firmware.bmc" },
 	};
 	char *exe[T__COUNT] = { 0 }, *where[T__COUNT] = { 0 };
 	char *argv[T__COUNT][8];
@@ -381,8 +408,8 @@ static int probe_tools(struct node_probe *p)
 			r = probe_setf(p, tools[t].key, NULL, "not found: /var/lib/dpkg/status; "
 				       "%s --version printed no version", where[t]);
 		if (!r && failed[t])
-			r = probe_setf(p, tools[t].key, NULL, "not found: /var/lib/dpkg/status; "
-				       "%s failed or timed out", where[t]);
+			r = probe_set_unreadable(p, tools[t].key, "not found: /var/lib/dpkg/status; "
+						 "%s failed or timed out", where[t]);
 		if (!r)
 			r = probe_setf(p, tools[t].key, NULL, "not found: /var/lib/dpkg/status, %s",
 				       tools[t].name);
@@ -392,12 +419,20 @@ static int probe_tools(struct node_probe *p)
 	if (!r && out[T_AMDSMI])
 		r = probe_amd_smi_parse(p, out[T_AMDSMI], where[T_AMDSMI]);
 	for (size_t t = T_NVSMI; t <= T_AMDSMI && !r; t++)
-		if (failed[t] || out[t])
-			r = probe_setf(p, "gpu.model", NULL, failed[t] ? "%s failed or timed out"
-				       : "%s answered no GPU", where[t]);
+		if (failed[t])
+			r = probe_set_unreadable(p, "gpu.model", "%s failed or timed out", where[t]);
+		else if (out[t])
+			r = probe_setf(p, "gpu.model", NULL, "%s answered no GPU", where[t]);
 	if (!r)
 		r = probe_set(p, "gpu.model", NULL, "not found: /proc/driver/nvidia/gpus/*/information, "
 			      "nvidia-smi, amd-smi");
+	if (!r && out[T_IPMI])
+		r = probe_ipmitool_parse(p, out[T_IPMI], where[T_IPMI]);
+	if (!r && failed[T_IPMI])
+		r = probe_set_unreadable(p, "firmware.bmc", "unreadable: %s mc info failed or timed out",
+					 where[T_IPMI]);
+	if (!r)
+		r = probe_set(p, "firmware.bmc", NULL, "not found: ipmitool");
 	/* nvidia-smi left unrun because procfs answered: the node has the tool
 	 * (its bytes are the image's when the files check passes); what running
 	 * it would also have shown, NVML against the loaded module, is the
@@ -457,6 +492,7 @@ int node_probe_run(const char *root, struct node_probe **out, ingot_error *e)
 	if (!r) r = probe_nvidia_procfs(p);
 	if (!r) r = probe_gsp_firmware(p);
 	if (!r) r = probe_nvswitch(p);
+	if (!r) r = probe_firmware(p);
 	if (!r) r = probe_tools(p);
 	if (!r) {
 		_cleanup_free_ char *nvdir = probe_path(p, "/proc/driver/nvidia");

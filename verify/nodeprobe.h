@@ -6,6 +6,7 @@
 #ifndef INGOT_VERIFY_NODEPROBE_H
 #define INGOT_VERIFY_NODEPROBE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <jansson.h>
 #include "lib/err.h"
@@ -16,11 +17,16 @@
  *   cuda.version cuda.runtime container_toolkit.version
  *   rocm.version rocm.stream rocm.prefix amdgpu.version
  *   gpu.model gpu.count gpu.driver_version firmware.vbios firmware.gsp
+ *   firmware.nvswitch firmware.nic firmware.ethernet firmware.bios
+ *   firmware.bios_date firmware.bmc system.board_name system.product_name
  *   nvswitch.count  smi */
 struct probe_fact {
 	char *key;
 	char *value;    /* NULL: not found */
 	char *source;   /* where it was read, or where it was looked for */
+	bool unreadable; /* value NULL because the source exists but could not be
+			    read or parsed (or its tool failed): a comparison
+			    needing it is "not made", unlike a source not there */
 };
 
 struct node_probe {
@@ -42,7 +48,13 @@ const struct probe_fact *probe_find(const struct node_probe *p, const char *key)
  * a not-found one, never the other way round.  Returns 0 or -ENOMEM. */
 int probe_set(struct node_probe *p, const char *key, const char *value, const char *source);
 
-/* {"root":..., "facts":[{"key","value"|null,"source"}]} sorted by key. */
+/* Record key as unreadable (value NULL, unreadable set) with a
+ * printf-style source naming what failed; a fact already recorded wins. */
+int probe_set_unreadable(struct node_probe *p, const char *key, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* {"root":..., "facts":[{"key","value"|null,"source"[,"unreadable":true]}]}
+ * sorted by key. */
 json_t *probe_to_json(const struct node_probe *p);
 
 /* "ROOT/rel" for an absolute node path (root "/" gives the path itself). */

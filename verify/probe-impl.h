@@ -37,6 +37,11 @@ int probe_nvidia_procfs(struct node_probe *p);
 int probe_gsp_firmware(struct node_probe *p);
 int probe_nvswitch(struct node_probe *p);
 
+/* probe_firmware.c: NIC (InfiniBand sysfs, ethtool), DMI BIOS/board, NVSwitch. */
+int probe_firmware(struct node_probe *p);
+/* ipmitool mc info's answer, run from where (its node path). */
+int probe_ipmitool_parse(struct node_probe *p, char *out, const char *where);
+
 /* probe_stack.c */
 char *probe_dpkg_status(const struct node_probe *p);
 /* key from the first installed package of packages in the dpkg status. */

@@ -17,7 +17,9 @@
 #include "lib/strbuf.h"
 
 /* The nvidia.ko the image carries for the running kernel: its .modinfo
- * version and license say what would load, independent of what is loaded. */
+ * version and license say what would load, independent of what is loaded.
+ * A module found but unreadable, or without a version, is recorded as
+ * unreadable: the comparison with the loaded driver is then not made. */
 static int probe_nvidia_ko(struct node_probe *p)
 {
 	static const char *const pats[] = { "/lib/modules/%s/*/nvidia.ko*",
@@ -25,6 +27,7 @@ static int probe_nvidia_ko(struct node_probe *p)
 		"/lib/modules/%s/*/*/*/*/nvidia.ko*" };
 	_cleanup_free_ char *rel = probe_read_trimmed(p, "/proc/sys/kernel/osrelease");
 	const char *kver = rel && *rel && !strchr(rel, '/') ? rel : "*";
+	_cleanup_free_ char *bad = NULL;   /* the first candidate that could not be read */
 
 	for (size_t k = 0; k < ARRAY_SIZE(pats); k++) {
 		_cleanup_free_ char *pat = NULL;
@@ -37,13 +40,23 @@ static int probe_nvidia_ko(struct node_probe *p)
 			struct modinfo mi = { 0 };
 			ingot_error e = { 0 };
 			const char *src = probe_node_rel(p, g.gl_pathv[i]);
-			if (modinfo_load(g.gl_pathv[i], &mi, &e) < 0)
+			int r = modinfo_load(g.gl_pathv[i], &mi, &e);
+			if (r == -ENOMEM)
+				return r;
+			if (r < 0) {
+				/* e names the host path; the report names the node's. */
+				const char *why = strncmp(e.msg, g.gl_pathv[i], strlen(g.gl_pathv[i]))
+					? e.msg : e.msg + strlen(g.gl_pathv[i]) + 2;
+				if (!bad && asprintf(&bad, "%s: %s", src, why) < 0)
+					return -ENOMEM;
 				continue;
+			}
 			const char *v = modinfo_get(&mi, "version");
 			const char *l = modinfo_get(&mi, "license");
-			int r = 0;
 			if (v)
 				r = probe_setf(p, "driver.ko_version", v, "%s (.modinfo version)", src);
+			else if (!bad && asprintf(&bad, "%s: .modinfo has no version", src) < 0)
+				r = -ENOMEM;
 			if (!r && l)
 				r = probe_setf(p, "driver.ko_license", l, "%s (.modinfo license)", src);
 			modinfo_free(&mi);
@@ -53,6 +66,8 @@ static int probe_nvidia_ko(struct node_probe *p)
 				return 0;
 		}
 	}
+	if (bad)
+		return probe_set_unreadable(p, "driver.ko_version", "unreadable: %s", bad);
 	return probe_set(p, "driver.ko_version", NULL, "not found: /lib/modules/*/**/nvidia.ko*");
 }
 

@@ -30,14 +30,22 @@ static const struct overlay overlays[] = {
 	{ "smi", NULL, "smi", 0 },
 };
 
-/* The tuple with probed values in place (new reference). */
-static json_t *probed_tuple(const json_t *tuple, const struct node_probe *p, json_t *changed)
+/* The tuple with probed values in place (new reference).  A declared
+ * field whose node fact was unreadable keeps its declared value and is
+ * listed in unread: the rules on it were not made for this node. */
+static json_t *probed_tuple(const json_t *tuple, const struct node_probe *p, json_t *changed,
+			    json_t *unread)
 {
 	json_t *t = json_deep_copy(tuple);
 	for (size_t i = 0; t && i < sizeof(overlays) / sizeof(overlays[0]); i++) {
 		const struct overlay *o = &overlays[i];
-		const char *v = probe_get(p, o->probe);
+		const struct probe_fact *f = probe_find(p, o->probe);
+		const char *v = f ? f->value : NULL;
 		char buf[128];
+		const json_t *grp = o->group && o->key ? json_object_get(t, o->group) : t;
+		if (f && f->unreadable && json_object_get(grp, o->key ? o->key : o->group))
+			json_array_append_new(unread, json_pack("{s:s, s:s}", "field", o->probe,
+								"source", f->source));
 		if (!v || strchr(v, ','))
 			continue;   /* absent or ambiguous: keep the declared value */
 		if (o->version) {
@@ -83,8 +91,8 @@ void check_rules(const struct verify_opts *o, const json_t *m, const struct node
 		report_set(r, CHECK_RULES, ST_SKIP, "manifest has no tuple");
 		return;
 	}
-	json_t *changed = json_array();
-	json_t *probed = probed_tuple(tuple, p, changed);
+	json_t *changed = json_array(), *unread = json_array();
+	json_t *probed = probed_tuple(tuple, p, changed, unread);
 	const char *dir = o->rules_dir ? o->rules_dir : lint_default_rules_dir(dirbuf, sizeof(dirbuf));
 	if (!probed || tuple_from_json(probed, "probed tuple", &t, &e) < 0) {
 		report_set(r, CHECK_RULES, ST_ERROR, "%s", e.msg[0] ? e.msg : "out of memory");
@@ -104,10 +112,18 @@ void check_rules(const struct verify_opts *o, const json_t *m, const struct node
 				f->severity == LINT_ERROR ? "error" : "warning", f->rule, f->message,
 				f->source ? f->source : "?");
 	}
-	r->checks[CHECK_RULES].details = json_pack("{s:o, s:O, s:s}", "findings",
-		lint_report_to_json(rep), "probed_fields", changed, "rules_dir", dir);
+	r->checks[CHECK_RULES].details = json_pack("{s:o, s:O, s:O, s:s}", "findings",
+		lint_report_to_json(rep), "probed_fields", changed, "unreadable_fields", unread,
+		"rules_dir", dir);
+	const json_t *u = json_array_get(unread, 0);
 	if (errors)
 		report_set(r, CHECK_RULES, ST_FAIL, "%s: %s", first->rule, first->message);
+	else if (u)
+		/* Rules that held for a declared value the node could not show
+		 * were not made for this node. */
+		report_set(r, CHECK_RULES, ST_ERROR, "not made: rules ran on the declared %s, "
+			   "unreadable on the node (%s)", json_string_value(json_object_get(u, "field")),
+			   json_string_value(json_object_get(u, "source")));
 	else if (warnings)
 		report_set(r, CHECK_RULES, ST_WARN, "%s: %s", first->rule, first->message);
 	else
@@ -117,4 +133,5 @@ out:
 	tuple_free(t);
 	json_decref(probed);
 	json_decref(changed);
+	json_decref(unread);
 }

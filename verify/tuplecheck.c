@@ -1,11 +1,14 @@
 #include "verify/tuplecheck.h"
 
 #include <ctype.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
+#include "lib/cleanup.h"
+#include "lib/json.h"
 #include "lib/strbuf.h"
 #include "lib/version.h"
 
@@ -35,7 +38,6 @@ static const struct field fields[] = {
 	{ "ROCm", "rocm.version", "rocm.version", NULL, M_PREFIX },
 	{ "ROCm stream", "rocm.stream", "rocm.stream", NULL, M_EXACT },
 	{ "ROCm prefix", "rocm.prefix", "rocm.prefix", NULL, M_EXACT },
-	{ "VBIOS", "firmware.vbios", "firmware.vbios", NULL, M_EXACT },
 	{ "SMI tool", "smi", "smi", NULL, M_EXACT },
 };
 
@@ -43,7 +45,7 @@ static const struct field fields[] = {
 
 /* Tuple members ingot cannot read on a node; listed as "not probed". */
 static const char *const unprobed[] = {
-	"firmware.nic", "firmware.nvswitch", "firmware.bmc", "firmware.bios", "cudnn.version",
+	"cudnn.version",
 	"cublas.version", "miopen.version", "rocblas.version", "gpu_operator.version",
 	"imex.version",
 };
@@ -191,6 +193,9 @@ struct state {
 	json_t *fields;
 	char first[512];
 	unsigned mismatches;
+	char first_not_made[1024];
+	json_t *not_made_list;
+	unsigned not_made;      /* comparisons whose node side could not be read */
 };
 
 static void mismatch(struct state *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -213,6 +218,37 @@ static void record(struct state *s, const char *name, const char *want, const ch
 		"manifest", want ? json_string(want) : json_null(),
 		"node", have ? json_string(have) : json_null(),
 		"source", source ? source : "", "match", match));
+}
+
+/* A comparison that was required but could not be made: listed in the
+ * details' "not_made" (not among the compared "fields", whose match=false
+ * means drift), and the check ends in error, never pass, unless something
+ * refuses. */
+static void not_made(struct state *s, const char *name, const char *want, const char *source,
+		     const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+static void not_made(struct state *s, const char *name, const char *want, const char *source,
+		     const char *fmt, ...)
+{
+	char line[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	json_array_append_new(s->not_made_list, json_pack("{s:s, s:o, s:s, s:s}", "field", name,
+		"manifest", want ? json_string(want) : json_null(),
+		"source", source ? source : "not probed", "comparison", line));
+	if (!s->not_made++)
+		snprintf(s->first_not_made, sizeof(s->first_not_made), "not made: %s (%s)", line,
+			 source ? source : "not probed");
+	report_evidence(s->r, CHECK_TUPLE, "not made: %s (%s)", line, source ? source : "not probed");
+}
+
+/* Could the probe not read a fact it looked for (as opposed to finding
+ * nothing there)? */
+static int unreadable(const struct node_probe *p, const char *key)
+{
+	const struct probe_fact *f = probe_find(p, key);
+	return f && !f->value && f->unreadable;
 }
 
 /* Where a fact came from; probes rebuilt from a report (the audit) may
@@ -254,6 +290,11 @@ static void consistency(struct state *s, const json_t *tuple, const struct node_
 		record(s, "loaded==nvidia.ko", ko, drv, source_of(p, "driver.ko_version"), ok);
 		if (!ok)
 			mismatch(s, "loaded driver %s != image's nvidia.ko %s", drv, ko);
+	} else if (drv) {
+		/* A loaded NVIDIA module the image's own module cannot be held
+		 * against: unreadable, unparsable or absent, it is not a pass. */
+		not_made(s, "loaded==nvidia.ko", NULL, source_of(p, "driver.ko_version"),
+			 "loaded driver %s vs the image's nvidia.ko", drv);
 	}
 	/* NVML and libcuda refuse a module of another version ("Driver/library
 	 * version mismatch"): the image's user space must match what is loaded. */
@@ -276,15 +317,137 @@ static void consistency(struct state *s, const json_t *tuple, const struct node_
 	}
 }
 
+
+/* Firmware pins (docs/tuple.md): each device's revision must be one of the
+ * validated revisions; an entry "MODEL=REV" holds for that model only.  The
+ * model is the entry's own ("MT_0000000838=28.39.1002", from the NIC) or,
+ * for facts without one, the node's (model_key: GPU or system product). */
+struct fw_pin {
+	const char *label, *tuple, *fact, *model_key;
+	bool qualified;   /* the fact's entries are "MODEL=REV" */
+};
+
+static const struct fw_pin fw_pins[] = {
+	{ "VBIOS", "firmware.vbios", "firmware.vbios", "gpu.model", false },
+	{ "NVSwitch firmware", "firmware.nvswitch", "firmware.nvswitch", NULL, false },
+	{ "NIC firmware", "firmware.nic", "firmware.nic", NULL, true },
+	{ "Ethernet firmware", "firmware.ethernet", "firmware.ethernet", NULL, true },
+	{ "BMC firmware", "firmware.bmc", "firmware.bmc", "system.product_name", false },
+	{ "BIOS", "firmware.bios", "firmware.bios", "system.product_name", false },
+};
+
+/* The pins of firmware.<name> as a list (a string is a list of one). */
+static const json_t *pins_of(const json_t *tuple, const char *path, json_t **own)
+{
+	const char *name = strchr(path, '.') + 1;
+	const json_t *v = get_key(get_key(tuple, path, (size_t)(name - 1 - path)), name, strlen(name));
+	*own = NULL;
+	if (json_is_string(v))
+		return *own = json_pack("[O]", v);
+	return json_is_array(v) && json_array_size(v) ? v : NULL;
+}
+
+/* Is rev of a device of model (NULL: unknown) among the pins? */
+static bool pinned(const json_t *pins, const char *model, bool model_is_word, const char *rev)
+{
+	size_t i;
+	json_t *it;
+	json_array_foreach(pins, i, it) {
+		const char *pin = json_string_value(it), *eq = pin ? strchr(pin, '=') : NULL;
+		if (!pin)
+			continue;
+		if (!eq) {
+			if (!strcmp(pin, rev))
+				return true;
+			continue;
+		}
+		char m[128];
+		snprintf(m, sizeof(m), "%.*s", (int)(eq - pin), pin);
+		if (strcmp(eq + 1, rev) || !model)
+			continue;
+		if (model_is_word ? models_match(m, model) : !strcmp(m, model))
+			return true;
+	}
+	return false;
+}
+
+static void firmware_check(struct state *s, const json_t *tuple, const struct node_probe *p,
+			   unsigned *compared)
+{
+	for (size_t k = 0; k < sizeof(fw_pins) / sizeof(fw_pins[0]); k++) {
+		const struct fw_pin *f = &fw_pins[k];
+		_cleanup_json_ json_t *own = NULL;
+		const json_t *pins = pins_of(tuple, f->tuple, &own);
+		const struct probe_fact *pf = probe_find(p, f->fact);
+		const char *src = pf ? pf->source : "not probed";
+		_cleanup_free_ char *want = NULL;
+		size_t i;
+		json_t *it;
+
+		if (!pins)
+			continue;
+		json_array_foreach(pins, i, it) {
+			char *w = NULL;
+			if (asprintf(&w, "%s%s%s", want ? want : "", want ? ", " : "",
+				     json_string_value(it) ? json_string_value(it) : "?") < 0)
+				return;
+			free(want);
+			want = w;
+		}
+		if (!pf || !pf->value) {
+			/* Pinned firmware the node does not show is unchecked drift. */
+			not_made(s, f->tuple, want, src, "%s pinned to %s", f->label, want);
+			continue;
+		}
+		(*compared)++;
+		const char *model = f->model_key ? probe_get(p, f->model_key) : NULL;
+		_cleanup_free_ char *vals = strdup(pf->value);
+		char *save = NULL, bad[256] = "", agree[160] = "";
+		struct strbuf seen = STRBUF_INIT;   /* "\nMODEL\n" per entry so far */
+		strbuf_init(&seen, 64);
+		strbuf_addch(&seen, '\n');
+		for (char *e = vals ? strtok_r(vals, ",", &save) : NULL; e; e = strtok_r(NULL, ",", &save)) {
+			char *eq = f->qualified ? strchr(e, '=') : NULL;
+			const char *rev = eq ? eq + 1 : e;
+			char dev[128], m[132];
+			snprintf(dev, sizeof(dev), "%.*s", eq ? (int)(eq - e) : 0, e);
+			snprintf(m, sizeof(m), "\n%s\n", dev);
+			/* Entries are distinct: two of one model (every GPU is one
+			 * model here) differ, and one stale device is drift even when
+			 * both revisions are validated. */
+			if (!agree[0] && strstr(seen.buf, m))
+				snprintf(agree, sizeof(agree), "%s", dev);
+			strbuf_addstr(&seen, m + 1);
+			if (!bad[0] && !pinned(pins, eq ? dev : model, !eq, rev))
+				snprintf(bad, sizeof(bad), "%s%s%s", dev, eq ? " " : "", rev);
+		}
+		strbuf_release(&seen);
+		bool disagree = strchr(pf->value, ',') && (!f->qualified || agree[0]);
+		int ok = !bad[0] && !disagree;
+		record(s, f->tuple, want, pf->value, src, ok);
+		if (disagree && !f->qualified)
+			mismatch(s, "%s differs between devices: %s (one stale device is drift; pinned %s)",
+				 f->label, pf->value, want);
+		else if (disagree)
+			mismatch(s, "%s differs between devices of model %s: %s (pinned %s)", f->label,
+				 agree, pf->value, want);
+		else if (bad[0])
+			mismatch(s, "%s: node %s, validated %s (%s)", f->label, bad, want, src);
+		else
+			report_evidence(s->r, CHECK_TUPLE, "ok: %s %s (%s)", f->label, pf->value, src);
+	}
+}
+
 void tuplecheck_run(const json_t *tuple, const struct node_probe *p, struct verify_report *r)
 {
-	struct state s = { .r = r, .fields = json_object() };
+	struct state s = { .r = r, .fields = json_object(), .not_made_list = json_array() };
 	char want[256], models[512];
 	unsigned compared = 0;
 
 	if (!json_is_object(tuple)) {
 		report_set(r, CHECK_TUPLE, ST_SKIP, "manifest has no tuple");
 		json_decref(s.fields);
+		json_decref(s.not_made_list);
 		return;
 	}
 	/* Vendor, driver and flavor first, then what must agree with the
@@ -302,6 +465,10 @@ void tuplecheck_run(const json_t *tuple, const struct node_probe *p, struct veri
 		const char *have = pf ? pf->value : NULL;
 		const char *src = pf ? pf->source : "not probed";
 		int ok = have && values_match(f->how, want, have);
+		if (!have && unreadable(p, f->probe) && !must_be_on_node(tuple, f)) {
+			not_made(&s, f->tuple, want, src, "%s %s", f->label, want);
+			continue;
+		}
 		if (!have && !must_be_on_node(tuple, f)) {
 			/* Declared for the pool (e.g. CUDA that travels in containers)
 			 * but neither on the node nor carried by the image. */
@@ -323,8 +490,8 @@ void tuplecheck_run(const json_t *tuple, const struct node_probe *p, struct veri
 		const char *have = pf ? pf->value : NULL;
 		int ok = have && models_match(models, have);
 		if (!have) {
-			report_evidence(r, CHECK_TUPLE, "absent: GPU model not readable (%s)",
-					pf ? pf->source : "not probed");
+			/* Declared GPUs the node does not show: nothing was compared. */
+			not_made(&s, "gpu", models, pf ? pf->source : "not probed", "GPU %s", models);
 			goto done_models;
 		}
 		compared++;
@@ -335,13 +502,17 @@ void tuplecheck_run(const json_t *tuple, const struct node_probe *p, struct veri
 			mismatch(&s, "GPU: manifest %s, node %s", models, have);
 	}
 done_models:
+	firmware_check(&s, tuple, p, &compared);
 	for (size_t i = 0; i < sizeof(unprobed) / sizeof(unprobed[0]); i++)
 		if (tuple_lookup(tuple, unprobed[i], want, sizeof(want)))
 			report_evidence(r, CHECK_TUPLE, "not probed: %s (manifest %s)", unprobed[i], want);
 
-	r->checks[CHECK_TUPLE].details = json_pack("{s:o}", "fields", s.fields);
+	r->checks[CHECK_TUPLE].details = json_pack("{s:o, s:o}", "fields", s.fields,
+						    "not_made", s.not_made_list);
 	if (s.mismatches)
 		report_set(r, CHECK_TUPLE, ST_FAIL, "%s", s.first);
+	else if (s.not_made)
+		report_set(r, CHECK_TUPLE, ST_ERROR, "%s", s.first_not_made);
 	else if (!compared)
 		report_set(r, CHECK_TUPLE, ST_SKIP, "manifest tuple declares no field the probe reads");
 	else

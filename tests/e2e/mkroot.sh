@@ -18,6 +18,24 @@
 #   firmware         one GSP firmware blob has different bytes
 #   extra            an extra library in /usr/lib/x86_64-linux-gnu
 #   no-nvidia-smi    nvidia-smi removed
+#   file-to-symlink  a listed firmware file replaced by a symlink to a file with
+#                    the same bytes (only its type differs)
+#   file-to-dir      a listed firmware file replaced by a directory
+#   ko-garbage       the image's nvidia.ko overwritten with bytes that are no ELF
+#   ko-gone          the image's nvidia.ko removed
+#   fw-estate        the firmware an H100 HGX node shows: 4 ConnectX-7
+#                    (/sys/class/infiniband/mlx5_*/{fw_ver,board_id}), eth0 (ice)
+#                    and ib0 (mlx5_core) with `ethtool -i` answers in
+#                    /run/ingot/ethtool/<if>, DMI BIOS/board, the NVSwitches' BIOS
+#                    Version, and usr/sbin/ipmitool (image) answering `mc info`
+#                    from /run/ingot/fake-bmc (node state)
+#   vbios-mixed      one GPU's VBIOS is another validated revision
+#   nic-fw=V         mlx5_1 (one of four ConnectX-7) runs firmware V
+#   eth-fw=V         eth0 reports firmware V
+#   bios=V           DMI bios_version V
+#   bmc=V            the BMC reports firmware revision V
+#   bmc-dead         ipmitool mc info fails (no answer from the BMC)
+#   nvswitch-fw=V    one NVSwitch reports BIOS Version V
 # Deterministic: the same arguments give the same tree.
 set -eu
 DIR=$1 PROFILE=$2
@@ -157,6 +175,61 @@ PY
 		$MKART so --out "$DIR/$LIBDIR/libevil.so.1" --soname libevil.so.1 ;;
 	no-nvidia-smi)
 		rm -f "$DIR/usr/bin/nvidia-smi" ;;
+	file-to-symlink)
+		fw=("$DIR"/lib/firmware/nvidia/*/gsp_tu10x.bin)
+		mkdir -p "$DIR/etc/fw"
+		mv "${fw[0]}" "$DIR/etc/fw/gsp_tu10x.bin"
+		ln -s ../../../../etc/fw/gsp_tu10x.bin "${fw[0]}" ;;
+	file-to-dir)
+		fw=("$DIR"/lib/firmware/nvidia/*/gsp_tu10x.bin)
+		rm -f "${fw[0]}"
+		mkdir "${fw[0]}" ;;
+	ko-garbage)
+		ko=("$DIR"/lib/modules/*/updates/dkms/nvidia.ko)
+		head -c 4096 /dev/zero >"${ko[0]}" ;;
+	ko-gone)
+		rm -f "$DIR"/lib/modules/*/updates/dkms/nvidia.ko ;;
+	fw-estate)
+		for i in 0 1 2 3; do
+			w "sys/class/infiniband/mlx5_$i/fw_ver" "28.39.1002\n"
+			w "sys/class/infiniband/mlx5_$i/board_id" "MT_0000000838\n"
+		done
+		mkdir -p "$DIR/sys/class/net/eth0/device" "$DIR/sys/class/net/ib0/device" "$DIR/sys/class/net/lo"
+		w run/ingot/ethtool/eth0 "driver: ice\nversion: 6.1.0-40-amd64\nfirmware-version: 4.40 0x8001c967 1.3534.0\nbus-info: 0000:31:00.0\n"
+		w run/ingot/ethtool/ib0 "driver: mlx5_core[ib_ipoib]\nversion: 24.10-1.1.4\nfirmware-version: 28.39.1002 (MT_0000000838)\nbus-info: 0000:18:00.0\n"
+		w sys/class/dmi/id/bios_version "2.3.5\n"
+		w sys/class/dmi/id/bios_date "08/14/2025\n"
+		w sys/class/dmi/id/board_name "0NQ5DR\n"
+		w sys/class/dmi/id/product_name "PowerEdge XE9680\n"
+		for d in "$DIR"/proc/driver/nvidia-nvswitch/devices/*; do
+			printf 'BIOS Version: 96.10.6D.00.01\n' >"$d/information"
+		done
+		w run/ingot/fake-bmc "7.10.30.00\n"
+		mkdir -p "$DIR/usr/sbin"
+		cat >"$DIR/usr/sbin/ipmitool" <<'SH'
+#!/bin/sh
+# fake ipmitool: answers `mc info` from the fake root's BMC state
+root=$(cd "$(dirname "$0")/../.." && pwd)
+rev=$(cat "$root/run/ingot/fake-bmc" 2>/dev/null) || { echo "Could not open device at /dev/ipmi0" >&2; exit 1; }
+printf 'Device ID                 : 32\nDevice Revision           : 1\nFirmware Revision         : %s\nIPMI Version              : 2.0\nManufacturer ID           : 674\n' "$rev"
+SH
+		chmod 0755 "$DIR/usr/sbin/ipmitool" ;;
+	vbios-mixed)
+		g=("$DIR"/proc/driver/nvidia/gpus/*/information)
+		sed -i 's/^Video BIOS:.*/Video BIOS: \t 96.00.74.00.01/' "${g[3]}" ;;
+	nic-fw=*)
+		w sys/class/infiniband/mlx5_1/fw_ver "${m#nic-fw=}\n" ;;
+	eth-fw=*)
+		sed -i "s/^firmware-version: .*/firmware-version: ${m#eth-fw=} 0x8001c967 1.3534.0/" "$DIR/run/ingot/ethtool/eth0" ;;
+	bios=*)
+		w sys/class/dmi/id/bios_version "${m#bios=}\n" ;;
+	bmc=*)
+		w run/ingot/fake-bmc "${m#bmc=}\n" ;;
+	bmc-dead)
+		rm -f "$DIR/run/ingot/fake-bmc" ;;
+	nvswitch-fw=*)
+		s=("$DIR"/proc/driver/nvidia-nvswitch/devices/*)
+		printf 'BIOS Version: %s\n' "${m#nvswitch-fw=}" >"${s[0]}/information" ;;
 	*) echo "mkroot.sh: unknown mutation '$m'" >&2; exit 64 ;;
 	esac
 done

@@ -162,12 +162,27 @@ def envelope(ingot):
             out("fuzz_envelope", "envelope", b"\x00" + f.read())
 
 
+def modinfo():
+    with tempfile.TemporaryDirectory() as t:
+        ko = os.path.join(t, "nvidia.ko")
+        subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "mkart.py"), "ko", "--out", ko,
+                        "--name", "nvidia", "--version", "580.95.05", "--flavor", "open"], check=True)
+        with open(ko, "rb") as f:
+            data = f.read()
+    out("fuzz_modinfo", "nvidia.ko", data)
+    out("fuzz_modinfo", "nvidia.ko.xz", lzma.compress(data, format=lzma.FORMAT_XZ, check=lzma.CHECK_CRC32))
+    out("fuzz_modinfo", "nvidia.ko.gz", gzip.compress(data, mtime=0))
+    # the section table far past the end
+    out("fuzz_modinfo", "far-table", data[:40] + struct.pack("<Q", 1 << 33) + data[48:])
+
+
 def main():
     ingot = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "build", "ingot")
-    for h in ("fuzz_recipe", "fuzz_rules", "fuzz_unpack", "fuzz_quote", "fuzz_eventlog", "fuzz_envelope"):
+    for h in ("fuzz_recipe", "fuzz_rules", "fuzz_unpack", "fuzz_quote", "fuzz_eventlog", "fuzz_envelope",
+              "fuzz_modinfo"):
         shutil.rmtree(os.path.join(CORPUS, h), ignore_errors=True)
         os.makedirs(os.path.join(CORPUS, h))
-    recipes(); rules(); unpack(); quote(); eventlog(); envelope(ingot)
+    recipes(); rules(); unpack(); quote(); eventlog(); envelope(ingot); modinfo()
 
 
 main()

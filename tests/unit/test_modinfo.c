@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <stdbool.h>
+#include <fcntl.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "lib/cleanup.h"
@@ -230,6 +232,140 @@ static void test_elf32_both_orders(void **state)
 	}
 }
 
+/* An ELF64 module whose header is followed by gap bytes of zeros, then
+ * .modinfo (when with_info), the section names and the section table:
+ * the layout of a real module, stretched.  Returns the table's offset. */
+static uint64_t make_stretched(const char *path, uint64_t gap, bool with_info)
+{
+	static const char info[] = "version=595.91.07\0license=Dual MIT/GPL\0";
+	static const char names[] = "\0.modinfo\0.shstrtab\0.text";
+	uint8_t hdr[64] = { 0x7f, 'E', 'L', 'F', 2, 1, 1 }, sh[4 * 64] = { 0 };
+	uint64_t info_off = 64 + gap, names_off = info_off + sizeof(info);
+	uint64_t sh_off = names_off + sizeof(names);
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+	assert_true(fd >= 0);
+	put(hdr + 16, 2, 1, false);                 /* ET_REL */
+	put(hdr + 40, 4, (uint32_t)sh_off, false);  /* e_shoff (< 4 GiB here) */
+	put(hdr + 44, 4, (uint32_t)(sh_off >> 32), false);
+	put(hdr + 58, 2, 64, false);
+	put(hdr + 60, 2, 4, false);
+	put(hdr + 62, 2, 2, false);                 /* .shstrtab */
+	/* 1: .modinfo (or .text when without), 2: .shstrtab, 3: .text */
+	put(sh + 64, 4, with_info ? 1 : 20, false);
+	put(sh + 64 + 24, 4, (uint32_t)info_off, false);
+	put(sh + 64 + 28, 4, (uint32_t)(info_off >> 32), false);
+	put(sh + 64 + 32, 4, sizeof(info), false);
+	put(sh + 128, 4, 10, false);
+	put(sh + 128 + 24, 4, (uint32_t)names_off, false);
+	put(sh + 128 + 28, 4, (uint32_t)(names_off >> 32), false);
+	put(sh + 128 + 32, 4, sizeof(names), false);
+	put(sh + 192, 4, 20, false);
+	put(sh + 192 + 24, 4, 64, false);
+	put(sh + 192 + 32, 4, (uint32_t)gap, false);
+	assert_int_equal(pwrite(fd, hdr, sizeof(hdr), 0), (ssize_t)sizeof(hdr));
+	assert_int_equal(pwrite(fd, info, sizeof(info), (off_t)info_off), (ssize_t)sizeof(info));
+	assert_int_equal(pwrite(fd, names, sizeof(names), (off_t)names_off), (ssize_t)sizeof(names));
+	assert_int_equal(pwrite(fd, sh, sizeof(sh), (off_t)sh_off), (ssize_t)sizeof(sh));
+	close(fd);
+	return sh_off;   /* where the section table starts */
+}
+
+static long maxrss_kib(void)
+{
+	struct rusage ru;
+	getrusage(RUSAGE_SELF, &ru);
+	return ru.ru_maxrss;
+}
+
+/* A zstd bomb: a few hundred KiB that decompress to a 256 MiB module with
+ * .modinfo at the end (or none).  Read in bounded memory: the peak RSS
+ * grows by far less than the module (the whole-module reader took it all). */
+static void test_bounded_memory(void **state)
+{
+	struct fixture *f = *state;
+	char plain[128], zst[128], cmd[512], kmod[64];
+	struct modinfo mi;
+	ingot_error e = { 0 };
+	const uint64_t gap = (uint64_t)256 << 20;
+
+	snprintf(plain, sizeof(plain), "%s/bomb.ko", f->dir);
+	snprintf(zst, sizeof(zst), "%s/bomb.ko.zst", f->dir);
+	make_stretched(plain, gap, true);
+	snprintf(cmd, sizeof(cmd), "zstd -q -1 -f '%s' -o '%s'", plain, zst);
+	if (th_run(cmd) != 0)
+		skip();
+	/* kmod reads the stretched module as we do. */
+	if (modinfo_tool()) {
+		snprintf(cmd, sizeof(cmd), "%s -F version '%s'", modinfo_tool(), plain);
+		capture(cmd, kmod, sizeof(kmod));
+		assert_string_equal(kmod, "595.91.07");
+	}
+	long before = maxrss_kib();
+	assert_int_equal(modinfo_load(zst, &mi, &e), 0);
+	assert_string_equal(modinfo_get(&mi, "version"), "595.91.07");
+	assert_string_equal(modinfo_get(&mi, "license"), "Dual MIT/GPL");
+	modinfo_free(&mi);
+	assert_int_equal(modinfo_load(plain, &mi, &e), 0);
+	assert_string_equal(modinfo_get(&mi, "version"), "595.91.07");
+	modinfo_free(&mi);
+
+	/* No .modinfo at all: a clean refusal, still bounded. */
+	make_stretched(plain, gap, false);
+	snprintf(cmd, sizeof(cmd), "zstd -q -1 -f '%s' -o '%s'", plain, zst);
+	assert_int_equal(th_run(cmd), 0);
+	assert_int_equal(modinfo_load(zst, &mi, &e), -ENOENT);
+	assert_non_null(strstr(e.msg, "bomb.ko.zst: no .modinfo section: not a kernel module"));
+	assert_true(maxrss_kib() - before < 16 * 1024);
+	unlink(plain);
+	unlink(zst);
+}
+
+/* Offsets and sizes past the caps are refused before anything is read. */
+static void test_caps(void **state)
+{
+	struct fixture *f = *state;
+	char path[128];
+	struct modinfo mi;
+	ingot_error e = { 0 };
+	uint8_t hdr[64] = { 0x7f, 'E', 'L', 'F', 2, 1, 1 };
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/far.ko", f->dir);
+	put(hdr + 44, 4, 2, false);                 /* e_shoff = 8 GiB */
+	put(hdr + 58, 2, 64, false);
+	put(hdr + 60, 2, 3, false);
+	put(hdr + 62, 2, 1, false);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, hdr, sizeof(hdr)), (ssize_t)sizeof(hdr));
+	close(fd);
+	assert_int_equal(modinfo_load(path, &mi, &e), -EFBIG);
+	assert_non_null(strstr(e.msg, "far.ko: section header table at offset 8589934592"));
+	assert_non_null(strstr(e.msg, "beyond the 1073741824-byte limit on modules"));
+
+	/* A .modinfo claiming 64 MiB. */
+	snprintf(path, sizeof(path), "%s/fat.ko", f->dir);
+	uint64_t sh_off = make_stretched(path, 4096, true);
+	fd = open(path, O_WRONLY);
+	uint8_t size[4];
+	put(size, 4, 64u << 20, false);
+	assert_int_equal(pwrite(fd, size, 4, (off_t)(sh_off + 64 + 32)), 4);   /* sh[1].sh_size */
+	close(fd);
+	assert_int_equal(modinfo_load(path, &mi, &e), -EFBIG);
+	assert_non_null(strstr(e.msg, "fat.ko: .modinfo section of 67108864 bytes: more than the 1048576"));
+
+	/* A table past the end of a short file. */
+	snprintf(path, sizeof(path), "%s/short.ko", f->dir);
+	put(hdr + 40, 4, 4096, false);
+	put(hdr + 44, 4, 0, false);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	assert_int_equal(write(fd, hdr, sizeof(hdr)), (ssize_t)sizeof(hdr));
+	close(fd);
+	assert_int_equal(modinfo_load(path, &mi, &e), -EINVAL);
+	assert_non_null(strstr(e.msg, "short.ko: section header table at offset 4096 (+192 bytes) lies beyond the end of the file"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -238,6 +374,8 @@ int main(void)
 		cmocka_unit_test(test_compressed),
 		cmocka_unit_test(test_malformed),
 		cmocka_unit_test(test_elf32_both_orders),
+		cmocka_unit_test(test_bounded_memory),
+		cmocka_unit_test(test_caps),
 	};
 	return cmocka_run_group_tests_name("modinfo", tests, setup, teardown);
 }

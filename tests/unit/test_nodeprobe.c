@@ -266,9 +266,17 @@ static void test_userspace_vs_module(void **state)
 	report_free(&r);
 	node_probe_free(p);
 
-	/* Same versions: no finding. */
+	/* Same versions and the image's nvidia.ko readable: no finding. */
 	loaded("us", "580.95.05");
+	_cleanup_free_ char *ko = sub_path("us", "lib/modules/6.1.0-40-amd64/updates/nvidia.ko");
+	_cleanup_free_ char *kodir = path_dirname(ko);
+	char cmd[1024];
+	assert_int_equal(mkdir_p(kodir, 0755, &e), 0);
+	snprintf(cmd, sizeof(cmd), "python3 scripts/mkart.py ko --out '%s' --name nvidia "
+		 "--version 580.95.05 --flavor open", ko);
+	assert_int_equal(system(cmd), 0);
 	assert_int_equal(node_probe_run(root, &p, &e), 0);
+	assert_string_equal(probe_get(p, "driver.ko_version"), "580.95.05");
 	json_decref(t);
 	t = tuple_for("580.95.05");
 	report_init(&r);

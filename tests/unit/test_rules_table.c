@@ -63,6 +63,10 @@ static const struct rule_case {
 	  NV("H100") DRV("580.95.05") "  cuda: {version: 12.9.1}\n  nccl: {version: 2.27.7, cuda: 12.9}\n" },
 	{ "cuda-needs-driver", DATE, NV("H100") "  cuda: {version: \"13.0\"}\n",
 	  NV("H100") DRV("580.95.05") "  cuda: {version: \"13.0\"}\n" },
+	/* firmware.yaml */
+	{ "firmware-validated-branch", DATE,
+	  NV("H100") DRV("595.91.07") "  firmware: {vbios: [96.00.AF.00.01, 96.00.B0.00.01], driver-branch: R580}\n",
+	  NV("H100") DRV("580.95.05") "  firmware: {vbios: [96.00.AF.00.01, 96.00.B0.00.01], driver-branch: R580}\n" },
 	/* nvswitch.yaml */
 	{ "fabric-manager-equals-driver", DATE,
 	  NV("H100") "  nvswitch: true\n" DRV("580.82.07") "  fabric-manager: {version: 580.95.05}\n",

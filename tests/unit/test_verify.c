@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <regex.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -17,6 +18,7 @@
 #include "lib/digest.h"
 #include "lib/fileio.h"
 #include "lib/strbuf.h"
+#include "verify/checks.h"
 #include "verify/filecheck.h"
 #include "verify/nfd.h"
 #include "verify/node_report.h"
@@ -214,7 +216,30 @@ static void test_files_check(void **state)
 	assert_null(strstr(dump, "machine-id"));
 	assert_non_null(strstr(dump, "\"field\":\"target\""));
 	assert_non_null(strstr(dump, "\"expected\":\"0644\",\"field\":\"mode\",\"got\":\"0600\""));
+
+	assert_false(files_result_clean(&fr));
 	files_result_free(&fr);
+
+	/* A listed file that became a directory or a symlink is a changed
+	 * entry, counted like any other difference (it once was only listed). */
+	json_t *typed = json_array();
+	json_array_append_new(typed, file_entry("/usr/lib/a.so", "AAAA"));
+	json_array_append_new(typed, file_entry("/usr/lib/link", "BBBB"));
+	json_array_append_new(typed, file_entry("/usr", "x"));
+	assert_int_equal(files_check(fc, typed, NULL, &fr, &e), 0);
+	assert_int_equal(fr.changed, 2);
+	assert_false(files_result_clean(&fr));
+	_cleanup_free_ char *tdump = json_dumps(fr.details, JSON_COMPACT | JSON_SORT_KEYS);
+	assert_non_null(strstr(tdump, "\"expected\":\"file\",\"field\":\"type\",\"got\":\"symlink\""));
+	assert_non_null(strstr(tdump, "\"expected\":\"file\",\"field\":\"type\",\"got\":\"dir\""));
+	files_result_free(&fr);
+	/* Only what matches is clean. */
+	json_array_remove(typed, 2);
+	json_array_remove(typed, 1);
+	assert_int_equal(files_check(fc, typed, NULL, &fr, &e), 0);
+	assert_true(files_result_clean(&fr));
+	files_result_free(&fr);
+	json_decref(typed);
 
 	/* Ignored globs drop out of every category. */
 	const char *ignore[] = { "/usr/lib/extra.so", "/usr/lib/gone.so", NULL };
@@ -237,11 +262,21 @@ static struct node_probe *fake_probe(void)
 	probe_set(p, "vendor", "nvidia", "test");
 	probe_set(p, "driver.version", "580.95.05", "/sys/module/nvidia/version");
 	probe_set(p, "driver.flavor", "open", "test");
+	probe_set(p, "driver.ko_version", "580.95.05", "nvidia.ko");
 	probe_set(p, "fabric_manager.version", "580.82.07", "dpkg");
 	probe_set(p, "nccl.version", "2.27.7", "lib");
 	probe_set(p, "cuda.version", "13.0.1", "version.json");
 	probe_set(p, "gpu.model", "NVIDIA H100 80GB HBM3", "nvidia-smi");
+	probe_set(p, "firmware.nic", "MT_0000000838=28.39.1002", "/sys/class/infiniband");
 	return p;
+}
+
+static void set_fact(struct node_probe *p, const char *key, const char *value)
+{
+	struct probe_fact *f = (struct probe_fact *)probe_find(p, key);
+	assert_non_null(f);
+	free(f->value);
+	f->value = value ? strdup(value) : NULL;
 }
 
 static void test_tuplecheck(void **state)
@@ -263,33 +298,63 @@ static void test_tuplecheck(void **state)
 	_cleanup_free_ char *ev = json_dumps(r.checks[CHECK_TUPLE].evidence, 0);
 	assert_non_null(strstr(ev, "ok: CUDA 13.0.1"));          /* 13.0 matches 13.0.1 */
 	assert_non_null(strstr(ev, "ok: GPU NVIDIA H100"));
-	assert_non_null(strstr(ev, "not probed: firmware.nic"));
+	assert_non_null(strstr(ev, "ok: NIC firmware MT_0000000838=28.39.1002"));
 	report_free(&r);
 
 	/* Healthy; then NCCL pinned but the node has two; then a model that is
 	 * only a prefix of the real one. */
-	free(p->v[3].value);
-	p->v[3].value = strdup("580.95.05");
+	set_fact(p, "fabric_manager.version", "580.95.05");
 	report_init(&r);
 	tuplecheck_run(t, p, &r);
 	assert_int_equal(r.checks[CHECK_TUPLE].status, ST_PASS);
 	report_free(&r);
-	free(p->v[4].value);
-	p->v[4].value = strdup("2.27.7,2.21.5");
+	set_fact(p, "nccl.version", "2.27.7,2.21.5");
 	report_init(&r);
 	tuplecheck_run(t, p, &r);
 	assert_int_equal(r.checks[CHECK_TUPLE].status, ST_FAIL);
 	assert_non_null(strstr(r.checks[CHECK_TUPLE].summary, "NCCL: manifest 2.27.7, node 2.27.7,2.21.5"));
 	report_free(&r);
-	free(p->v[4].value);
-	p->v[4].value = strdup("2.27.7");
-	free(p->v[6].value);
-	p->v[6].value = strdup("NVIDIA H1000");
+	set_fact(p, "nccl.version", "2.27.7");
+	set_fact(p, "gpu.model", "NVIDIA H1000");
 	report_init(&r);
 	tuplecheck_run(t, p, &r);
 	assert_int_equal(r.checks[CHECK_TUPLE].status, ST_FAIL);
 	assert_non_null(strstr(r.checks[CHECK_TUPLE].summary, "GPU: manifest H100"));
 	report_free(&r);
+	set_fact(p, "gpu.model", "NVIDIA H100 80GB HBM3");
+
+	/* Comparisons that could not be made are never a pass: the image's
+	 * nvidia.ko unreadable, declared GPUs the node does not show, a
+	 * declared field whose tool failed. */
+	struct { const char *key, *why, *summary; } nm[] = {
+		{ "driver.ko_version", "unreadable: nvidia.ko: not an ELF file",
+		  "not made: loaded driver 580.95.05 vs the image's nvidia.ko (unreadable: nvidia.ko: not an ELF file)" },
+		{ "gpu.model", "nvidia-smi failed or timed out",
+		  "not made: GPU H100 (nvidia-smi failed or timed out)" },
+		{ "cuda.version", "version.json: unparsable", "not made: CUDA 13.0 (version.json: unparsable)" },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(nm); i++) {
+		struct probe_fact *f = (struct probe_fact *)probe_find(p, nm[i].key);
+		char *keep = f->value, *keep_src = f->source;
+		f->value = NULL;
+		f->source = (char *)nm[i].why;
+		f->unreadable = true;
+		report_init(&r);
+		tuplecheck_run(t, p, &r);
+		assert_int_equal(r.checks[CHECK_TUPLE].status, ST_ERROR);
+		assert_string_equal(r.checks[CHECK_TUPLE].summary, nm[i].summary);
+		/* ...and a mismatch elsewhere still refuses. */
+		set_fact(p, "fabric_manager.version", "580.82.07");
+		report_free(&r);
+		report_init(&r);
+		tuplecheck_run(t, p, &r);
+		assert_int_equal(r.checks[CHECK_TUPLE].status, ST_FAIL);
+		report_free(&r);
+		set_fact(p, "fabric_manager.version", "580.95.05");
+		f->value = keep;
+		f->source = keep_src;
+		f->unreadable = false;
+	}
 
 	/* A probe rebuilt from a report may lack facts (the audit does this):
 	 * an NVSwitch tuple with no fabric manager fact at all is a finding,
@@ -313,6 +378,119 @@ static void test_tuplecheck(void **state)
 	assert_int_equal(r.checks[CHECK_TUPLE].status, ST_SKIP);
 	report_free(&r);
 	json_decref(t);
+	node_probe_free(p);
+}
+
+/* Firmware pins: exact, a list of validated revisions, per model; all
+ * devices of a model agree; pinned firmware the node does not show is not
+ * a pass. */
+static const char *fw_verdict(const char *firmware, const char *key, const char *value,
+			      enum check_status want)
+{
+	static char summary[512];
+	struct verify_report r;
+	json_error_t je;
+	struct node_probe *p = fake_probe();
+	char doc[1024];
+	set_fact(p, "fabric_manager.version", "580.95.05");
+	if (probe_find(p, key))
+		set_fact(p, key, value);
+	else
+		probe_set(p, key, value, "test");
+	probe_set(p, "system.product_name", "PowerEdge XE9680", "test");
+	snprintf(doc, sizeof(doc), "{\"vendor\":\"nvidia\",\"nvswitch\":true,\"gpu\":{\"models\":[\"H100\"]},"
+		 "\"driver\":{\"version\":\"580.95.05\"},\"fabric-manager\":{\"version\":\"580.95.05\"},"
+		 "\"firmware\":%s}", firmware);
+	json_t *t = json_loads(doc, 0, &je);
+	assert_non_null(t);
+	report_init(&r);
+	tuplecheck_run(t, p, &r);
+	snprintf(summary, sizeof(summary), "%s", r.checks[CHECK_TUPLE].summary);
+	if (r.checks[CHECK_TUPLE].status != want)
+		fprintf(stderr, "firmware %s: %s\n", firmware, summary);
+	assert_int_equal(r.checks[CHECK_TUPLE].status, want);
+	report_free(&r);
+	json_decref(t);
+	node_probe_free(p);
+	return summary;
+}
+
+static void test_firmware_pins(void **state)
+{
+	(void)state;
+	/* exact, and a list of validated revisions */
+	fw_verdict("{\"vbios\":\"96.00.99.00.01\"}", "firmware.vbios", "96.00.99.00.01", ST_PASS);
+	fw_verdict("{\"vbios\":[\"96.00.74.00.01\",\"96.00.99.00.01\"]}", "firmware.vbios",
+		   "96.00.99.00.01", ST_PASS);
+	assert_string_equal(fw_verdict("{\"vbios\":[\"96.00.74.00.01\"]}", "firmware.vbios",
+				       "96.00.99.00.01", ST_FAIL),
+			    "VBIOS: node 96.00.99.00.01, validated 96.00.74.00.01 (test)");
+	/* one stale GPU: both revisions validated, still drift */
+	assert_string_equal(fw_verdict("{\"vbios\":[\"96.00.74.00.01\",\"96.00.99.00.01\"]}",
+				       "firmware.vbios", "96.00.99.00.01,96.00.74.00.01", ST_FAIL),
+			    "VBIOS differs between devices: 96.00.99.00.01,96.00.74.00.01 (one stale "
+			    "device is drift; pinned 96.00.74.00.01, 96.00.99.00.01)");
+	/* per model: a GPU-model-qualified VBIOS pin, a board-qualified NIC pin */
+	fw_verdict("{\"vbios\":[\"H100=96.00.99.00.01\",\"B200=97.00.5A.00.02\"]}", "firmware.vbios",
+		   "96.00.99.00.01", ST_PASS);
+	fw_verdict("{\"vbios\":[\"B200=96.00.99.00.01\"]}", "firmware.vbios", "96.00.99.00.01", ST_FAIL);
+	fw_verdict("{\"nic\":[\"MT_0000000838=28.39.1002\",\"MT_0000000970=32.41.1000\"]}",
+		   "firmware.nic", "MT_0000000838=28.39.1002,MT_0000000970=32.41.1000", ST_PASS);
+	assert_string_equal(fw_verdict("{\"nic\":[\"MT_0000000838=28.39.1002\"]}", "firmware.nic",
+				       "MT_0000000970=28.39.1002", ST_FAIL),
+			    "NIC firmware: node MT_0000000970 28.39.1002, validated MT_0000000838=28.39.1002 (/sys/class/infiniband)");
+	assert_string_equal(fw_verdict("{\"nic\":[\"MT_0000000838=28.39.1002\",\"MT_0000000838=28.40.1000\"]}",
+				       "firmware.nic", "MT_0000000838=28.39.1002,MT_0000000838=28.40.1000", ST_FAIL),
+			    "NIC firmware differs between devices of model MT_0000000838: "
+			    "MT_0000000838=28.39.1002,MT_0000000838=28.40.1000 (pinned "
+			    "MT_0000000838=28.39.1002, MT_0000000838=28.40.1000)");
+	/* BIOS and BMC pins per system product */
+	fw_verdict("{\"bios\":\"PowerEdge XE9680=2.3.5\",\"bmc\":\"7.10.30.00\"}", "firmware.bios", "2.3.5", ST_ERROR);
+	fw_verdict("{\"bios\":\"PowerEdge XE9680=2.3.5\"}", "firmware.bios", "2.3.5", ST_PASS);
+	fw_verdict("{\"bios\":\"PowerEdge R760=2.3.5\"}", "firmware.bios", "2.3.5", ST_FAIL);
+	/* pinned, not shown: not made */
+	assert_string_equal(fw_verdict("{\"nvswitch\":\"96.10.6D.00.01\"}", "firmware.nvswitch", NULL,
+				       ST_ERROR),
+			    "not made: NVSwitch firmware pinned to 96.10.6D.00.01 (test)");
+}
+
+/* The rules on a declared field the node could not read were not made:
+ * error, never pass (and a rule that fails still refuses). */
+static void test_rules_not_made(void **state)
+{
+	struct verify_opts o = { .rules_dir = "recipes/rules", .date = "2026-10-15" };
+	struct verify_report r;
+	json_error_t je;
+	struct node_probe *p = fake_probe();
+	(void)state;
+	set_fact(p, "fabric_manager.version", "580.95.05");
+	json_t *m = json_loads("{\"tuple\":{\"vendor\":\"nvidia\",\"gpu\":{\"models\":[\"H100\"]},"
+		"\"driver\":{\"version\":\"580.95.05\",\"flavor\":\"open\"},"
+		"\"container-toolkit\":{\"version\":\"1.17.8\"}}}", 0, &je);
+	assert_non_null(m);
+	report_init(&r);
+	check_rules(&o, m, p, &r);
+	assert_int_equal(r.checks[CHECK_RULES].status, ST_PASS);
+	report_free(&r);
+
+	probe_set_unreadable(p, "container_toolkit.version", "unreadable: /usr/bin/nvidia-ctk failed");
+	report_init(&r);
+	check_rules(&o, m, p, &r);
+	assert_int_equal(r.checks[CHECK_RULES].status, ST_ERROR);
+	assert_string_equal(r.checks[CHECK_RULES].summary, "not made: rules ran on the declared "
+			    "container_toolkit.version, unreadable on the node (unreadable: "
+			    "/usr/bin/nvidia-ctk failed)");
+	report_free(&r);
+
+	/* A B200 pinned to proprietary modules fails its rule regardless. */
+	json_object_set_new(json_object_get(json_object_get(m, "tuple"), "gpu"), "models",
+			    json_pack("[s]", "B200"));
+	set_fact(p, "driver.flavor", "proprietary");
+	report_init(&r);
+	check_rules(&o, m, p, &r);
+	assert_int_equal(r.checks[CHECK_RULES].status, ST_FAIL);
+	report_free(&r);
+	json_decref(m);
 	node_probe_free(p);
 }
 
@@ -374,8 +552,62 @@ static void test_nfd(void **state)
 	assert_true(n <= 63);
 	assert_true(n > 0);
 	assert_memory_equal(pool, "h100_pool_with_spaces", 21);
+	assert_non_null(strstr(sb.buf, "\n# ingot.dev/pool: the name is no label value"));
 	strbuf_release(&sb);
 	report_free(&r);
+}
+
+/* Label values are one to one: names that once collapsed to one value get
+ * different ones, each a valid Kubernetes label value (the apimachinery
+ * pattern), and valid names stay as they are. */
+static void test_nfd_distinct(void **state)
+{
+	char a[NFD_VALUE_SIZE], b[NFD_VALUE_SIZE];
+	char long1[80], long2[80];
+	regex_t re;
+	(void)state;
+	assert_int_equal(regcomp(&re, "^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$",
+				 REG_EXTENDED | REG_NOSUB), 0);
+
+	assert_false(nfd_label_value("pool-a", a));
+	assert_string_equal(a, "pool-a");
+	assert_true(nfd_label_value("pool-a.", b));
+	assert_string_not_equal(a, b);
+	assert_memory_equal(b, "pool-a--", 8);
+	assert_int_equal(strlen(b), 8 + 12);
+
+	/* 64 characters, differing only in the 64th. */
+	memset(long1, 'p', 63);
+	memcpy(long2, long1, 63);
+	long1[63] = 'x'; long2[63] = 'y';
+	long1[64] = long2[64] = '\0';
+	assert_true(nfd_label_value(long1, a));
+	assert_true(nfd_label_value(long2, b));
+	assert_string_not_equal(a, b);
+	assert_true(strlen(a) <= 63 && strlen(b) <= 63);
+	/* Exactly 63 is a valid value and kept. */
+	long1[63] = '\0';
+	assert_false(nfd_label_value(long1, a));
+	assert_string_equal(a, long1);
+
+	/* A valid name that looks disambiguated is hashed too, so it cannot
+	 * take the value of the name it imitates. */
+	assert_true(nfd_label_value("pool-a.", a));
+	assert_true(nfd_label_value(a, b));
+	assert_string_not_equal(a, b);
+
+	const char *const names[] = { "pool-a", "pool-a.", "-x-", "...", "", "a b/c",
+		"Ünïcode-pool", "h100--0123456789ab", long1, long2 };
+	for (size_t i = 0; i < ARRAY_SIZE(names); i++) {
+		nfd_label_value(names[i], a);
+		assert_true(strlen(a) <= 63);
+		assert_int_equal(regexec(&re, a, 0, NULL, 0), 0);
+		for (size_t j = 0; j < i; j++) {
+			nfd_label_value(names[j], b);
+			assert_string_not_equal(a, b);
+		}
+	}
+	regfree(&re);
 }
 
 int main(void)
@@ -387,8 +619,11 @@ int main(void)
 		cmocka_unit_test(test_probe_root),
 		cmocka_unit_test(test_files_check),
 		cmocka_unit_test(test_tuplecheck),
+		cmocka_unit_test(test_firmware_pins),
+		cmocka_unit_test(test_rules_not_made),
 		cmocka_unit_test(test_verdicts),
 		cmocka_unit_test(test_nfd),
+		cmocka_unit_test(test_nfd_distinct),
 	};
 	return cmocka_run_group_tests_name("verify", tests, setup, teardown);
 }
