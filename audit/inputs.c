@@ -16,6 +16,7 @@
 #include "lib/fileio.h"
 #include "lib/json.h"
 #include "lib/strbuf.h"
+#include "lib/time.h"
 
 void audit_ctx_free(struct audit_ctx *c)
 {
@@ -66,46 +67,7 @@ int audit_parse_duration(const char *s, int64_t *out)
 
 int audit_parse_time(const char *s, time_t *out)
 {
-	struct tm tm = { 0 };
-	const char *p;
-	int off = 0;
-
-	if (!s || !*s)
-		return -EINVAL;
-	if (strspn(s, "0123456789") == strlen(s)) {
-		errno = 0;
-		long long v = strtoll(s, NULL, 10);
-		if (errno)
-			return -ERANGE;
-		*out = (time_t)v;
-		return 0;
-	}
-	p = strptime(s, "%Y-%m-%dT%H:%M:%S", &tm);
-	if (!p)
-		return -EINVAL;
-	if (*p == '.') {
-		p++;
-		if (!isdigit((unsigned char)*p))
-			return -EINVAL;
-		while (isdigit((unsigned char)*p))
-			p++;
-	}
-	if (*p == 'Z' || *p == 'z') {
-		p++;
-	} else if ((*p == '+' || *p == '-') && isdigit((unsigned char)p[1]) &&
-		   isdigit((unsigned char)p[2]) && p[3] == ':' && isdigit((unsigned char)p[4]) &&
-		   isdigit((unsigned char)p[5])) {
-		off = ((p[1] - '0') * 10 + (p[2] - '0')) * 3600 + ((p[4] - '0') * 10 + (p[5] - '0')) * 60;
-		if (*p == '+')
-			off = -off;
-		p += 6;
-	} else {
-		return -EINVAL;
-	}
-	if (*p)
-		return -EINVAL;
-	*out = timegm(&tm) + off;
-	return 0;
+	return s ? time_parse(s, out) : -EINVAL;   /* one RFC 3339 parser: lib/time.h */
 }
 
 /* "KEY [VALUE]" lines; '#' starts a comment.  check_key / check_value

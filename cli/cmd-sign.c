@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "builder/manifest.h"
+#include "manifest/schema.h"
 #include "cli/cli.h"
 #include "keys/envelope.h"
 #include "lib/cleanup.h"

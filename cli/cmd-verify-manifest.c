@@ -9,6 +9,7 @@
 #include "keys/keyring.h"
 #include "lib/cleanup.h"
 #include "lib/json.h"
+#include "lib/time.h"
 
 static const char verify_manifest_help[] =
 "NAME\n"
@@ -96,7 +97,7 @@ int cmd_verify_manifest(int argc, char **argv)
 		case 'i': pol.image_path = optarg; break;
 		case 'V': pol.verity_path = optarg; break;
 		case 't':
-			if (parse_time(optarg, &pol.now) < 0)
+			if (time_parse(optarg, &pol.now) < 0)
 				return cli_usage_error("verify-manifest", "--now: expected RFC 3339 "
 						       "(2027-01-31T00:00:00Z) or Unix seconds, got '%s'", optarg);
 			break;

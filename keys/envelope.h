@@ -1,10 +1,6 @@
-/* The signed manifest: a DSSE envelope
- *   {"payloadType":"application/vnd.in-toto+json","payload":"<base64>",
- *    "signatures":[{"keyid":"<hex>","sig":"<base64>"}]}
- * whose payload is an in-toto Statement v1 with the image as subject and
- * the manifest as predicate.  Signatures are over the DSSE PAE bytes
- *   "DSSEv1" SP LEN(type) SP type SP LEN(body) SP body
- * (lengths in ASCII decimal), so `openssl pkeyutl -verify` checks them. */
+/* Signing and verifying the signed manifest, a DSSE envelope (its format
+ * and parser are manifest/dsse.h).  Signatures are over the PAE bytes,
+ * so `openssl pkeyutl -verify` checks them. */
 #ifndef INGOT_KEYS_ENVELOPE_H
 #define INGOT_KEYS_ENVELOPE_H
 
@@ -17,17 +13,7 @@
 #include "keys/key.h"
 #include "keys/keyring.h"
 #include "lib/err.h"
-
-#define ENVELOPE_PAYLOAD_TYPE "application/vnd.in-toto+json"
-#define STATEMENT_TYPE "https://in-toto.io/Statement/v1"
-#define MANIFEST_PREDICATE_TYPE "https://ingot.dev/manifest/v1"
-
-/* Limits: anything larger is refused before it is decoded. */
-#define ENVELOPE_FILE_MAX (96u << 20)     /* base64 of a 64 MiB payload fits */
-#define ENVELOPE_PAYLOAD_MAX (64u << 20)  /* decoded payload */
-#define ENVELOPE_MAX_SIGS 64
-#define ENVELOPE_SIG_B64_MAX 1024         /* Ed25519: 88 chars, P-256 DER: <= 100 */
-#define ENVELOPE_TYPE_MAX 256
+#include "manifest/dsse.h"
 
 /* Exit statuses of verification (set in e->status by envelope_verify). */
 enum {
@@ -40,12 +26,6 @@ enum {
 	ENVELOPE_EXIT_DIGEST = 6,      /* image sha256/size or verity root does not match */
 };
 
-/* The PAE bytes for (type, body); *out is malloc'd. */
-int dsse_pae(const char *type, const void *body, size_t body_len, uint8_t **out, size_t *out_len);
-
-/* The in-toto statement for a manifest (new reference). */
-int statement_for_manifest(const json_t *manifest, json_t **out, ingot_error *e);
-
 /* Build an envelope with one signature by k.  The payload is
  * json_compact(statement), so equal manifests give equal payloads (and,
  * with Ed25519, equal envelopes). */
@@ -54,18 +34,6 @@ int envelope_create(const json_t *manifest, const struct signing_key *k, json_t 
 /* Add k's signature to an existing envelope (checked for shape first).
  * -EEXIST if k already signed it. */
 int envelope_add_signature(json_t *envelope, const struct signing_key *k, ingot_error *e);
-
-/* Check the envelope's structure and limits without verifying anything
- * (name is used in messages).  *payload gets the decoded payload. */
-int envelope_parse(const char *name, const json_t *env, uint8_t **payload, size_t *payload_len,
-		   ingot_error *e);
-
-/* Parse an (authenticated) payload as an in-toto statement about an ingot
- * manifest: statement type, predicate type, manifest schema, and the
- * subject equal to the manifest's image file name and sha256.  *manifest
- * gets the predicate (new reference). */
-int envelope_statement_manifest(const char *name, const uint8_t *payload, size_t len,
-				json_t **manifest, ingot_error *e);
 
 struct verify_policy {
 	time_t now;               /* expiry is checked against this */
@@ -105,9 +73,5 @@ int envelope_verify(const char *path, const struct keyring *kr, const struct ver
 int envelope_verify_json(const char *name, const json_t *env, const struct keyring *kr,
 			 const struct verify_policy *p, json_t **manifest_out,
 			 struct verify_outcome *out, ingot_error *e);
-
-/* RFC 3339 ("2027-01-31T00:00:00Z", "...+02:00", fractional seconds
- * allowed) or a decimal epoch ("1767225600") to time_t. */
-int parse_time(const char *s, time_t *out);
 
 #endif

@@ -4,165 +4,22 @@
  * checked against the policy: expiry, rollback, the files on disk. */
 #include "keys/envelope.h"
 
-#include <ctype.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "builder/image.h"
-#include "builder/manifest.h"
 #include "lib/base64.h"
 #include "lib/cleanup.h"
 #include "lib/digest.h"
 #include "lib/fileio.h"
 #include "lib/json.h"
 #include "lib/strbuf.h"
+#include "lib/time.h"
 
 #define STATE_SCHEMA "ingot.verify-state/v1"
 #define STATE_FILE_MAX (1u << 20)
-
-/* ---- time -------------------------------------------------------------- */
-
-static int digits(const char *s, int n, int *out)
-{
-	int v = 0;
-	for (int i = 0; i < n; i++) {
-		if (!isdigit((unsigned char)s[i]))
-			return -1;
-		v = v * 10 + (s[i] - '0');
-	}
-	*out = v;
-	return 0;
-}
-
-int parse_time(const char *s, time_t *out)
-{
-	int Y, M, D, h, m, sec, oh = 0, om = 0, sign = 0;
-	size_t n = strlen(s);
-	const char *p;
-	struct tm tm = { 0 };
-
-	if (n > 0 && n <= 19 && strspn(s, "0123456789") == n) {
-		unsigned long long v = strtoull(s, NULL, 10);
-		if (v > (unsigned long long)INT64_MAX / 2)
-			return -ERANGE;
-		*out = (time_t)v;
-		return 0;
-	}
-	/* YYYY-MM-DDTHH:MM:SS[.frac](Z|+HH:MM|-HH:MM) */
-	if (n < 20 || digits(s, 4, &Y) || s[4] != '-' || digits(s + 5, 2, &M) || s[7] != '-' ||
-	    digits(s + 8, 2, &D) || (s[10] != 'T' && s[10] != 't') || digits(s + 11, 2, &h) ||
-	    s[13] != ':' || digits(s + 14, 2, &m) || s[16] != ':' || digits(s + 17, 2, &sec))
-		return -EINVAL;
-	p = s + 19;
-	if (*p == '.') {
-		p++;
-		if (!isdigit((unsigned char)*p))
-			return -EINVAL;
-		while (isdigit((unsigned char)*p))
-			p++;     /* sub-second precision does not matter for expiry */
-	}
-	if ((*p == 'Z' || *p == 'z') && p[1] == '\0') {
-		sign = 0;
-	} else if ((*p == '+' || *p == '-') && strlen(p) == 6 && !digits(p + 1, 2, &oh) &&
-		   p[3] == ':' && !digits(p + 4, 2, &om)) {
-		sign = *p == '+' ? 1 : -1;
-		if (oh > 23 || om > 59)
-			return -EINVAL;
-	} else {
-		return -EINVAL;
-	}
-	static const int mdays[] = { 31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31 };
-	bool leap = (Y % 4 == 0 && Y % 100 != 0) || Y % 400 == 0;
-	if (M < 1 || M > 12 || D < 1 || D > mdays[M - 1] || (M == 2 && D == 29 && !leap) ||
-	    h > 23 || m > 59 || sec > 60)
-		return -EINVAL;
-	tm.tm_year = Y - 1900;
-	tm.tm_mon = M - 1;
-	tm.tm_mday = D;
-	tm.tm_hour = h;
-	tm.tm_min = m;
-	tm.tm_sec = sec;
-	*out = timegm(&tm) - (time_t)sign * (oh * 3600 + om * 60);
-	return 0;
-}
-
-static void fmt_time(time_t t, char *buf, size_t n)
-{
-	struct tm tm;
-	if (!gmtime_r(&t, &tm) || !strftime(buf, n, "%Y-%m-%dT%H:%M:%SZ", &tm))
-		snprintf(buf, n, "%lld", (long long)t);
-}
-
-/* ---- statement --------------------------------------------------------- */
-
-/* Parse the (already authenticated) payload as an in-toto statement about
- * an ingot manifest and return the manifest (new reference). */
-int envelope_statement_manifest(const char *name, const uint8_t *payload, size_t len,
-					json_t **manifest, ingot_error *e)
-{
-	_cleanup_json_ json_t *st = NULL;
-	json_error_t je;
-	json_t *subj, *s0, *dig, *pred, *image, *v;
-	const char *key;
-	int r;
-
-	st = json_loadb((const char *)payload, len, JSON_REJECT_DUPLICATES, &je);
-	if (!st)
-		return ingot_fail(e, -EBADMSG, "%s: payload: invalid JSON at %d:%d: %s", name, je.line,
-				  je.column, je.text);
-	if (!json_is_object(st))
-		return ingot_fail(e, -EINVAL, "%s: payload: expected an in-toto statement object", name);
-	json_object_foreach(st, key, v)
-		if (strcmp(key, "_type") && strcmp(key, "subject") && strcmp(key, "predicateType") &&
-		    strcmp(key, "predicate"))
-			return ingot_fail(e, -EINVAL, "%s: statement: unknown field '%.64s'", name, key);
-	v = json_object_get(st, "_type");
-	if (!json_is_string(v) || strcmp(json_string_value(v), STATEMENT_TYPE))
-		return ingot_fail(e, -EINVAL, "%s: statement._type: expected \"%s\", got %s%.64s%s", name,
-				  STATEMENT_TYPE, json_is_string(v) ? "\"" : "",
-				  json_is_string(v) ? json_string_value(v) : "a non-string",
-				  json_is_string(v) ? "\"" : "");
-	v = json_object_get(st, "predicateType");
-	if (!json_is_string(v) || strcmp(json_string_value(v), MANIFEST_PREDICATE_TYPE))
-		return ingot_fail(e, -EINVAL, "%s: statement.predicateType: expected \"%s\", got %s%.64s%s",
-				  name, MANIFEST_PREDICATE_TYPE, json_is_string(v) ? "\"" : "",
-				  json_is_string(v) ? json_string_value(v) : "a non-string",
-				  json_is_string(v) ? "\"" : "");
-	pred = json_object_get(st, "predicate");
-	if (!pred)
-		return ingot_fail(e, -EINVAL, "%s: statement.predicate: missing, expected the manifest", name);
-	char where[512];
-	snprintf(where, sizeof(where), "%s: predicate", name);
-	r = manifest_check(where, pred, e);
-	if (r < 0)
-		return r;
-
-	subj = json_object_get(st, "subject");
-	if (!json_is_array(subj) || json_array_size(subj) != 1)
-		return ingot_fail(e, -EINVAL, "%s: statement.subject: expected an array of one entry "
-				  "(the image)", name);
-	s0 = json_array_get(subj, 0);
-	dig = json_object_get(s0, "digest");
-	image = json_object_get(pred, "image");
-	if (!json_is_string(json_object_get(s0, "name")) ||
-	    !json_is_string(json_object_get(dig, "sha256")))
-		return ingot_fail(e, -EINVAL, "%s: statement.subject[0]: expected {\"name\": string, "
-				  "\"digest\": {\"sha256\": string}}", name);
-	if (!json_equal(json_object_get(s0, "name"), json_object_get(image, "file")))
-		return ingot_fail(e, -EINVAL, "%s: statement.subject[0].name: \"%.64s\" but the manifest's "
-				  "image.file is \"%.64s\"", name,
-				  json_string_value(json_object_get(s0, "name")),
-				  json_string_value(json_object_get(image, "file")));
-	if (!json_equal(json_object_get(dig, "sha256"), json_object_get(image, "sha256")))
-		return ingot_fail(e, -EINVAL, "%s: statement.subject[0].digest.sha256: %.64s but the "
-				  "manifest's image.sha256 is %s", name,
-				  json_string_value(json_object_get(dig, "sha256")),
-				  json_string_value(json_object_get(image, "sha256")));
-	*manifest = json_incref(pred);
-	return 0;
-}
 
 /* ---- signatures -------------------------------------------------------- */
 
@@ -306,7 +163,7 @@ int envelope_verify_json(const char *name, const json_t *env, const struct keyri
 		return ingot_fail_status(e, -EINVAL, ENVELOPE_EXIT_MALFORMED,
 					 "%s: payloadType: expected \"%s\", got \"%.64s\"", name,
 					 ENVELOPE_PAYLOAD_TYPE, type);
-	r = envelope_statement_manifest(name, payload, len, &m, e);
+	r = envelope_statement_manifest(name, payload, len, MANIFEST_FULL, NULL, &m, e);
 	if (r < 0)
 		return with_status(e, r, ENVELOPE_EXIT_MALFORMED);
 
@@ -319,13 +176,13 @@ int envelope_verify_json(const char *name, const json_t *env, const struct keyri
 
 	expires = json_string_value(json_object_get(m, "expires"));
 	if (expires) {
-		char now[32];
-		if (parse_time(expires, &out->expires) < 0)   /* manifest_check guarantees it parses */
+		char now[TIME_RFC3339_LEN];
+		if (time_parse(expires, &out->expires) < 0)   /* manifest_check guarantees it parses */
 			return ingot_fail_status(e, -EINVAL, ENVELOPE_EXIT_MALFORMED, "%s: expires: bad time",
 						 name);
 		out->has_expiry = true;
 		if (p->now >= out->expires) {
-			fmt_time(p->now, now, sizeof(now));
+			time_format(p->now, now);
 			return ingot_fail_status(e, -ETIME, ENVELOPE_EXIT_EXPIRED,
 						 "%s: manifest expired at %s (now %s)", name, expires, now);
 		}
@@ -400,16 +257,10 @@ int envelope_verify_json(const char *name, const json_t *env, const struct keyri
 int envelope_verify(const char *path, const struct keyring *kr, const struct verify_policy *p,
 		    json_t **manifest_out, struct verify_outcome *out, ingot_error *e)
 {
-	_cleanup_free_ char *buf = NULL;
 	_cleanup_json_ json_t *env = NULL;
-	size_t len;
-	int r;
-
-	r = read_file(path, ENVELOPE_FILE_MAX, &buf, &len, e);
+	int r = envelope_read_file(path, &env, e);
 	if (r < 0)
-		return with_status(e, r, r == -EFBIG ? ENVELOPE_EXIT_MALFORMED : ENVELOPE_EXIT_IO);
-	r = json_read_buf(path, buf, len, &env, e);
-	if (r < 0)
-		return with_status(e, r, ENVELOPE_EXIT_MALFORMED);
+		return with_status(e, r, r == -EFBIG || r == -EBADMSG ? ENVELOPE_EXIT_MALFORMED
+								       : ENVELOPE_EXIT_IO);
 	return envelope_verify_json(path, env, kr, p, manifest_out, out, e);
 }

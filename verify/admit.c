@@ -5,13 +5,14 @@
 #include <unistd.h>
 
 #include "attest/predict.h"
-#include "builder/manifest.h"
 #include "keys/envelope.h"
 #include "keys/keyring.h"
 #include "lib/cleanup.h"
 #include "lib/digest.h"
 #include "lib/fileio.h"
 #include "lib/json.h"
+#include "lib/time.h"
+#include "manifest/schema.h"
 #include "verify/checks.h"
 #include "verify/filecheck.h"
 #include "verify/nodeprobe.h"
@@ -19,11 +20,8 @@
 
 static char *rfc3339(time_t t)
 {
-	struct tm tm;
-	char buf[32];
-	gmtime_r(&t, &tm);
-	strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
-	return strdup(buf);
+	char buf[TIME_RFC3339_LEN];
+	return strdup(time_format(t, buf));
 }
 
 static char *read_node_line(const char *root, const char *abs)

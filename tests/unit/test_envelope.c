@@ -19,6 +19,7 @@
 #include "lib/digest.h"
 #include "lib/fileio.h"
 #include "lib/json.h"
+#include "lib/time.h"
 #include "helpers.h"
 
 static char dir[64];
@@ -402,7 +403,7 @@ static void test_expiry(void **state)
 	time_t exp;
 	(void)state;
 
-	assert_int_equal(parse_time("2027-06-30T00:00:00Z", &exp), 0);
+	assert_int_equal(time_parse("2027-06-30T00:00:00Z", &exp), 0);
 	p.now = exp - 1;
 	expect_status(env, ring_a, &p, 0, NULL);
 	p.now = exp;

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "keys/envelope.h"
+#include "lib/time.h"
 #include "keys/key.h"
 #include "keys/keyring.h"
 #include "lib/base64.h"
@@ -98,16 +99,16 @@ static void test_parse_time(void **state)
 {
 	time_t t;
 	(void)state;
-	assert_int_equal(parse_time("1970-01-01T00:00:00Z", &t), 0);
+	assert_int_equal(time_parse("1970-01-01T00:00:00Z", &t), 0);
 	assert_int_equal(t, 0);
-	assert_int_equal(parse_time("2027-01-31T12:34:56Z", &t), 0);
+	assert_int_equal(time_parse("2027-01-31T12:34:56Z", &t), 0);
 	assert_int_equal(t, 1801398896);
-	assert_int_equal(parse_time("2027-01-31T14:34:56.123+02:00", &t), 0);
+	assert_int_equal(time_parse("2027-01-31T14:34:56.123+02:00", &t), 0);
 	assert_int_equal(t, 1801398896);
-	assert_int_equal(parse_time("2027-01-31t07:04:56-05:30", &t), 0);
+	assert_int_equal(time_parse("2027-01-31t07:04:56-05:30", &t), 0);
 	assert_int_equal(t, 1801398896);
-	assert_int_equal(parse_time("2024-02-29T00:00:00Z", &t), 0);
-	assert_int_equal(parse_time("1801398896", &t), 0);
+	assert_int_equal(time_parse("2024-02-29T00:00:00Z", &t), 0);
+	assert_int_equal(time_parse("1801398896", &t), 0);
 	assert_int_equal(t, 1801398896);
 	static const char *const bad[] = {
 		"", "2027-01-31", "2027-01-31T12:34:56", "2027-13-01T00:00:00Z",
@@ -115,7 +116,7 @@ static void test_parse_time(void **state)
 		"2027-01-31T12:34:56.Z", "2027-01-31 12:34:56Z", "-5", "12abc", "2027-01-31T12:34:56ZZ",
 	};
 	for (size_t i = 0; i < ARRAY_SIZE(bad); i++)
-		if (parse_time(bad[i], &t) == 0)
+		if (time_parse(bad[i], &t) == 0)
 			fail_msg("accepted '%s'", bad[i]);
 }
 
