@@ -38,9 +38,6 @@ int envelope_add_signature(json_t *envelope, const struct signing_key *k, ingot_
 struct verify_policy {
 	time_t now;               /* expiry is checked against this */
 	const char *state_path;   /* last-seen serials (NULL: no rollback check) */
-	bool record_state;        /* on success, record the serial in state_path */
-	const char *image_path;   /* NULL: skip the image sha256/size check */
-	const char *verity_path;  /* NULL: skip verity (needs image_path) */
 };
 
 #define VERIFY_MAX_SIGNERS ENVELOPE_MAX_SIGS
@@ -55,16 +52,17 @@ struct verify_outcome {
 	uint64_t last_serial;                 /* from the state file before this run (0: none) */
 	bool has_expiry;
 	time_t expires;
-	bool image_checked, verity_checked;
-	char image_sha256[65];
+	char image_sha256[65];                /* the signed manifest's image.sha256 */
 };
 
 /* Verify an envelope file: signatures first (over the PAE of the type
  * and payload as found; the payload is not interpreted before that),
  * then payload type, statement type, subject == the manifest's image
- * name and sha256, the manifest schema, expiry, rollback against the
- * state file, and the image/verity files when given.  On failure,
- * e->msg names what failed and e->status is one of ENVELOPE_EXIT_*.
+ * name and sha256, the manifest schema, expiry and rollback against the
+ * state file.  The image itself is checked by the caller
+ * (builder/image.h: image_check_manifest) and the serial recorded with
+ * envelope_record_state once everything passed.  On failure, e->msg
+ * names what failed and e->status is one of ENVELOPE_EXIT_*.
  * manifest_out (optional) gets the verified manifest. */
 int envelope_verify(const char *path, const struct keyring *kr, const struct verify_policy *p,
 		    json_t **manifest_out, struct verify_outcome *out, ingot_error *e);
@@ -73,5 +71,10 @@ int envelope_verify(const char *path, const struct keyring *kr, const struct ver
 int envelope_verify_json(const char *name, const json_t *env, const struct keyring *kr,
 			 const struct verify_policy *p, json_t **manifest_out,
 			 struct verify_outcome *out, ingot_error *e);
+
+/* Record out's serial for out's recipe in the state file (created if
+ * absent, atomically), unless a serial as high is already there. */
+int envelope_record_state(const char *state_path, const struct verify_outcome *out,
+			  ingot_error *e);
 
 #endif

@@ -9,7 +9,6 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "builder/image.h"
 #include "lib/base64.h"
 #include "lib/cleanup.h"
 #include "lib/digest.h"
@@ -134,15 +133,53 @@ static int with_status(ingot_error *e, int r, int status)
 	return r;
 }
 
+static int check_expiry(const char *name, const json_t *m, time_t now,
+			struct verify_outcome *out, ingot_error *e)
+{
+	const char *expires = json_string_value(json_object_get(m, "expires"));
+	char buf[TIME_RFC3339_LEN];
+
+	if (!expires)
+		return 0;
+	if (time_parse(expires, &out->expires) < 0)   /* manifest_check guarantees it parses */
+		return ingot_fail_status(e, -EINVAL, ENVELOPE_EXIT_MALFORMED, "%s: expires: bad time",
+					 name);
+	out->has_expiry = true;
+	if (now >= out->expires)
+		return ingot_fail_status(e, -ETIME, ENVELOPE_EXIT_EXPIRED,
+					 "%s: manifest expired at %s (now %s)", name, expires,
+					 time_format(now, buf));
+	return 0;
+}
+
+static int check_rollback(const char *name, const char *state_path, struct verify_outcome *out,
+			  ingot_error *e)
+{
+	_cleanup_json_ json_t *state = NULL;
+	json_t *last;
+	int r = state_load(state_path, &state, e);
+
+	if (r < 0)
+		return with_status(e, r, r == -EINVAL || r == -EBADMSG ? ENVELOPE_EXIT_MALFORMED
+								 : ENVELOPE_EXIT_IO);
+	last = json_object_get(json_object_get(state, "serials"), out->recipe);
+	out->last_serial = last ? (uint64_t)json_integer_value(last) : 0;
+	if (last && out->serial < out->last_serial)
+		return ingot_fail_status(e, -ESTALE, ENVELOPE_EXIT_ROLLBACK,
+					 "%s: serial %" PRIu64 " is older than serial %" PRIu64
+					 " last seen for \"%s\" (state file %s): refusing a rollback",
+					 name, out->serial, out->last_serial, out->recipe, state_path);
+	return 0;
+}
+
 int envelope_verify_json(const char *name, const json_t *env, const struct keyring *kr,
 			 const struct verify_policy *p, json_t **manifest_out,
 			 struct verify_outcome *out, ingot_error *e)
 {
 	_cleanup_free_ uint8_t *payload = NULL;
-	_cleanup_json_ json_t *m = NULL, *state = NULL;
+	_cleanup_json_ json_t *m = NULL;
 	struct verify_outcome tmp;
-	const char *type, *recipe, *expires;
-	json_t *image, *last = NULL;
+	const char *type, *recipe;
 	size_t len;
 	int r;
 
@@ -168,90 +205,42 @@ int envelope_verify_json(const char *name, const json_t *env, const struct keyri
 		return with_status(e, r, ENVELOPE_EXIT_MALFORMED);
 
 	recipe = json_string_value(json_object_get(json_object_get(m, "recipe"), "name"));
+	/* The state file keys serials by this name: a cut name would let
+	 * two pools share (or dodge) one rollback counter. */
+	if (strlen(recipe) >= sizeof(out->recipe))
+		return ingot_fail_status(e, -E2BIG, ENVELOPE_EXIT_MALFORMED,
+					 "%s: recipe.name: %zu characters, limit %zu", name,
+					 strlen(recipe), sizeof(out->recipe) - 1);
 	snprintf(out->recipe, sizeof(out->recipe), "%s", recipe);
 	out->serial = (uint64_t)json_integer_value(json_object_get(m, "serial"));
-	image = json_object_get(m, "image");
 	snprintf(out->image_sha256, sizeof(out->image_sha256), "%s",
-		 json_string_value(json_object_get(image, "sha256")));
+		 json_string_value(json_object_get(json_object_get(m, "image"), "sha256")));
 
-	expires = json_string_value(json_object_get(m, "expires"));
-	if (expires) {
-		char now[TIME_RFC3339_LEN];
-		if (time_parse(expires, &out->expires) < 0)   /* manifest_check guarantees it parses */
-			return ingot_fail_status(e, -EINVAL, ENVELOPE_EXIT_MALFORMED, "%s: expires: bad time",
-						 name);
-		out->has_expiry = true;
-		if (p->now >= out->expires) {
-			time_format(p->now, now);
-			return ingot_fail_status(e, -ETIME, ENVELOPE_EXIT_EXPIRED,
-						 "%s: manifest expired at %s (now %s)", name, expires, now);
-		}
-	}
-
-	if (p->state_path) {
-		r = state_load(p->state_path, &state, e);
-		if (r < 0)
-			return with_status(e, r, r == -EINVAL || r == -EBADMSG ? ENVELOPE_EXIT_MALFORMED
-									 : ENVELOPE_EXIT_IO);
-		last = json_object_get(json_object_get(state, "serials"), recipe);
-		out->last_serial = last ? (uint64_t)json_integer_value(last) : 0;
-		if (last && out->serial < out->last_serial)
-			return ingot_fail_status(e, -ESTALE, ENVELOPE_EXIT_ROLLBACK,
-						 "%s: serial %" PRIu64 " is older than serial %" PRIu64
-						 " last seen for \"%s\" (state file %s): refusing a rollback",
-						 name, out->serial, out->last_serial, recipe, p->state_path);
-	}
-
-	if (p->verity_path && !p->image_path)
-		return ingot_fail_status(e, -EINVAL, ENVELOPE_EXIT_IO,
-					 "%s: checking a verity file needs the image too", name);
-	if (p->image_path) {
-		uint8_t got[SHA256_LEN];
-		char hex[SHA256_HEX_LEN + 1];
-		uint64_t size;
-		json_int_t want_size = json_integer_value(json_object_get(image, "size"));
-
-		r = sha256_file(p->image_path, got, &size, e);
-		if (r < 0)
-			return with_status(e, r, ENVELOPE_EXIT_IO);
-		hex_encode(got, sizeof(got), hex);
-		if (strcmp(hex, out->image_sha256))
-			return ingot_fail_status(e, -EBADF, ENVELOPE_EXIT_DIGEST,
-						 "%s: sha256 %s, but the signed manifest says %s", p->image_path,
-						 hex, out->image_sha256);
-		if (size != (uint64_t)want_size)
-			return ingot_fail_status(e, -EBADF, ENVELOPE_EXIT_DIGEST,
-						 "%s: %" PRIu64 " bytes, but the signed manifest says %lld",
-						 p->image_path, size, (long long)want_size);
-		out->image_checked = true;
-	}
-	if (p->verity_path) {
-		uint8_t root[32];
-		const char *hex = json_string_value(json_object_get(json_object_get(m, "verity"),
-								    "root_hash"));
-		if (hex_decode(hex, root, sizeof(root)) < 0)
-			return ingot_fail_status(e, -EINVAL, ENVELOPE_EXIT_MALFORMED,
-						 "%s: verity.root_hash: expected 64 hex digits", name);
-		r = verity_check(p->image_path, p->verity_path, root, e);
-		if (r < 0) {
-			ingot_prefix(e, "%s: verity root %.16s... does not verify", p->verity_path, hex);
-			return with_status(e, r, r == -ENOENT || r == -EACCES ? ENVELOPE_EXIT_IO
-									      : ENVELOPE_EXIT_DIGEST);
-		}
-		out->verity_checked = true;
-	}
-
-	if (p->state_path && p->record_state && (!last || out->serial > out->last_serial)) {
-		json_t *serials = json_object_get(state, "serials");
-		if (json_object_set_new(serials, recipe, json_integer((json_int_t)out->serial)) < 0)
-			return ingot_fail_status(e, -ENOMEM, ENVELOPE_EXIT_IO, "out of memory");
-		r = json_write_file(p->state_path, state, 0644, e);
-		if (r < 0)
-			return with_status(e, r, ENVELOPE_EXIT_IO);
-	}
+	if ((r = check_expiry(name, m, p->now, out, e)) < 0 ||
+	    (p->state_path && (r = check_rollback(name, p->state_path, out, e)) < 0))
+		return r;
 	if (manifest_out)
 		*manifest_out = TAKE_PTR(m);
 	return 0;
+}
+
+int envelope_record_state(const char *state_path, const struct verify_outcome *out,
+			  ingot_error *e)
+{
+	_cleanup_json_ json_t *state = NULL;
+	int r = state_load(state_path, &state, e);
+	if (r < 0)
+		return with_status(e, r, r == -EINVAL || r == -EBADMSG ? ENVELOPE_EXIT_MALFORMED
+								 : ENVELOPE_EXIT_IO);
+	json_t *serials = json_object_get(state, "serials");
+	json_t *last = json_object_get(serials, out->recipe);
+
+	if (last && (uint64_t)json_integer_value(last) >= out->serial)
+		return 0;   /* never lower what was seen, even if another run raced ahead */
+	if (json_object_set_new(serials, out->recipe, json_integer((json_int_t)out->serial)) < 0)
+		return ingot_fail_status(e, -ENOMEM, ENVELOPE_EXIT_IO, "out of memory");
+	r = json_write_file(state_path, state, 0644, e);
+	return r < 0 ? with_status(e, r, ENVELOPE_EXIT_IO) : 0;
 }
 
 int envelope_verify(const char *path, const struct keyring *kr, const struct verify_policy *p,
