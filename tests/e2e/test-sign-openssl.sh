@@ -5,7 +5,10 @@
 #    `openssl pkeyutl -verify` over PAE bytes rebuilt here with printf;
 #  - signatures made by `openssl pkeyutl -sign` with keys made by
 #    `openssl genpkey`, inserted into an envelope, verify in ingot;
-#  - Ed25519 envelopes are byte-identical across runs.
+#  - Ed25519 envelopes are byte-identical across runs;
+#  - one P-256 key written by `openssl ec` as compressed point or with
+#    explicit curve parameters is still one key: one id, one keyring
+#    entry, one signer (it used to meet threshold 2 alone).
 . "$(dirname "$0")/lib.sh"
 cd "$T" || exit 1
 
@@ -83,6 +86,41 @@ expect_exit 0 "2 of 2 required signatures (openssl-ed, openssl-ec)" \
 chmod 600 o-ed.key
 "$INGOT" sign m.json --key o-ed.key -o o2.json >/dev/null
 expect_exit 3 "1 valid" "$INGOT" verify-manifest o2.json --keyring ring.json --now 0
+
+note "one key in three encodings is one signer"
+openssl ec -pubin -in o-ec.pub -conv_form compressed -pubout -out o-ec-comp.pub 2>/dev/null
+openssl ec -pubin -in o-ec.pub -param_enc explicit -pubout -out o-ec-expl.pub 2>/dev/null
+cmp -s o-ec.pub o-ec-comp.pub && fail "openssl wrote the same bytes for the compressed key"
+cmp -s o-ec.pub o-ec-expl.pub && fail "openssl wrote the same bytes for the explicit key"
+id_plain=$("$INGOT" keys id o-ec.pub | cut -d' ' -f1)
+for f in o-ec-comp.pub o-ec-expl.pub; do
+	assert_eq "$id_plain" "$("$INGOT" keys id $f | cut -d' ' -f1)" "key id of $f"
+done
+"$INGOT" keys keyring add one.json o-ec.pub --name plain >/dev/null
+expect_exit 1 "already in the keyring" "$INGOT" keys keyring add one.json o-ec-comp.pub --name comp
+expect_exit 1 "already in the keyring" "$INGOT" keys keyring add one.json o-ec-expl.pub --name expl
+# A keyring written by hand (or by an older ingot) with the key twice, each
+# entry carrying the id of its own encoding, and threshold 2; the envelope
+# carries the one signature twice, once under each id.
+comp_id=$(openssl pkey -pubin -in o-ec-comp.pub -outform DER | sha256sum | cut -d' ' -f1)
+python3 - env.json twice-env.json twice-ring.json "$(base64 -w0 o-sig-ec)" "$id_plain" "$comp_id" 	o-ec.pub o-ec-comp.pub <<'PY2'
+import json, sys
+env, out_env, out_ring, sig, id1, id2, pem1, pem2 = sys.argv[1:]
+e = json.load(open(env))
+e["signatures"] = [{"keyid": id1, "sig": sig}, {"keyid": id2, "sig": sig}]
+json.dump(e, open(out_env, "w"))
+ring = {"keys": [{"name": "plain", "keyid": id1, "public_key": open(pem1).read()},
+                 {"name": "comp", "keyid": id2, "public_key": open(pem2).read()}],
+        "threshold": 2}
+json.dump(ring, open(out_ring, "w"))
+PY2
+expect_exit 2 "keys[1]: duplicate of keys[0] (same key)" \
+	"$INGOT" verify-manifest twice-env.json --keyring twice-ring.json --now 0
+# With an honest keyring (the key once, another key beside it), the doubled
+# signature still counts once.
+"$INGOT" keys keyring add one.json o-ed.pub --name other --threshold 2 >/dev/null
+expect_exit 3 "1 valid from distinct trusted keys, threshold 2" \
+	"$INGOT" verify-manifest twice-env.json --keyring one.json --now 0
 
 note "determinism"
 "$INGOT" sign m.json --key ed25519.key -o d1.json >/dev/null
