@@ -219,7 +219,7 @@ static void load_one_manifest(struct audit_ctx *c, const char *path, struct pman
 	int r;
 
 	pm->file = strdup(path);
-	r = json_read_file(path, &doc, &e);
+	r = manifest_read_file(path, &doc, NULL, &e);
 	if (r == 0) {
 		r = envelope_verify_json(path, doc, c->kr, &pol, &pm->m, NULL, &e);
 		if (r < 0 && e.status == ENVELOPE_EXIT_EXPIRED) {
@@ -266,7 +266,7 @@ static void load_unsigned_manifest(const char *path, struct pmanifest *pm)
 
 	pm->file = strdup(path);
 	pm->unsigned_only = 1;
-	if (json_read_file(path, &pm->m, &e) < 0 || attest_check_measurement(pm->m, &pm->pcr, &e) < 0) {
+	if (manifest_read_file(path, &pm->m, NULL, &e) < 0 || attest_check_measurement(pm->m, &pm->pcr, &e) < 0) {
 		json_decref(pm->m);
 		pm->m = NULL;
 		snprintf(pm->error, sizeof(pm->error), "%s", e.msg);

@@ -249,6 +249,9 @@ int manifest_build_sized(const struct recipe *r, const uint64_t *sizes, const st
 	rc = manifest_check("manifest", m, e);
 	if (rc < 0)
 		return ingot_prefix(e, "manifest_build produced an invalid manifest");
+	rc = manifest_check_size(m, &MANIFEST_LIMITS, e);
+	if (rc < 0)
+		return ingot_prefix(e, "%s", r->name);
 	*out = TAKE_PTR(m);
 	return 0;
 }

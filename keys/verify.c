@@ -247,7 +247,7 @@ int envelope_verify(const char *path, const struct keyring *kr, const struct ver
 		    json_t **manifest_out, struct verify_outcome *out, ingot_error *e)
 {
 	_cleanup_json_ json_t *env = NULL;
-	int r = envelope_read_file(path, &env, e);
+	int r = manifest_read_file(path, &env, NULL, e);
 	if (r < 0)
 		return with_status(e, r, r == -EFBIG || r == -EBADMSG ? ENVELOPE_EXIT_MALFORMED
 								       : ENVELOPE_EXIT_IO);

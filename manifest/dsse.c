@@ -5,6 +5,7 @@
 
 #include "lib/base64.h"
 #include "lib/cleanup.h"
+#include "lib/digest.h"
 #include "lib/fileio.h"
 #include "lib/json.h"
 #include "lib/strbuf.h"
@@ -187,12 +188,29 @@ done:
 	return 0;
 }
 
-int envelope_read_file(const char *path, json_t **env, ingot_error *e)
+/* The largest envelope ingot writes (largest payload, every signature at
+ * its limit) must be one every reader accepts. */
+_Static_assert(4ull * ((ENVELOPE_PAYLOAD_MAX + 2ull) / 3) +
+	       (uint64_t)ENVELOPE_MAX_SIGS * (ENVELOPE_SIG_B64_MAX + ENVELOPE_TYPE_MAX + 64) +
+	       4096 <= ENVELOPE_FILE_MAX, "ENVELOPE_FILE_MAX below the largest envelope");
+
+int manifest_read_file(const char *path, json_t **doc, uint8_t sha256[32], ingot_error *e)
 {
 	_cleanup_free_ char *buf = NULL;
+	_cleanup_json_ json_t *j = NULL;
 	size_t len;
 	int r = read_file(path, ENVELOPE_FILE_MAX, &buf, &len, e);
+
 	if (r < 0)
 		return r;
-	return json_read_buf(path, buf, len, env, e);
+	r = json_read_buf(path, buf, len, &j, e);
+	if (r < 0)
+		return r;
+	if (len > MANIFEST_FILE_MAX && !(json_is_object(j) && json_object_get(j, "payloadType")))
+		return ingot_fail(e, -EFBIG, "%s: %zu bytes, a manifest may have at most %u", path, len,
+				  MANIFEST_FILE_MAX);
+	if (sha256)
+		sha256_buf(buf, len, sha256);
+	*doc = TAKE_PTR(j);
+	return 0;
 }

@@ -21,8 +21,8 @@
 #define MANIFEST_PREDICATE_TYPE "https://ingot.dev/manifest/v1"
 
 /* Limits: anything larger is refused before it is decoded. */
-#define ENVELOPE_FILE_MAX (96u << 20)     /* base64 of a 64 MiB payload fits */
-#define ENVELOPE_PAYLOAD_MAX (64u << 20)  /* decoded payload */
+#define ENVELOPE_PAYLOAD_MAX MANIFEST_PAYLOAD_MAX   /* decoded payload */
+#define ENVELOPE_FILE_MAX (96u << 20)     /* base64 of the largest payload fits */
 #define ENVELOPE_MAX_SIGS 64
 #define ENVELOPE_SIG_B64_MAX 1024         /* Ed25519: 88 chars, P-256 DER: <= 100 */
 #define ENVELOPE_TYPE_MAX 256
@@ -38,9 +38,12 @@ int statement_for_manifest(const json_t *manifest, json_t **out, ingot_error *e)
 int envelope_parse(const char *name, const json_t *env, uint8_t **payload, size_t *payload_len,
 		   ingot_error *e);
 
-/* Read an envelope file (at most ENVELOPE_FILE_MAX bytes) as JSON;
- * -EFBIG over the limit, -EBADMSG when not JSON. */
-int envelope_read_file(const char *path, json_t **env, ingot_error *e);
+/* Read a manifest or envelope file as JSON within the limit of what it
+ * is: ENVELOPE_FILE_MAX for an envelope, MANIFEST_FILE_MAX for a bare
+ * manifest.  -EFBIG over the limit, -EBADMSG when not JSON.  Every
+ * command that reads either uses this, so all apply the same limits.
+ * sha256 (optional) gets the digest of the bytes parsed. */
+int manifest_read_file(const char *path, json_t **doc, uint8_t sha256[32], ingot_error *e);
 
 /* Parse a payload as an in-toto statement about an ingot manifest:
  * statement type, predicate type, the manifest (manifest_check_level)

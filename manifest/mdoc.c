@@ -60,7 +60,7 @@ int mdoc_load(const char *path, struct mdoc *out, ingot_error *e)
 	int r;
 
 	memset(out, 0, sizeof(*out));
-	r = envelope_read_file(path, &doc, e);
+	r = manifest_read_file(path, &doc, NULL, e);
 	if (r < 0)
 		return r;
 	return mdoc_from_json(path, doc, out, e);

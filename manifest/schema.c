@@ -1,10 +1,12 @@
 #include "manifest/schema.h"
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "lib/cleanup.h"
+#include "lib/fileio.h"
 #include "lib/json.h"
 #include "lib/time.h"
 
@@ -246,6 +248,10 @@ int manifest_check_level(const char *name, const json_t *m, enum manifest_level 
 	size_t i;
 	int r;
 
+	/* Bounded before any entry is looked at. */
+	if (json_array_size(json_object_get(m, "files")) > MANIFEST_MAX_FILES)
+		return ingot_fail(e, -EFBIG, "%s: files: %zu entries, limit %u", name,
+				  json_array_size(json_object_get(m, "files")), MANIFEST_MAX_FILES);
 	/* The schema first: another document is "not a manifest", not a
 	 * manifest with a missing member. */
 	schema = json_string_value(json_object_get(m, "schema"));
@@ -283,11 +289,52 @@ int manifest_check_level(const char *name, const json_t *m, enum manifest_level 
 	return 0;
 }
 
+/* What the in-toto statement adds around the manifest: types, the image
+ * digest and its name (a copy of image.file, escaped at most 6 bytes a
+ * character). */
+#define STATEMENT_OVERHEAD_MAX (512 + 6 * MANIFEST_MAX_STRING)
+
+/* Bytes jansson would write, counted without writing them. */
+static int count_bytes(const char *buf, size_t size, void *data)
+{
+	(void)buf;
+	*(size_t *)data += size;
+	return 0;
+}
+
+static size_t dumped_size(const json_t *j, size_t flags)
+{
+	size_t n = 0;
+	return json_dump_callback(j, count_bytes, &n, flags) == 0 ? n : SIZE_MAX;
+}
+
+int manifest_check_size(const json_t *m, const struct manifest_limits *l, ingot_error *e)
+{
+	size_t files = json_array_size(json_object_get(m, "files")), n;
+
+	if (files > l->max_files)
+		return ingot_fail(e, -EFBIG, "manifest: %zu files, readers accept at most %zu",
+				  files, l->max_files);
+	n = dumped_size(m, JSON_CANONICAL_FLAGS) + 1;   /* json_canonical adds a newline */
+	if (n > l->file_max)
+		return ingot_fail(e, -EFBIG, "manifest: %zu bytes as written, readers accept at most "
+				  "%zu (%zu files)", n, l->file_max, files);
+	/* The statement's compact form is the manifest's plus a fixed
+	 * wrapper (subject, types): bound it by the manifest's own. */
+	n = dumped_size(m, JSON_COMPACT_FLAGS) + STATEMENT_OVERHEAD_MAX;
+	if (n > l->payload_max)
+		return ingot_fail(e, -EFBIG, "manifest: its signed statement would be %zu bytes, "
+				  "readers accept at most %zu (%zu files)", n, l->payload_max, files);
+	return 0;
+}
+
 int manifest_load(const char *path, json_t **out, ingot_error *e)
 {
+	_cleanup_free_ char *buf = NULL;
 	_cleanup_json_ json_t *m = NULL;
-	int r = json_read_file(path, &m, e);
-	if (r < 0)
+	size_t len;
+	int r = read_file(path, MANIFEST_FILE_MAX, &buf, &len, e);
+	if (r < 0 || (r = json_read_buf(path, buf, len, &m, e)) < 0)
 		return r;
 	r = manifest_check(path, m, e);
 	if (r < 0)

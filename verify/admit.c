@@ -100,19 +100,15 @@ static void check_signature(const struct verify_opts *o, struct verify_report *r
 			    char file_sha256[SHA256_HEX_LEN + 1])
 {
 	_cleanup_json_ json_t *doc = NULL;
-	_cleanup_free_ char *buf = NULL;
 	uint8_t d[SHA256_LEN];
-	size_t len;
 	ingot_error e = { 0 };
 
 	*m = NULL;
 	*file_sha256 = '\0';
-	if (read_file(o->manifest_path, ENVELOPE_FILE_MAX, &buf, &len, &e) < 0 ||
-	    json_read_buf(o->manifest_path, buf, len, &doc, &e) < 0) {
+	if (manifest_read_file(o->manifest_path, &doc, d, &e) < 0) {
 		report_set(r, CHECK_SIGNATURE, ST_ERROR, "cannot read manifest: %s", e.msg);
 		return;
 	}
-	sha256_buf(buf, len, d);
 	hex_encode(d, sizeof(d), file_sha256);
 	if (!json_object_get(doc, "payloadType")) {
 		/* A plain manifest: its content can be checked, its origin cannot. */
