@@ -9,6 +9,7 @@
 #include <openssl/bn.h>
 #include <openssl/core_names.h>
 #include <openssl/crypto.h>
+#include <openssl/ec.h>
 #include <openssl/err.h>
 #include <openssl/param_build.h>
 #include <openssl/params.h>
@@ -378,16 +379,56 @@ int signing_key_sign(const struct signing_key *k, const void *msg, size_t len, u
 	return 0;
 }
 
+/* An ECDSA P-256 signature in the raw r || s form (IEEE P1363, 64 bytes:
+ * what the DSSE reference implementation and WebCrypto write) as the DER
+ * SEQUENCE OpenSSL verifies; *der is malloc'd.  -EINVAL if not 64 bytes. */
+static int p256_raw_to_der(const uint8_t *sig, size_t siglen, uint8_t **der, size_t *der_len)
+{
+	ECDSA_SIG *es;
+	BIGNUM *r, *s;
+	unsigned char *p = NULL;
+	int n;
+
+	if (siglen != 64)
+		return -EINVAL;
+	es = ECDSA_SIG_new();
+	r = BN_bin2bn(sig, 32, NULL);
+	s = BN_bin2bn(sig + 32, 32, NULL);
+	if (!es || !r || !s || ECDSA_SIG_set0(es, r, s) != 1) {
+		BN_free(r);
+		BN_free(s);
+		ECDSA_SIG_free(es);
+		return -ENOMEM;
+	}
+	n = i2d_ECDSA_SIG(es, &p);
+	ECDSA_SIG_free(es);
+	if (n <= 0)
+		return -ENOMEM;
+	*der = malloc((size_t)n);
+	if (*der)
+		memcpy(*der, p, (size_t)n);
+	OPENSSL_free(p);
+	*der_len = (size_t)n;
+	return *der ? 0 : -ENOMEM;
+}
+
 int key_verify(EVP_PKEY *pkey, const void *msg, size_t len, const uint8_t *sig, size_t siglen)
 {
 	_cleanup_mdctx_ EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+	_cleanup_free_ uint8_t *der = NULL;
 	const EVP_MD *md = EVP_PKEY_is_a(pkey, "EC") ? EVP_sha256() : NULL;
+	size_t der_len;
 	int ok;
 
 	if (!ctx)
 		return 0;
 	ok = EVP_DigestVerifyInit(ctx, NULL, md, NULL, pkey) == 1 &&
 	     EVP_DigestVerify(ctx, sig, siglen, msg, len) == 1;
+	/* 64 bytes is r || s, or (rarely: r and s 58 bytes together) DER:
+	 * either reading that verifies is the key's signature. */
+	if (!ok && md && p256_raw_to_der(sig, siglen, &der, &der_len) == 0)
+		ok = EVP_DigestVerifyInit(ctx, NULL, md, NULL, pkey) == 1 &&
+		     EVP_DigestVerify(ctx, der, der_len, msg, len) == 1;
 	ERR_clear_error();
 	return ok;
 }

@@ -89,7 +89,8 @@ static inline void public_key_freep(struct public_key **k) { if (*k) public_key_
 #define _cleanup_public_key_ __attribute__((cleanup(public_key_freep)))
 
 /* 1 if sig is a valid signature of msg by pkey, 0 if not (never an error:
- * garbage signatures simply do not verify). */
+ * garbage signatures simply do not verify).  ECDSA signatures are DER or,
+ * 64 bytes long, raw r || s (IEEE P1363, as other DSSE signers write). */
 int key_verify(EVP_PKEY *pkey, const void *msg, size_t len, const uint8_t *sig, size_t siglen);
 
 #endif

@@ -22,6 +22,40 @@
 
 /* ---- signatures -------------------------------------------------------- */
 
+/* The keyring key whose signature sig is: the key keyid names when it
+ * names one (a signature must not count as "by" a key other than the one
+ * it claims); otherwise, a keyid being only a hint (DSSE: absent, or
+ * another signer's convention), whichever trusted key verifies it.
+ * *named tells which case it was. */
+static const struct keyring_key *find_signer(const struct keyring *kr, const char *kid,
+					     const uint8_t *pae, size_t pae_len, const uint8_t *sig,
+					     size_t siglen, const struct keyring_key **named)
+{
+	*named = kid && *kid ? keyring_find(kr, kid) : NULL;
+	if (*named)
+		return key_verify((*named)->key->pkey, pae, pae_len, sig, siglen) ? *named : NULL;
+	for (size_t k = 0; k < kr->n; k++)
+		if (key_verify(kr->keys[k].key->pkey, pae, pae_len, sig, siglen))
+			return &kr->keys[k];
+	return NULL;
+}
+
+/* Count kk toward the threshold once, whatever number of signatures it
+ * made (key ids are of the canonical key: one key, one id). */
+static void count_signer(struct verify_outcome *out, const struct keyring_key *kk, size_t i,
+			 struct strbuf *why)
+{
+	for (unsigned j = 0; j < out->valid; j++) {
+		if (!strcmp(out->signers[j], kk->key->keyid)) {
+			strbuf_addf(why, "; signatures[%zu]: duplicate signature by %s, counted once",
+				    i, kk->name);
+			return;
+		}
+	}
+	memcpy(out->signers[out->valid], kk->key->keyid, KEYID_HEX_LEN + 1);
+	out->signer_names[out->valid++] = kk->name;
+}
+
 static int check_signatures(const char *name, const json_t *env, const uint8_t *payload,
 			    size_t len, const struct keyring *kr, struct verify_outcome *out,
 			    ingot_error *e)
@@ -42,43 +76,22 @@ static int check_signatures(const char *name, const json_t *env, const uint8_t *
 		_cleanup_free_ uint8_t *sig = NULL;
 		const json_t *js = json_object_get(s, "sig");
 		const char *kid = json_string_value(json_object_get(s, "keyid"));
+		const struct keyring_key *signer, *named;
 		size_t siglen;
-		bool matched = false, tried = false;
 
-		if (base64_decode(json_string_value(js), json_string_length(js), &sig, &siglen) < 0) {
+		if (dsse_base64_decode(json_string_value(js), json_string_length(js), &sig, &siglen) < 0) {
 			strbuf_addf(&why, "; signatures[%zu]: sig is not base64", i);
 			continue;
 		}
-		for (size_t k = 0; k < kr->n && !matched; k++) {
-			const struct keyring_key *kk = &kr->keys[k];
-			/* A keyid is only a hint, but when present it must match:
-			 * otherwise a signature would be "by" a key it does not name. */
-			if (kid && *kid && strcmp(kid, kk->key->keyid))
-				continue;
-			tried = true;
-			if (!key_verify(kk->key->pkey, pae, pae_len, sig, siglen))
-				continue;
-			matched = true;
-			size_t j;
-			for (j = 0; j < out->valid; j++)
-				if (!strcmp(out->signers[j], kk->key->keyid))
-					break;
-			if (j == out->valid) {   /* the same key twice counts once */
-				memcpy(out->signers[j], kk->key->keyid, KEYID_HEX_LEN + 1);
-				out->signer_names[j] = kk->name;
-				out->valid++;
-			} else {
-				strbuf_addf(&why, "; signatures[%zu]: duplicate signature by %s, counted once",
-					    i, kk->name);
-			}
-		}
-		if (!tried)
-			strbuf_addf(&why, "; signatures[%zu]: keyid %.16s... is not in the keyring", i,
-				    kid ? kid : "");
-		else if (!matched && kid && *kid)
-			strbuf_addf(&why, "; signatures[%zu]: invalid signature by %s", i,
-				    keyring_find(kr, kid)->name);
-		else if (!matched)
+		signer = find_signer(kr, kid, pae, pae_len, sig, siglen, &named);
+		if (signer)
+			count_signer(out, signer, i, &why);
+		else if (named)
+			strbuf_addf(&why, "; signatures[%zu]: invalid signature by %s", i, named->name);
+		else if (kid && *kid)
+			strbuf_addf(&why, "; signatures[%zu]: keyid %.16s... is not in the keyring and no "
+				    "trusted key verifies it", i, kid);
+		else
 			strbuf_addf(&why, "; signatures[%zu]: no trusted key verifies it", i);
 	}
 	if (out->valid < kr->threshold)

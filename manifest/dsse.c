@@ -1,6 +1,8 @@
 #include "manifest/dsse.h"
 
+#include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "lib/base64.h"
@@ -9,6 +11,23 @@
 #include "lib/fileio.h"
 #include "lib/json.h"
 #include "lib/strbuf.h"
+
+int dsse_base64_decode(const char *in, size_t len, uint8_t **out, size_t *out_len)
+{
+	_cleanup_free_ char *std = NULL;
+	bool url = memchr(in, '-', len) || memchr(in, '_', len);
+
+	if (!url)
+		return base64_decode(in, len, out, out_len);
+	if (memchr(in, '+', len) || memchr(in, '/', len))
+		return -EINVAL;   /* one alphabet per string */
+	std = malloc(len + 1);
+	if (!std)
+		return -ENOMEM;
+	for (size_t i = 0; i < len; i++)
+		std[i] = in[i] == '-' ? '+' : in[i] == '_' ? '/' : in[i];
+	return base64_decode(std, len, out, out_len);
+}
 
 int dsse_pae(const char *type, const void *body, size_t body_len, uint8_t **out, size_t *out_len)
 {
@@ -109,11 +128,12 @@ int envelope_parse(const char *name, const json_t *env, uint8_t **payload, size_
 	json_array_foreach(sigs, i, v)
 		if ((r = check_sig_entry(name, i, v, e)) < 0)
 			return r;
-	r = base64_decode(json_string_value(pl), json_string_length(pl), payload, payload_len);
+	r = dsse_base64_decode(json_string_value(pl), json_string_length(pl), payload, payload_len);
 	if (r == -ENOMEM)
 		return ingot_fail(e, r, "%s: payload: out of memory", name);
 	if (r < 0)
-		return ingot_fail(e, r, "%s: payload: expected strict standard base64", name);
+		return ingot_fail(e, r, "%s: payload: expected strict standard base64 or its URL-safe "
+				  "form", name);
 	return 0;
 }
 

@@ -8,7 +8,11 @@
 #  - Ed25519 envelopes are byte-identical across runs;
 #  - one P-256 key written by `openssl ec` as compressed point or with
 #    explicit curve parameters is still one key: one id, one keyring
-#    entry, one signer (it used to meet threshold 2 alone).
+#    entry, one signer (it used to meet threshold 2 alone);
+#  - envelopes as other DSSE signers write them verify: ECDSA signatures as
+#    raw r||s (IEEE P1363), URL-safe base64, keyids in another convention
+#    (a hint: each trusted key still counts once); anything else stays
+#    refused (mixed or unpadded base64, a keyid naming another trusted key).
 . "$(dirname "$0")/lib.sh"
 cd "$T" || exit 1
 
@@ -121,6 +125,64 @@ expect_exit 2 "keys[1]: duplicate of keys[0] (same key)" \
 "$INGOT" keys keyring add one.json o-ed.pub --name other --threshold 2 >/dev/null
 expect_exit 3 "1 valid from distinct trusted keys, threshold 2" \
 	"$INGOT" verify-manifest twice-env.json --keyring one.json --now 0
+
+note "envelopes from other DSSE signers"
+"$INGOT" keys keyring add ring-ec.json o-ec.pub --name openssl-ec >/dev/null
+ed_id=$(openssl pkey -pubin -in o-ed.pub -outform DER | sha256sum | cut -d' ' -f1)
+# foreign OUT SIGFILE ENCODING KEYID [KEYID2]: env.json's payload and the DER
+# signature SIGFILE re-encoded: ENCODING is der-std, raw-url, raw-url-nopad,
+# raw-mixed or raw63; one signature per KEYID.
+foreign() {
+	python3 - env.json "$@" <<'PY2'
+import base64, json, sys
+env, out, sigfile, enc, *kids = sys.argv[1:]
+der = open(sigfile, "rb").read()
+assert der[0] == 0x30 and der[2] == 0x02
+rl = der[3]; r = der[4:4 + rl]
+assert der[4 + rl] == 0x02
+s = der[6 + rl:6 + rl + der[5 + rl]]
+raw = r.lstrip(b"\0").rjust(32, b"\0") + s.lstrip(b"\0").rjust(32, b"\0")
+e = json.load(open(env))
+body = base64.b64decode(e["payload"])
+url = lambda b: base64.urlsafe_b64encode(b).decode()
+if enc == "der-std":
+    sig = base64.b64encode(der).decode()
+elif enc == "raw-url":
+    sig = url(raw)
+    e["payload"] = url(body)
+elif enc == "raw-url-nopad":
+    sig = url(raw).rstrip("=")
+elif enc == "raw-mixed":
+    sig = "+_" + url(raw)[2:]
+elif enc == "raw63":
+    sig = url(raw[:63])
+e["signatures"] = [{"keyid": k, "sig": sig} for k in kids]
+json.dump(e, open(out, "w"))
+PY2
+}
+verify_ec() { "$INGOT" verify-manifest "$1" --keyring "${2:-ring-ec.json}" --now 0; }
+foreign f1.json o-sig-ec raw-url "SHA256:openssl-ec-2026"
+python3 -c 'import json,sys; e=json.load(open(sys.argv[1]))
+sys.exit(not set("-_") & set(e["payload"] + e["signatures"][0]["sig"]))' f1.json \
+	|| fail "no URL-safe character in the test envelope's base64"
+expect_exit 0 "1 of 1 required signatures (openssl-ec)" verify_ec f1.json
+foreign f2.json o-sig-ec raw-url ""
+expect_exit 0 "1 of 1 required signatures (openssl-ec)" verify_ec f2.json
+foreign f3.json o-sig-ec der-std "projects/x/keys/ec/1"
+expect_exit 0 "1 of 1 required signatures (openssl-ec)" verify_ec f3.json
+# one key under two foreign keyids is still one signer (threshold 2: o-ed, o-ec)
+foreign f4.json o-sig-ec raw-url "kid-1" "kid-2"
+expect_exit 3 "duplicate signature by openssl-ec, counted once" verify_ec f4.json ring.json
+# strict otherwise
+foreign f5.json o-sig-ec raw-url-nopad "kid"
+expect_exit 3 "sig is not base64" verify_ec f5.json
+foreign f6.json o-sig-ec raw-mixed "kid"
+expect_exit 3 "sig is not base64" verify_ec f6.json
+foreign f7.json o-sig-ec raw63 "kid"
+expect_exit 3 "no trusted key verifies it" verify_ec f7.json
+# a keyid that names a trusted key is binding: no fallback to other keys
+foreign f8.json o-sig-ec raw-url "$ed_id"
+expect_exit 3 "invalid signature by openssl-ed" verify_ec f8.json ring.json
 
 note "determinism"
 "$INGOT" sign m.json --key ed25519.key -o d1.json >/dev/null

@@ -161,7 +161,7 @@ static void test_envelope(void **state)
 
 	json_object_set_new(env, "payload", json_string("not base64!"));
 	assert_int_equal(mdoc_from_json("env.json", env, &d, &e), -EINVAL);
-	assert_string_equal(e.msg, "env.json: payload: expected strict standard base64");
+	assert_string_equal(e.msg, "env.json: payload: expected strict standard base64 or its URL-safe form");
 
 	json_object_set_new(env, "payload", json_string(b64));
 	json_object_set_new(env, "payloadType", json_string("text/plain"));

@@ -99,6 +99,26 @@ static void test_base64_strict(void **state)
 	}
 }
 
+/* DSSE's base64: standard or URL-safe, one alphabet, padded. */
+static void test_dsse_base64(void **state)
+{
+	static const char *const bad[] = { "+_8=", "-/8=", "-_8", "-_8==", "-_ 8=" };
+	_cleanup_free_ uint8_t *a = NULL, *b = NULL;
+	size_t na, nb;
+	(void)state;
+	assert_int_equal(dsse_base64_decode("+/8=", 4, &a, &na), 0);
+	assert_int_equal(dsse_base64_decode("-_8=", 4, &b, &nb), 0);
+	assert_int_equal(na, 2);
+	assert_int_equal(nb, 2);
+	assert_memory_equal(a, b, 2);
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+		uint8_t *d = NULL;
+		size_t n;
+		if (dsse_base64_decode(bad[i], strlen(bad[i]), &d, &n) != -EINVAL)
+			fail_msg("accepted '%s'", bad[i]);
+	}
+}
+
 static void test_parse_time(void **state)
 {
 	time_t t;
@@ -405,6 +425,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_base64_vectors),
 		cmocka_unit_test(test_base64_strict),
+		cmocka_unit_test(test_dsse_base64),
 		cmocka_unit_test(test_parse_time),
 		cmocka_unit_test(test_rfc8032),
 		cmocka_unit_test(test_generate_ed25519),
