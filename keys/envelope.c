@@ -1,6 +1,7 @@
 #include "keys/envelope.h"
 
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -60,6 +61,25 @@ int envelope_create(const json_t *manifest, const struct signing_key *k, json_t 
 	return 0;
 }
 
+/* Whether signature entry s is k's: by its keyid or, keyids being only
+ * hints (another signer may have used its own convention), by the
+ * signature itself. */
+static bool signed_by(const json_t *env, const uint8_t *payload, size_t len, const json_t *s,
+		      const struct signing_key *k)
+{
+	_cleanup_free_ uint8_t *pae = NULL, *sig = NULL;
+	const json_t *js = json_object_get(s, "sig");
+	const char *kid = json_string_value(json_object_get(s, "keyid"));
+	size_t pae_len, siglen;
+
+	if (kid && !strcmp(kid, k->keyid))
+		return true;
+	return dsse_pae(json_string_value(json_object_get(env, "payloadType")), payload, len, &pae,
+			&pae_len) == 0 &&
+	       dsse_base64_decode(json_string_value(js), json_string_length(js), &sig, &siglen) == 0 &&
+	       key_verify(k->pkey, pae, pae_len, sig, siglen);
+}
+
 int envelope_add_signature(json_t *envelope, const struct signing_key *k, ingot_error *e)
 {
 	_cleanup_free_ uint8_t *payload = NULL;
@@ -82,12 +102,10 @@ int envelope_add_signature(json_t *envelope, const struct signing_key *k, ingot_
 			return r;
 	}
 	sigs = json_object_get(envelope, "signatures");
-	json_array_foreach(sigs, i, s) {
-		const char *kid = json_string_value(json_object_get(s, "keyid"));
-		if (kid && !strcmp(kid, k->keyid))
+	json_array_foreach(sigs, i, s)
+		if (signed_by(envelope, payload, len, s, k))
 			return ingot_fail(e, -EEXIST, "envelope: already signed by key %s (signatures[%zu])",
 					  k->keyid, i);
-	}
 	if (json_array_size(sigs) >= ENVELOPE_MAX_SIGS)
 		return ingot_fail(e, -E2BIG, "envelope: already has %u signatures, the limit",
 				  ENVELOPE_MAX_SIGS);

@@ -170,6 +170,9 @@ foreign f2.json o-sig-ec raw-url ""
 expect_exit 0 "1 of 1 required signatures (openssl-ec)" verify_ec f2.json
 foreign f3.json o-sig-ec der-std "projects/x/keys/ec/1"
 expect_exit 0 "1 of 1 required signatures (openssl-ec)" verify_ec f3.json
+# ingot sign sees that the key already signed, whatever keyid it used
+chmod 600 o-ec.key
+expect_exit 1 "already signed by key" "$INGOT" sign f1.json --key o-ec.key
 # one key under two foreign keyids is still one signer (threshold 2: o-ed, o-ec)
 foreign f4.json o-sig-ec raw-url "kid-1" "kid-2"
 expect_exit 3 "duplicate signature by openssl-ec, counted once" verify_ec f4.json ring.json
