@@ -14,7 +14,7 @@
 enum fk { F_STR, F_HEX64, F_HEX, F_UINT, F_INT, F_OBJ, F_ARR, F_OBJ_OR_NULL, F_TIME_OR_NULL,
 	  F_MODE, F_ABSPATH };
 
-/* When a member must be there: always, never, or only for MANIFEST_FULL. */
+/* When a member must be there: always, optionally, or only for MANIFEST_FULL. */
 enum need { N_REQ, N_OPT, N_FULL };
 
 struct field {
