@@ -17,7 +17,7 @@
 #include <jansson.h>
 #include "lib/err.h"
 
-/* a and b are manifest objects (see audit/mdoc.h to load them), named
+/* a and b are manifest objects (see manifest/mdoc.h to load them), named
  * a_name and b_name in messages.  A duplicated artifact name or file path
  * is bad input (-EINVAL). */
 int manifest_diff(const json_t *a, const json_t *b, const char *a_name, const char *b_name,

@@ -6,7 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "audit/mdoc.h"
+#include "manifest/mdoc.h"
 #include "keys/envelope.h"
 #include "lib/cleanup.h"
 #include "lib/digest.h"

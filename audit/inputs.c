@@ -17,6 +17,7 @@
 #include "lib/fileio.h"
 #include "lib/json.h"
 #include "lib/strbuf.h"
+#include "lib/time.h"
 
 void audit_ctx_free(struct audit_ctx *c)
 {
@@ -68,46 +69,7 @@ int audit_parse_duration(const char *s, int64_t *out)
 
 int audit_parse_time(const char *s, time_t *out)
 {
-	struct tm tm = { 0 };
-	const char *p;
-	int off = 0;
-
-	if (!s || !*s)
-		return -EINVAL;
-	if (strspn(s, "0123456789") == strlen(s)) {
-		errno = 0;
-		long long v = strtoll(s, NULL, 10);
-		if (errno)
-			return -ERANGE;
-		*out = (time_t)v;
-		return 0;
-	}
-	p = strptime(s, "%Y-%m-%dT%H:%M:%S", &tm);
-	if (!p)
-		return -EINVAL;
-	if (*p == '.') {
-		p++;
-		if (!isdigit((unsigned char)*p))
-			return -EINVAL;
-		while (isdigit((unsigned char)*p))
-			p++;
-	}
-	if (*p == 'Z' || *p == 'z') {
-		p++;
-	} else if ((*p == '+' || *p == '-') && isdigit((unsigned char)p[1]) &&
-		   isdigit((unsigned char)p[2]) && p[3] == ':' && isdigit((unsigned char)p[4]) &&
-		   isdigit((unsigned char)p[5])) {
-		off = ((p[1] - '0') * 10 + (p[2] - '0')) * 3600 + ((p[4] - '0') * 10 + (p[5] - '0')) * 60;
-		if (*p == '+')
-			off = -off;
-		p += 6;
-	} else {
-		return -EINVAL;
-	}
-	if (*p)
-		return -EINVAL;
-	*out = timegm(&tm) + off;
-	return 0;
+	return s ? time_parse(s, out) : -EINVAL;   /* one RFC 3339 parser: lib/time.h */
 }
 
 /* "KEY [VALUE]" lines; '#' starts a comment.  check_key / check_value
@@ -257,7 +219,7 @@ static void load_one_manifest(struct audit_ctx *c, const char *path, struct pman
 	int r;
 
 	pm->file = strdup(path);
-	r = json_read_file(path, &doc, &e);
+	r = manifest_read_file(path, &doc, NULL, &e);
 	if (r == 0) {
 		r = envelope_verify_json(path, doc, c->kr, &pol, &pm->m, NULL, &e);
 		if (r < 0 && e.status == ENVELOPE_EXIT_EXPIRED) {
@@ -304,7 +266,7 @@ static void load_unsigned_manifest(const char *path, struct pmanifest *pm)
 
 	pm->file = strdup(path);
 	pm->unsigned_only = 1;
-	if (json_read_file(path, &pm->m, &e) < 0 || attest_check_measurement(pm->m, &pm->pcr, &e) < 0) {
+	if (manifest_read_file(path, &pm->m, NULL, &e) < 0 || attest_check_measurement(pm->m, &pm->pcr, &e) < 0) {
 		json_decref(pm->m);
 		pm->m = NULL;
 		snprintf(pm->error, sizeof(pm->error), "%s", e.msg);

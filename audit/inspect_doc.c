@@ -2,7 +2,7 @@
 
 #include <string.h>
 
-#include "audit/mdoc.h"
+#include "manifest/mdoc.h"
 #include "lib/cleanup.h"
 #include "lib/json.h"
 #include "lib/strbuf.h"

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "audit/evidence.h"
-#include "audit/mdoc.h"
+#include "manifest/mdoc.h"
 #include "keys/envelope.h"
 #include "keys/keyring.h"
 #include "lib/cleanup.h"

@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <jansson.h>
 #include "lib/err.h"
 
 struct tree;
@@ -58,14 +59,27 @@ int verity_build(int image_fd, const char *image_name, int verity_fd, const char
 /* Deterministic salt for a recipe: sha256("ingot-verity-salt-v1\0" || recipe sha256). */
 void verity_salt_for_recipe(const uint8_t recipe_sha256[32], uint8_t salt[32]);
 
-/* Recompute root hash of image+hash file and compare (for verify/audit):
- * the hash file's superblock must describe the image (version 1,
- * sha256, 4096-byte blocks, its block count; a block device may be
- * larger than the image it holds), every stored hash block
- * must equal the recomputed one and the root must equal root_hash.
- * -EBADMSG with "IMAGE: ... does not match" when anything differs. */
+/* What one read of an image gives. */
+struct image_digest {
+	uint8_t sha256[32];
+	uint64_t size;
+};
+
+/* The one image check, one read: the image's sha256 and size into *got
+ * and, with verity_path (may be NULL), the dm-verity tree recomputed: the
+ * hash file's superblock must describe the image (version 1, sha256,
+ * 4096-byte blocks, its block count), every stored hash block must equal
+ * the recomputed one and the root must equal root_hash.  A regular file
+ * is read whole; a block device (the image on a partition, longer than
+ * the image) up to device_len bytes, the image's size.  -EBADMSG when
+ * the data does not match; other codes when it could not be read. */
 int verity_check(const char *image_path, const char *verity_path, const uint8_t root_hash[32],
-		 ingot_error *e);
+		 uint64_t device_len, struct image_digest *got, ingot_error *e);
+
+/* verity_check against a (checked) manifest's image.sha256, image.size
+ * and verity.root_hash: -EBADMSG naming what differs. */
+int image_check_manifest(const json_t *m, const char *image_path, const char *verity_path,
+			 struct image_digest *got, ingot_error *e);
 
 /* Superblock UUID for a salt: the first 16 bytes of
  * sha256("ingot-verity-uuid-v1\0" || salt), made an RFC 4122 version 4

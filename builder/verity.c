@@ -92,23 +92,6 @@ static int hash_blocks(struct vctx *c, const uint8_t *data, size_t n, uint8_t *o
 }
 
 
-static int pwrite_all(int fd, const void *buf, size_t len, uint64_t off)
-{
-	const uint8_t *p = buf;
-
-	while (len > 0) {
-		ssize_t n = pwrite(fd, p, len, (off_t)off);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return n < 0 ? -errno : -EIO;
-		p += n;
-		len -= (size_t)n;
-		off += (uint64_t)n;
-	}
-	return 0;
-}
-
 /* Write (build) or compare (check) n hash blocks at file block blk;
  * first is the index of the first one within its level. */
 static int emit(struct vctx *c, const struct layout *l, int level, uint64_t first,
@@ -542,22 +525,81 @@ static int sb_decode(const uint8_t *sb, const char *name, uint64_t *data_blocks,
 	return 0;
 }
 
+/* sha256 of the first len bytes of fd (a block device holding the image). */
+static int hash_prefix(int fd, const char *name, uint64_t len, uint8_t out[32], ingot_error *e)
+{
+	_cleanup_(md_freep) EVP_MD_CTX *md = EVP_MD_CTX_new();
+	_cleanup_free_ uint8_t *buf = malloc(CHUNK);
+	uint64_t off = 0;
+
+	if (!md || !buf || !EVP_DigestInit_ex(md, EVP_sha256(), NULL))
+		return ingot_fail(e, -ENOMEM, "%s: out of memory", name);
+	while (off < len) {
+		size_t n = len - off < CHUNK ? (size_t)(len - off) : CHUNK;
+		int r = pread_all(fd, buf, n, off);
+		if (r < 0)
+			return ingot_fail(e, r == -ENODATA ? -EBADMSG : r, "%s: read failed at byte %llu: %s",
+					  name, (unsigned long long)off,
+					  r == -ENODATA ? "device shrank" : strerror(-r));
+		if (!EVP_DigestUpdate(md, buf, n))
+			return ingot_fail(e, -EIO, "%s: sha256 failed", name);
+		off += n;
+	}
+	if (!EVP_DigestFinal_ex(md, out, NULL))
+		return ingot_fail(e, -EIO, "%s: sha256 failed", name);
+	return 0;
+}
+
+/* How many bytes of the image to read: all of a file; of a block device
+ * (longer than the image it holds), the first `want`. */
+static int image_extent(int fd, const char *name, uint64_t want, bool *is_dev, uint64_t *len,
+			ingot_error *e)
+{
+	struct stat st;
+	uint64_t dev;
+
+	if (fstat(fd, &st) < 0)
+		return ingot_fail(e, -errno, "%s: stat: %s", name, strerror(errno));
+	*is_dev = S_ISBLK(st.st_mode);
+	if (!*is_dev) {
+		if (!S_ISREG(st.st_mode))
+			return ingot_fail(e, -EINVAL, "%s: expected a regular file or a block device", name);
+		*len = (uint64_t)st.st_size;
+		return 0;
+	}
+	if (ioctl(fd, BLKGETSIZE64, &dev) < 0)
+		return ingot_fail(e, -errno, "%s: size: %s", name, strerror(errno));
+	if (dev < want)
+		return ingot_fail(e, -EBADMSG, "%s: size: expected at least %llu bytes (the image), "
+				  "got %llu", name, (unsigned long long)want, (unsigned long long)dev);
+	*len = want;
+	return 0;
+}
+
 int verity_check(const char *image_path, const char *verity_path, const uint8_t root_hash[32],
-		 ingot_error *e)
+		 uint64_t device_len, struct image_digest *got, ingot_error *e)
 {
 	_cleanup_close_ int ifd = open(image_path, O_RDONLY | O_CLOEXEC);
 	_cleanup_close_ int hfd = -1;
 	uint8_t sb[SB_SIZE], salt[MAX_SALT], root[32];
 	uint32_t salt_len = 0;
-	uint64_t size, blocks = 0, nblk;
-	struct stat st;
+	uint64_t len = 0, blocks = 0;
 	struct layout l;
 	struct vctx c = { .image_name = image_path, .hash_name = verity_path, .check = true,
 			  .e = e };
+	bool is_dev;
 	int r;
 
 	if (ifd < 0)
 		return ingot_fail(e, -errno, "%s: %s", image_path, strerror(errno));
+	r = image_extent(ifd, image_path, device_len, &is_dev, &len, e);
+	if (r < 0)
+		return r;
+	if (!verity_path) {
+		got->size = len;
+		return is_dev ? hash_prefix(ifd, image_path, len, got->sha256, e)
+			      : sha256_fd(ifd, image_path, got->sha256, &got->size, e);
+	}
 	hfd = open(verity_path, O_RDONLY | O_CLOEXEC);
 	if (hfd < 0)
 		return ingot_fail(e, -errno, "%s: %s", verity_path, strerror(errno));
@@ -568,39 +610,55 @@ int verity_check(const char *image_path, const char *verity_path, const uint8_t 
 	r = sb_decode(sb, verity_path, &blocks, salt, &salt_len, e);
 	if (r < 0)
 		return r;
-	/* A file must be exactly the image; a block device (the image on a
-	 * partition at boot) may be larger: the tree covers its first blocks. */
-	if (fstat(ifd, &st) < 0)
-		return ingot_fail(e, -errno, "%s: stat: %s", image_path, strerror(errno));
-	if (S_ISBLK(st.st_mode)) {
-		if (ioctl(ifd, BLKGETSIZE64, &size) < 0)
-			return ingot_fail(e, -errno, "%s: size: %s", image_path, strerror(errno));
-		if (size / VBLOCK < blocks)
-			return ingot_fail(e, -EBADMSG, "%s: size: expected at least %llu bytes "
-					  "(%s: data_blocks %llu), got %llu", image_path,
-					  (unsigned long long)blocks * VBLOCK, verity_path,
-					  (unsigned long long)blocks, (unsigned long long)size);
-	} else {
-		r = image_blocks(ifd, image_path, &size, &nblk, e);
-		if (r < 0)
-			return r;
-		if (nblk != blocks)
-			return ingot_fail(e, -EBADMSG, "%s: data_blocks: expected %llu (the size "
-					  "of %s), got %llu", verity_path, (unsigned long long)nblk,
-					  image_path, (unsigned long long)blocks);
-	}
+	/* The tree must cover exactly the image: all of a file, and of a
+	 * device the image's length. */
+	if (len % VBLOCK || len / VBLOCK != blocks)
+		return ingot_fail(e, -EBADMSG, "%s: data_blocks: expected %llu (%llu bytes of %s), "
+				  "got %llu", verity_path, (unsigned long long)(len / VBLOCK),
+				  (unsigned long long)len, image_path, (unsigned long long)blocks);
 	compute_layout(blocks, &l);
 	c.image_fd = ifd;
 	c.hash_fd = hfd;
-	r = run_tree(&c, &l, salt, salt_len, root, NULL);
+	r = run_tree(&c, &l, salt, salt_len, root, got->sha256);
 	if (r < 0)
 		return r;
+	got->size = len;
 	if (memcmp(root, root_hash, 32)) {
-		char want[65], got[65];
+		char want[65], have[65];
 		hex_encode(root_hash, 32, want);
-		hex_encode(root, 32, got);
+		hex_encode(root, 32, have);
 		return ingot_fail(e, -EBADMSG, "%s: verity root hash: expected %s, got %s",
-				  image_path, want, got);
+				  image_path, want, have);
 	}
+	return 0;
+}
+
+int image_check_manifest(const json_t *m, const char *image_path, const char *verity_path,
+			 struct image_digest *got, ingot_error *e)
+{
+	const json_t *img = json_object_get(m, "image");
+	const char *want = json_string_value(json_object_get(img, "sha256"));
+	const char *root_hex = json_string_value(json_object_get(json_object_get(m, "verity"),
+								 "root_hash"));
+	json_int_t want_size = json_integer_value(json_object_get(img, "size"));
+	uint8_t root[32];
+	char hex[65];
+	int r;
+
+	if (!want || !is_sha256_hex(want) || want_size <= 0)
+		return ingot_fail(e, -EINVAL, "manifest: image.sha256 and image.size: expected a "
+				  "digest and a size");
+	if (verity_path && (!root_hex || hex_decode(root_hex, root, sizeof(root)) < 0))
+		return ingot_fail(e, -EINVAL, "manifest: verity.root_hash: expected 64 hex digits");
+	r = verity_check(image_path, verity_path, root, (uint64_t)want_size, got, e);
+	if (r < 0)
+		return r;
+	hex_encode(got->sha256, 32, hex);
+	if (strcmp(hex, want))
+		return ingot_fail(e, -EBADMSG, "%s: sha256 %s, but the signed manifest says %s",
+				  image_path, hex, want);
+	if (got->size != (uint64_t)want_size)
+		return ingot_fail(e, -EBADMSG, "%s: %llu bytes, but the signed manifest says %lld",
+				  image_path, (unsigned long long)got->size, (long long)want_size);
 	return 0;
 }

@@ -3,7 +3,7 @@
 #include <stdio.h>
 
 #include "audit/diff.h"
-#include "audit/mdoc.h"
+#include "manifest/mdoc.h"
 #include "cli/cli.h"
 #include "lib/cleanup.h"
 #include "lib/json.h"

@@ -7,6 +7,7 @@
 #include "audit/evidence.h"
 #include "cli/cli.h"
 #include "keys/envelope.h"
+#include "lib/time.h"
 #include "lib/cleanup.h"
 #include "lib/json.h"
 #include "verify/promotion.h"
@@ -134,7 +135,7 @@ static int evidence_add(int argc, char **argv)
 		case OPT_NODE: o.node = optarg; break;
 		case OPT_TOPOLOGY: o.topology = optarg; break;
 		case OPT_DATE:
-			if (parse_time(optarg, &o.date) < 0)
+			if (time_parse(optarg, &o.date) < 0)
 				return cli_usage_error("evidence", "--date: expected RFC 3339 or epoch "
 						       "seconds, got '%s'", optarg);
 			break;

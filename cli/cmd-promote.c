@@ -8,6 +8,7 @@
 #include "audit/promote.h"
 #include "cli/cli.h"
 #include "keys/envelope.h"
+#include "lib/time.h"
 #include "verify/promotion.h"
 
 static const char promote_help[] =
@@ -95,7 +96,7 @@ int cmd_promote(int argc, char **argv)
 		case OPT_RINGS: o.rings_dir = optarg; break;
 		case OPT_PROMOTIONS: o.promotions_dir = optarg; break;
 		case OPT_NOW:
-			if (parse_time(optarg, &o.now) < 0)
+			if (time_parse(optarg, &o.now) < 0)
 				return cli_usage_error("promote", "--now: expected RFC 3339 or epoch "
 						       "seconds, got '%s'", optarg);
 			break;

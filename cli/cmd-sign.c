@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "builder/manifest.h"
+#include "manifest/schema.h"
 #include "cli/cli.h"
 #include "keys/envelope.h"
 #include "lib/cleanup.h"
@@ -76,14 +76,13 @@ int cmd_sign(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	_cleanup_free_ char *buf = NULL, *defout = NULL;
+	_cleanup_free_ char *defout = NULL;
 	_cleanup_json_ json_t *doc = NULL, *env = NULL;
 	_cleanup_signing_key_ struct signing_key *k = NULL;
 	const char *keypath = NULL, *out = NULL, *in;
 	ingot_error e = { 0 };
 	bool is_env;
 	long fd = -1;
-	size_t len;
 	int c, r;
 
 	if (cli_wants_help(argc, argv)) {
@@ -113,12 +112,9 @@ int cmd_sign(int argc, char **argv)
 		return cli_usage_error("sign", "--key KEY is required");
 	in = argv[optind];
 
-	r = read_file(in, ENVELOPE_FILE_MAX, &buf, &len, &e);
+	r = manifest_read_file(in, &doc, NULL, &e);
 	if (r < 0)
-		return cli_error(&e, r == -EFBIG ? SIGN_EXIT_MALFORMED : EXIT_FAILURE_);
-	r = json_read_buf(in, buf, len, &doc, &e);
-	if (r < 0)
-		return cli_error(&e, SIGN_EXIT_MALFORMED);
+		return cli_error(&e, r == -EFBIG || r == -EBADMSG ? SIGN_EXIT_MALFORMED : EXIT_FAILURE_);
 	is_env = json_is_object(doc) && json_object_get(doc, "payloadType");
 	if (!is_env && (r = manifest_check(in, doc, &e)) < 0)
 		return cli_error(&e, SIGN_EXIT_MALFORMED);

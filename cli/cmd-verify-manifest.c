@@ -4,11 +4,13 @@
 #include <string.h>
 #include <time.h>
 
+#include "builder/image.h"
 #include "cli/cli.h"
 #include "keys/envelope.h"
 #include "keys/keyring.h"
 #include "lib/cleanup.h"
 #include "lib/json.h"
+#include "lib/time.h"
 
 static const char verify_manifest_help[] =
 "NAME\n"
@@ -78,9 +80,10 @@ int cmd_verify_manifest(int argc, char **argv)
 	};
 	_cleanup_(keyring_freep) struct keyring *kr = NULL;
 	_cleanup_json_ json_t *m = NULL;
-	struct verify_policy pol = { .now = time(NULL), .record_state = true };
+	struct verify_policy pol = { .now = time(NULL) };
 	struct verify_outcome out;
-	const char *keyring = NULL, *path;
+	struct image_digest img;
+	const char *keyring = NULL, *path, *image = NULL, *verity = NULL;
 	ingot_error e = { 0 };
 	bool print = false;
 	int c;
@@ -93,10 +96,10 @@ int cmd_verify_manifest(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "k:i:V:t:s:ph", opts, NULL)) != -1) {
 		switch (c) {
 		case 'k': keyring = optarg; break;
-		case 'i': pol.image_path = optarg; break;
-		case 'V': pol.verity_path = optarg; break;
+		case 'i': image = optarg; break;
+		case 'V': verity = optarg; break;
 		case 't':
-			if (parse_time(optarg, &pol.now) < 0)
+			if (time_parse(optarg, &pol.now) < 0)
 				return cli_usage_error("verify-manifest", "--now: expected RFC 3339 "
 						       "(2027-01-31T00:00:00Z) or Unix seconds, got '%s'", optarg);
 			break;
@@ -110,7 +113,7 @@ int cmd_verify_manifest(int argc, char **argv)
 		return cli_usage_error("verify-manifest", "expected one ENVELOPE file");
 	if (!keyring)
 		return cli_usage_error("verify-manifest", "--keyring KEYRING is required");
-	if (pol.verity_path && !pol.image_path)
+	if (verity && !image)
 		return cli_usage_error("verify-manifest", "--verity needs --image");
 	path = argv[optind];
 
@@ -120,6 +123,11 @@ int cmd_verify_manifest(int argc, char **argv)
 				 ? ENVELOPE_EXIT_MALFORMED : ENVELOPE_EXIT_IO);
 	if (envelope_verify(path, kr, &pol, &m, &out, &e) < 0)
 		return cli_error(&e, ENVELOPE_EXIT_MALFORMED);
+	if (image && (r = image_check_manifest(m, image, verity, &img, &e)) < 0)
+		return cli_error(&e, r == -EBADMSG ? ENVELOPE_EXIT_DIGEST : ENVELOPE_EXIT_IO);
+	/* The serial is recorded only once everything it vouches for passed. */
+	if (pol.state_path && envelope_record_state(pol.state_path, &out, &e) < 0)
+		return cli_error(&e, ENVELOPE_EXIT_IO);
 
 	if (print) {
 		_cleanup_free_ char *s = json_canonical(m, NULL);
@@ -134,9 +142,9 @@ int cmd_verify_manifest(int argc, char **argv)
 		if (out.has_expiry)
 			printf(", expires %s",
 			       json_string_value(json_object_get(m, "expires")));
-		if (out.image_checked)
+		if (image)
 			printf(", image sha256 %.16s... matches", out.image_sha256);
-		if (out.verity_checked)
+		if (verity)
 			printf(", verity root matches");
 		printf("\n");
 	}

@@ -7,6 +7,7 @@
 #include "cli/cli.h"
 #include "keys/envelope.h"
 #include "lib/json.h"
+#include "lib/time.h"
 #include "verify/admit.h"
 #include "verify/nfd.h"
 
@@ -166,7 +167,7 @@ int cmd_verify(int argc, char **argv)
 		case OPT_KEYRING: o.keyring_path = optarg; break;
 		case OPT_STATE: o.state_path = optarg; break;
 		case OPT_NOW:
-			if (parse_time(optarg, &o.now) < 0)
+			if (time_parse(optarg, &o.now) < 0)
 				return cli_usage_error("verify", "--now: expected RFC 3339 or epoch "
 						       "seconds, got '%s'", optarg);
 			o.have_now = true;

@@ -1,10 +1,6 @@
-/* The signed manifest: a DSSE envelope
- *   {"payloadType":"application/vnd.in-toto+json","payload":"<base64>",
- *    "signatures":[{"keyid":"<hex>","sig":"<base64>"}]}
- * whose payload is an in-toto Statement v1 with the image as subject and
- * the manifest as predicate.  Signatures are over the DSSE PAE bytes
- *   "DSSEv1" SP LEN(type) SP type SP LEN(body) SP body
- * (lengths in ASCII decimal), so `openssl pkeyutl -verify` checks them. */
+/* Signing and verifying the signed manifest, a DSSE envelope (its format
+ * and parser are manifest/dsse.h).  Signatures are over the PAE bytes,
+ * so `openssl pkeyutl -verify` checks them. */
 #ifndef INGOT_KEYS_ENVELOPE_H
 #define INGOT_KEYS_ENVELOPE_H
 
@@ -17,17 +13,7 @@
 #include "keys/key.h"
 #include "keys/keyring.h"
 #include "lib/err.h"
-
-#define ENVELOPE_PAYLOAD_TYPE "application/vnd.in-toto+json"
-#define STATEMENT_TYPE "https://in-toto.io/Statement/v1"
-#define MANIFEST_PREDICATE_TYPE "https://ingot.dev/manifest/v1"
-
-/* Limits: anything larger is refused before it is decoded. */
-#define ENVELOPE_FILE_MAX (96u << 20)     /* base64 of a 64 MiB payload fits */
-#define ENVELOPE_PAYLOAD_MAX (64u << 20)  /* decoded payload */
-#define ENVELOPE_MAX_SIGS 64
-#define ENVELOPE_SIG_B64_MAX 1024         /* Ed25519: 88 chars, P-256 DER: <= 100 */
-#define ENVELOPE_TYPE_MAX 256
+#include "manifest/dsse.h"
 
 /* Exit statuses of verification (set in e->status by envelope_verify). */
 enum {
@@ -39,12 +25,6 @@ enum {
 	ENVELOPE_EXIT_ROLLBACK = 5,    /* serial below the last one recorded in the state file */
 	ENVELOPE_EXIT_DIGEST = 6,      /* image sha256/size or verity root does not match */
 };
-
-/* The PAE bytes for (type, body); *out is malloc'd. */
-int dsse_pae(const char *type, const void *body, size_t body_len, uint8_t **out, size_t *out_len);
-
-/* The in-toto statement for a manifest (new reference). */
-int statement_for_manifest(const json_t *manifest, json_t **out, ingot_error *e);
 
 /* Build an envelope with one signature by k.  The payload is
  * json_compact(statement), so equal manifests give equal payloads (and,
@@ -59,24 +39,9 @@ int envelope_sign_statement(const json_t *statement, const struct signing_key *k
  * -EEXIST if k already signed it. */
 int envelope_add_signature(json_t *envelope, const struct signing_key *k, ingot_error *e);
 
-/* Check the envelope's structure and limits without verifying anything
- * (name is used in messages).  *payload gets the decoded payload. */
-int envelope_parse(const char *name, const json_t *env, uint8_t **payload, size_t *payload_len,
-		   ingot_error *e);
-
-/* Parse an (authenticated) payload as an in-toto statement about an ingot
- * manifest: statement type, predicate type, manifest schema, and the
- * subject equal to the manifest's image file name and sha256.  *manifest
- * gets the predicate (new reference). */
-int envelope_statement_manifest(const char *name, const uint8_t *payload, size_t len,
-				json_t **manifest, ingot_error *e);
-
 struct verify_policy {
 	time_t now;               /* expiry is checked against this */
 	const char *state_path;   /* last-seen serials (NULL: no rollback check) */
-	bool record_state;        /* on success, record the serial in state_path */
-	const char *image_path;   /* NULL: skip the image sha256/size check */
-	const char *verity_path;  /* NULL: skip verity (needs image_path) */
 };
 
 #define VERIFY_MAX_SIGNERS ENVELOPE_MAX_SIGS
@@ -91,8 +56,7 @@ struct verify_outcome {
 	uint64_t last_serial;                 /* from the state file before this run (0: none) */
 	bool has_expiry;
 	time_t expires;
-	bool image_checked, verity_checked;
-	char image_sha256[65];
+	char image_sha256[65];                /* the signed manifest's image.sha256 */
 };
 
 /* Only the envelope's shape, payloadType and signatures against kr
@@ -108,9 +72,11 @@ int envelope_read_file(const char *path, json_t **env, ingot_error *e);
 /* Verify an envelope file: signatures first (over the PAE of the type
  * and payload as found; the payload is not interpreted before that),
  * then payload type, statement type, subject == the manifest's image
- * name and sha256, the manifest schema, expiry, rollback against the
- * state file, and the image/verity files when given.  On failure,
- * e->msg names what failed and e->status is one of ENVELOPE_EXIT_*.
+ * name and sha256, the manifest schema, expiry and rollback against the
+ * state file.  The image itself is checked by the caller
+ * (builder/image.h: image_check_manifest) and the serial recorded with
+ * envelope_record_state once everything passed.  On failure, e->msg
+ * names what failed and e->status is one of ENVELOPE_EXIT_*.
  * manifest_out (optional) gets the verified manifest. */
 int envelope_verify(const char *path, const struct keyring *kr, const struct verify_policy *p,
 		    json_t **manifest_out, struct verify_outcome *out, ingot_error *e);
@@ -120,8 +86,9 @@ int envelope_verify_json(const char *name, const json_t *env, const struct keyri
 			 const struct verify_policy *p, json_t **manifest_out,
 			 struct verify_outcome *out, ingot_error *e);
 
-/* RFC 3339 ("2027-01-31T00:00:00Z", "...+02:00", fractional seconds
- * allowed) or a decimal epoch ("1767225600") to time_t. */
-int parse_time(const char *s, time_t *out);
+/* Record out's serial for out's recipe in the state file (created if
+ * absent, atomically), unless a serial as high is already there. */
+int envelope_record_state(const char *state_path, const struct verify_outcome *out,
+			  ingot_error *e);
 
 #endif

@@ -6,9 +6,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <openssl/bio.h>
+#include <openssl/bn.h>
 #include <openssl/core_names.h>
 #include <openssl/crypto.h>
+#include <openssl/ec.h>
 #include <openssl/err.h>
+#include <openssl/param_build.h>
+#include <openssl/params.h>
 #include <openssl/pem.h>
 #include <openssl/x509.h>
 
@@ -75,11 +79,52 @@ int key_type_of(EVP_PKEY *pkey, const char *what, enum key_type *out, ingot_erro
 			  tn ? tn : "an unknown key type");
 }
 
+static void bn_freep(BIGNUM **b) { BN_free(*b); }
+static void pctx_freep(EVP_PKEY_CTX **c) { EVP_PKEY_CTX_free(*c); }
+
+/* One key, one encoding: a P-256 public key as the named curve with an
+ * uncompressed point, however it was written (compressed point, explicit
+ * curve parameters).  Key ids, keyrings and signature counting use this
+ * form, so one key can never pass for two signers. */
+static int ec_canonical(EVP_PKEY *pkey, EVP_PKEY **out, ingot_error *e)
+{
+	_cleanup_(bn_freep) BIGNUM *x = NULL;
+	_cleanup_(bn_freep) BIGNUM *y = NULL;
+	_cleanup_(pctx_freep) EVP_PKEY_CTX *ctx = NULL;
+	uint8_t pt[65];
+	OSSL_PARAM params[] = {
+		OSSL_PARAM_utf8_string(OSSL_PKEY_PARAM_GROUP_NAME, (char *)"prime256v1", 0),
+		OSSL_PARAM_octet_string(OSSL_PKEY_PARAM_PUB_KEY, pt, sizeof(pt)),
+		OSSL_PARAM_END,
+	};
+
+	*out = NULL;
+	pt[0] = 0x04;   /* uncompressed: 04 || X || Y */
+	if (EVP_PKEY_get_bn_param(pkey, OSSL_PKEY_PARAM_EC_PUB_X, &x) != 1 ||
+	    EVP_PKEY_get_bn_param(pkey, OSSL_PKEY_PARAM_EC_PUB_Y, &y) != 1 ||
+	    BN_bn2binpad(x, pt + 1, 32) != 32 || BN_bn2binpad(y, pt + 33, 32) != 32 ||
+	    !(ctx = EVP_PKEY_CTX_new_from_name(NULL, "EC", NULL)) ||
+	    EVP_PKEY_fromdata_init(ctx) != 1 ||
+	    EVP_PKEY_fromdata(ctx, out, EVP_PKEY_PUBLIC_KEY, params) != 1) {
+		ERR_clear_error();
+		return ingot_fail(e, -EINVAL, "cannot normalise the P-256 public key");
+	}
+	return 0;
+}
+
 int key_id(EVP_PKEY *pkey, char out[KEYID_HEX_LEN + 1], ingot_error *e)
 {
+	_cleanup_pkey_ EVP_PKEY *canon = NULL;
 	unsigned char *der = NULL;
 	uint8_t md[SHA256_LEN];
-	int n = i2d_PUBKEY(pkey, &der);
+	int n;
+
+	if (EVP_PKEY_is_a(pkey, "EC")) {
+		if (ec_canonical(pkey, &canon, e) < 0)
+			return -EINVAL;
+		pkey = canon;
+	}
+	n = i2d_PUBKEY(pkey, &der);
 	if (n <= 0) {
 		ERR_clear_error();
 		return ingot_fail(e, -EINVAL, "cannot encode public key as SubjectPublicKeyInfo");
@@ -334,16 +379,56 @@ int signing_key_sign(const struct signing_key *k, const void *msg, size_t len, u
 	return 0;
 }
 
+/* An ECDSA P-256 signature in the raw r || s form (IEEE P1363, 64 bytes:
+ * what the DSSE reference implementation and WebCrypto write) as the DER
+ * SEQUENCE OpenSSL verifies; *der is malloc'd.  -EINVAL if not 64 bytes. */
+static int p256_raw_to_der(const uint8_t *sig, size_t siglen, uint8_t **der, size_t *der_len)
+{
+	ECDSA_SIG *es;
+	BIGNUM *r, *s;
+	unsigned char *p = NULL;
+	int n;
+
+	if (siglen != 64)
+		return -EINVAL;
+	es = ECDSA_SIG_new();
+	r = BN_bin2bn(sig, 32, NULL);
+	s = BN_bin2bn(sig + 32, 32, NULL);
+	if (!es || !r || !s || ECDSA_SIG_set0(es, r, s) != 1) {
+		BN_free(r);
+		BN_free(s);
+		ECDSA_SIG_free(es);
+		return -ENOMEM;
+	}
+	n = i2d_ECDSA_SIG(es, &p);
+	ECDSA_SIG_free(es);
+	if (n <= 0)
+		return -ENOMEM;
+	*der = malloc((size_t)n);
+	if (*der)
+		memcpy(*der, p, (size_t)n);
+	OPENSSL_free(p);
+	*der_len = (size_t)n;
+	return *der ? 0 : -ENOMEM;
+}
+
 int key_verify(EVP_PKEY *pkey, const void *msg, size_t len, const uint8_t *sig, size_t siglen)
 {
 	_cleanup_mdctx_ EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+	_cleanup_free_ uint8_t *der = NULL;
 	const EVP_MD *md = EVP_PKEY_is_a(pkey, "EC") ? EVP_sha256() : NULL;
+	size_t der_len;
 	int ok;
 
 	if (!ctx)
 		return 0;
 	ok = EVP_DigestVerifyInit(ctx, NULL, md, NULL, pkey) == 1 &&
 	     EVP_DigestVerify(ctx, sig, siglen, msg, len) == 1;
+	/* 64 bytes is r || s, or (rarely: r and s 58 bytes together) DER:
+	 * either reading that verifies is the key's signature. */
+	if (!ok && md && p256_raw_to_der(sig, siglen, &der, &der_len) == 0)
+		ok = EVP_DigestVerifyInit(ctx, NULL, md, NULL, pkey) == 1 &&
+		     EVP_DigestVerify(ctx, der, der_len, msg, len) == 1;
 	ERR_clear_error();
 	return ok;
 }
@@ -371,6 +456,13 @@ int public_key_from_pem(const char *name, const char *pem, size_t len, struct pu
 	r = key_type_of(pkey, name, &type, e);
 	if (r < 0)
 		return r;
+	if (type == KEY_P256) {   /* keep (and write back) the one encoding */
+		EVP_PKEY *canon;
+		if (ec_canonical(pkey, &canon, e) < 0)
+			return ingot_prefix(e, "%s", name);
+		EVP_PKEY_free(pkey);
+		pkey = canon;
+	}
 	k = calloc(1, sizeof(*k));
 	if (!k)
 		return ingot_fail(e, -ENOMEM, "out of memory");

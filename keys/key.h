@@ -2,7 +2,9 @@
  * OpenSSL 3 EVP only.  Files are PEM: PKCS#8 private keys (optionally
  * passphrase-encrypted) and SubjectPublicKeyInfo public keys, so keys
  * made by `openssl genpkey` work and ours work with `openssl pkeyutl`.
- * A key id is the lower-case hex sha256 of the DER SubjectPublicKeyInfo. */
+ * A key id is the lower-case hex sha256 of the DER SubjectPublicKeyInfo
+ * of the key in its one canonical form (P-256: named curve, uncompressed
+ * point), so another encoding of the same key has the same id. */
 #ifndef INGOT_KEYS_KEY_H
 #define INGOT_KEYS_KEY_H
 
@@ -43,7 +45,7 @@ int key_type_from_name(const char *s, enum key_type *out);  /* -EINVAL if unknow
 /* Which of our types pkey is; -EINVAL (message names what) for RSA,
  * other curves, ... */
 int key_type_of(EVP_PKEY *pkey, const char *what, enum key_type *out, ingot_error *e);
-/* Hex sha256 of the DER SubjectPublicKeyInfo of pkey. */
+/* Hex sha256 of the DER SubjectPublicKeyInfo of pkey's canonical form. */
 int key_id(EVP_PKEY *pkey, char out[KEYID_HEX_LEN + 1], ingot_error *e);
 
 /* Generate a key pair: PREFIX.key (PKCS#8 PEM, mode 0600, encrypted with
@@ -75,7 +77,8 @@ static inline void signing_key_freep(struct signing_key **k) { if (*k) signing_k
 int signing_key_sign(const struct signing_key *k, const void *msg, size_t len, uint8_t **sig,
 		     size_t *siglen, ingot_error *e);
 
-/* Public keys: from a PEM file or a PEM string (name used in messages). */
+/* Public keys: from a PEM file or a PEM string (name used in messages);
+ * a P-256 key is kept in its canonical form whatever its encoding. */
 int public_key_load(const char *path, struct public_key **out, ingot_error *e);
 int public_key_from_pem(const char *name, const char *pem, size_t len, struct public_key **out,
 			ingot_error *e);
@@ -86,7 +89,8 @@ static inline void public_key_freep(struct public_key **k) { if (*k) public_key_
 #define _cleanup_public_key_ __attribute__((cleanup(public_key_freep)))
 
 /* 1 if sig is a valid signature of msg by pkey, 0 if not (never an error:
- * garbage signatures simply do not verify). */
+ * garbage signatures simply do not verify).  ECDSA signatures are DER or,
+ * 64 bytes long, raw r || s (IEEE P1363, as other DSSE signers write). */
 int key_verify(EVP_PKEY *pkey, const void *msg, size_t len, const uint8_t *sig, size_t siglen);
 
 #endif

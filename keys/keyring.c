@@ -91,12 +91,8 @@ static int keyring_from_json(const char *path, const json_t *doc, struct keyring
 					&pk, e);
 		if (r < 0)
 			return r;
-		if (strcmp(pk->keyid, keyid)) {
-			r = ingot_fail(e, -EINVAL, "%s: keyid: the public key's id is %s, got %.80s",
-				       what, pk->keyid, keyid);
-			public_key_free(pk);
-			return r;
-		}
+		/* Ids are of the canonical key: the same key in two encodings is
+		 * a duplicate (one signer must not count twice). */
 		for (size_t j = 0; j < kr->n; j++) {
 			if (!strcmp(kr->keys[j].name, name) || !strcmp(kr->keys[j].key->keyid, pk->keyid)) {
 				r = ingot_fail(e, -EINVAL, "%s: duplicate of keys[%zu] (same %s)", what, j,
@@ -104,6 +100,12 @@ static int keyring_from_json(const char *path, const json_t *doc, struct keyring
 				public_key_free(pk);
 				return r;
 			}
+		}
+		if (strcmp(pk->keyid, keyid)) {
+			r = ingot_fail(e, -EINVAL, "%s: keyid: the public key's id is %s, got %.80s",
+				       what, pk->keyid, keyid);
+			public_key_free(pk);
+			return r;
 		}
 		kr->keys[kr->n].key = pk;
 		if (!(kr->keys[kr->n].name = strdup(name))) {

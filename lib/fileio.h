@@ -18,6 +18,8 @@ int write_all(int fd, const void *buf, size_t len);
 
 /* Exactly len bytes at off, or -errno (-ENODATA at end of file). */
 int pread_all(int fd, void *buf, size_t len, uint64_t off);
+/* All len bytes at off, or -errno. */
+int pwrite_all(int fd, const void *buf, size_t len, uint64_t off);
 struct atomic_file {
 	int fd;
 	char *path;     /* final name */

@@ -8,7 +8,7 @@
 
 char *json_canonical(const json_t *j, size_t *len)
 {
-	char *s = json_dumps(j, JSON_SORT_KEYS | JSON_INDENT(2) | JSON_ENSURE_ASCII);
+	char *s = json_dumps(j, JSON_CANONICAL_FLAGS);
 	if (!s)
 		return NULL;
 	size_t n = strlen(s);
@@ -26,7 +26,7 @@ char *json_canonical(const json_t *j, size_t *len)
 
 char *json_compact(const json_t *j, size_t *len)
 {
-	char *s = json_dumps(j, JSON_SORT_KEYS | JSON_COMPACT | JSON_ENSURE_ASCII);
+	char *s = json_dumps(j, JSON_COMPACT_FLAGS);
 	if (s && len)
 		*len = strlen(s);
 	return s;

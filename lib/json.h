@@ -7,6 +7,9 @@
 #include "lib/err.h"
 
 #define INGOT_JSON_MAX (64u << 20) /* refuse JSON documents over 64 MiB */
+/* json_canonical's and json_compact's jansson flags (for json_dump_callback). */
+#define JSON_CANONICAL_FLAGS (JSON_SORT_KEYS | JSON_INDENT(2) | JSON_ENSURE_ASCII)
+#define JSON_COMPACT_FLAGS (JSON_SORT_KEYS | JSON_COMPACT | JSON_ENSURE_ASCII)
 
 /* Canonical serialisation (malloc'd, ends with '\n'). */
 char *json_canonical(const json_t *j, size_t *len);

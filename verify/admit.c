@@ -5,13 +5,14 @@
 #include <unistd.h>
 
 #include "attest/predict.h"
-#include "builder/manifest.h"
 #include "keys/envelope.h"
 #include "keys/keyring.h"
 #include "lib/cleanup.h"
 #include "lib/digest.h"
 #include "lib/fileio.h"
 #include "lib/json.h"
+#include "lib/time.h"
+#include "manifest/schema.h"
 #include "verify/checks.h"
 #include "verify/filecheck.h"
 #include "verify/nodeprobe.h"
@@ -19,11 +20,8 @@
 
 static char *rfc3339(time_t t)
 {
-	struct tm tm;
-	char buf[32];
-	gmtime_r(&t, &tm);
-	strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
-	return strdup(buf);
+	char buf[TIME_RFC3339_LEN];
+	return strdup(time_format(t, buf));
 }
 
 static char *read_node_line(const char *root, const char *abs)
@@ -54,20 +52,17 @@ static json_t *node_identity(const struct verify_opts *o, const char *root)
 }
 
 /* Manifest facts for the report header, whatever the signature says. */
-static void describe_manifest(struct verify_report *r, const char *path, const json_t *m)
+static void describe_manifest(struct verify_report *r, const char *path, const char *file_sha256,
+			      const json_t *m)
 {
-	uint8_t d[32], cd[32];
-	char hex[65], chex[65];
-	uint64_t size = 0;
-	ingot_error e = { 0 };
+	uint8_t cd[32], d[32];
+	char chex[65], hex[65];
 	const json_t *recipe = json_object_get(m, "recipe");
 	const json_t *tuple = json_object_get(m, "tuple");
 
 	r->manifest = json_pack("{s:s}", "path", path);
-	if (sha256_file(path, d, &size, &e) == 0) {
-		hex_encode(d, 32, hex);
-		json_object_set_new(r->manifest, "sha256", json_string(hex));
-	}
+	if (*file_sha256)
+		json_object_set_new(r->manifest, "sha256", json_string(file_sha256));
 	if (!m)
 		return;
 	if (attest_content_digest(m, cd) == 0) {
@@ -99,17 +94,22 @@ static void describe_manifest(struct verify_report *r, const char *path, const j
 
 /* Signature, expiry and rollback through the keyring; *m gets the
  * manifest (the verified one, or the unverified payload so the other
- * checks can still describe the node). */
-static void check_signature(const struct verify_opts *o, struct verify_report *r, json_t **m)
+ * checks can still describe the node).  The file is read once: its
+ * sha256 (file_sha256, "" if unread) is of the bytes verified. */
+static void check_signature(const struct verify_opts *o, struct verify_report *r, json_t **m,
+			    char file_sha256[SHA256_HEX_LEN + 1])
 {
 	_cleanup_json_ json_t *doc = NULL;
+	uint8_t d[SHA256_LEN];
 	ingot_error e = { 0 };
 
 	*m = NULL;
-	if (json_read_file(o->manifest_path, &doc, &e) < 0) {
+	*file_sha256 = '\0';
+	if (manifest_read_file(o->manifest_path, &doc, d, &e) < 0) {
 		report_set(r, CHECK_SIGNATURE, ST_ERROR, "cannot read manifest: %s", e.msg);
 		return;
 	}
+	hex_encode(d, sizeof(d), file_sha256);
 	if (!json_object_get(doc, "payloadType")) {
 		/* A plain manifest: its content can be checked, its origin cannot. */
 		if (manifest_check(o->manifest_path, doc, &e) < 0) {
@@ -151,13 +151,14 @@ static void check_signature(const struct verify_opts *o, struct verify_report *r
 	struct verify_policy pol = {
 		.now = o->have_now ? o->now : time(NULL),
 		.state_path = o->state_path,
-		.record_state = o->state_path != NULL,
 	};
 	struct verify_outcome out;
 	json_t *verified = NULL;
 	memset(&out, 0, sizeof(out));
 	ingot_error_clear(&e);
-	if (envelope_verify(o->manifest_path, kr, &pol, &verified, &out, &e) < 0) {
+	if (envelope_verify_json(o->manifest_path, doc, kr, &pol, &verified, &out, &e) < 0 ||
+	    (o->state_path && envelope_record_state(o->state_path, &out, &e) < 0)) {
+		json_decref(verified);
 		/* I/O trouble is "could not check"; anything else is a forgery,
 		 * an expired or a rolled-back manifest. */
 		report_set(r, CHECK_SIGNATURE, e.status == ENVELOPE_EXIT_IO ? ST_ERROR : ST_FAIL,
@@ -218,8 +219,10 @@ int verify_node(const struct verify_opts *o, struct verify_report *r, ingot_erro
 	r->time = rfc3339(o->have_now ? o->now : time(NULL));
 	r->node = node_identity(o, root);
 
-	check_signature(o, r, &m);
-	describe_manifest(r, o->manifest_path, m);
+	char file_sha256[SHA256_HEX_LEN + 1];
+
+	check_signature(o, r, &m, file_sha256);
+	describe_manifest(r, o->manifest_path, file_sha256, m);
 
 	ret = node_probe_run(root, &probe, e);
 	if (ret < 0)

@@ -9,8 +9,6 @@
 
 /* Image file/device: size, sha256 and dm-verity root vs the manifest. */
 void check_image(const struct verify_opts *o, const json_t *m, struct verify_report *r);
-/* The dm-verity half of check_image (image sha256 already matched). */
-void report_verity(const struct verify_opts *o, const json_t *m, struct verify_report *r);
 /* Quote with a fresh nonce + event-log replay vs the predicted PCR. */
 void check_tpm(const struct verify_opts *o, const json_t *m, struct verify_report *r);
 /* Version-chain rules on the probed tuple. */

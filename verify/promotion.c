@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/time.h"
 #include "lib/cleanup.h"
 #include "lib/digest.h"
 #include "lib/fileio.h"
@@ -138,7 +139,7 @@ static int promotion_parse(const char *path, const char *sha, const json_t *pred
 		return statement_fail(e, path, "predicate.ring: expected a ring name");
 	if (!json_is_integer(serial) || json_integer_value(serial) < 1)
 		return statement_fail(e, path, "predicate.serial: expected an integer >= 1");
-	if (!date || parse_time(date, &p->date) < 0)
+	if (!date || time_parse(date, &p->date) < 0)
 		return statement_fail(e, path, "predicate.date: expected an RFC 3339 time");
 	if (retires && !json_is_null(retires) &&
 	    (!json_is_string(retires) || !is_sha256_hex(json_string_value(retires))))

@@ -65,6 +65,18 @@ ring = json.load(open("keyring.json"))
 ring["keys"][0]["public_key"] = open("other.pub").read()   # keyid no longer matches
 put("keyring-forged.json", ring)
 PY
+# One P-256 key listed twice, plain and compressed (openssl ec), each entry
+# with the id of its own encoding; and an envelope over every reader's limit.
+"$INGOT" keys generate --type p256 -o p >/dev/null
+openssl ec -pubin -in p.pub -conv_form compressed -pubout -out p-comp.pub 2>/dev/null
+python3 - "$(openssl pkey -pubin -in p.pub -outform DER | sha256sum | cut -d' ' -f1)" \
+	"$(openssl pkey -pubin -in p-comp.pub -outform DER | sha256sum | cut -d' ' -f1)" <<'PY'
+import json, sys
+keys = [{"name": n, "keyid": i, "public_key": open(f).read()}
+        for n, i, f in (("p", sys.argv[1], "p.pub"), ("p-comp", sys.argv[2], "p-comp.pub"))]
+json.dump({"keys": keys, "threshold": 2}, open("keyring-twice.json", "w"))
+PY
+truncate -s 97M env-huge.json
 
 note "setup: a truncated and a corrupted image"
 "$INGOT" build good.yaml -o img --store store --no-lint -q

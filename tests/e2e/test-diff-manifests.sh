@@ -98,7 +98,7 @@ assert_contains "$OUT" "~ serial: 7 -> 8"
 
 note "bad input exits 2 and names the problem"
 echo '{"schema":"other"}' >"$T/bad.json"
-expect_exit 2 "field 'schema'" "$INGOT" diff "$T/a.json" "$T/bad.json"
+expect_exit 2 'schema: expected "ingot.manifest/v1"' "$INGOT" diff "$T/a.json" "$T/bad.json"
 expect_exit 2 "cannot open" "$INGOT" diff "$T/a.json" "$T/missing.json"
 printf '{"schema":' >"$T/trunc.json"
 expect_exit 2 "invalid JSON" "$INGOT" diff "$T/trunc.json" "$T/a.json"

@@ -5,7 +5,14 @@
 #    `openssl pkeyutl -verify` over PAE bytes rebuilt here with printf;
 #  - signatures made by `openssl pkeyutl -sign` with keys made by
 #    `openssl genpkey`, inserted into an envelope, verify in ingot;
-#  - Ed25519 envelopes are byte-identical across runs.
+#  - Ed25519 envelopes are byte-identical across runs;
+#  - one P-256 key written by `openssl ec` as compressed point or with
+#    explicit curve parameters is still one key: one id, one keyring
+#    entry, one signer (it used to meet threshold 2 alone);
+#  - envelopes as other DSSE signers write them verify: ECDSA signatures as
+#    raw r||s (IEEE P1363), URL-safe base64, keyids in another convention
+#    (a hint: each trusted key still counts once); anything else stays
+#    refused (mixed or unpadded base64, a keyid naming another trusted key).
 . "$(dirname "$0")/lib.sh"
 cd "$T" || exit 1
 
@@ -83,6 +90,108 @@ expect_exit 0 "2 of 2 required signatures (openssl-ed, openssl-ec)" \
 chmod 600 o-ed.key
 "$INGOT" sign m.json --key o-ed.key -o o2.json >/dev/null
 expect_exit 3 "1 valid" "$INGOT" verify-manifest o2.json --keyring ring.json --now 0
+
+note "one key in three encodings is one signer"
+openssl ec -pubin -in o-ec.pub -conv_form compressed -pubout -out o-ec-comp.pub 2>/dev/null
+openssl ec -pubin -in o-ec.pub -param_enc explicit -pubout -out o-ec-expl.pub 2>/dev/null
+cmp -s o-ec.pub o-ec-comp.pub && fail "openssl wrote the same bytes for the compressed key"
+cmp -s o-ec.pub o-ec-expl.pub && fail "openssl wrote the same bytes for the explicit key"
+id_plain=$("$INGOT" keys id o-ec.pub | cut -d' ' -f1)
+for f in o-ec-comp.pub o-ec-expl.pub; do
+	assert_eq "$id_plain" "$("$INGOT" keys id $f | cut -d' ' -f1)" "key id of $f"
+done
+"$INGOT" keys keyring add one.json o-ec.pub --name plain >/dev/null
+expect_exit 1 "already in the keyring" "$INGOT" keys keyring add one.json o-ec-comp.pub --name comp
+expect_exit 1 "already in the keyring" "$INGOT" keys keyring add one.json o-ec-expl.pub --name expl
+# A keyring written by hand (or by an older ingot) with the key twice, each
+# entry carrying the id of its own encoding, and threshold 2; the envelope
+# carries the one signature twice, once under each id.
+comp_id=$(openssl pkey -pubin -in o-ec-comp.pub -outform DER | sha256sum | cut -d' ' -f1)
+python3 - env.json twice-env.json twice-ring.json "$(base64 -w0 o-sig-ec)" "$id_plain" "$comp_id" 	o-ec.pub o-ec-comp.pub <<'PY2'
+import json, sys
+env, out_env, out_ring, sig, id1, id2, pem1, pem2 = sys.argv[1:]
+e = json.load(open(env))
+e["signatures"] = [{"keyid": id1, "sig": sig}, {"keyid": id2, "sig": sig}]
+json.dump(e, open(out_env, "w"))
+ring = {"keys": [{"name": "plain", "keyid": id1, "public_key": open(pem1).read()},
+                 {"name": "comp", "keyid": id2, "public_key": open(pem2).read()}],
+        "threshold": 2}
+json.dump(ring, open(out_ring, "w"))
+PY2
+expect_exit 2 "keys[1]: duplicate of keys[0] (same key)" \
+	"$INGOT" verify-manifest twice-env.json --keyring twice-ring.json --now 0
+# With an honest keyring (the key once, another key beside it), the doubled
+# signature still counts once.
+"$INGOT" keys keyring add one.json o-ed.pub --name other --threshold 2 >/dev/null
+expect_exit 3 "1 valid from distinct trusted keys, threshold 2" \
+	"$INGOT" verify-manifest twice-env.json --keyring one.json --now 0
+
+note "envelopes from other DSSE signers"
+"$INGOT" keys keyring add ring-ec.json o-ec.pub --name openssl-ec >/dev/null
+ed_id=$(openssl pkey -pubin -in o-ed.pub -outform DER | sha256sum | cut -d' ' -f1)
+# foreign OUT SIGFILE ENCODING KEYID [KEYID2]: env.json's payload and the DER
+# signature SIGFILE re-encoded: ENCODING is der-std, raw-url, raw-url-nopad,
+# raw-mixed or raw63; one signature per KEYID.
+foreign() {
+	python3 - env.json "$@" <<'PY2'
+import base64, json, sys
+env, out, sigfile, enc, *kids = sys.argv[1:]
+der = open(sigfile, "rb").read()
+assert der[0] == 0x30 and der[2] == 0x02
+rl = der[3]; r = der[4:4 + rl]
+assert der[4 + rl] == 0x02
+s = der[6 + rl:6 + rl + der[5 + rl]]
+raw = r.lstrip(b"\0").rjust(32, b"\0") + s.lstrip(b"\0").rjust(32, b"\0")
+e = json.load(open(env))
+body = base64.b64decode(e["payload"])
+url = lambda b: base64.urlsafe_b64encode(b).decode()
+if enc == "der-std":
+    sig = base64.b64encode(der).decode()
+elif enc == "raw-url":
+    sig = url(raw)
+    e["payload"] = url(body)
+elif enc == "raw-url-nopad":
+    sig = url(raw).rstrip("=")
+elif enc == "raw-mixed":
+    sig = "+_" + url(raw)[2:]
+elif enc == "raw63":
+    sig = url(raw[:63])
+e["signatures"] = [{"keyid": k, "sig": sig} for k in kids]
+json.dump(e, open(out, "w"))
+PY2
+}
+verify_ec() { "$INGOT" verify-manifest "$1" --keyring "${2:-ring-ec.json}" --now 0; }
+# A signature whose URL-safe base64 has a '-' or '_' (about 94 % do; the
+# payload, ASCII JSON, may have none), so the URL-safe alphabet is tested.
+urlsafe() { python3 -c 'import json,sys; e=json.load(open(sys.argv[1]))
+sys.exit(not set("-_") & set(e["signatures"][0]["sig"]))' "$1"; }
+for _ in $(seq 40); do
+	openssl pkeyutl -sign -inkey o-ec.key -rawin -digest sha256 -in pae.bin -out o-sig-ec
+	foreign f1.json o-sig-ec raw-url "SHA256:openssl-ec-2026"
+	urlsafe f1.json && break
+done
+urlsafe f1.json || fail "no URL-safe character in 40 signatures' base64"
+expect_exit 0 "1 of 1 required signatures (openssl-ec)" verify_ec f1.json
+foreign f2.json o-sig-ec raw-url ""
+expect_exit 0 "1 of 1 required signatures (openssl-ec)" verify_ec f2.json
+foreign f3.json o-sig-ec der-std "projects/x/keys/ec/1"
+expect_exit 0 "1 of 1 required signatures (openssl-ec)" verify_ec f3.json
+# ingot sign sees that the key already signed, whatever keyid it used
+chmod 600 o-ec.key
+expect_exit 1 "already signed by key" "$INGOT" sign f1.json --key o-ec.key
+# one key under two foreign keyids is still one signer (threshold 2: o-ed, o-ec)
+foreign f4.json o-sig-ec raw-url "kid-1" "kid-2"
+expect_exit 3 "duplicate signature by openssl-ec, counted once" verify_ec f4.json ring.json
+# strict otherwise
+foreign f5.json o-sig-ec raw-url-nopad "kid"
+expect_exit 3 "sig is not base64" verify_ec f5.json
+foreign f6.json o-sig-ec raw-mixed "kid"
+expect_exit 3 "sig is not base64" verify_ec f6.json
+foreign f7.json o-sig-ec raw63 "kid"
+expect_exit 3 "no trusted key verifies it" verify_ec f7.json
+# a keyid that names a trusted key is binding: no fallback to other keys
+foreign f8.json o-sig-ec raw-url "$ed_id"
+expect_exit 3 "invalid signature by openssl-ed" verify_ec f8.json ring.json
 
 note "determinism"
 "$INGOT" sign m.json --key ed25519.key -o d1.json >/dev/null

@@ -73,7 +73,7 @@ static void raw_envelope(const uint8_t *data, size_t size)
 		return;
 	if (envelope_parse("fuzz.dsse.json", env, &payload, &len, &e) == 0) {
 		json_t *m = NULL;
-		if (envelope_statement_manifest("fuzz", payload, len, &m, &e) == 0)
+		if (envelope_statement_manifest("fuzz", payload, len, MANIFEST_FULL, NULL, &m, &e) == 0)
 			json_decref(m);
 		free(payload);
 	}

@@ -44,7 +44,7 @@ stale() { # OBJ: missing, or older than a file in its dependency list
 }
 objs=()
 build_failed=0
-for src in lib/*.c builder/*.c recipes/*.c attest/*.c verify/*.c keys/*.c audit/*.c; do
+for src in lib/*.c builder/*.c recipes/*.c attest/*.c verify/*.c manifest/*.c keys/*.c audit/*.c; do
 	[ -f "$src" ] || continue
 	obj="$FB/obj/${src%.c}.o"
 	objs+=("$obj")

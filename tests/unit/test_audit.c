@@ -13,7 +13,8 @@
 
 #include "audit/audit.h"
 #include "audit/inspect_doc.h"
-#include "audit/mdoc.h"
+#include "manifest/mdoc.h"
+#include "manifest/dsse.h"
 #include "lib/base64.h"
 #include "lib/cleanup.h"
 #include "lib/fileio.h"
@@ -123,11 +124,11 @@ static void test_inspect_envelope(void **state)
 	_cleanup_json_ json_t *m = json_loads(manifest, 0, NULL);
 	_cleanup_json_ json_t *st = json_pack("{s:s,s:[{s:s}],s:s,s:O}", "_type",
 		"https://in-toto.io/Statement/v1", "subject", "name", "h100.sqfs", "predicateType",
-		INGOT_PREDICATE_TYPE, "predicate", m);
+		MANIFEST_PREDICATE_TYPE, "predicate", m);
 	_cleanup_free_ char *body = json_compact(st, NULL);
 	_cleanup_free_ char *b64 = base64_encode(body, strlen(body), NULL);
 	_cleanup_json_ json_t *env = json_pack("{s:s,s:s,s:[{s:s,s:s},{s:s,s:s}]}", "payloadType",
-		DSSE_PAYLOAD_TYPE, "payload", b64, "signatures", "keyid", "k1", "sig", "AA==",
+		ENVELOPE_PAYLOAD_TYPE, "payload", b64, "signatures", "keyid", "k1", "sig", "AA==",
 		"keyid", "k2", "sig", "AA==");
 	_cleanup_free_ char *doc = json_compact(env, NULL);
 	_cleanup_free_ char *p = write_tmp(doc);
@@ -146,7 +147,7 @@ static void test_inspect_envelope(void **state)
 	_cleanup_free_ char *q = write_tmp("{\"schema\":\"x\"}");
 	bad = inspect(q, 0, &rc);
 	assert_int_equal(rc, -EINVAL);
-	assert_non_null(strstr(bad, "field 'schema': expected \"ingot.manifest/v1\", got \"x\""));
+	assert_non_null(strstr(bad, "schema: expected \"ingot.manifest/v1\", got \"x\""));
 	unlink(q);
 }
 

@@ -168,7 +168,14 @@ static void check_blocks(size_t blocks)
 	assert_memory_equal(got, ref.file, ref.file_len);
 	free(ref.file);
 
-	assert_int_equal(verity_check(img, hash, vi.root_hash, &e), 0);
+	/* The check's one read gives the image digest the build computed. */
+	struct image_digest dg;
+	assert_int_equal(verity_check(img, hash, vi.root_hash, 0, &dg, &e), 0);
+	assert_memory_equal(dg.sha256, vi.image_sha256, 32);
+	assert_int_equal(dg.size, vi.image_size);
+	assert_int_equal(verity_check(img, NULL, NULL, 0, &dg, &e), 0);
+	assert_memory_equal(dg.sha256, vi.image_sha256, 32);
+	assert_int_equal(dg.size, vi.image_size);
 }
 
 static void test_one_block(void **state) { (void)state; check_blocks(1); }
@@ -183,6 +190,7 @@ static void test_check_detects_damage(void **state)
 	_cleanup_free_ uint8_t *data = make_data(200, 42);
 	uint8_t salt[32] = { 1, 2, 3 }, root[32];
 	struct verity_info vi;
+	struct image_digest dg;
 	ingot_error e = { 0 };
 	int ifd, hfd;
 
@@ -193,35 +201,35 @@ static void test_check_detects_damage(void **state)
 	assert_int_equal(verity_build(ifd, img, hfd, hash, salt, 32, &vi, &e), 0);
 	close(ifd);
 	close(hfd);
-	assert_int_equal(verity_check(img, hash, vi.root_hash, &e), 0);
+	assert_int_equal(verity_check(img, hash, vi.root_hash, 0, &dg, &e), 0);
 
 	/* A wrong expected root. */
 	memcpy(root, vi.root_hash, 32);
 	root[31] ^= 0x80;
-	assert_int_equal(verity_check(img, hash, root, &e), -EBADMSG);
+	assert_int_equal(verity_check(img, hash, root, 0, &dg, &e), -EBADMSG);
 	assert_non_null(strstr(e.msg, "root hash"));
 
 	/* One flipped data bit in block 150: leaf block 1 covers 128..199. */
 	th_flip_byte(img, 150 * BS + 17, 0x01);
-	assert_int_equal(verity_check(img, hash, vi.root_hash, &e), -EBADMSG);
+	assert_int_equal(verity_check(img, hash, vi.root_hash, 0, &dg, &e), -EBADMSG);
 	assert_non_null(strstr(e.msg, "data blocks 128..199"));
 	th_flip_byte(img, 150 * BS + 17, 0x01);
-	assert_int_equal(verity_check(img, hash, vi.root_hash, &e), 0);
+	assert_int_equal(verity_check(img, hash, vi.root_hash, 0, &dg, &e), 0);
 
 	/* One flipped bit in the top hash block. */
 	th_flip_byte(hash, BS + 5, 0x01);
-	assert_int_equal(verity_check(img, hash, vi.root_hash, &e), -EBADMSG);
+	assert_int_equal(verity_check(img, hash, vi.root_hash, 0, &dg, &e), -EBADMSG);
 	th_flip_byte(hash, BS + 5, 0x01);
 
 	/* A superblock that describes another image. */
 	th_flip_byte(hash, 72, 0x01);
-	assert_int_equal(verity_check(img, hash, vi.root_hash, &e), -EBADMSG);
+	assert_int_equal(verity_check(img, hash, vi.root_hash, 0, &dg, &e), -EBADMSG);
 	assert_non_null(strstr(e.msg, "data_blocks"));
 	th_flip_byte(hash, 72, 0x01);
 
 	/* A truncated hash file. */
 	assert_int_equal(truncate(hash, 2 * BS), 0);
-	assert_int_equal(verity_check(img, hash, vi.root_hash, &e), -EBADMSG);
+	assert_int_equal(verity_check(img, hash, vi.root_hash, 0, &dg, &e), -EBADMSG);
 	assert_non_null(strstr(e.msg, "truncated"));
 }
 

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "keys/envelope.h"
+#include "lib/time.h"
 #include "keys/key.h"
 #include "keys/keyring.h"
 #include "lib/base64.h"
@@ -22,6 +23,10 @@
 #include "lib/fileio.h"
 #include "lib/json.h"
 #include "helpers.h"
+
+#include <openssl/core_names.h>
+
+static void pkey_freep(EVP_PKEY **k) { EVP_PKEY_free(*k); }
 
 /* RFC 8032 section 7.1, TEST 1. */
 static const char rfc8032_priv_pem[] =
@@ -94,20 +99,40 @@ static void test_base64_strict(void **state)
 	}
 }
 
+/* DSSE's base64: standard or URL-safe, one alphabet, padded. */
+static void test_dsse_base64(void **state)
+{
+	static const char *const bad[] = { "+_8=", "-/8=", "-_8", "-_8==", "-_ 8=" };
+	_cleanup_free_ uint8_t *a = NULL, *b = NULL;
+	size_t na, nb;
+	(void)state;
+	assert_int_equal(dsse_base64_decode("+/8=", 4, &a, &na), 0);
+	assert_int_equal(dsse_base64_decode("-_8=", 4, &b, &nb), 0);
+	assert_int_equal(na, 2);
+	assert_int_equal(nb, 2);
+	assert_memory_equal(a, b, 2);
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+		uint8_t *d = NULL;
+		size_t n;
+		if (dsse_base64_decode(bad[i], strlen(bad[i]), &d, &n) != -EINVAL)
+			fail_msg("accepted '%s'", bad[i]);
+	}
+}
+
 static void test_parse_time(void **state)
 {
 	time_t t;
 	(void)state;
-	assert_int_equal(parse_time("1970-01-01T00:00:00Z", &t), 0);
+	assert_int_equal(time_parse("1970-01-01T00:00:00Z", &t), 0);
 	assert_int_equal(t, 0);
-	assert_int_equal(parse_time("2027-01-31T12:34:56Z", &t), 0);
+	assert_int_equal(time_parse("2027-01-31T12:34:56Z", &t), 0);
 	assert_int_equal(t, 1801398896);
-	assert_int_equal(parse_time("2027-01-31T14:34:56.123+02:00", &t), 0);
+	assert_int_equal(time_parse("2027-01-31T14:34:56.123+02:00", &t), 0);
 	assert_int_equal(t, 1801398896);
-	assert_int_equal(parse_time("2027-01-31t07:04:56-05:30", &t), 0);
+	assert_int_equal(time_parse("2027-01-31t07:04:56-05:30", &t), 0);
 	assert_int_equal(t, 1801398896);
-	assert_int_equal(parse_time("2024-02-29T00:00:00Z", &t), 0);
-	assert_int_equal(parse_time("1801398896", &t), 0);
+	assert_int_equal(time_parse("2024-02-29T00:00:00Z", &t), 0);
+	assert_int_equal(time_parse("1801398896", &t), 0);
 	assert_int_equal(t, 1801398896);
 	static const char *const bad[] = {
 		"", "2027-01-31", "2027-01-31T12:34:56", "2027-13-01T00:00:00Z",
@@ -115,7 +140,7 @@ static void test_parse_time(void **state)
 		"2027-01-31T12:34:56.Z", "2027-01-31 12:34:56Z", "-5", "12abc", "2027-01-31T12:34:56ZZ",
 	};
 	for (size_t i = 0; i < ARRAY_SIZE(bad); i++)
-		if (parse_time(bad[i], &t) == 0)
+		if (time_parse(bad[i], &t) == 0)
 			fail_msg("accepted '%s'", bad[i]);
 }
 
@@ -266,6 +291,56 @@ static void test_wrong_key_types(void **state)
 	assert_non_null(strstr(e.msg, "junk.pub: expected a PEM public key"));
 }
 
+/* PEM of pk with one encoding parameter set (point format or curve
+ * parameters), as `openssl ec -conv_form compressed` / `-param_enc
+ * explicit` write it. */
+static char *pem_with(EVP_PKEY *pk, const char *param, const char *value)
+{
+	_cleanup_(pkey_freep) EVP_PKEY *dup = EVP_PKEY_dup(pk);
+	assert_non_null(dup);
+	if (param)
+		assert_int_equal(EVP_PKEY_set_utf8_string_param(dup, param, value), 1);
+	return public_key_pem(dup);
+}
+
+/* Key identity is the key, not its encoding: the same P-256 key given
+ * uncompressed, compressed and with explicit curve parameters has one id,
+ * and a keyring cannot list it twice. */
+static void test_key_encodings(void **state)
+{
+	_cleanup_(pkey_freep) EVP_PKEY *pk = EVP_PKEY_Q_keygen(NULL, NULL, "EC", "P-256");
+	_cleanup_free_ char *plain = pem_with(pk, NULL, NULL);
+	_cleanup_free_ char *comp = pem_with(pk, OSSL_PKEY_PARAM_EC_POINT_CONVERSION_FORMAT, "compressed");
+	_cleanup_free_ char *expl = pem_with(pk, OSSL_PKEY_PARAM_EC_ENCODING, "explicit");
+	const char *pems[] = { plain, comp, expl };
+	char id[KEYID_HEX_LEN + 1];
+	ingot_error e = { 0 };
+	(void)state;
+
+	assert_int_equal(key_id(pk, id, &e), 0);
+	assert_string_not_equal(plain, comp);
+	assert_string_not_equal(plain, expl);
+	for (size_t i = 0; i < ARRAY_SIZE(pems); i++) {
+		_cleanup_public_key_ struct public_key *k = NULL;
+		_cleanup_free_ char *back = NULL;
+		if (public_key_from_pem("k.pub", pems[i], strlen(pems[i]), &k, &e) < 0)
+			fail_msg("encoding %zu: %s", i, e.msg);
+		assert_string_equal(k->keyid, id);
+		back = public_key_pem(k->pkey);   /* what a keyring stores */
+		assert_string_equal(back, plain);
+	}
+
+	/* A keyring listing the key twice (each entry self-consistent) is refused. */
+	_cleanup_json_ json_t *doc = json_pack("{s:[{s:s,s:s,s:s},{s:s,s:s,s:s}],s:i}", "keys",
+		"name", "a", "keyid", id, "public_key", plain,
+		"name", "b", "keyid", id, "public_key", comp, "threshold", 2);
+	_cleanup_free_ char *ring = th_path(tmpdir, "twice.json");
+	_cleanup_keyring_ struct keyring *kr = NULL;
+	assert_int_equal(json_write_file(ring, doc, 0644, &e), 0);
+	assert_int_equal(keyring_load(ring, &kr, &e), -EINVAL);
+	assert_non_null(strstr(e.msg, "keys[1]: duplicate of keys[0] (same key)"));
+}
+
 static void test_keyring(void **state)
 {
 	_cleanup_free_ char *ring = th_path(tmpdir, "ring.json"), *ed = th_path(tmpdir, "ed.pub"), *p256 = th_path(tmpdir, "p256.pub");
@@ -350,6 +425,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_base64_vectors),
 		cmocka_unit_test(test_base64_strict),
+		cmocka_unit_test(test_dsse_base64),
 		cmocka_unit_test(test_parse_time),
 		cmocka_unit_test(test_rfc8032),
 		cmocka_unit_test(test_generate_ed25519),
@@ -357,6 +433,7 @@ int main(void)
 		cmocka_unit_test(test_passphrase),
 		cmocka_unit_test(test_permissions),
 		cmocka_unit_test(test_wrong_key_types),
+		cmocka_unit_test(test_key_encodings),
 		cmocka_unit_test(test_keyring),
 		cmocka_unit_test(test_keyring_errors),
 	};

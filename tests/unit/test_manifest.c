@@ -315,6 +315,40 @@ static void test_check_errors(void **state)
 	}
 }
 
+/* One set of limits: the writer's check refuses what a reader would
+ * refuse (count, canonical bytes, statement bytes), and the reader
+ * refuses more files than the writer could ever write. */
+static void test_limits(void **state)
+{
+	struct fixture *f = *state;
+	_cleanup_json_ json_t *m = build(f);
+	_cleanup_free_ char *canon = json_canonical(m, NULL), *compact = json_compact(m, NULL);
+	size_t nfiles = json_array_size(json_object_get(m, "files"));
+	struct manifest_limits l = MANIFEST_LIMITS;
+	ingot_error e = { 0 };
+
+	assert_int_equal(manifest_check_size(m, &l, &e), 0);
+	l.max_files = nfiles - 1;
+	assert_int_equal(manifest_check_size(m, &l, &e), -EFBIG);
+	assert_non_null(strstr(e.msg, "files, readers accept at most"));
+	l = MANIFEST_LIMITS;
+	l.file_max = strlen(canon) - 1;
+	assert_int_equal(manifest_check_size(m, &l, &e), -EFBIG);
+	assert_non_null(strstr(e.msg, "bytes as written, readers accept at most"));
+	l.file_max = strlen(canon);
+	assert_int_equal(manifest_check_size(m, &l, &e), 0);
+	l.payload_max = strlen(compact);   /* the statement is bigger than the manifest */
+	assert_int_equal(manifest_check_size(m, &l, &e), -EFBIG);
+	assert_non_null(strstr(e.msg, "signed statement would be"));
+
+	/* Readers stop at the writer's count before looking at an entry. */
+	json_t *files = json_object_get(m, "files"), *first = json_array_get(files, 0);
+	while (json_array_size(files) <= MANIFEST_MAX_FILES)
+		json_array_append(files, first);
+	assert_int_equal(manifest_check("m", m, &e), -EFBIG);
+	assert_non_null(strstr(e.msg, "m: files: 1048577 entries, limit 1048576"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -324,6 +358,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_roundtrip_load, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_build_errors, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_check_errors, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_limits, setup, teardown),
 	};
 	return cmocka_run_group_tests_name("manifest", tests, NULL, NULL);
 }

@@ -1,0 +1,236 @@
+#include "manifest/dsse.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/base64.h"
+#include "lib/cleanup.h"
+#include "lib/digest.h"
+#include "lib/fileio.h"
+#include "lib/json.h"
+#include "lib/strbuf.h"
+
+int dsse_base64_decode(const char *in, size_t len, uint8_t **out, size_t *out_len)
+{
+	_cleanup_free_ char *std = NULL;
+	bool url = memchr(in, '-', len) || memchr(in, '_', len);
+
+	if (!url)
+		return base64_decode(in, len, out, out_len);
+	if (memchr(in, '+', len) || memchr(in, '/', len))
+		return -EINVAL;   /* one alphabet per string */
+	std = malloc(len + 1);
+	if (!std)
+		return -ENOMEM;
+	for (size_t i = 0; i < len; i++)
+		std[i] = in[i] == '-' ? '+' : in[i] == '_' ? '/' : in[i];
+	return base64_decode(std, len, out, out_len);
+}
+
+int dsse_pae(const char *type, const void *body, size_t body_len, uint8_t **out, size_t *out_len)
+{
+	struct strbuf sb = STRBUF_INIT;
+	size_t tlen = strlen(type);
+
+	strbuf_init(&sb, tlen + body_len + 48);
+	strbuf_addf(&sb, "DSSEv1 %zu %s %zu ", tlen, type, body_len);
+	strbuf_add(&sb, body, body_len);
+	*out = (uint8_t *)strbuf_detach(&sb, out_len);
+	return *out ? 0 : -ENOMEM;
+}
+
+int statement_for_manifest(const json_t *manifest, json_t **out, ingot_error *e)
+{
+	json_t *image = json_object_get(manifest, "image");
+	int r = manifest_check("manifest", manifest, e);
+	if (r < 0)
+		return r;
+	/* The subject is the image file the manifest describes, so tools that
+	 * only speak in-toto can match an image to its signed statement. */
+	/* A copy: the statement must not alias the caller's manifest. */
+	json_t *st = json_pack("{s:s,s:[{s:O,s:{s:O}}],s:s,s:o}",
+			       "_type", STATEMENT_TYPE,
+			       "subject", "name", json_object_get(image, "file"),
+			       "digest", "sha256", json_object_get(image, "sha256"),
+			       "predicateType", MANIFEST_PREDICATE_TYPE,
+			       "predicate", json_deep_copy(manifest));
+	if (!st)
+		return ingot_fail(e, -ENOMEM, "out of memory");
+	*out = st;
+	return 0;
+}
+
+/* Signature entries are {"keyid","sig"}; DSSE allows keyid to be absent
+ * or empty, which we accept on input (the verifier then tries every
+ * trusted key) but never write. */
+static int check_sig_entry(const char *name, size_t i, const json_t *s, ingot_error *e)
+{
+	const char *key;
+	json_t *v, *sig, *keyid;
+
+	if (!json_is_object(s))
+		return ingot_fail(e, -EINVAL, "%s: signatures[%zu]: expected an object", name, i);
+	json_object_foreach((json_t *)s, key, v)
+		if (strcmp(key, "keyid") && strcmp(key, "sig"))
+			return ingot_fail(e, -EINVAL, "%s: signatures[%zu]: unknown field '%.64s'",
+					  name, i, key);
+	sig = json_object_get(s, "sig");
+	keyid = json_object_get(s, "keyid");
+	if (!json_is_string(sig))
+		return ingot_fail(e, -EINVAL, "%s: signatures[%zu].sig: expected a base64 string", name, i);
+	if (json_string_length(sig) > ENVELOPE_SIG_B64_MAX)
+		return ingot_fail(e, -E2BIG, "%s: signatures[%zu].sig: %zu characters, limit %u", name,
+				  i, json_string_length(sig), ENVELOPE_SIG_B64_MAX);
+	if (keyid && !json_is_string(keyid))
+		return ingot_fail(e, -EINVAL, "%s: signatures[%zu].keyid: expected a string", name, i);
+	if (keyid && json_string_length(keyid) > ENVELOPE_TYPE_MAX)
+		return ingot_fail(e, -E2BIG, "%s: signatures[%zu].keyid: %zu characters, limit %u", name,
+				  i, json_string_length(keyid), ENVELOPE_TYPE_MAX);
+	return 0;
+}
+
+int envelope_parse(const char *name, const json_t *env, uint8_t **payload, size_t *payload_len,
+		   ingot_error *e)
+{
+	const char *key;
+	json_t *v, *type, *pl, *sigs;
+	size_t i;
+	int r;
+
+	if (!json_is_object(env))
+		return ingot_fail(e, -EINVAL, "%s: expected a DSSE envelope (JSON object)", name);
+	json_object_foreach((json_t *)env, key, v)
+		if (strcmp(key, "payloadType") && strcmp(key, "payload") && strcmp(key, "signatures"))
+			return ingot_fail(e, -EINVAL, "%s: unknown field '%.64s' (expected payloadType, "
+					  "payload, signatures)", name, key);
+	type = json_object_get(env, "payloadType");
+	pl = json_object_get(env, "payload");
+	sigs = json_object_get(env, "signatures");
+	if (!json_is_string(type))
+		return ingot_fail(e, -EINVAL, "%s: payloadType: expected a string", name);
+	if (json_string_length(type) > ENVELOPE_TYPE_MAX ||
+	    strlen(json_string_value(type)) != json_string_length(type))
+		return ingot_fail(e, -E2BIG, "%s: payloadType: expected at most %u characters without "
+				  "NUL, got %zu", name, ENVELOPE_TYPE_MAX, json_string_length(type));
+	if (!json_is_string(pl))
+		return ingot_fail(e, -EINVAL, "%s: payload: expected a base64 string", name);
+	if (json_string_length(pl) > base64_encoded_len(ENVELOPE_PAYLOAD_MAX))
+		return ingot_fail(e, -E2BIG, "%s: payload: %zu base64 characters, limit %zu (%u MiB)",
+				  name, json_string_length(pl), base64_encoded_len(ENVELOPE_PAYLOAD_MAX),
+				  ENVELOPE_PAYLOAD_MAX >> 20);
+	if (!json_is_array(sigs))
+		return ingot_fail(e, -EINVAL, "%s: signatures: expected an array", name);
+	if (json_array_size(sigs) > ENVELOPE_MAX_SIGS)
+		return ingot_fail(e, -E2BIG, "%s: signatures: %zu entries, limit %u", name,
+				  json_array_size(sigs), ENVELOPE_MAX_SIGS);
+	json_array_foreach(sigs, i, v)
+		if ((r = check_sig_entry(name, i, v, e)) < 0)
+			return r;
+	r = dsse_base64_decode(json_string_value(pl), json_string_length(pl), payload, payload_len);
+	if (r == -ENOMEM)
+		return ingot_fail(e, r, "%s: payload: out of memory", name);
+	if (r < 0)
+		return ingot_fail(e, r, "%s: payload: expected strict standard base64 or its URL-safe "
+				  "form", name);
+	return 0;
+}
+
+int envelope_statement_manifest(const char *name, const uint8_t *payload, size_t len,
+				enum manifest_level level, json_t **statement, json_t **manifest,
+				ingot_error *e)
+{
+	_cleanup_json_ json_t *st = NULL;
+	json_error_t je;
+	json_t *subj, *s0, *dig, *pred, *image, *v;
+	const char *key;
+	int r;
+
+	st = json_loadb((const char *)payload, len, JSON_REJECT_DUPLICATES, &je);
+	if (!st)
+		return ingot_fail(e, -EBADMSG, "%s: payload: invalid JSON at %d:%d: %s", name, je.line,
+				  je.column, je.text);
+	if (!json_is_object(st))
+		return ingot_fail(e, -EINVAL, "%s: payload: expected an in-toto statement object", name);
+	json_object_foreach(st, key, v)
+		if (strcmp(key, "_type") && strcmp(key, "subject") && strcmp(key, "predicateType") &&
+		    strcmp(key, "predicate"))
+			return ingot_fail(e, -EINVAL, "%s: statement: unknown field '%.64s'", name, key);
+	v = json_object_get(st, "_type");
+	if (!json_is_string(v) || strcmp(json_string_value(v), STATEMENT_TYPE))
+		return ingot_fail(e, -EINVAL, "%s: statement._type: expected \"%s\", got %s%.64s%s", name,
+				  STATEMENT_TYPE, json_is_string(v) ? "\"" : "",
+				  json_is_string(v) ? json_string_value(v) : "a non-string",
+				  json_is_string(v) ? "\"" : "");
+	v = json_object_get(st, "predicateType");
+	if (!json_is_string(v) || strcmp(json_string_value(v), MANIFEST_PREDICATE_TYPE))
+		return ingot_fail(e, -EINVAL, "%s: statement.predicateType: expected \"%s\", got %s%.64s%s",
+				  name, MANIFEST_PREDICATE_TYPE, json_is_string(v) ? "\"" : "",
+				  json_is_string(v) ? json_string_value(v) : "a non-string",
+				  json_is_string(v) ? "\"" : "");
+	pred = json_object_get(st, "predicate");
+	if (!pred)
+		return ingot_fail(e, -EINVAL, "%s: statement.predicate: missing, expected the manifest", name);
+	char where[512];
+	snprintf(where, sizeof(where), "%s: predicate", name);
+	r = manifest_check_level(where, pred, level, e);
+	if (r < 0)
+		return r;
+	if (level != MANIFEST_FULL)   /* review: what it claims, not whether it is whole */
+		goto done;
+
+	subj = json_object_get(st, "subject");
+	if (!json_is_array(subj) || json_array_size(subj) != 1)
+		return ingot_fail(e, -EINVAL, "%s: statement.subject: expected an array of one entry "
+				  "(the image)", name);
+	s0 = json_array_get(subj, 0);
+	dig = json_object_get(s0, "digest");
+	image = json_object_get(pred, "image");
+	if (!json_is_string(json_object_get(s0, "name")) ||
+	    !json_is_string(json_object_get(dig, "sha256")))
+		return ingot_fail(e, -EINVAL, "%s: statement.subject[0]: expected {\"name\": string, "
+				  "\"digest\": {\"sha256\": string}}", name);
+	if (!json_equal(json_object_get(s0, "name"), json_object_get(image, "file")))
+		return ingot_fail(e, -EINVAL, "%s: statement.subject[0].name: \"%.64s\" but the manifest's "
+				  "image.file is \"%.64s\"", name,
+				  json_string_value(json_object_get(s0, "name")),
+				  json_string_value(json_object_get(image, "file")));
+	if (!json_equal(json_object_get(dig, "sha256"), json_object_get(image, "sha256")))
+		return ingot_fail(e, -EINVAL, "%s: statement.subject[0].digest.sha256: %.64s but the "
+				  "manifest's image.sha256 is %s", name,
+				  json_string_value(json_object_get(dig, "sha256")),
+				  json_string_value(json_object_get(image, "sha256")));
+done:
+	*manifest = json_incref(pred);
+	if (statement)
+		*statement = TAKE_PTR(st);
+	return 0;
+}
+
+/* The largest envelope ingot writes (largest payload, every signature at
+ * its limit) must be one every reader accepts. */
+_Static_assert(4ull * ((ENVELOPE_PAYLOAD_MAX + 2ull) / 3) +
+	       (uint64_t)ENVELOPE_MAX_SIGS * (ENVELOPE_SIG_B64_MAX + ENVELOPE_TYPE_MAX + 64) +
+	       4096 <= ENVELOPE_FILE_MAX, "ENVELOPE_FILE_MAX below the largest envelope");
+
+int manifest_read_file(const char *path, json_t **doc, uint8_t sha256[32], ingot_error *e)
+{
+	_cleanup_free_ char *buf = NULL;
+	_cleanup_json_ json_t *j = NULL;
+	size_t len;
+	int r = read_file(path, ENVELOPE_FILE_MAX, &buf, &len, e);
+
+	if (r < 0)
+		return r;
+	r = json_read_buf(path, buf, len, &j, e);
+	if (r < 0)
+		return r;
+	if (len > MANIFEST_FILE_MAX && !(json_is_object(j) && json_object_get(j, "payloadType")))
+		return ingot_fail(e, -EFBIG, "%s: %zu bytes, a manifest may have at most %u", path, len,
+				  MANIFEST_FILE_MAX);
+	if (sha256)
+		sha256_buf(buf, len, sha256);
+	*doc = TAKE_PTR(j);
+	return 0;
+}

@@ -1,0 +1,63 @@
+/* The signed manifest's container: a DSSE envelope
+ *   {"payloadType":"application/vnd.in-toto+json","payload":"<base64>",
+ *    "signatures":[{"keyid":"<hex>","sig":"<base64>"}]}
+ * whose payload is an in-toto Statement v1 with the image as subject and
+ * the manifest as predicate.  Signatures are over the DSSE PAE bytes
+ *   "DSSEv1" SP LEN(type) SP type SP LEN(body) SP body
+ * (lengths in ASCII decimal).  This is the format only: parsing and
+ * building; signing and verifying are keys/envelope.h. */
+#ifndef INGOT_MANIFEST_DSSE_H
+#define INGOT_MANIFEST_DSSE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <jansson.h>
+
+#include "lib/err.h"
+#include "manifest/schema.h"
+
+#define ENVELOPE_PAYLOAD_TYPE "application/vnd.in-toto+json"
+#define STATEMENT_TYPE "https://in-toto.io/Statement/v1"
+#define MANIFEST_PREDICATE_TYPE "https://ingot.dev/manifest/v1"
+
+/* Limits: anything larger is refused before it is decoded. */
+#define ENVELOPE_PAYLOAD_MAX MANIFEST_PAYLOAD_MAX   /* decoded payload */
+#define ENVELOPE_FILE_MAX (96u << 20)     /* base64 of the largest payload fits */
+#define ENVELOPE_MAX_SIGS 64
+#define ENVELOPE_SIG_B64_MAX 1024         /* Ed25519: 88 chars, P-256 DER: <= 100 */
+#define ENVELOPE_TYPE_MAX 256
+
+/* Base64 as DSSE allows it: standard or URL-safe (RFC 4648 sections 4
+ * and 5), one alphabet per string, padded and canonical (lib/base64.h's
+ * strictness otherwise), as the DSSE reference implementation decodes.
+ * -EINVAL for anything else, -ENOMEM. */
+int dsse_base64_decode(const char *in, size_t len, uint8_t **out, size_t *out_len);
+
+/* The PAE bytes for (type, body); *out is malloc'd. */
+int dsse_pae(const char *type, const void *body, size_t body_len, uint8_t **out, size_t *out_len);
+
+/* The in-toto statement for a manifest (new reference; checked in full). */
+int statement_for_manifest(const json_t *manifest, json_t **out, ingot_error *e);
+
+/* Check the envelope's structure and limits without verifying anything
+ * (name is used in messages).  *payload gets the decoded payload. */
+int envelope_parse(const char *name, const json_t *env, uint8_t **payload, size_t *payload_len,
+		   ingot_error *e);
+
+/* Read a manifest or envelope file as JSON within the limit of what it
+ * is: ENVELOPE_FILE_MAX for an envelope, MANIFEST_FILE_MAX for a bare
+ * manifest.  -EFBIG over the limit, -EBADMSG when not JSON.  Every
+ * command that reads either uses this, so all apply the same limits.
+ * sha256 (optional) gets the digest of the bytes parsed. */
+int manifest_read_file(const char *path, json_t **doc, uint8_t sha256[32], ingot_error *e);
+
+/* Parse a payload as an in-toto statement about an ingot manifest:
+ * statement type, predicate type, the manifest (manifest_check_level)
+ * and, for MANIFEST_FULL, the subject equal to the manifest's image file
+ * name and sha256.  *manifest gets the predicate, *statement (optional)
+ * the whole statement (new references). */
+int envelope_statement_manifest(const char *name, const uint8_t *payload, size_t len,
+				enum manifest_level level, json_t **statement, json_t **manifest,
+				ingot_error *e);
+
+#endif

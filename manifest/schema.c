@@ -1,0 +1,344 @@
+#include "manifest/schema.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "lib/cleanup.h"
+#include "lib/fileio.h"
+#include "lib/json.h"
+#include "lib/time.h"
+
+/* Field kinds for the table-driven schema check. */
+enum fk { F_STR, F_HEX64, F_HEX, F_UINT, F_INT, F_OBJ, F_ARR, F_OBJ_OR_NULL, F_TIME_OR_NULL,
+	  F_MODE, F_ABSPATH };
+
+/* When a member must be there: always, optionally, or only for MANIFEST_FULL. */
+enum need { N_REQ, N_OPT, N_FULL };
+
+struct field {
+	const char *key;
+	enum fk kind;
+	enum need need;
+};
+
+static const char *fk_expect(enum fk k)
+{
+	switch (k) {
+	case F_STR: return "a string";
+	case F_HEX64: return "64 lower-case hex digits";
+	case F_HEX: return "lower-case hex digits";
+	case F_UINT: return "a non-negative integer";
+	case F_INT: return "an integer";
+	case F_OBJ: return "an object";
+	case F_ARR: return "an array";
+	case F_OBJ_OR_NULL: return "an object or null";
+	case F_TIME_OR_NULL: return "an RFC 3339 time or null";
+	case F_MODE: return "4 octal digits (\"0644\")";
+	case F_ABSPATH: return "an absolute path";
+	}
+	return "?";
+}
+
+static const char *jtype(const json_t *v)
+{
+	switch (json_typeof(v)) {
+	case JSON_OBJECT: return "an object";
+	case JSON_ARRAY: return "an array";
+	case JSON_STRING: return "a string";
+	case JSON_INTEGER: return "an integer";
+	case JSON_REAL: return "a number";
+	case JSON_TRUE: case JSON_FALSE: return "a boolean";
+	case JSON_NULL: return "null";
+	}
+	return "?";
+}
+
+static bool is_lower_hex(const char *s, size_t n)
+{
+	if (n == 0 || n % 2)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+			return false;
+	return true;
+}
+
+static bool value_ok(const json_t *v, enum fk k)
+{
+	const char *s;
+	size_t n;
+	time_t t;
+
+	switch (k) {
+	case F_OBJ: return json_is_object(v);
+	case F_ARR: return json_is_array(v);
+	case F_OBJ_OR_NULL: return json_is_object(v) || json_is_null(v);
+	case F_INT: return json_is_integer(v);
+	case F_UINT: return json_is_integer(v) && json_integer_value(v) >= 0;
+	default: break;
+	}
+	if (k == F_TIME_OR_NULL && json_is_null(v))
+		return true;
+	if (!json_is_string(v))
+		return false;
+	s = json_string_value(v);
+	n = json_string_length(v);
+	if (n > MANIFEST_MAX_STRING || strlen(s) != n)   /* no embedded NUL */
+		return false;
+	switch (k) {
+	case F_STR: return true;
+	case F_HEX64: return n == 64 && is_lower_hex(s, n);
+	case F_HEX: return is_lower_hex(s, n);
+	case F_TIME_OR_NULL: return time_parse(s, &t) == 0;
+	case F_MODE:
+		return n == 4 && strspn(s, "01234567") == 4;
+	case F_ABSPATH: return s[0] == '/';
+	default: return false;
+	}
+}
+
+/* Check obj against fields; unknown members are refused so a typo or a
+ * field from a future schema is not silently ignored. */
+static int check_fields(const char *name, const char *where, const json_t *obj,
+			const struct field *fields, size_t nfields, enum manifest_level level,
+			ingot_error *e)
+{
+	const char *key;
+	json_t *v;
+
+	if (!json_is_object(obj))
+		return ingot_fail(e, -EINVAL, "%s: %s: expected an object, got %s", name, where, jtype(obj));
+	for (size_t i = 0; i < nfields; i++) {
+		v = json_object_get(obj, fields[i].key);
+		if (!v) {
+			if (fields[i].need == N_OPT ||
+			    (fields[i].need == N_FULL && level != MANIFEST_FULL))
+				continue;
+			return ingot_fail(e, -EINVAL, "%s: %s%s%s: missing, expected %s", name, where,
+					  *where ? "." : "", fields[i].key, fk_expect(fields[i].kind));
+		}
+		if (!value_ok(v, fields[i].kind)) {
+			char got[96];
+			if (json_is_string(v))
+				snprintf(got, sizeof(got), "\"%.64s%s\"", json_string_value(v),
+					 json_string_length(v) > 64 ? "..." : "");
+			else
+				snprintf(got, sizeof(got), "%s", jtype(v));
+			return ingot_fail(e, -EINVAL, "%s: %s%s%s: expected %s, got %s", name, where,
+					  *where ? "." : "", fields[i].key, fk_expect(fields[i].kind), got);
+		}
+	}
+	json_object_foreach((json_t *)obj, key, v) {
+		size_t i;
+		for (i = 0; i < nfields; i++)
+			if (!strcmp(key, fields[i].key))
+				break;
+		if (i == nfields)
+			return ingot_fail(e, -EINVAL, "%s: %s%sunknown field '%.64s'", name, where,
+					  *where ? ": " : "", key);
+	}
+	return 0;
+}
+
+static int check_enum(const char *name, const char *where, const json_t *obj, const char *key,
+		      const char *const *allowed, ingot_error *e)
+{
+	const char *s = json_string_value(json_object_get(obj, key));
+	if (!s)   /* absent: check_fields decided whether that is allowed */
+		return 0;
+	for (size_t i = 0; allowed[i]; i++)
+		if (!strcmp(s, allowed[i]))
+			return 0;
+	return ingot_fail(e, -EINVAL, "%s: %s.%s: expected one of %s, got \"%.64s\"", name, where, key,
+			  !strcmp(key, "kind") ? "tar, deb, file"
+					       : "file, dir, symlink, char, block, fifo, socket", s);
+}
+
+static const struct field top_fields[] = {
+	{ "schema", F_STR, N_REQ }, { "ingot_version", F_STR, N_FULL },
+	{ "recipe", F_OBJ, N_REQ }, { "epoch", F_UINT, N_FULL }, { "serial", F_UINT, N_FULL },
+	{ "expires", F_TIME_OR_NULL, N_FULL }, { "tuple", F_OBJ_OR_NULL, N_FULL },
+	{ "artifacts", F_ARR, N_REQ }, { "files", F_ARR, N_REQ }, { "image", F_OBJ, N_FULL },
+	{ "verity", F_OBJ, N_FULL }, { "measurement", F_OBJ, N_FULL },
+};
+static const struct field recipe_fields[] = {
+	{ "name", F_STR, N_FULL }, { "version", F_STR, N_FULL }, { "file", F_STR, N_FULL },
+	{ "sha256", F_HEX64, N_FULL },
+};
+static const struct field artifact_fields[] = {
+	{ "name", F_STR, N_REQ }, { "kind", F_STR, N_FULL }, { "source", F_STR, N_FULL },
+	{ "sha256", F_HEX64, N_FULL }, { "size", F_UINT, N_FULL },
+};
+static const struct field file_fields[] = {
+	{ "path", F_ABSPATH, N_REQ }, { "type", F_STR, N_FULL }, { "mode", F_MODE, N_FULL },
+	{ "uid", F_UINT, N_FULL }, { "gid", F_UINT, N_FULL }, { "size", F_UINT, N_OPT },
+	{ "sha256", F_HEX64, N_OPT }, { "target", F_STR, N_OPT }, { "major", F_UINT, N_OPT },
+	{ "minor", F_UINT, N_OPT },
+};
+static const struct field image_fields[] = {
+	{ "file", F_STR, N_FULL }, { "sha256", F_HEX64, N_FULL }, { "size", F_UINT, N_FULL },
+	{ "compression", F_STR, N_FULL }, { "level", F_INT, N_FULL }, { "block_size", F_UINT, N_FULL },
+};
+static const struct field verity_fields[] = {
+	{ "file", F_STR, N_FULL }, { "format", F_UINT, N_FULL }, { "hash_algorithm", F_STR, N_FULL },
+	{ "data_block_size", F_UINT, N_FULL }, { "hash_block_size", F_UINT, N_FULL },
+	{ "data_blocks", F_UINT, N_FULL }, { "hash_offset", F_UINT, N_FULL },
+	{ "salt", F_HEX, N_FULL }, { "root_hash", F_HEX64, N_FULL }, { "uuid", F_STR, N_FULL },
+};
+static const struct field measurement_fields[] = {
+	{ "pcr", F_UINT, N_FULL }, { "event_type", F_UINT, N_FULL }, { "event_data", F_STR, N_FULL },
+	{ "content_digest", F_HEX64, N_FULL }, { "digests", F_OBJ, N_FULL },
+	{ "predicted", F_OBJ, N_FULL },
+};
+
+static int check_file(const char *name, size_t i, const json_t *f, const char *prev,
+		      enum manifest_level level, ingot_error *e)
+{
+	static const char *const types[] = { "file", "dir", "symlink", "char", "block", "fifo",
+					     "socket", NULL };
+	char where[48];
+	const char *type, *path;
+	int r;
+
+	snprintf(where, sizeof(where), "files[%zu]", i);
+	r = check_fields(name, where, f, file_fields, ARRAY_SIZE(file_fields), level, e);
+	if (r < 0 || (r = check_enum(name, where, f, "type", types, e)) < 0)
+		return r;
+	type = json_string_value(json_object_get(f, "type"));
+	path = json_string_value(json_object_get(f, "path"));
+	if (prev && strcmp(prev, path) >= 0 && level == MANIFEST_FULL)
+		return ingot_fail(e, -EINVAL, "%s: %s.path: expected paths in strictly increasing byte "
+				  "order, got \"%.64s\" after \"%.64s\"", name, where, path, prev);
+	if (level != MANIFEST_FULL)
+		return 0;
+	bool is_file = !strcmp(type, "file"), is_link = !strcmp(type, "symlink");
+	bool is_dev = !strcmp(type, "char") || !strcmp(type, "block");
+	if (is_file != (json_object_get(f, "size") != NULL) ||
+	    is_file != (json_object_get(f, "sha256") != NULL))
+		return ingot_fail(e, -EINVAL, "%s: %s: \"size\" and \"sha256\" are required for type file "
+				  "and only for it (type is %s)", name, where, type);
+	if (is_link != (json_object_get(f, "target") != NULL))
+		return ingot_fail(e, -EINVAL, "%s: %s: \"target\" is required for symlinks and only for "
+				  "them (type is %s)", name, where, type);
+	if (is_dev != (json_object_get(f, "major") != NULL) ||
+	    is_dev != (json_object_get(f, "minor") != NULL))
+		return ingot_fail(e, -EINVAL, "%s: %s: \"major\" and \"minor\" are required for char/block "
+				  "devices and only for them (type is %s)", name, where, type);
+	return 0;
+}
+
+static int check_member(const char *name, const json_t *m, const char *key,
+			const struct field *fields, size_t n, enum manifest_level level,
+			ingot_error *e)
+{
+	const json_t *v = json_object_get(m, key);
+	if (!v && level != MANIFEST_FULL)   /* check_fields on m allowed its absence */
+		return 0;
+	return check_fields(name, key, v, fields, n, level, e);
+}
+
+int manifest_check_level(const char *name, const json_t *m, enum manifest_level level,
+			 ingot_error *e)
+{
+	static const char *const kinds[] = { "tar", "deb", "file", NULL };
+	const char *schema, *prev = NULL, *rname;
+	json_t *arr, *item;
+	size_t i;
+	int r;
+
+	/* Bounded before any entry is looked at. */
+	if (json_array_size(json_object_get(m, "files")) > MANIFEST_MAX_FILES)
+		return ingot_fail(e, -EFBIG, "%s: files: %zu entries, limit %u", name,
+				  json_array_size(json_object_get(m, "files")), MANIFEST_MAX_FILES);
+	/* The schema first: another document is "not a manifest", not a
+	 * manifest with a missing member. */
+	schema = json_string_value(json_object_get(m, "schema"));
+	if (schema && strcmp(schema, MANIFEST_SCHEMA_V1))
+		return ingot_fail(e, -EINVAL, "%s: schema: expected \"%s\", got \"%.64s\"", name,
+				  MANIFEST_SCHEMA_V1, schema);
+	r = check_fields(name, "", m, top_fields, ARRAY_SIZE(top_fields), level, e);
+	if (r < 0)
+		return r;
+	if ((r = check_member(name, m, "recipe", recipe_fields, ARRAY_SIZE(recipe_fields), level, e)) < 0 ||
+	    (r = check_member(name, m, "image", image_fields, ARRAY_SIZE(image_fields), level, e)) < 0 ||
+	    (r = check_member(name, m, "verity", verity_fields, ARRAY_SIZE(verity_fields), level, e)) < 0 ||
+	    (r = check_member(name, m, "measurement", measurement_fields,
+			      ARRAY_SIZE(measurement_fields), level, e)) < 0)
+		return r;
+	rname = json_string_value(json_object_get(json_object_get(m, "recipe"), "name"));
+	if (rname && !*rname)
+		return ingot_fail(e, -EINVAL, "%s: recipe.name: expected a non-empty string", name);
+
+	arr = json_object_get(m, "artifacts");
+	json_array_foreach(arr, i, item) {
+		char where[48];
+		snprintf(where, sizeof(where), "artifacts[%zu]", i);
+		if ((r = check_fields(name, where, item, artifact_fields, ARRAY_SIZE(artifact_fields),
+				      level, e)) < 0 ||
+		    (r = check_enum(name, where, item, "kind", kinds, e)) < 0)
+			return r;
+	}
+	arr = json_object_get(m, "files");
+	json_array_foreach(arr, i, item) {
+		if ((r = check_file(name, i, item, prev, level, e)) < 0)
+			return r;
+		prev = json_string_value(json_object_get(item, "path"));
+	}
+	return 0;
+}
+
+/* What the in-toto statement adds around the manifest: types, the image
+ * digest and its name (a copy of image.file, escaped at most 6 bytes a
+ * character). */
+#define STATEMENT_OVERHEAD_MAX (512 + 6 * MANIFEST_MAX_STRING)
+
+/* Bytes jansson would write, counted without writing them. */
+static int count_bytes(const char *buf, size_t size, void *data)
+{
+	(void)buf;
+	*(size_t *)data += size;
+	return 0;
+}
+
+static size_t dumped_size(const json_t *j, size_t flags)
+{
+	size_t n = 0;
+	return json_dump_callback(j, count_bytes, &n, flags) == 0 ? n : SIZE_MAX;
+}
+
+int manifest_check_size(const json_t *m, const struct manifest_limits *l, ingot_error *e)
+{
+	size_t files = json_array_size(json_object_get(m, "files")), n;
+
+	if (files > l->max_files)
+		return ingot_fail(e, -EFBIG, "manifest: %zu files, readers accept at most %zu",
+				  files, l->max_files);
+	n = dumped_size(m, JSON_CANONICAL_FLAGS) + 1;   /* json_canonical adds a newline */
+	if (n > l->file_max)
+		return ingot_fail(e, -EFBIG, "manifest: %zu bytes as written, readers accept at most "
+				  "%zu (%zu files)", n, l->file_max, files);
+	/* The statement's compact form is the manifest's plus a fixed
+	 * wrapper (subject, types): bound it by the manifest's own. */
+	n = dumped_size(m, JSON_COMPACT_FLAGS) + STATEMENT_OVERHEAD_MAX;
+	if (n > l->payload_max)
+		return ingot_fail(e, -EFBIG, "manifest: its signed statement would be %zu bytes, "
+				  "readers accept at most %zu (%zu files)", n, l->payload_max, files);
+	return 0;
+}
+
+int manifest_load(const char *path, json_t **out, ingot_error *e)
+{
+	_cleanup_free_ char *buf = NULL;
+	_cleanup_json_ json_t *m = NULL;
+	size_t len;
+	int r = read_file(path, MANIFEST_FILE_MAX, &buf, &len, e);
+	if (r < 0 || (r = json_read_buf(path, buf, len, &m, e)) < 0)
+		return r;
+	r = manifest_check(path, m, e);
+	if (r < 0)
+		return r;
+	*out = TAKE_PTR(m);
+	return 0;
+}
