@@ -402,6 +402,7 @@ static const struct field top_fields[] = {
 	{ "expires", F_TIME_OR_NULL, false }, { "tuple", F_OBJ_OR_NULL, false },
 	{ "artifacts", F_ARR, false }, { "files", F_ARR, false }, { "image", F_OBJ, false },
 	{ "verity", F_OBJ, false }, { "measurement", F_OBJ, false },
+	{ "boot", F_OBJ, true },  /* builder/uki.c, recipes with a boot: section */
 };
 static const struct field recipe_fields[] = {
 	{ "name", F_STR, false }, { "version", F_STR, false }, { "file", F_STR, false },
