@@ -295,14 +295,13 @@ static int boot_json(const struct recipe *r, const struct verity_info *vi, const
 	}
 	for (size_t i = 0; mods && i < r->boot->n_modules; i++)
 		json_array_append_new(mods, json_string(r->boot->modules[i]));
-	o = json_pack("{s:{s:s,s:I,s:o,s:o},s:o,s:o,s:o,s:o,s:s,s:o,s:{s:o},s:{s:o},s:{s:s,s:o}}",
+	o = json_pack("{s:{s:s,s:I,s:o,s:o},s:o,s:o,s:o,s:o,s:s,s:o,s:{s:o},s:{s:s,s:o}}",
 		      "uki", "file", efi_name, "size", (json_int_t)efi->len, "sha256", hex_str(efi_sha, 32),
 		      "authenticode_sha256", hex_str(efi_auth, 32),
 		      "kernel", input_json(&r->boot->kernel), "stub", input_json(&r->boot->stub),
 		      "init", input_json(&r->boot->init), "modules", mods, "cmdline", cmdline,
 		      "linux_authenticode_sha256", hex_str(linux_auth, 32),
 		      "pcr11", "predicted", boot_predict_pcr11_json(parts, nparts),
-		      "pcr12", "predicted", boot_predict_single_event("", 0),
 		      "pcr15", "event_data", ev.buf, "predicted", boot_predict_single_event(ev.buf, ev.len));
 	if (!o)
 		return ingot_fail(e, -ENOMEM, "out of memory");

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attest/bootpolicy.h"
 #include "attest/eventlog.h"
 #include "attest/measure.h"
 #include "attest/nonce.h"
@@ -41,6 +42,7 @@ static const char attest_help[] =
 "    ingot attest quote --nonce HEX --pcrs SEL [--ak DIR] [--tcti TCTI] -o FILE\n"
 "    ingot attest verify-quote QUOTE --nonce HEX [--ak-pub PEM] [--pcrs SEL]\n"
 "                              [--seen-nonces FILE] [--json]\n"
+"    ingot attest boot-check QUOTE LOG --manifest FILE --nonce HEX [--ak-pub PEM]\n"
 "    ingot attest eventlog LOG [--json] [--against QUOTE [--nonce HEX]\n"
 "                              [--ak-pub PEM]] [--pcrs SEL]\n"
 "\n"
@@ -57,6 +59,13 @@ static const char attest_help[] =
 "    predict prints the manifest's \"measurement\" object as recomputed from its\n"
 "    content: the event data, per-bank digests and the PCR values expected\n"
 "    after measuring it into a reset PCR.\n"
+"\n"
+"    boot-check applies the measured-boot policy (docs/attest.md \"Measured\n"
+"    boot\") to a quote of PCRs 4,7,9,11,12,15 and the firmware event log of a\n"
+"    node booted from the manifest's UKI: the log must replay to the quote, the\n"
+"    UKI be the boot application in PCR 4, PCR 11 equal the prediction, PCR 12\n"
+"    be at reset (no command line override) and PCR 15 hold exactly the\n"
+"    image's event. Prints \"boot admit|refuse|not-made: REASON\"; exit 0, 2, 1.\n"
 "\n"
 "    ak create makes an attestation key: a restricted signing key (ECC P-256\n"
 "    with ECDSA-SHA256, or RSA-2048 with RSASSA-SHA256) under a primary key\n"
@@ -160,6 +169,7 @@ static int allowed(const char *sub, int opt)
 		{ "quote", { OPT_NONCE, OPT_PCRS, OPT_AK, OPT_TCTI, 'o' } },
 		{ "verify-quote", { OPT_NONCE, OPT_AK_PUB, OPT_PCRS, OPT_SEEN, OPT_JSON } },
 		{ "eventlog", { OPT_JSON, OPT_AGAINST, OPT_NONCE, OPT_AK_PUB, OPT_PCRS } },
+		{ "boot-check", { OPT_MANIFEST, OPT_NONCE, OPT_AK_PUB } },
 	};
 	for (size_t i = 0; i < ARRAY_SIZE(table); i++)
 		if (!strcmp(table[i].sub, sub)) {
@@ -545,6 +555,32 @@ out:
 	return rc;
 }
 
+/* boot-check QUOTE LOG --manifest M --nonce N: the measured-boot policy
+ * (attest/bootpolicy.h) on a verified quote and the firmware's log. */
+static int do_boot_check(const struct args *a)
+{
+	_cleanup_json_ json_t *m = NULL, *q = NULL;
+	struct eventlog log;
+	struct quote_info qi;
+	struct boot_decision d;
+	uint8_t nonce[NONCE_MAX];
+	size_t nlen;
+	ingot_error e = { 0 };
+	int rc;
+
+	if (a->npos != 2 || !a->manifest || !a->nonce)
+		return cli_usage_error("attest", "boot-check: expected QUOTE LOG --manifest M --nonce HEX");
+	if ((rc = parse_nonce(a, nonce, &nlen)) || (rc = load_manifest(a->manifest, &m)) ||
+	    (rc = load_verified_quote(a->pos[0], nonce, nlen, a->ak_pub, &q, &qi)))
+		return rc;
+	if (eventlog_load(a->pos[1], &log, &e) < 0)
+		return cli_error(&e, EXIT_FAILURE_);
+	boot_policy_check(m, &log, &qi.pcrs, &d);
+	eventlog_free(&log);
+	printf("boot %s: %s\n", boot_verdict_name(d.verdict), d.reason);
+	return d.verdict == BOOT_ADMIT ? EXIT_OK : d.verdict == BOOT_REFUSE ? ATTEST_REFUSED : EXIT_FAILURE_;
+}
+
 int cmd_attest(int argc, char **argv)
 {
 	static const struct {
@@ -557,6 +593,7 @@ int cmd_attest(int argc, char **argv)
 		{ "quote", do_quote },
 		{ "verify-quote", do_verify_quote },
 		{ "eventlog", do_eventlog },
+		{ "boot-check", do_boot_check },
 	};
 	struct args a;
 	int rc;
