@@ -1,0 +1,112 @@
+#!/bin/bash
+# Boot the image built by scripts/boot-image.sh under QEMU + OVMF + swtpm
+# and check the measured boot on the host:
+#   scripts/boot-test.sh BUILD [OUTDIR]
+# Each case is a real boot (TCG, no KVM here: ~20-60 s each):
+#   good       the UKI from an ESP, the image and hash disks: admitted
+#   flipped    one flipped image byte: dm-verity refuses the read, the
+#              image never runs and nothing is quoted
+#   cmdline    a UKI rebuilt with another command line: refused (PCR 4)
+#   extend15   PCR 15 extended once more after the init's measure: refused
+# The guest's init (boot/init.c, test mode ingot.test=ingot-evidence) reads
+# the nonce from the evidence disk, the image's own ingot makes an AK and a
+# quote of PCRs 0-15, and the init writes quote, AK and the firmware event
+# log back as a tar; `ingot attest boot-check` judges them here.
+set -euo pipefail
+BUILD=${1:-build}
+OUT=${2:-out/boot}
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+INGOT=$ROOT/$BUILD/ingot
+NAME=demo-h100-boot
+B=$ROOT/$OUT/$NAME
+W=$ROOT/$OUT/test
+OVMF=/usr/share/OVMF
+BOOT_TIMEOUT=${INGOT_BOOT_TIMEOUT:-300}
+for f in "$B.efi" "$B.sqfs" "$B.verity" "$B.manifest.json"; do
+	[ -f "$f" ] || { echo "boot-test: $f missing (make boot-image)" >&2; exit 1; }
+done
+rm -rf "$W" && mkdir -p "$W"
+fails=0
+
+# boot CASE EFI IMAGE [ACTION]: one boot; evidence lands in $W/CASE/ev.
+boot() {
+	local c=$1 efi=$2 img=$3 action=${4:-} d=$W/$1 pid rc=0
+	mkdir -p "$d/esp/EFI/BOOT" "$d/tpm" "$d/ev"
+	cp "$efi" "$d/esp/EFI/BOOT/BOOTX64.EFI"
+	cp "$OVMF/OVMF_VARS_4M.fd" "$d/vars.fd"
+	openssl rand -hex 32 > "$d/nonce"
+	truncate -s 16M "$d/evidence.img"
+	{ cat "$d/nonce"; [ -z "$action" ] || echo "$action"; } | dd of="$d/evidence.img" conv=notrunc status=none
+	swtpm socket --tpm2 --tpmstate dir="$d/tpm" --ctrl type=unixio,path="$d/tpm.sock" --flags startup-clear &
+	pid=$!
+	for _ in $(seq 50); do [ -S "$d/tpm.sock" ] && break; sleep 0.1; done
+	echo "boot-test: $c: booting (QEMU TCG, OVMF, swtpm)" >&2
+	timeout "$BOOT_TIMEOUT" qemu-system-x86_64 -machine q35 -accel tcg -cpu max -m 1024 -smp 2 \
+		-nographic -no-reboot -nic none \
+		-drive if=pflash,format=raw,unit=0,readonly=on,file="$OVMF/OVMF_CODE_4M.fd" \
+		-drive if=pflash,format=raw,unit=1,file="$d/vars.fd" \
+		-chardev socket,id=chrtpm,path="$d/tpm.sock" -tpmdev emulator,id=tpm0,chardev=chrtpm \
+		-device tpm-tis,tpmdev=tpm0 \
+		-drive if=none,id=esp,format=raw,readonly=on,file=fat:"$d/esp" \
+		-device virtio-blk-pci,drive=esp,bootindex=0 \
+		-drive if=none,id=img,format=raw,readonly=on,file="$img" \
+		-device virtio-blk-pci,drive=img,serial=ingot-image \
+		-drive if=none,id=hash,format=raw,readonly=on,file="$B.verity" \
+		-device virtio-blk-pci,drive=hash,serial=ingot-hash \
+		-drive if=none,id=ev,format=raw,file="$d/evidence.img" \
+		-device virtio-blk-pci,drive=ev,serial=ingot-evidence \
+		</dev/null >"$d/console.log" 2>&1 || rc=$?
+	kill "$pid" 2>/dev/null || true
+	wait "$pid" 2>/dev/null || true
+	[ "$rc" = 0 ] || { echo "boot-test: $c: qemu exit $rc (console: $d/console.log)" >&2; return 1; }
+	tar -xf "$d/evidence.img" -C "$d/ev" 2>/dev/null || true
+}
+
+# check CASE WANT_EXIT NEEDLE MANIFEST: boot-check on the case's evidence.
+check() {
+	local c=$1 want=$2 needle=$3 m=$4 d=$W/$1 rc=0 out
+	if [ ! -f "$d/ev/quote.json" ]; then
+		echo "boot-test: $c: FAIL: no quote came back (status: $(cat "$d/ev/status" 2>/dev/null || echo none))" >&2
+		fails=$((fails + 1)); return
+	fi
+	out=$("$INGOT" attest boot-check "$d/ev/quote.json" "$d/ev/eventlog.bin" --manifest "$m" \
+		--nonce "$(cat "$d/nonce")" --ak-pub "$d/ev/ak.pub.pem" 2>&1) || rc=$?
+	echo "boot-test: $c: $out" >&2
+	if [ "$rc" != "$want" ] || [[ "$out" != *"$needle"* ]]; then
+		echo "boot-test: $c: FAIL: expected exit $want and '$needle', got exit $rc" >&2
+		fails=$((fails + 1))
+	fi
+}
+
+# 1. the good boot
+boot good "$B.efi" "$B.sqfs"
+check good 0 "boot admit" "$B.manifest.json"
+
+# 2. a flipped image byte: dm-verity refuses block 0, the image never runs
+cp "$B.sqfs" "$W/flipped.sqfs"
+printf '\xff' | dd of="$W/flipped.sqfs" bs=1 seek=40 conv=notrunc status=none
+boot flipped "$B.efi" "$W/flipped.sqfs"
+if grep -q 'verity: .*data block 0 is corrupted' "$W/flipped/console.log" &&
+   grep -q 'refused: the image did not open' "$W/flipped/ev/status" && [ ! -f "$W/flipped/ev/quote.json" ]; then
+	echo "boot-test: flipped: refused by dm-verity ($(grep -m1 -o 'data block 0 is corrupted' "$W/flipped/console.log"))" >&2
+else
+	echo "boot-test: FAIL: flipped: expected dm-verity to refuse block 0 and no quote" >&2
+	fails=$((fails + 1))
+fi
+
+# 3. a UKI rebuilt with another command line, judged against the manifest
+sed 's|^  cmdline: "\(.*\)"$|  cmdline: "\1 quiet"|' "$ROOT/$OUT/$NAME.yaml" > "$W/other-cmdline.yaml"
+"$INGOT" build "$W/other-cmdline.yaml" -o "$W/other" --store "$ROOT/out/store" --no-lint --quiet
+boot cmdline "$W/other/$NAME.efi" "$B.sqfs"
+check cmdline 2 "PCR 4: boot application 1" "$B.manifest.json"
+
+# 4. PCR 15 extended again after the init measured the image
+boot extend15 "$B.efi" "$B.sqfs" extend15
+check extend15 2 "PCR 15:" "$B.manifest.json"
+
+if [ "$fails" != 0 ]; then
+	echo "boot-test: $fails case(s) failed; consoles under $W" >&2
+	exit 1
+fi
+echo "boot-test: all 4 boots judged as expected (good admitted; flipped, cmdline, extend15 refused)"
