@@ -137,3 +137,9 @@ void boot_policy_check(const json_t *manifest, const struct eventlog *log, const
 	decide(out, BOOT_ADMIT, "booted the manifest's UKI (PCR 4, 11, 12) and opened image %s with dm-verity root %.16s... (PCR 15)",
 	       name, json_string_value(json_object_get(json_object_get(manifest, "verity"), "root_hash")));
 }
+
+const char *boot_manifest_pcr15(const json_t *manifest)
+{
+	const json_t *p = json_object_get(json_object_get(json_object_get(manifest, "boot"), "pcr15"), "predicted");
+	return json_string_value(json_object_get(p, "sha256"));
+}

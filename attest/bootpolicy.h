@@ -42,4 +42,9 @@ void boot_policy_check(const json_t *manifest, const struct eventlog *log, const
 
 const char *boot_verdict_name(enum boot_verdict v);
 
+/* The manifest's predicted sha256 PCR 15 of a measured boot
+ * (boot.pcr15.predicted.sha256), or NULL for a manifest without "boot":
+ * what an auditor matches a quoted PCR 15 against to find the image. */
+const char *boot_manifest_pcr15(const json_t *manifest);
+
 #endif

@@ -9,6 +9,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "attest/bootpolicy.h"
+#include "attest/bootpredict.h"
 #include "attest/eventlog.h"
 #include "attest/pcrs.h"
 #include "attest/predict.h"
@@ -88,6 +90,25 @@ static int pem_keyid(const char *pem, char out[SHA256_HEX_LEN + 1])
 	return 0;
 }
 
+/* A UKI image: the firmware log and the quote must show the measured boot
+ * chain (attest/bootpolicy.h), not only PCR 15. */
+static void check_boot_chain(const json_t *m, const uint8_t *raw, size_t len, const struct pcr_values *pcrs,
+			     json_t *row)
+{
+	struct eventlog log = { 0 };
+	struct boot_decision d;
+	ingot_error e = { 0 };
+
+	if (!raw || eventlog_parse("eventlog", raw, len, &log, &e) < 0) {
+		audit_add_finding(row, "boot-unchecked", "measured boot not checked: no firmware event log");
+		return;
+	}
+	boot_policy_check(m, &log, pcrs, &d);
+	eventlog_free(&log);
+	if (d.verdict != BOOT_ADMIT)
+		audit_add_finding(row, d.verdict == BOOT_REFUSE ? "boot-refused" : "boot-unchecked", "%s", d.reason);
+}
+
 /* Quote, AK, nonce, event log and image.  Returns the manifest the
  * quoted PCR proves the node booted, or NULL. */
 static const struct pmanifest *check_attestation(struct audit_ctx *c, const char *node,
@@ -162,6 +183,10 @@ static const struct pmanifest *check_attestation(struct audit_ctx *c, const char
 	}
 	const struct pcr_values *pcrs = &qi.pcrs;
 	pcr_values_selection(pcrs, &sel);
+	/* Measured boot: PCR 15 is the init's, outside the firmware log. */
+	if (json_object_get(att, "mode") && !strcmp(json_string_value(json_object_get(att, "mode")) ?: "", "measured-boot"))
+		for (size_t i = 0; i < sel.nbanks; i++)
+			sel.banks[i].mask &= ~(1u << BOOT_PCR_IMAGE);
 
 	/* The log must replay to exactly what the TPM quoted. */
 	if (decode_b64_member(att, "eventlog", &log_raw, &log_len) < 0) {
@@ -203,6 +228,8 @@ static const struct pmanifest *check_attestation(struct audit_ctx *c, const char
 			audit_add_finding(row, "unknown-image", "quoted sha256 PCR %u %.16s matches no signed manifest",
 					  pcr, *have ? have : "(not quoted)");
 	}
+	if (hit && json_object_get(hit->m, "boot"))
+		check_boot_chain(hit->m, log_raw, log_len, pcrs, row);
 	return hit;
 }
 

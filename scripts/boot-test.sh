@@ -8,10 +8,14 @@
 #              image never runs and nothing is quoted
 #   cmdline    a UKI rebuilt with another command line: refused (PCR 4)
 #   extend15   PCR 15 extended once more after the init's measure: refused
-# The guest's init (boot/init.c, test mode ingot.test=ingot-evidence) reads
-# the nonce from the evidence disk, the image's own ingot makes an AK and a
-# quote of PCRs 0-15, and the init writes quote, AK and the firmware event
-# log back as a tar; `ingot attest boot-check` judges them here.
+# The host writes a tar onto the evidence disk: a fresh nonce, the signed
+# manifest, the keyring (and an action for the tamper case).  The guest's
+# init (boot/init.c, test mode ingot.test=ingot-evidence) runs the image's
+# own ingot: `ingot verify` (its TPM check quotes PCRs 4,7,9,11,12,15 with
+# that nonce and judges the firmware log) and a plain quote; the report,
+# quote, AK and firmware event log come back as a tar on the same disk.
+# Here `ingot attest boot-check` and `ingot audit` judge them again.
+# (`ingot verify` refuses the guest for its tuple: QEMU has no GPU.)
 set -euo pipefail
 BUILD=${1:-build}
 OUT=${2:-out/boot}
@@ -29,15 +33,20 @@ done
 rm -rf "$W" && mkdir -p "$W"
 fails=0
 
-# boot CASE EFI IMAGE [ACTION]: one boot; evidence lands in $W/CASE/ev.
+# boot CASE EFI IMAGE VERITY [ACTION]: one boot; evidence lands in $W/CASE/ev.
 boot() {
-	local c=$1 efi=$2 img=$3 action=${4:-} d=$W/$1 pid rc=0
-	mkdir -p "$d/esp/EFI/BOOT" "$d/tpm" "$d/ev"
+	local c=$1 efi=$2 img=$3 verity=$4 action=${5:-} d=$W/$1 pid rc=0
+	mkdir -p "$d/esp/EFI/BOOT" "$d/tpm" "$d/ev" "$d/in"
 	cp "$efi" "$d/esp/EFI/BOOT/BOOTX64.EFI"
 	cp "$OVMF/OVMF_VARS_4M.fd" "$d/vars.fd"
 	openssl rand -hex 32 > "$d/nonce"
+	cp "$d/nonce" "$d/in/nonce"
+	cp "$B.manifest.dsse.json" "$d/in/manifest.dsse.json"
+	cp "$ROOT/$OUT/keyring.json" "$d/in/keyring.json"
+	[ -z "$action" ] || echo "$action" > "$d/in/action"
 	truncate -s 16M "$d/evidence.img"
-	{ cat "$d/nonce"; [ -z "$action" ] || echo "$action"; } | dd of="$d/evidence.img" conv=notrunc status=none
+	(cd "$d/in" && tar --format=ustar --owner=0 --group=0 -cf - -- *) |
+		dd of="$d/evidence.img" conv=notrunc status=none
 	swtpm socket --tpm2 --tpmstate dir="$d/tpm" --ctrl type=unixio,path="$d/tpm.sock" --flags startup-clear &
 	pid=$!
 	for _ in $(seq 50); do [ -S "$d/tpm.sock" ] && break; sleep 0.1; done
@@ -52,7 +61,7 @@ boot() {
 		-device virtio-blk-pci,drive=esp,bootindex=0 \
 		-drive if=none,id=img,format=raw,readonly=on,file="$img" \
 		-device virtio-blk-pci,drive=img,serial=ingot-image \
-		-drive if=none,id=hash,format=raw,readonly=on,file="$B.verity" \
+		-drive if=none,id=hash,format=raw,readonly=on,file="$verity" \
 		-device virtio-blk-pci,drive=hash,serial=ingot-hash \
 		-drive if=none,id=ev,format=raw,file="$d/evidence.img" \
 		-device virtio-blk-pci,drive=ev,serial=ingot-evidence \
@@ -79,14 +88,37 @@ check() {
 	fi
 }
 
-# 1. the good boot
-boot good "$B.efi" "$B.sqfs"
+# 1. the good boot: boot-check admits; the guest's own `ingot verify`
+#    passed its TPM (measured boot) check; `ingot audit` finds the image
+#    and no evidence problem (its only finding is the GPU-less tuple).
+boot good "$B.efi" "$B.sqfs" "$B.verity"
 check good 0 "boot admit" "$B.manifest.json"
+G=$W/good/ev
+if [ -f "$G/report.json" ]; then
+	TPM=$(jq -r '.checks[] | select(.name == "tpm") | "\(.status): \(.summary)"' "$G/report.json")
+	echo "boot-test: good: in-guest ingot verify, tpm check: $TPM" >&2
+	[[ "$TPM" == pass:*"measured boot admit"* ]] || { echo "boot-test: good: FAIL: tpm check did not pass" >&2; fails=$((fails + 1)); }
+	mkdir -p "$W/audit/reports" "$W/audit/manifests"
+	cp "$G/report.json" "$W/audit/reports/boot-test.json"
+	cp "$B.manifest.dsse.json" "$W/audit/manifests/"
+	echo "boot-test $(cat "$W/good/nonce")" > "$W/audit/nonces"
+	"$INGOT" audit --keyring "$ROOT/$OUT/keyring.json" --manifests "$W/audit/manifests" \
+		--reports "$W/audit/reports" --nonces "$W/audit/nonces" --json "$W/audit/audit.json" >/dev/null 2>&1 || true
+	FIND=$(jq -r '[.. | objects | select(has("findings")) | .findings[] | .code] | unique | join(",")' \
+		"$W/audit/audit.json" 2>/dev/null || echo "?")
+	echo "boot-test: good: ingot audit findings: ${FIND:-none}" >&2
+	case ",$FIND," in
+	*forged-quote*|*nonce-*|*pcr-mismatch*|*log-mismatch*|*unknown-image*|*boot-refused*|*boot-unchecked*|*unquoted*|"?")
+		echo "boot-test: good: FAIL: ingot audit questions the evidence" >&2; fails=$((fails + 1)) ;;
+	esac
+else
+	echo "boot-test: good: FAIL: no report came back" >&2; fails=$((fails + 1))
+fi
 
 # 2. a flipped image byte: dm-verity refuses block 0, the image never runs
 cp "$B.sqfs" "$W/flipped.sqfs"
 printf '\xff' | dd of="$W/flipped.sqfs" bs=1 seek=40 conv=notrunc status=none
-boot flipped "$B.efi" "$W/flipped.sqfs"
+boot flipped "$B.efi" "$W/flipped.sqfs" "$B.verity"
 if grep -q 'verity: .*data block 0 is corrupted' "$W/flipped/console.log" &&
    grep -q 'refused: the image did not open' "$W/flipped/ev/status" && [ ! -f "$W/flipped/ev/quote.json" ]; then
 	echo "boot-test: flipped: refused by dm-verity ($(grep -m1 -o 'data block 0 is corrupted' "$W/flipped/console.log"))" >&2
@@ -95,14 +127,15 @@ else
 	fails=$((fails + 1))
 fi
 
-# 3. a UKI rebuilt with another command line, judged against the manifest
+# 3. a UKI rebuilt with another command line (its own build: the verity
+#    salt follows the recipe), judged against the published manifest
 sed 's|^  cmdline: "\(.*\)"$|  cmdline: "\1 quiet"|' "$ROOT/$OUT/$NAME.yaml" > "$W/other-cmdline.yaml"
 "$INGOT" build "$W/other-cmdline.yaml" -o "$W/other" --store "$ROOT/out/store" --no-lint --quiet
-boot cmdline "$W/other/$NAME.efi" "$B.sqfs"
+boot cmdline "$W/other/$NAME.efi" "$W/other/$NAME.sqfs" "$W/other/$NAME.verity"
 check cmdline 2 "PCR 4: boot application 1" "$B.manifest.json"
 
 # 4. PCR 15 extended again after the init measured the image
-boot extend15 "$B.efi" "$B.sqfs" extend15
+boot extend15 "$B.efi" "$B.sqfs" "$B.verity" extend15
 check extend15 2 "PCR 15:" "$B.manifest.json"
 
 if [ "$fails" != 0 ]; then

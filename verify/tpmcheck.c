@@ -11,6 +11,7 @@
 #include <string.h>
 #include <openssl/rand.h>
 
+#include "attest/bootpolicy.h"
 #include "attest/eventlog.h"
 #include "attest/predict.h"
 #include "attest/quote.h"
@@ -91,6 +92,7 @@ void check_tpm(const struct verify_opts *o, const json_t *m, struct verify_repor
 	const char *predicted = json_string_value(json_object_get(json_object_get(meas, "predicted"),
 								  "sha256"));
 	const char *ak_dir = o->ak_dir ? o->ak_dir : DEFAULT_AK_DIR;
+	const json_t *boot = json_object_get(m, "boot");  /* measured boot: verify/tpmboot.c */
 	_cleanup_tpm_ struct tpm *tpm = NULL;
 	_cleanup_json_ json_t *quote = NULL;
 	struct pcr_selection sel = { 0 };
@@ -135,7 +137,10 @@ void check_tpm(const struct verify_opts *o, const json_t *m, struct verify_repor
 		return;
 	}
 	hex_encode(nonce, nonce_len, nonce_hex);
-	pcr_selection_add(&sel, bank_by_name("sha256")->alg, 1u << pcr);
+	if (boot)
+		pcr_selection_parse(BOOT_QUOTE_PCRS, &sel, &e);
+	else
+		pcr_selection_add(&sel, bank_by_name("sha256")->alg, 1u << pcr);
 	if (tpm_quote(tpm, ak_dir, nonce, nonce_len, &sel, &quote, &e) < 0) {
 		report_set(r, CHECK_TPM, ST_ERROR, "quote failed: %s", e.msg);
 		return;
@@ -147,6 +152,12 @@ void check_tpm(const struct verify_opts *o, const json_t *m, struct verify_repor
 	if (quote_verify(quote, nonce, nonce_len, NULL, &qi, &e) < 0) {
 		report_set(r, CHECK_TPM, ST_FAIL, "quote does not verify (%s): %s",
 			   quote_reason_name(qi.reason), e.msg);
+		return;
+	}
+	if (boot) {
+		report_evidence(r, CHECK_TPM, "quote by AK %s/ak.pub.pem over %s, nonce %s", ak_dir, BOOT_QUOTE_PCRS,
+				nonce_hex);
+		check_tpm_boot(o, m, &qi, r);
 		return;
 	}
 	const struct pcr_bank *b = pcr_values_find(&qi.pcrs, sel.banks[0].alg);
