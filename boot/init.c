@@ -44,24 +44,31 @@ struct params {
 	char image[256], root[65], salt[129], blocks[21], test[21];
 };
 
-static void say(const char *fmt, ...)
+static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static void vsay(const char *what, const char *fmt, va_list ap)
 {
-	va_list ap;
-	fputs("ingot-init: ", stderr);
-	va_start(ap, fmt);
+	fprintf(stderr, "ingot-init: %s", what);
 	vfprintf(stderr, fmt, ap);
-	va_end(ap);
 	fputc('\n', stderr);
 }
 
+static void say(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsay("", fmt, ap);
+	va_end(ap);
+}
+
+/* Report an error; returns -1 for `return fail(...)`. */
 static int fail(const char *fmt, ...)
 {
 	va_list ap;
-	fputs("ingot-init: error: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vsay("error: ", fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 	return -1;
 }
 

@@ -7,6 +7,7 @@
 #   flipped    one flipped image byte: dm-verity refuses the read, the
 #              image never runs and nothing is quoted
 #   cmdline    a UKI rebuilt with another command line: refused (PCR 4)
+#   kernel     a UKI built with another Debian kernel package: refused (PCR 4)
 #   extend15   PCR 15 extended once more after the init's measure: refused
 # The host writes a tar onto the evidence disk: a fresh nonce, the signed
 # manifest, the keyring (and an action for the tamper case).  The guest's
@@ -134,7 +135,32 @@ sed 's|^  cmdline: "\(.*\)"$|  cmdline: "\1 quiet"|' "$ROOT/$OUT/$NAME.yaml" > "
 boot cmdline "$W/other/$NAME.efi" "$W/other/$NAME.sqfs" "$W/other/$NAME.verity"
 check cmdline 2 "PCR 4: boot application 1" "$B.manifest.json"
 
-# 4. PCR 15 extended again after the init measured the image
+# 4. another kernel: the previous linux-image-6.1.0-N-amd64 in the archive
+KDEB=$(sed -n 's/^    source: \(.*linux-image-[^/]*\.deb\)$/\1/p' "$ROOT/$OUT/$NAME.yaml")
+KPKG=$(basename "$KDEB" | sed 's/_.*//')
+OPKG=$(apt-cache search --names-only '^linux-image-6\.1\.0-[0-9]+-amd64$' | cut -d' ' -f1 | grep -vx "$KPKG" | sort -V | tail -n 1)
+CACHE=$(dirname "$KDEB")
+ODEB=$(ls "$CACHE/${OPKG}"_*.deb 2>/dev/null | tail -n 1 || true)
+if [ -z "$ODEB" ] && [ -n "$OPKG" ]; then
+	(cd "$CACHE" && apt-get download "$OPKG" >/dev/null 2>&1) || true
+	ODEB=$(ls "$CACHE/${OPKG}"_*.deb 2>/dev/null | tail -n 1 || true)
+fi
+if [ -n "$ODEB" ]; then
+	echo "boot-test: kernel: $(basename "$ODEB") instead of $(basename "$KDEB") (pins from the download)" >&2
+	awk -v deb="$ODEB" -v sha="$(sha256sum "$ODEB" | cut -d' ' -f1)" '
+		/^  kernel:$/ { k = 1; print; next }
+		k && /^    source:/ { print "    source: " deb; next }
+		k && /^    sha256:/ { print "    sha256: " sha; k = 0; next }
+		{ print }' "$ROOT/$OUT/$NAME.yaml" > "$W/other-kernel.yaml"
+	"$INGOT" build "$W/other-kernel.yaml" -o "$W/okernel" --store "$ROOT/out/store" --no-lint --quiet
+	boot kernel "$W/okernel/$NAME.efi" "$W/okernel/$NAME.sqfs" "$W/okernel/$NAME.verity"
+	check kernel 2 "PCR 4: boot application 1" "$B.manifest.json"
+else
+	echo "boot-test: kernel: FAIL: no other linux-image-6.1.0-*-amd64 could be downloaded" >&2
+	fails=$((fails + 1))
+fi
+
+# 5. PCR 15 extended again after the init measured the image
 boot extend15 "$B.efi" "$B.sqfs" "$B.verity" extend15
 check extend15 2 "PCR 15:" "$B.manifest.json"
 
@@ -142,4 +168,4 @@ if [ "$fails" != 0 ]; then
 	echo "boot-test: $fails case(s) failed; consoles under $W" >&2
 	exit 1
 fi
-echo "boot-test: all 4 boots judged as expected (good admitted; flipped, cmdline, extend15 refused)"
+echo "boot-test: all 5 boots judged as expected (good admitted; flipped, cmdline, kernel, extend15 refused)"
