@@ -12,16 +12,18 @@
 #define EV_EFI_BOOT_SERVICES_APPLICATION 0x80000003u
 #define SHA256_ALG 0x000b
 
-static void decide(struct boot_decision *out, enum boot_verdict v, const char *fmt, ...)
+/* Record the decision; returns v so callers can `return decide(...)`. */
+static int decide(struct boot_decision *out, enum boot_verdict v, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
-static void decide(struct boot_decision *out, enum boot_verdict v, const char *fmt, ...)
+static int decide(struct boot_decision *out, enum boot_verdict v, const char *fmt, ...)
 {
 	va_list ap;
 	out->verdict = v;
 	va_start(ap, fmt);
 	vsnprintf(out->reason, sizeof(out->reason), fmt, ap);
 	va_end(ap);
+	return (int)v;
 }
 
 const char *boot_verdict_name(enum boot_verdict v)
@@ -48,7 +50,7 @@ static void hex32(const uint8_t *d, char out[65])
 }
 
 /* PCR 4: the boot applications the firmware measured, in log order. */
-static void check_pcr4(const struct eventlog *log, const uint8_t uki[32], const uint8_t linux_auth[32],
+static int check_pcr4(const struct eventlog *log, const uint8_t uki[32], const uint8_t linux_auth[32],
 		       struct boot_decision *out)
 {
 	size_t apps = 0;
@@ -75,7 +77,7 @@ static void check_pcr4(const struct eventlog *log, const uint8_t uki[32], const 
 	}
 	if (!apps)
 		return decide(out, BOOT_REFUSE, "PCR 4: the log measures no boot application");
-	decide(out, BOOT_ADMIT, "PCR 4: the manifest's UKI was the boot application");
+	return decide(out, BOOT_ADMIT, "PCR 4: the manifest's UKI was the boot application");
 }
 
 static int check_value(const struct pcr_bank *q, unsigned pcr, const uint8_t want[32], const char *what,
@@ -97,8 +99,8 @@ static int check_value(const struct pcr_bank *q, unsigned pcr, const uint8_t wan
 	return 0;
 }
 
-void boot_policy_check(const json_t *manifest, const struct eventlog *log, const struct pcr_values *quoted,
-		       struct boot_decision *out)
+static int judge(const json_t *manifest, const struct eventlog *log, const struct pcr_values *quoted,
+		 struct boot_decision *out)
 {
 	const json_t *boot = json_object_get(manifest, "boot");
 	const struct pcr_bank *q = pcr_values_find(quoted, SHA256_ALG);
@@ -126,16 +128,21 @@ void boot_policy_check(const json_t *manifest, const struct eventlog *log, const
 		return decide(out, BOOT_NOT_MADE, "quote: no sha256 bank (quote %s)", BOOT_QUOTE_PCRS);
 	if (pcr_selection_parse("sha256:4,7,9,11,12", &sel, &e) < 0 || eventlog_compare(log, quoted, &sel, &e) < 0)
 		return decide(out, BOOT_REFUSE, "event log: %s", e.msg);
-	check_pcr4(log, uki, linux_auth, out);
-	if (out->verdict != BOOT_ADMIT)
-		return;
+	if (check_pcr4(log, uki, linux_auth, out) != BOOT_ADMIT)
+		return out->verdict;
 	if (check_value(q, BOOT_PCR_UKI, pcr11, "systemd-stub measured another kernel, initramfs, os-release or command line", out) < 0 ||
 	    check_value(q, BOOT_PCR_CMDLINE, zero, "a command line override was measured (the UKI's .cmdline and its root hash were not what booted)", out) < 0 ||
 	    check_value(q, BOOT_PCR_IMAGE, pcr15, "expected exactly one extend with the image's event "
 			"(another image opened, none, or PCR 15 extended again)", out) < 0)
-		return;
-	decide(out, BOOT_ADMIT, "booted the manifest's UKI (PCR 4, 11, 12) and opened image %s with dm-verity root %.16s... (PCR 15)",
-	       name, json_string_value(json_object_get(json_object_get(manifest, "verity"), "root_hash")));
+		return out->verdict;
+	return decide(out, BOOT_ADMIT, "booted the manifest's UKI (PCR 4, 11, 12) and opened image %s with dm-verity root %.16s... (PCR 15)",
+		      name, json_string_value(json_object_get(json_object_get(manifest, "verity"), "root_hash")));
+}
+
+void boot_policy_check(const json_t *manifest, const struct eventlog *log, const struct pcr_values *quoted,
+		       struct boot_decision *out)
+{
+	judge(manifest, log, quoted, out);
 }
 
 const char *boot_manifest_pcr15(const json_t *manifest)

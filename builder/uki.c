@@ -182,8 +182,8 @@ static int check_module_order(const struct boot_spec *b, const struct blob *mods
 			for (j = 0; j < i && !modname_eq(b->modules[j], dep, k); j++)
 				;
 			if (j == i)
-				r = ingot_fail(e, -EINVAL, "boot.modules[%zu]: %s depends on %.*s: expected it listed before, got %s",
-					       i, b->modules[i], (int)k, dep, "none");
+				r = ingot_fail(e, -EINVAL, "boot.modules[%zu]: %s depends on %.*s: expected %.*s listed before it",
+					       i, b->modules[i], (int)k, dep, (int)k, dep);
 			dep += k + (dep[k] == ',');
 		}
 		modinfo_free(&mi);
