@@ -243,7 +243,6 @@ static int make_initrd(const struct boot_parts *bp, uint32_t mtime, struct strbu
 	size_t n = ARRAY_SIZE(dirs) + 1 + bp->b->n_modules, k = 0;
 	_cleanup_free_ struct cpio_entry *v = calloc(n, sizeof(*v));
 	_cleanup_free_ char *names = calloc(bp->b->n_modules + 1, 80);
-	int r;
 
 	if (!v || !names)
 		return ingot_fail(e, -ENOMEM, "out of memory");
@@ -255,8 +254,7 @@ static int make_initrd(const struct boot_parts *bp, uint32_t mtime, struct strbu
 		snprintf(nm, 80, "lib/modules/%02zu-%s.ko", i, bp->b->modules[i]);
 		v[k++] = (struct cpio_entry){ nm, S_IFREG | 0644, bp->modules[i].data, bp->modules[i].len };
 	}
-	r = cpio_write(v, k, mtime, out, e);
-	return r;
+	return cpio_write(v, k, mtime, out, e);
 }
 
 /* --- the manifest's "boot" object ---------------------------------------- */
@@ -268,9 +266,12 @@ static json_t *hex_str(const uint8_t *d, size_t len)
 	return json_string(hex);
 }
 
+/* The source's base name, as the manifest's artifacts carry theirs: the
+ * manifest must not depend on where the build machine keeps its inputs. */
 static json_t *input_json(const struct boot_input *in)
 {
-	return json_pack("{s:s,s:o}", "source", in->source, "sha256", hex_str(in->sha256, 32));
+	const char *base = strrchr(in->source, '/');
+	return json_pack("{s:s,s:o}", "source", base ? base + 1 : in->source, "sha256", hex_str(in->sha256, 32));
 }
 
 static int boot_json(const struct recipe *r, const struct verity_info *vi, const struct boot_parts *bp,

@@ -89,6 +89,16 @@ check() {
 	fi
 }
 
+# 0. the real UKI is reproducible: a second build from the same recipe
+#    (a fresh store) gives the same bytes
+"$INGOT" build "$ROOT/$OUT/$NAME.yaml" -o "$W/again" --store "$W/again-store" --no-lint --quiet
+if cmp -s "$B.efi" "$W/again/$NAME.efi"; then
+	echo "boot-test: rebuild: same $NAME.efi bytes" >&2
+else
+	echo "boot-test: FAIL: a second build gave other $NAME.efi bytes" >&2; fails=$((fails + 1))
+fi
+rm -rf "$W/again-store"
+
 # 1. the good boot: boot-check admits; the guest's own `ingot verify`
 #    passed its TPM (measured boot) check; `ingot audit` finds the image
 #    and no evidence problem (its only finding is the GPU-less tuple).
@@ -163,6 +173,10 @@ fi
 # 5. PCR 15 extended again after the init measured the image
 boot extend15 "$B.efi" "$B.sqfs" "$B.verity" extend15
 check extend15 2 "PCR 15:" "$B.manifest.json"
+TPM=$(jq -r '.checks[] | select(.name == "tpm") | "\(.status): \(.summary)"' "$W/extend15/ev/report.json" 2>/dev/null || echo none)
+echo "boot-test: extend15: in-guest ingot verify, tpm check: $TPM" >&2
+[[ "$TPM" == fail:*"measured boot refuse: PCR 15"* ]] ||
+	{ echo "boot-test: extend15: FAIL: the guest's own verify did not refuse" >&2; fails=$((fails + 1)); }
 
 if [ "$fails" != 0 ]; then
 	echo "boot-test: $fails case(s) failed; consoles under $W" >&2

@@ -35,6 +35,7 @@ EFI=$T/a/uki-test.efi
 M=$T/a/uki-test.manifest.json
 cmp "$EFI" "$T/b/uki-test.efi" || fail "two builds gave different .efi bytes"
 assert_eq "$(sha256 "$EFI")" "$(jq -r .boot.uki.sha256 "$M")" "manifest boot.uki.sha256"
+assert_eq "linuxx64.efi.stub" "$(jq -r .boot.stub.source "$M")" "manifest boot.stub.source (base name only)"
 
 note "sbverify and python3-pefile read it"
 sbverify --list "$EFI" >"$T/sbv" 2>&1 || fail "sbverify --list: $(cat "$T/sbv")"
