@@ -25,6 +25,8 @@ static const struct {
 	{ "pcr-mismatch", AUDIT_FORGED },
 	{ "log-mismatch", AUDIT_FORGED },
 	{ "unknown-image", AUDIT_FORGED },
+	{ "boot-refused", AUDIT_FORGED },    /* measured boot chain contradicts the UKI's manifest */
+	{ "boot-unchecked", AUDIT_FORGED },  /* a UKI image's boot chain could not be checked */
 	{ "malformed", AUDIT_DRIFT },
 	{ "missing", AUDIT_DRIFT },
 	{ "unquoted", AUDIT_DRIFT },

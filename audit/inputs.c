@@ -9,6 +9,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "attest/bootpolicy.h"
 #include "attest/nonce.h"
 #include "attest/predict.h"
 #include "keys/envelope.h"
@@ -236,6 +237,9 @@ static void load_one_manifest(struct audit_ctx *c, const char *path, struct pman
 		pm->serial = json_integer_value(json_object_get(pm->m, "serial"));
 		pm->predicted = json_string_value(json_object_get(json_object_get(
 			json_object_get(pm->m, "measurement"), "predicted"), "sha256"));
+		/* A UKI image's PCR 15 holds its init's event (attest/bootpolicy.h). */
+		if (boot_manifest_pcr15(pm->m))
+			pm->predicted = boot_manifest_pcr15(pm->m);
 		if (!pm->pool || !pm->predicted)
 			r = ingot_fail(&e, -EINVAL, "%s: recipe.name or measurement.predicted.sha256 missing", path);
 	}

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "attest/bootpolicy.h"
 #include "attest/eventlog.h"
 #include "attest/judge.h"
 #include "attest/pcrs.h"
@@ -156,6 +157,22 @@ static const struct pmanifest *quoted_image(const struct audit_ctx *c, const str
 	return NULL;
 }
 
+/* A UKI image: the firmware log and the quote must show the measured boot
+ * chain (attest/bootpolicy.h), not only PCR 15. */
+static void check_boot_chain(const json_t *m, const struct eventlog *log, const struct pcr_values *pcrs,
+			     json_t *row)
+{
+	struct boot_decision d;
+
+	if (!log || !log->nevents) {
+		audit_add_finding(row, "boot-unchecked", "measured boot not checked: no firmware event log");
+		return;
+	}
+	boot_policy_check(m, log, pcrs, &d);
+	if (d.verdict != BOOT_ADMIT)
+		audit_add_finding(row, d.verdict == BOOT_REFUSE ? "boot-refused" : "boot-unchecked", "%s", d.reason);
+}
+
 /* Quote, AK, nonce, event log and image, judged by attest/judge.h.
  * Returns the manifest the quoted PCR proves the node booted, or NULL. */
 static const struct pmanifest *check_attestation(struct audit_ctx *c, const char *node,
@@ -163,6 +180,8 @@ static const struct pmanifest *check_attestation(struct audit_ctx *c, const char
 {
 	const json_t *quote = json_object_get(att, "quote");
 	struct attest_expect x = { .accept_weak = c->o->accept_weak, .log_quoted = 1 };
+	struct pcr_selection boot_cover = { 0 }, boot_log = { 0 };
+	const struct pmanifest *hit;
 	struct eventlog log = { 0 };
 	struct quote_info qi;
 	ingot_error e = { 0 };
@@ -180,17 +199,31 @@ static const struct pmanifest *check_attestation(struct audit_ctx *c, const char
 	}
 	json_object_set_new(row, "nonce", json_string(claimed));
 	x.nonce_hex = issued_nonce(c, node, row, &x.accept_weak);
-	/* The log must replay to exactly what the TPM quoted. */
+	/* The log must replay to exactly what the TPM quoted; in a measured
+	 * boot PCR 15 is the init's, outside the firmware log. */
+	if (!strcmp(json_string_value(json_object_get(att, "mode")) ?: "", "measured-boot")) {
+		if (pcr_selection_parse(BOOT_QUOTE_PCRS, &boot_cover, &e) < 0 ||
+		    pcr_selection_parse(BOOT_LOG_PCRS, &boot_log, &e) < 0)
+			return NULL;
+		x.cover = &boot_cover;
+		x.log_sel = &boot_log;
+		x.log_quoted = 0;
+	}
 	x.log = report_log(att, &log, row);
 	proven = attest_judge(quote, &x, &qi, &e) == 0;
-	eventlog_free(&log);
 	if (qi.ak_id[0]) {
 		json_object_set_new(row, "ak", json_string(qi.ak_id));
 		check_enrolled(c, node, qi.ak_id, row);
 	}
-	if (!proven && !judged(&qi, &e, row))
+	if (!proven && !judged(&qi, &e, row)) {
+		eventlog_free(&log);
 		return NULL;
-	return quoted_image(c, &qi.pcrs, row);
+	}
+	hit = quoted_image(c, &qi.pcrs, row);
+	if (hit && json_object_get(hit->m, "boot"))
+		check_boot_chain(hit->m, x.log, &qi.pcrs, row);
+	eventlog_free(&log);
+	return hit;
 }
 
 /* A probed value as one line of plain text (new reference): the node

@@ -8,11 +8,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "attest/predict.h"
 #include "builder/image.h"
 #include "builder/manifest.h"
 #include "builder/recipe.h"
 #include "builder/store.h"
 #include "builder/tree.h"
+#include "builder/uki.h"
 #include "builder/unpack.h"
 #include "keys/envelope.h"
 #include "keys/key.h"
@@ -233,7 +235,7 @@ int build_stage_tree(const struct recipe *r, struct store *s, unsigned workers, 
 /* --- outputs ---------------------------------------------------------- */
 
 struct outputs {
-	struct atomic_file image, verity, manifest, envelope;
+	struct atomic_file image, verity, manifest, envelope, uki;
 };
 
 static void outputs_abort(struct outputs *o)
@@ -242,6 +244,7 @@ static void outputs_abort(struct outputs *o)
 	atomic_abort(&o->verity);
 	atomic_abort(&o->manifest);
 	atomic_abort(&o->envelope);
+	atomic_abort(&o->uki);
 }
 
 static int write_json_tmp(struct atomic_file *af, const char *path, const json_t *j, ingot_error *e)
@@ -265,11 +268,14 @@ static int write_json_tmp(struct atomic_file *af, const char *path, const json_t
  * until the moment they are replaced. */
 static int outputs_commit(struct outputs *o, struct build_result *res, ingot_error *e)
 {
-	struct atomic_file *v[] = { &o->image, &o->verity, &o->manifest, o->envelope.tmp ? &o->envelope : NULL };
+	struct atomic_file *v[] = { &o->image, &o->verity, &o->manifest, o->envelope.tmp ? &o->envelope : NULL,
+				    o->uki.tmp ? &o->uki : NULL };
 	_cleanup_free_ char *dir = NULL;
 	int dfd;
 
-	for (size_t i = 0; i < ARRAY_SIZE(v) && v[i]; i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(v); i++) {
+		if (!v[i])
+			continue;
 		if (fsync(v[i]->fd) < 0)
 			return ingot_fail(e, -errno, "%s: fsync failed: %s", v[i]->path, strerror(errno));
 		if (close(v[i]->fd) < 0) {
@@ -278,7 +284,9 @@ static int outputs_commit(struct outputs *o, struct build_result *res, ingot_err
 		}
 		v[i]->fd = -1;
 	}
-	for (size_t i = 0; i < ARRAY_SIZE(v) && v[i]; i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(v); i++) {
+		if (!v[i])
+			continue;
 		if (rename(v[i]->tmp, v[i]->path) < 0)
 			return ingot_fail(e, -errno, "%s: rename failed: %s", v[i]->path, strerror(errno));
 		free(v[i]->tmp);
@@ -291,6 +299,12 @@ static int outputs_commit(struct outputs *o, struct build_result *res, ingot_err
 			return ingot_fail(e, -errno, "%s: cannot remove stale output: %s", res->envelope_path, strerror(errno));
 		free(res->envelope_path);
 		res->envelope_path = NULL;
+	}
+	if (!v[4] && res->uki_path) {
+		if (unlink(res->uki_path) < 0 && errno != ENOENT)
+			return ingot_fail(e, -errno, "%s: cannot remove stale output: %s", res->uki_path, strerror(errno));
+		free(res->uki_path);
+		res->uki_path = NULL;
 	}
 	dir = path_dirname(res->image_path);
 	if (dir && (dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) >= 0) {
@@ -324,6 +338,31 @@ static int sign_manifest(const char *key, const json_t *m, struct atomic_file *a
 	if ((r = envelope_create(m, k, &env, e)) < 0)
 		return r;
 	return write_json_tmp(af, path, env, e);
+}
+
+/* NAME.efi and the manifest's "boot" predictions; the measurement is
+ * recomputed since it binds the whole manifest content. */
+static int build_uki(const struct recipe *r, const struct verity_info *vi, struct build_result *res,
+		     struct outputs *out, json_t *manifest, ingot_error *e)
+{
+	_cleanup_strbuf_ struct strbuf efi = STRBUF_INIT;
+	_cleanup_free_ char *base = NULL;
+	json_t *boot = NULL, *meas;
+	int rc;
+
+	if (asprintf(&base, "%s.efi", r->name) < 0)
+		return ingot_fail(e, -ENOMEM, "out of memory");
+	if ((rc = uki_build(r, vi, base, &efi, &boot, e)) < 0)
+		return rc;
+	if (json_object_set_new(manifest, "boot", boot) < 0 ||
+	    !(meas = attest_measurement_for_manifest(manifest, -1, e)) ||
+	    json_object_set_new(manifest, "measurement", meas) < 0)
+		return ingot_fail(e, -ENOMEM, "manifest: cannot add the boot predictions");
+	if ((rc = manifest_check("manifest", manifest, e)) < 0)
+		return rc;
+	if ((rc = atomic_open(&out->uki, res->uki_path, OUT_MODE, e)) < 0)
+		return rc;
+	return atomic_write(&out->uki, efi.buf, efi.len, e);
 }
 
 static int run_build(const struct build_opts *o, struct recipe *r, struct store *s,
@@ -380,6 +419,7 @@ static int run_build(const struct build_opts *o, struct recipe *r, struct store 
 	res->image_size = vi.image_size;
 
 	if ((rc = manifest_build_sized(r, sizes, &t, &io, &ii, &vi, &manifest, e)) < 0 ||
+	    (r->boot && (rc = build_uki(r, &vi, res, out, manifest, e)) < 0) ||
 	    (rc = write_json_tmp(&out->manifest, res->manifest_path, manifest, e)) < 0)
 		goto done;
 	if (o->key && (rc = sign_manifest(o->key, manifest, &out->envelope, res->envelope_path, e)) < 0)
@@ -432,7 +472,7 @@ int ingot_build(const struct build_opts *o, struct build_result *res, ingot_erro
 	struct recipe *r = NULL;
 	struct store s = { 0 };
 	struct outputs out = { .image = { .fd = -1 }, .verity = { .fd = -1 },
-			       .manifest = { .fd = -1 }, .envelope = { .fd = -1 } };
+			       .manifest = { .fd = -1 }, .envelope = { .fd = -1 }, .uki = { .fd = -1 } };
 	_cleanup_free_ char *store_root = NULL;
 	int rc;
 
@@ -456,7 +496,8 @@ int ingot_build(const struct build_opts *o, struct build_result *res, ingot_erro
 	if ((rc = out_name(o->outdir, r->name, ".sqfs", &res->image_path, e)) < 0 ||
 	    (rc = out_name(o->outdir, r->name, ".verity", &res->verity_path, e)) < 0 ||
 	    (rc = out_name(o->outdir, r->name, ".manifest.json", &res->manifest_path, e)) < 0 ||
-	    (rc = out_name(o->outdir, r->name, ".manifest.dsse.json", &res->envelope_path, e)) < 0)
+	    (rc = out_name(o->outdir, r->name, ".manifest.dsse.json", &res->envelope_path, e)) < 0 ||
+	    (rc = out_name(o->outdir, r->name, ".efi", &res->uki_path, e)) < 0)
 		goto out;
 	rc = run_build(o, r, &s, res, &out, e);
 out:
@@ -473,6 +514,7 @@ void build_result_free(struct build_result *res)
 	free(res->verity_path);
 	free(res->manifest_path);
 	free(res->envelope_path);
+	free(res->uki_path);
 	for (size_t i = 0; i < res->lint_warnings; i++)
 		free(res->warnings[i]);
 	free(res->warnings);

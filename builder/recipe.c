@@ -13,6 +13,7 @@
 #include "lib/digest.h"
 #include "lib/fileio.h"
 #include "lib/yamlx.h"
+#include "recipes/boot.h"
 #include "recipes/tuple.h"
 
 #define NAME_MAX_LEN 64
@@ -673,7 +674,7 @@ static int parse_root(struct parser *p, yaml_node_t *root, const char *env_epoch
 {
 	static const char *const keys[] = { "name", "version", "epoch", "allow-source-date-epoch",
 		"compression", "serial", "expires", "artifacts", "files", "directories", "symlinks",
-		"tuple", NULL };
+		"tuple", "boot", NULL };
 	struct recipe *r = p->r;
 	yaml_node_t *v, *it;
 	_cleanup_free_ struct seen *seen = NULL;
@@ -731,6 +732,8 @@ static int parse_root(struct parser *p, yaml_node_t *root, const char *env_epoch
 		if ((v = ydoc_get(p->d, root, item_specs[k].section)) && (rc = parse_items(p, v, k, seen, &n_seen)) < 0)
 			return rc;
 	if ((v = ydoc_get(p->d, root, "tuple")) && (rc = tuple_parse(p->d, v, &r->tuple, p->e)) < 0)
+		return rc;
+	if ((v = ydoc_get(p->d, root, "boot")) && (rc = boot_parse(p->d, v, r->dir, &r->boot, p->e)) < 0)
 		return rc;
 	/* A recipe with nothing to put in the image is a mistake (a section
 	 * emptied or left out), not a request for an empty image. */
@@ -826,6 +829,7 @@ void recipe_free(struct recipe *r)
 	free(r->symlinks);
 	if (r->tuple)
 		tuple_free(r->tuple);
+	boot_free(r->boot);
 	free(r->file);
 	free(r->dir);
 	free(r->name);

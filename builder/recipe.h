@@ -9,6 +9,7 @@
 #include "lib/err.h"
 
 struct tuple; /* recipes/tuple.h */
+struct boot_spec; /* recipes/boot.h */
 
 enum artifact_kind { ART_TAR, ART_DEB, ART_FILE };
 
@@ -69,6 +70,7 @@ struct recipe {
 	struct recipe_symlink *symlinks; size_t n_symlinks;
 
 	struct tuple *tuple;      /* NULL when the recipe has no tuple: section */
+	struct boot_spec *boot;   /* NULL when the recipe has no boot: section */
 };
 
 /* Parse and validate a recipe file.  env_epoch is SOURCE_DATE_EPOCH's

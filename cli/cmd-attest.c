@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attest/bootpolicy.h"
 #include "attest/eventlog.h"
 #include "attest/judge.h"
 #include "attest/measure.h"
@@ -42,6 +43,7 @@ static const char attest_help[] =
 "    ingot attest quote --nonce HEX --pcrs SEL [--ak DIR] [--tcti TCTI] -o FILE\n"
 "    ingot attest verify-quote QUOTE --nonce HEX [--ak-pub PEM] [--pcrs SEL]\n"
 "                              [--seen-nonces FILE] [--accept-weak LIST] [--json]\n"
+"    ingot attest boot-check QUOTE LOG --manifest FILE --nonce HEX [--ak-pub PEM]\n"
 "    ingot attest eventlog LOG [--json] [--against QUOTE [--nonce HEX]\n"
 "                              [--ak-pub PEM] [--accept-weak LIST]] [--pcrs SEL]\n"
 "\n"
@@ -58,6 +60,14 @@ static const char attest_help[] =
 "    predict prints the manifest's \"measurement\" object as recomputed from its\n"
 "    content: the event data, per-bank digests and the PCR values expected\n"
 "    after measuring it into a reset PCR.\n"
+"\n"
+"    boot-check applies the measured-boot policy (docs/attest.md \"Measured\n"
+"    boot\") to a quote of PCRs 4,7,9,11,12,15 and the firmware event log of a\n"
+"    node booted from the manifest's UKI: the quote is judged like verify-quote\n"
+"    (signature, nonce, coverage), then the log must replay to the quote, the\n"
+"    UKI be the boot application in PCR 4, PCR 11 equal the prediction, PCR 12\n"
+"    be at reset (no command line override) and PCR 15 hold exactly the\n"
+"    image's event. Prints \"boot admit|refuse|not-made: REASON\"; exit 0, 2, 1.\n"
 "\n"
 "    ak create makes an attestation key: a restricted signing key (ECC P-256\n"
 "    with ECDSA-SHA256, or RSA-2048 with RSASSA-SHA256) under a primary key\n"
@@ -170,6 +180,7 @@ static int allowed(const char *sub, int opt)
 		{ "quote", { OPT_NONCE, OPT_PCRS, OPT_AK, OPT_TCTI, 'o' } },
 		{ "verify-quote", { OPT_NONCE, OPT_AK_PUB, OPT_PCRS, OPT_SEEN, OPT_JSON, OPT_ACCEPT_WEAK } },
 		{ "eventlog", { OPT_JSON, OPT_AGAINST, OPT_NONCE, OPT_AK_PUB, OPT_PCRS, OPT_ACCEPT_WEAK } },
+		{ "boot-check", { OPT_MANIFEST, OPT_NONCE, OPT_AK_PUB } },
 	};
 	for (size_t i = 0; i < ARRAY_SIZE(table); i++)
 		if (!strcmp(table[i].sub, sub)) {
@@ -521,6 +532,37 @@ static int do_eventlog(const struct args *a)
 	return rc;
 }
 
+/* boot-check QUOTE LOG --manifest M --nonce N: the quote judged as
+ * verify-quote does (attest/judge.h), then the measured-boot policy
+ * (attest/bootpolicy.h) on its PCRs and the firmware's log. */
+static int do_boot_check(const struct args *a)
+{
+	_cleanup_json_ json_t *m = NULL, *q = NULL;
+	struct pcr_selection cover = { 0 };
+	struct attest_expect x = { .nonce_hex = a->nonce, .cover = &cover };
+	struct eventlog log;
+	struct quote_info qi;
+	struct boot_decision d;
+	uint8_t nonce[NONCE_MAX];
+	size_t nlen;
+	ingot_error e = { 0 };
+	int rc;
+
+	if (a->npos != 2 || !a->manifest || !a->nonce)
+		return cli_usage_error("attest", "boot-check: expected QUOTE LOG --manifest M --nonce HEX");
+	if (pcr_selection_parse(BOOT_QUOTE_PCRS, &cover, &e) < 0)
+		return cli_error(&e, EXIT_FAILURE_);
+	if ((rc = parse_nonce(a, nonce, &nlen)) || (rc = load_manifest(a->manifest, &m)) ||
+	    (rc = judge_quote_file(a->pos[0], a->ak_pub, &x, &q, &qi)))
+		return rc;
+	if (eventlog_load(a->pos[1], &log, &e) < 0)
+		return cli_error(&e, EXIT_FAILURE_);
+	boot_policy_check(m, &log, &qi.pcrs, &d);
+	eventlog_free(&log);
+	printf("boot %s: %s\n", boot_verdict_name(d.verdict), d.reason);
+	return d.verdict == BOOT_ADMIT ? EXIT_OK : d.verdict == BOOT_REFUSE ? ATTEST_REFUSED : EXIT_FAILURE_;
+}
+
 int cmd_attest(int argc, char **argv)
 {
 	static const struct {
@@ -533,6 +575,7 @@ int cmd_attest(int argc, char **argv)
 		{ "quote", do_quote },
 		{ "verify-quote", do_verify_quote },
 		{ "eventlog", do_eventlog },
+		{ "boot-check", do_boot_check },
 	};
 	struct args a;
 	int rc;

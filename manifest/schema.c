@@ -162,6 +162,7 @@ static const struct field top_fields[] = {
 	{ "expires", F_TIME_OR_NULL, N_FULL }, { "tuple", F_OBJ_OR_NULL, N_FULL },
 	{ "artifacts", F_ARR, N_REQ }, { "files", F_ARR, N_REQ }, { "image", F_OBJ, N_FULL },
 	{ "verity", F_OBJ, N_FULL }, { "measurement", F_OBJ, N_FULL },
+	{ "boot", F_OBJ, N_OPT },  /* builder/uki.c: recipes with a boot: section */
 };
 static const struct field recipe_fields[] = {
 	{ "name", F_STR, N_FULL }, { "version", F_STR, N_FULL }, { "file", F_STR, N_FULL },

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <openssl/rand.h>
 
+#include "attest/bootpolicy.h"
 #include "attest/eventlog.h"
 #include "attest/judge.h"
 #include "attest/nonce.h"
@@ -100,6 +101,7 @@ void check_tpm(const struct verify_opts *o, const json_t *m, struct verify_repor
 	const char *data = json_string_value(json_object_get(meas, "event_data"));
 	const char *ak_dir = o->ak_dir ? o->ak_dir : DEFAULT_AK_DIR;
 	const struct bank *sha256 = bank_by_name("sha256");
+	const json_t *boot = json_object_get(m, "boot");  /* measured boot: verify/tpmboot.c */
 	_cleanup_tpm_ struct tpm *tpm = NULL;
 	_cleanup_json_ json_t *quote = NULL;
 	struct pcr_selection sel = { 0 };
@@ -138,7 +140,10 @@ void check_tpm(const struct verify_opts *o, const json_t *m, struct verify_repor
 	}
 	if (pick_nonce(o, nonce_hex, nonce, &nonce_len, r) < 0)
 		return;
-	pcr_selection_add(&sel, sha256->alg, 1u << pcr);
+	if (boot)
+		pcr_selection_parse(BOOT_QUOTE_PCRS, &sel, &e);
+	else
+		pcr_selection_add(&sel, sha256->alg, 1u << pcr);
 	if (tpm_quote(tpm, ak_dir, nonce, nonce_len, &sel, &quote, &e) < 0) {
 		report_set(r, CHECK_TPM, ST_ERROR, "quote failed: %s", e.msg);
 		return;
@@ -146,6 +151,20 @@ void check_tpm(const struct verify_opts *o, const json_t *m, struct verify_repor
 	r->attestation = json_pack("{s:s, s:O, s:O, s:I}", "nonce", nonce_hex, "quote", quote,
 				   "ak_public_key", json_object_get(quote, "ak_pub") ?: json_null(),
 				   "pcr", pcr);
+	if (boot) {
+		/* The quote (signature, our nonce, coverage) is judged here; the
+		 * firmware's log against the boot chain in check_tpm_boot. */
+		struct attest_expect bx = { .nonce_hex = nonce_hex, .cover = &sel };
+		if (attest_judge(quote, &bx, &qi, &e) < 0) {
+			report_set(r, CHECK_TPM, ST_FAIL, "quote refused (%s): %s",
+				   attest_verdict_name(qi.reason), e.msg);
+			return;
+		}
+		report_evidence(r, CHECK_TPM, "quote by AK %s (%s/ak.pub.pem) over %s, nonce %s", qi.ak_id,
+				ak_dir, BOOT_QUOTE_PCRS, nonce_hex);
+		check_tpm_boot(o, m, &qi, r);
+		return;
+	}
 	if (load_log(o, &log, r) < 0)
 		goto out;
 	/* Admission accepts no weak evidence (attest/judge.h): the nonce is

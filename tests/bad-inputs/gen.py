@@ -132,6 +132,20 @@ recipe("garbage.yaml", art("garbage", "garbage.tar", garbage))
 deb = write("garbage.deb", b"!<arch>\nnot really\n")
 recipe("bad-deb.yaml", art("deb", "garbage.deb", deb, kind="deb"))
 
+# --- recipe boot: sections (the UKI inputs; recipes/boot.c, builder/uki.c)
+notpe = write("notpe.efi", b"MZ" + b"\0" * 100)
+def boot(name, body):
+    recipe(name, art("good", "good.tar", good), extra="boot:\n" + body)
+def pin(path, sha):
+    return "{source: %s, sha256: %s}" % (path, sha)
+boot("boot-missing-init.yaml", "  kernel: %s\n  stub: %s\n" % (pin("notpe.efi", notpe), pin("notpe.efi", notpe)))
+boot("boot-bad-module.yaml", "  kernel: %s\n  stub: %s\n  init: %s\n  modules: [\"dm verity\"]\n"
+     % (pin("notpe.efi", notpe), pin("notpe.efi", notpe), pin("notpe.efi", notpe)))
+boot("boot-not-pe.yaml", "  kernel: %s\n  stub: %s\n  init: %s\n"
+     % (pin("notpe.efi", notpe), pin("notpe.efi", notpe), pin("notpe.efi", notpe)))
+boot("boot-wrong-pin.yaml", "  kernel: %s\n  stub: %s\n  init: %s\n"
+     % (pin("notpe.efi", good), pin("notpe.efi", notpe), pin("notpe.efi", notpe)))
+
 # --- envelopes: JSON variants of a good one are made by the test script.
 
 # --- TCG event logs

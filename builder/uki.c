@@ -1,0 +1,344 @@
+/* Unified Kernel Image assembly (see uki.h). */
+#include "builder/uki.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "attest/authenticode.h"
+#include "attest/bootpredict.h"
+#include "builder/bootdeb.h"
+#include "builder/cpio.h"
+#include "builder/image.h"
+#include "builder/recipe.h"
+#include "lib/cleanup.h"
+#include "lib/digest.h"
+#include "lib/le.h"
+#include "lib/modinfo.h"
+#include "recipes/boot.h"
+
+#define STUB_DEB_PATH "usr/lib/systemd/boot/efi/linuxx64.efi.stub"
+
+static uint64_t align_up(uint64_t v, uint64_t a)
+{
+	return a ? (v + a - 1) / a * a : v;
+}
+
+static void pad_to(struct strbuf *out, uint64_t align)
+{
+	size_t want = align_up(out->len, align);
+	while (out->len < want)
+		strbuf_addch(out, 0);
+}
+
+int uki_assemble(const void *stub, size_t stub_len, const struct uki_section *s, size_t n,
+		 struct strbuf *out, ingot_error *e)
+{
+	const uint8_t *p = stub;
+	struct pe_image pe;
+	uint64_t va = 0, data_end = 0, first_raw = UINT32_MAX, table_end, shift;
+	uint8_t *h;
+	int r;
+
+	if ((r = pe_parse(stub, stub_len, "boot.stub", &pe, e)) < 0)
+		return r;
+	if (pe.cert_size)
+		return ingot_fail(e, -EINVAL, "boot.stub: expected an unsigned stub, got one with a certificate table "
+				  "(sections added after signing void the signature)");
+	for (unsigned i = 0; i < pe.nsections; i++) {
+		const struct pe_section *x = &pe.sections[i];
+		va = va > x->vaddr + (uint64_t)x->vsize ? va : x->vaddr + (uint64_t)x->vsize;
+		if (x->raw_size) {
+			data_end = data_end > x->raw_off + (uint64_t)x->raw_size ? data_end : x->raw_off + (uint64_t)x->raw_size;
+			first_raw = first_raw < x->raw_off ? first_raw : x->raw_off;
+		}
+	}
+	table_end = pe.sections_off + (uint64_t)(pe.nsections + n) * PE_SECTION_HEADER;
+	if (table_end > pe.size_of_headers || table_end > first_raw || pe.nsections + n > PE_MAX_SECTIONS)
+		return ingot_fail(e, -EINVAL, "boot.stub: expected room for %zu more section headers, got none", n);
+
+	strbuf_add(out, p, data_end);
+	pad_to(out, pe.file_align);
+	h = (uint8_t *)out->buf + pe.sections_off + (size_t)pe.nsections * PE_SECTION_HEADER;
+	for (size_t i = 0; i < n; i++) {
+		uint8_t hdr[PE_SECTION_HEADER] = { 0 };
+		size_t name_len = strlen(s[i].name);
+		if (name_len > 8 || s[i].len > UINT32_MAX / 2)
+			return ingot_fail(e, -EINVAL, "uki: section %s: expected a name of at most 8 characters and under 2 GiB",
+					  s[i].name);
+		va = align_up(va, UKI_VMA_ALIGN);
+		memcpy(hdr, s[i].name, name_len);
+		le_put(hdr + 8, s[i].len, 4);
+		le_put(hdr + 12, va, 4);
+		le_put(hdr + 16, align_up(s[i].len, pe.file_align), 4);
+		le_put(hdr + 20, out->len, 4);
+		le_put(hdr + 36, UKI_SECTION_FLAGS, 4);
+		memcpy(h + i * PE_SECTION_HEADER, hdr, sizeof(hdr));
+		strbuf_add(out, s[i].data, s[i].len);
+		pad_to(out, pe.file_align);
+		h = (uint8_t *)out->buf + pe.sections_off + (size_t)pe.nsections * PE_SECTION_HEADER;
+		va += s[i].len;
+	}
+	if (va > UINT32_MAX)
+		return ingot_fail(e, -EFBIG, "uki: expected an image under 4 GiB, got %" PRIu64 " bytes", va);
+	shift = out->len - data_end;
+	/* The stub's trailing bytes (its COFF symbol table) follow the new
+	 * sections, as objcopy leaves them; Authenticode covers them there. */
+	strbuf_add(out, p + data_end, stub_len - data_end);
+	/* A signer pads the file to 8 bytes before hashing (the certificate
+	 * table is 8-aligned): padded, the digest firmware measures for the
+	 * unsigned image is the one sbsign signs. */
+	pad_to(out, 8);
+	h = (uint8_t *)out->buf;
+	le_put(h + pe.coff_off + 2, pe.nsections + n, 2);
+	if (pe.symtab_off >= data_end)
+		le_put(h + pe.coff_off + 8, pe.symtab_off + shift, 4);
+	le_put(h + pe.opt_off + 56, align_up(va, pe.sect_align), 4);
+	le_put(h + pe.checksum_off, pe_checksum(h, out->len, pe.checksum_off), 4);
+	return 0;
+}
+
+void uki_cmdline(const char *name, const struct verity_info *vi, const char *extra, struct strbuf *out)
+{
+	char root[SHA256_HEX_LEN + 1], salt[2 * sizeof(vi->salt) + 1];
+
+	hex_encode(vi->root_hash, 32, root);
+	hex_encode(vi->salt, vi->salt_len, salt);
+	strbuf_addf(out, "ingot.image=%s ingot.root=%s ingot.salt=%s ingot.blocks=%" PRIu64, name, root, salt,
+		    vi->data_blocks);
+	if (extra && *extra)
+		strbuf_addf(out, " %s", extra);
+}
+
+/* --- inputs ------------------------------------------------------------- */
+
+struct boot_parts {
+	const struct boot_spec *b;
+	struct blob kernel_file, stub_file, init;
+	struct blob vmlinuz, stub;      /* the kernel and stub themselves */
+	struct blob *modules;           /* b->n_modules, in recipe order */
+};
+
+static void boot_parts_free(struct boot_parts *bp)
+{
+	blob_release(&bp->kernel_file);
+	blob_release(&bp->stub_file);
+	blob_release(&bp->init);
+	blob_release(&bp->vmlinuz);
+	blob_release(&bp->stub);
+	for (size_t i = 0; bp->modules && i < bp->b->n_modules; i++)
+		blob_release(&bp->modules[i]);
+	free(bp->modules);
+}
+
+/* Module names compare with '-' and '_' equal, as the kernel does. */
+static int modname_eq(const char *a, const char *b, size_t blen)
+{
+	size_t i;
+	for (i = 0; i < blen && a[i]; i++)
+		if (a[i] != b[i] && !((a[i] == '-' || a[i] == '_') && (b[i] == '-' || b[i] == '_')))
+			return 0;
+	return i == blen && !a[i];
+}
+
+static struct blob *pick_kernel(void *ctx, const char *path)
+{
+	struct boot_parts *bp = ctx;
+	const char *base = strrchr(path, '/');
+	size_t len;
+
+	if (!strncmp(path, "boot/vmlinuz-", 13))
+		return &bp->vmlinuz;
+	if (strncmp(path, "lib/modules/", 12) || !base || !strstr(path, "/kernel/"))
+		return NULL;
+	base++;
+	len = strlen(base);
+	if (len < 4 || strcmp(base + len - 3, ".ko"))
+		return NULL;
+	for (size_t i = 0; i < bp->b->n_modules; i++)
+		if (modname_eq(bp->b->modules[i], base, len - 3))
+			return &bp->modules[i];
+	return NULL;
+}
+
+static struct blob *pick_stub(void *ctx, const char *path)
+{
+	return strcmp(path, STUB_DEB_PATH) ? NULL : &((struct boot_parts *)ctx)->stub;
+}
+
+/* Every module's depends= must be loaded before it. */
+static int check_module_order(const struct boot_spec *b, const struct blob *mods, ingot_error *e)
+{
+	for (size_t i = 0; i < b->n_modules; i++) {
+		struct modinfo mi = { 0 };
+		const char *dep;
+		int r = modinfo_parse(mods[i].data, mods[i].len, b->modules[i], &mi, e);
+		if (r < 0)
+			return ingot_prefix(e, "boot.modules[%zu]", i);
+		dep = modinfo_get(&mi, "depends");
+		while (r >= 0 && dep && *dep) {
+			size_t k = strcspn(dep, ","), j;
+			for (j = 0; j < i && !modname_eq(b->modules[j], dep, k); j++)
+				;
+			if (j == i)
+				r = ingot_fail(e, -EINVAL, "boot.modules[%zu]: %s depends on %.*s: expected %.*s listed before it",
+					       i, b->modules[i], (int)k, dep, (int)k, dep);
+			dep += k + (dep[k] == ',');
+		}
+		modinfo_free(&mi);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+static int load_parts(const struct boot_spec *b, struct boot_parts *bp, ingot_error *e)
+{
+	int r;
+
+	bp->b = b;
+	if (!(bp->modules = calloc(b->n_modules + 1, sizeof(*bp->modules))))
+		return ingot_fail(e, -ENOMEM, "out of memory");
+	if ((r = boot_input_read(&b->kernel, "boot.kernel", &bp->kernel_file, e)) < 0 ||
+	    (r = boot_input_read(&b->stub, "boot.stub", &bp->stub_file, e)) < 0 ||
+	    (r = boot_input_read(&b->init, "boot.init", &bp->init, e)) < 0)
+		return r;
+	if (is_deb(&bp->kernel_file)) {
+		if ((r = deb_extract(&bp->kernel_file, b->kernel.path, pick_kernel, bp, e)) < 0)
+			return r;
+		if (!bp->vmlinuz.data)
+			return ingot_fail(e, -EINVAL, "boot.kernel: %s: expected a boot/vmlinuz-* file in the package, got none",
+					  b->kernel.path);
+	} else if (b->n_modules) {
+		return ingot_fail(e, -EINVAL, "boot.modules: expected none with a vmlinuz file as boot.kernel (modules come from a linux-image .deb)");
+	} else {
+		bp->vmlinuz = bp->kernel_file;
+		bp->kernel_file = (struct blob){ 0 };
+	}
+	for (size_t i = 0; i < b->n_modules; i++)
+		if (!bp->modules[i].data)
+			return ingot_fail(e, -EINVAL, "boot.modules[%zu]: expected %s.ko in %s, got none", i,
+					  b->modules[i], b->kernel.path);
+	if ((r = check_module_order(b, bp->modules, e)) < 0)
+		return r;
+	if (is_deb(&bp->stub_file)) {
+		if ((r = deb_extract(&bp->stub_file, b->stub.path, pick_stub, bp, e)) < 0)
+			return r;
+		if (!bp->stub.data)
+			return ingot_fail(e, -EINVAL, "boot.stub: %s: expected /%s in the package, got none", b->stub.path,
+					  STUB_DEB_PATH);
+	} else {
+		bp->stub = bp->stub_file;
+		bp->stub_file = (struct blob){ 0 };
+	}
+	return 0;
+}
+
+/* /init, mount points, and lib/modules/NN-NAME.ko: the init loads them
+ * in name order, which is the recipe's order. */
+static int make_initrd(const struct boot_parts *bp, uint32_t mtime, struct strbuf *out, ingot_error *e)
+{
+	static const char *const dirs[] = { "dev", "lib", "lib/modules", "proc", "sys", "sysroot", "tmp" };
+	size_t n = ARRAY_SIZE(dirs) + 1 + bp->b->n_modules, k = 0;
+	_cleanup_free_ struct cpio_entry *v = calloc(n, sizeof(*v));
+	_cleanup_free_ char *names = calloc(bp->b->n_modules + 1, 80);
+
+	if (!v || !names)
+		return ingot_fail(e, -ENOMEM, "out of memory");
+	for (size_t i = 0; i < ARRAY_SIZE(dirs); i++)
+		v[k++] = (struct cpio_entry){ dirs[i], S_IFDIR | 0755, NULL, 0 };
+	v[k++] = (struct cpio_entry){ "init", S_IFREG | 0755, bp->init.data, bp->init.len };
+	for (size_t i = 0; i < bp->b->n_modules; i++) {
+		char *nm = names + i * 80;
+		snprintf(nm, 80, "lib/modules/%02zu-%s.ko", i, bp->b->modules[i]);
+		v[k++] = (struct cpio_entry){ nm, S_IFREG | 0644, bp->modules[i].data, bp->modules[i].len };
+	}
+	return cpio_write(v, k, mtime, out, e);
+}
+
+/* --- the manifest's "boot" object ---------------------------------------- */
+
+static json_t *hex_str(const uint8_t *d, size_t len)
+{
+	char hex[2 * 64 + 1];
+	hex_encode(d, len, hex);
+	return json_string(hex);
+}
+
+/* The source's base name, as the manifest's artifacts carry theirs: the
+ * manifest must not depend on where the build machine keeps its inputs. */
+static json_t *input_json(const struct boot_input *in)
+{
+	const char *base = strrchr(in->source, '/');
+	return json_pack("{s:s,s:o}", "source", base ? base + 1 : in->source, "sha256", hex_str(in->sha256, 32));
+}
+
+static int boot_json(const struct recipe *r, const struct verity_info *vi, const struct boot_parts *bp,
+		     const char *efi_name, const struct strbuf *efi, const struct uki_part *parts, size_t nparts,
+		     const char *cmdline, json_t **out, ingot_error *e)
+{
+	uint8_t efi_sha[32], efi_auth[32], linux_auth[32];
+	_cleanup_strbuf_ struct strbuf ev = STRBUF_INIT;
+	json_t *mods = json_array(), *o;
+	int rc;
+
+	sha256_buf(efi->buf, efi->len, efi_sha);
+	if ((rc = authenticode_digest(efi->buf, efi->len, efi_name, EVP_sha256(), efi_auth, e)) < 0 ||
+	    (rc = authenticode_digest(bp->vmlinuz.data, bp->vmlinuz.len, "boot.kernel vmlinuz", EVP_sha256(),
+				      linux_auth, e)) < 0) {
+		json_decref(mods);
+		return rc;
+	}
+	if (boot_image_event(r->name, vi->root_hash, &ev) < 0) {
+		json_decref(mods);
+		return ingot_fail(e, -EINVAL, "boot: recipe name \"%s\" cannot be measured", r->name);
+	}
+	for (size_t i = 0; mods && i < r->boot->n_modules; i++)
+		json_array_append_new(mods, json_string(r->boot->modules[i]));
+	o = json_pack("{s:{s:s,s:I,s:o,s:o},s:o,s:o,s:o,s:o,s:s,s:o,s:{s:o},s:{s:s,s:o}}",
+		      "uki", "file", efi_name, "size", (json_int_t)efi->len, "sha256", hex_str(efi_sha, 32),
+		      "authenticode_sha256", hex_str(efi_auth, 32),
+		      "kernel", input_json(&r->boot->kernel), "stub", input_json(&r->boot->stub),
+		      "init", input_json(&r->boot->init), "modules", mods, "cmdline", cmdline,
+		      "linux_authenticode_sha256", hex_str(linux_auth, 32),
+		      "pcr11", "predicted", boot_predict_pcr11_json(parts, nparts),
+		      "pcr15", "event_data", ev.buf, "predicted", boot_predict_single_event(ev.buf, ev.len));
+	if (!o)
+		return ingot_fail(e, -ENOMEM, "out of memory");
+	*out = o;
+	return 0;
+}
+
+int uki_build(const struct recipe *r, const struct verity_info *vi, const char *efi_name,
+	      struct strbuf *efi, json_t **boot, ingot_error *e)
+{
+	struct boot_parts bp = { 0 };
+	_cleanup_strbuf_ struct strbuf initrd = STRBUF_INIT, cmdline = STRBUF_INIT, osrel = STRBUF_INIT;
+	int rc;
+
+	*boot = NULL;
+	if ((rc = load_parts(r->boot, &bp, e)) < 0 || (rc = make_initrd(&bp, (uint32_t)r->epoch, &initrd, e)) < 0)
+		goto out;
+	uki_cmdline(r->name, vi, r->boot->cmdline, &cmdline);
+	strbuf_addf(&osrel, "ID=ingot\nIMAGE_ID=%s\nIMAGE_VERSION=%s\nPRETTY_NAME=\"%s %s (ingot)\"\n",
+		    r->name, r->version, r->name, r->version);
+	{
+		/* File order as boot-notes.md gives it; systemd-stub measures
+		 * in its own order (.linux .osrel .cmdline .initrd). */
+		const struct uki_section secs[] = {
+			{ ".osrel", osrel.buf, osrel.len }, { ".cmdline", cmdline.buf, cmdline.len },
+			{ ".linux", bp.vmlinuz.data, bp.vmlinuz.len }, { ".initrd", initrd.buf, initrd.len },
+		};
+		const struct uki_part parts[] = {
+			{ ".linux", bp.vmlinuz.data, bp.vmlinuz.len }, { ".osrel", osrel.buf, osrel.len },
+			{ ".cmdline", cmdline.buf, cmdline.len }, { ".initrd", initrd.buf, initrd.len },
+		};
+		if ((rc = uki_assemble(bp.stub.data, bp.stub.len, secs, ARRAY_SIZE(secs), efi, e)) < 0)
+			goto out;
+		rc = boot_json(r, vi, &bp, efi_name, efi, parts, ARRAY_SIZE(parts), cmdline.buf, boot, e);
+	}
+out:
+	boot_parts_free(&bp);
+	return rc;
+}

@@ -1,0 +1,152 @@
+/* Parser of the recipe's `boot:` section (see boot.h). */
+#include "recipes/boot.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/cleanup.h"
+#include "lib/digest.h"
+#include "lib/fileio.h"
+
+static int dup_scalar(struct ydoc *d, yaml_node_t *n, const char *field, char **out, ingot_error *e)
+{
+	const char *s;
+	int r = ydoc_str(d, n, field, &s, e);
+	if (r < 0)
+		return r;
+	return (*out = strdup(s)) ? 0 : ingot_fail(e, -ENOMEM, "out of memory");
+}
+
+static int parse_input(struct ydoc *d, yaml_node_t *map, const char *key, const char *dir,
+		       struct boot_input *in, ingot_error *e)
+{
+	static const char *const keys[] = { "source", "sha256", NULL };
+	char f[64];
+	yaml_node_t *n, *v;
+	const char *s;
+	int r;
+
+	snprintf(f, sizeof(f), "boot.%s", key);
+	if ((r = ydoc_need(d, map, key, "boot", &n, e)) < 0 || (r = ydoc_expect_map(d, n, f, e)) < 0 ||
+	    (r = ydoc_check_keys(d, n, f, keys, e)) < 0)
+		return r;
+	in->line = n->start_mark.line + 1;
+	in->column = n->start_mark.column + 1;
+	if ((r = ydoc_need(d, n, "source", f, &v, e)) < 0 || (r = dup_scalar(d, v, f, &in->source, e)) < 0)
+		return r;
+	if (!in->source[0] || strstr(in->source, "://"))
+		return ydoc_fail(d, v, e, "%s.source: expected a file path, got '%s'", f, in->source);
+	in->path = in->source[0] == '/' ? strdup(in->source) : path_join(dir, in->source);
+	if (!in->path)
+		return ingot_fail(e, -ENOMEM, "out of memory");
+	if ((r = ydoc_need(d, n, "sha256", f, &v, e)) < 0 || (r = ydoc_str(d, v, f, &s, e)) < 0)
+		return r;
+	if (!is_sha256_hex(s))
+		return ydoc_fail(d, v, e, "%s.sha256: expected 64 lower-case hex digits, got '%s'", f, s);
+	return hex_decode(s, in->sha256, sizeof(in->sha256));
+}
+
+/* Module names as the kernel and modinfo spell them: [A-Za-z0-9_-]. */
+static int module_name_ok(const char *s)
+{
+	size_t n = strlen(s);
+	if (!n || n > 55)
+		return 0;
+	return strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-") == n;
+}
+
+static int parse_modules(struct ydoc *d, yaml_node_t *n, struct boot_spec *b, ingot_error *e)
+{
+	yaml_node_t *it;
+	char f[48];
+	int r;
+
+	if ((r = ydoc_expect_seq(d, n, "boot.modules", e)) < 0)
+		return r;
+	if (!(b->modules = calloc(BOOT_MAX_MODULES, sizeof(*b->modules))))
+		return ingot_fail(e, -ENOMEM, "out of memory");
+	ydoc_seq_foreach(d, n, it) {
+		snprintf(f, sizeof(f), "boot.modules[%zu]", b->n_modules);
+		if (b->n_modules == BOOT_MAX_MODULES)
+			return ydoc_fail(d, it, e, "%s: expected at most %d modules", f, BOOT_MAX_MODULES);
+		if ((r = dup_scalar(d, it, f, &b->modules[b->n_modules], e)) < 0)
+			return r;
+		if (!module_name_ok(b->modules[b->n_modules++]))
+			return ydoc_fail(d, it, e, "%s: expected a module name ([A-Za-z0-9_-]), got '%s'", f,
+					 b->modules[b->n_modules - 1]);
+	}
+	return 0;
+}
+
+static int parse_cmdline(struct ydoc *d, yaml_node_t *n, struct boot_spec *b, ingot_error *e)
+{
+	int r = dup_scalar(d, n, "boot.cmdline", &b->cmdline, e);
+	if (r < 0)
+		return r;
+	if (strlen(b->cmdline) > BOOT_CMDLINE_MAX)
+		return ydoc_fail(d, n, e, "boot.cmdline: expected at most %d characters", BOOT_CMDLINE_MAX);
+	/* ingot writes these itself; one given here would contradict them. */
+	static const char *const own[] = { "ingot.image=", "ingot.root=", "ingot.salt=", "ingot.blocks=" };
+	for (const char *p = b->cmdline; *p; p++) {
+		if ((unsigned char)*p < ' ' || (unsigned char)*p > '~')
+			return ydoc_fail(d, n, e, "boot.cmdline: expected printable ASCII, got byte 0x%02x",
+					 (unsigned char)*p);
+		for (size_t i = 0; i < ARRAY_SIZE(own) && (p == b->cmdline || p[-1] == ' '); i++)
+			if (!strncmp(p, own[i], strlen(own[i])))
+				return ydoc_fail(d, n, e, "boot.cmdline: expected no %.*s parameter (ingot sets it), got '%s'",
+						 (int)strlen(own[i]) - 1, own[i], p);
+	}
+	return 0;
+}
+
+int boot_parse(struct ydoc *d, yaml_node_t *n, const char *dir, struct boot_spec **out, ingot_error *e)
+{
+	static const char *const keys[] = { "kernel", "stub", "init", "modules", "cmdline", NULL };
+	struct boot_spec *b;
+	yaml_node_t *v;
+	int r;
+
+	*out = NULL;
+	if ((r = ydoc_expect_map(d, n, "boot", e)) < 0 || (r = ydoc_check_keys(d, n, "boot", keys, e)) < 0)
+		return r;
+	if (!(b = calloc(1, sizeof(*b))))
+		return ingot_fail(e, -ENOMEM, "out of memory");
+	b->line = n->start_mark.line + 1;
+	b->column = n->start_mark.column + 1;
+	if ((r = parse_input(d, n, "kernel", dir, &b->kernel, e)) >= 0 &&
+	    (r = parse_input(d, n, "stub", dir, &b->stub, e)) >= 0 &&
+	    (r = parse_input(d, n, "init", dir, &b->init, e)) >= 0) {
+		if ((v = ydoc_get(d, n, "modules")))
+			r = parse_modules(d, v, b, e);
+		if (r >= 0 && (v = ydoc_get(d, n, "cmdline")))
+			r = parse_cmdline(d, v, b, e);
+		else if (r >= 0 && !(b->cmdline = strdup("")))
+			r = ingot_fail(e, -ENOMEM, "out of memory");
+	}
+	if (r < 0) {
+		boot_free(b);
+		return r;
+	}
+	*out = b;
+	return 0;
+}
+
+static void input_free(struct boot_input *in)
+{
+	free(in->source);
+	free(in->path);
+}
+
+void boot_free(struct boot_spec *b)
+{
+	if (!b)
+		return;
+	input_free(&b->kernel);
+	input_free(&b->stub);
+	input_free(&b->init);
+	for (size_t i = 0; i < b->n_modules; i++)
+		free(b->modules[i]);
+	free(b->modules);
+	free(b->cmdline);
+	free(b);
+}

@@ -1,0 +1,101 @@
+#!/bin/bash
+# Build the demo's bootable variant into OUTDIR (default out/boot):
+#   scripts/boot-image.sh BUILD [OUTDIR]
+# NAME.efi (UKI), NAME.sqfs, NAME.verity, NAME.manifest.json and the
+# signed NAME.manifest.dsse.json, with NAME = demo-h100-boot.
+#
+# The kernel and the EFI stub come from Debian's archive (`apt-get
+# download`; kept in $INGOT_BOOT_CACHE, default out/boot-cache).  The
+# archive moves on, so the recipe is generated here with pins written
+# from the files actually downloaded, and this script says so.  The image
+# also carries the ingot binary and its shared libraries (a tar made
+# here, deterministically), so the test boot can quote the TPM with it.
+set -euo pipefail
+BUILD=${1:-build}
+OUT=${2:-out/boot}
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+INGOT=$ROOT/$BUILD/ingot
+INIT=$ROOT/$BUILD/ingot-init
+CACHE=${INGOT_BOOT_CACHE:-$ROOT/out/boot-cache}
+NAME=demo-h100-boot
+[ -x "$INGOT" ] && [ -x "$INIT" ] || { echo "boot-image: $INGOT or $INIT not built (run make)" >&2; exit 1; }
+[ -f recipes/artifacts/nvidia-open-kmod-580.95.05-6.8.0-45.tar.xz ] || scripts/gen-artifacts.sh "$BUILD"
+mkdir -p "$CACHE" "$OUT"
+
+# --- pinned boot inputs from the archive --------------------------------
+deb_of() { ls "$CACHE"/"$1"_*.deb 2>/dev/null | sort | tail -n 1; }
+KPKG=$(apt-cache depends linux-image-amd64 2>/dev/null | sed -n 's/^ *Depends: \(linux-image-6\.1\.0-[0-9]*-amd64\)$/\1/p' | head -n 1)
+[ -n "$KPKG" ] || KPKG=$(cd "$CACHE" && ls linux-image-6.1.0-*-amd64_*.deb 2>/dev/null | sed 's/_.*//' | sort -V | tail -n 1)
+[ -n "$KPKG" ] || { echo "boot-image: no linux-image-6.1.0-*-amd64 known to apt" >&2; exit 1; }
+for pkg in "$KPKG" systemd-boot-efi; do
+	if [ -z "$(deb_of "$pkg")" ]; then
+		echo "boot-image: apt-get download $pkg" >&2
+		(cd "$CACHE" && apt-get download "$pkg" >/dev/null 2>&1) ||
+			{ echo "boot-image: apt-get download $pkg failed" >&2; exit 1; }
+	fi
+done
+KDEB=$(deb_of "$KPKG")
+SDEB=$(deb_of systemd-boot-efi)
+
+# --- ingot and its libraries, for the test image -------------------------
+TOOLS=$CACHE/ingot-tools
+rm -rf "$TOOLS" && mkdir -p "$TOOLS/usr/bin" "$TOOLS/usr/lib/x86_64-linux-gnu" "$TOOLS/lib64"
+cp "$INGOT" "$TOOLS/usr/bin/ingot"
+# tss2-tctildr dlopens the TCTI by name: carry the device TCTI too.
+for lib in $(ldd "$INGOT" /usr/lib/x86_64-linux-gnu/libtss2-tcti-device.so.0 | awk '/=> \//{print $3}' | sort -u) \
+	   /usr/lib/x86_64-linux-gnu/libtss2-tcti-device.so.0; do
+	cp -L "$lib" "$TOOLS/usr/lib/x86_64-linux-gnu/$(basename "$lib")"
+done
+cp -L /lib64/ld-linux-x86-64.so.2 "$TOOLS/lib64/"
+tar --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner --format=gnu \
+	-C "$TOOLS" -cf "$CACHE/ingot-tools.tar" usr lib64
+TOOLS_TAR=$CACHE/ingot-tools.tar
+
+sha() { sha256sum "$1" | cut -d' ' -f1; }
+RECIPE=$OUT/$NAME.yaml
+TOOLS_ART="  # the test image's ingot (quotes the TPM in the guest) and its libraries
+  - name: ingot-tools
+    kind: tar
+    source: $TOOLS_TAR
+    sha256: $(sha "$TOOLS_TAR")
+"
+{
+	# demo.yaml with absolute sources, the tools artifact before files:,
+	# and the mount points the boot needs among the directories.
+	sed -e "s|^name: demo-h100$|name: $NAME|" \
+	    -e "s|source: artifacts/|source: $ROOT/recipes/artifacts/|" \
+	    -e "s|source: file://artifacts/|source: $ROOT/recipes/artifacts/|" recipes/demo.yaml |
+		awk -v art="$TOOLS_ART" '
+			/^files:/ { printf "%s\n", art }
+			{ print }
+			/^directories:/ { print "  - {path: /dev}\n  - {path: /proc}\n  - {path: /sys}\n  - {path: /tmp, mode: 01777}" }'
+	cat <<YAML
+
+# Pins written by scripts/boot-image.sh from the files it downloaded:
+#   $(basename "$KDEB")
+#   $(basename "$SDEB")
+boot:
+  kernel:
+    source: $KDEB
+    sha256: $(sha "$KDEB")
+  stub:
+    source: $SDEB
+    sha256: $(sha "$SDEB")
+  init:
+    source: $INIT
+    sha256: $(sha "$INIT")
+  modules: [virtio_ring, virtio, virtio_pci_legacy_dev, virtio_pci_modern_dev, virtio_pci, virtio_blk,
+            dm-mod, dm-bufio, reed_solomon, dm-verity, squashfs]
+  cmdline: "console=ttyS0 panic=-1 ingot.test=ingot-evidence"
+YAML
+} > "$RECIPE.tmp"
+mv "$RECIPE.tmp" "$RECIPE"
+echo "boot-image: recipe $RECIPE pins what was downloaded: $(basename "$KDEB"), $(basename "$SDEB")" >&2
+
+KEY=$OUT/signing
+[ -f "$KEY.key" ] || "$INGOT" keys generate -o "$KEY" >/dev/null
+rm -f "$OUT/keyring.json"
+"$INGOT" keys keyring add "$OUT/keyring.json" "$KEY.pub" --name boot-demo >/dev/null
+"$INGOT" build "$RECIPE" -o "$OUT" --store "$ROOT/out/store" --key "$KEY.key" --no-lint --quiet
+echo "boot-image: $OUT/$NAME.efi $(sha256sum "$OUT/$NAME.efi" | cut -d' ' -f1)"
