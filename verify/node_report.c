@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/escape.h"
 #include "lib/meta.h"
 #include "lib/strbuf.h"
 
@@ -148,15 +149,19 @@ json_t *report_to_json(const struct verify_report *r)
 void report_print_text(const struct verify_report *r, FILE *out)
 {
 	const char *id = json_string_value(json_object_get(r->node, "id"));
-	fprintf(out, "ingot verify: %s (exit %d): %s\n", r->verdict, r->exit_status,
+	/* Paths and versions in summaries come from the manifest and the
+	 * node: escaped (lib/escape.h) before they reach a terminal or log. */
+	struct strbuf sb = STRBUF_INIT;
+
+	strbuf_addf_escaped(&sb, "ingot verify: %s (exit %d): %s\n", r->verdict, r->exit_status,
 		r->reason ? r->reason : "");
-	fprintf(out, "  node %s, pool %s, tuple %.16s\n", id ? id : "?", r->pool ? r->pool : "?",
+	strbuf_addf_escaped(&sb, "  node %s, pool %s, tuple %.16s\n", id ? id : "?", r->pool ? r->pool : "?",
 		r->tuple_digest ? r->tuple_digest : "-");
 	for (int i = 0; i < CHECK__COUNT; i++) {
 		const struct check_result *c = &r->checks[i];
 		size_t k, n = json_array_size(c->evidence);
 		json_t *v;
-		fprintf(out, "  %-5s %-9s %s\n", check_status_name(c->status), names[i],
+		strbuf_addf_escaped(&sb, "  %-5s %-9s %s\n", check_status_name(c->status), names[i],
 			c->summary ? c->summary : "");
 		/* Passing checks keep their evidence in --json; failures show it. */
 		if (c->status == ST_PASS || c->status == ST_SKIP)
@@ -165,10 +170,12 @@ void report_print_text(const struct verify_report *r, FILE *out)
 			if (!strncmp(json_string_value(v), "ok: ", 4))
 				continue;   /* what matched is in --json */
 			if (k == 20) {
-				fprintf(out, "          ... %zu more (see --json)\n", n - k);
+				strbuf_addf_escaped(&sb, "          ... %zu more (see --json)\n", n - k);
 				break;
 			}
-			fprintf(out, "          %s\n", json_string_value(v));
+			strbuf_addf_escaped(&sb, "          %s\n", json_string_value(v));
 		}
 	}
+	fputs(sb.buf, out);
+	strbuf_release(&sb);
 }

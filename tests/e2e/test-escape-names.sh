@@ -68,4 +68,12 @@ assert_eq 1 "$rc" "diff exit status (differ)"
 ! grep -q $'\x07' diff.txt || fail "raw BEL in diff output: $(cat -v diff.txt)"
 ! grep -q '^forged: line' diff.txt || fail "forged line in diff output: $(cat -v diff.txt)"
 assert_contains "$(cat diff.txt)" 'usr/b\x1b]0;pwned\x07\nforged: line' "escaped path"
+
+note "ingot verify's text report escapes manifest paths"
+mkdir -p emptyroot
+rc=0; "$INGOT" verify --manifest evil.json --allow-unsigned --root emptyroot --tcti none >report.txt 2>&1 || rc=$?
+assert_eq 11 "$rc" "verify exit status (files refused)"
+! grep -q $'\x1b' report.txt || fail "raw ESC in verify report: $(cat -v report.txt)"
+! grep -q '^forged: line' report.txt || fail "forged line in verify report: $(cat -v report.txt)"
+assert_contains "$(cat report.txt)" 'missing: /usr/b\x1b]0;pwned\x07\nforged: line' "escaped path in report"
 echo "ok"
