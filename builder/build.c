@@ -10,9 +10,9 @@
 
 #include "builder/image.h"
 #include "builder/manifest.h"
-#include "builder/recipe.h"
 #include "builder/store.h"
 #include "builder/tree.h"
+#include "builder/tuple_check.h"
 #include "builder/unpack.h"
 #include "keys/envelope.h"
 #include "keys/key.h"
@@ -21,7 +21,7 @@
 #include "lib/fileio.h"
 #include "lib/json.h"
 #include "recipes/lint.h"
-#include "recipes/tuple.h"
+#include "recipes/recipe.h"
 
 #define OUT_MODE 0644
 
@@ -197,7 +197,7 @@ static int add_inline(const struct recipe *r, struct store *s, struct tree *t, i
 
 int build_stage_tree(const struct recipe *r, struct store *s, unsigned workers, uint64_t max_entries,
 		     build_progress_fn progress, void *progress_ctx, struct tree *t,
-		     size_t *cached, uint64_t *artifact_sizes, ingot_error *e)
+		     size_t *cached, struct unpack_stats *stats, ingot_error *e)
 {
 	struct pool p = { .r = r, .s = s, .progress = progress, .progress_ctx = progress_ctx,
 			  .first_bad = SIZE_MAX, .max_entries = max_entries };
@@ -213,8 +213,8 @@ int build_stage_tree(const struct recipe *r, struct store *s, unsigned workers, 
 	 * every error) is the same with any number of workers. */
 	for (size_t i = 0; rc >= 0 && i < r->n_artifacts; i++) {
 		*cached += p.jobs[i].st.cached;
-		if (artifact_sizes)
-			artifact_sizes[i] = p.jobs[i].st.artifact_bytes;
+		if (stats)
+			stats[i] = p.jobs[i].st;
 		rc = unpack_apply(&r->artifacts[i], &p.jobs[i].listing, t, e);
 	}
 	for (size_t i = 0; i < r->n_artifacts; i++)
@@ -336,21 +336,24 @@ static int run_build(const struct build_opts *o, struct recipe *r, struct store 
 	struct verity_info vi = { 0 };
 	uint8_t salt[32];
 	_cleanup_free_ uint64_t *sizes = calloc(r->n_artifacts + 1, sizeof(*sizes));
+	_cleanup_free_ struct unpack_stats *stats = calloc(r->n_artifacts + 1, sizeof(*stats));
 	size_t cached = 0;
 	int rc;
 
-	if (!sizes)
+	if (!sizes || !stats)
 		return ingot_fail(e, -ENOMEM, "out of memory");
 	rc = build_stage_tree(r, s, o->workers, o->max_entries, o->progress, o->progress_ctx, &t, &cached,
-			      sizes, e);
+			      stats, e);
 	if (rc < 0)
 		return rc;
+	for (size_t i = 0; i < r->n_artifacts; i++)
+		sizes[i] = stats[i].artifact_bytes;
 	res->artifacts = r->n_artifacts;
 	res->artifacts_cached = cached;
 	res->entries = t.n;
 	res->files = tree_count(&t, TREE_FILE);
 
-	if (r->tuple && (rc = tuple_check_artifacts(r, &t, s, e)) < 0)
+	if (r->tuple && (rc = tuple_check_artifacts(r, &t, s, stats, e)) < 0)
 		goto done;
 
 	io.compression = r->compression;

@@ -57,9 +57,10 @@ void build_result_free(struct build_result *res);
 struct recipe;
 struct store;
 struct tree;
-/* artifact_sizes (may be NULL): n_artifacts sizes of the artifacts. */
+struct unpack_stats;
+/* stats (may be NULL): n_artifacts unpack results, in recipe order. */
 int build_stage_tree(const struct recipe *r, struct store *s, unsigned workers, uint64_t max_entries,
 		     build_progress_fn progress, void *progress_ctx, struct tree *t,
-		     size_t *cached, uint64_t *artifact_sizes, ingot_error *e);
+		     size_t *cached, struct unpack_stats *stats, ingot_error *e);
 
 #endif

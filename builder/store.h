@@ -6,7 +6,6 @@
  *   unpacked/<hex>.json   its listing: paths, types, modes, sizes, digests
  *                         and pack offsets (written last: it marks the pack
  *                         complete)
- *   unpacked/<hex>.control.tar  a .deb's control member (tuple checks)
  *   tmp/<pid>.<what>.XXXXXX  temporaries, renamed into place once verified;
  *                         those of dead processes are removed by store_open
  * A blob whose bytes do not match its name never enters blobs/, and a pack

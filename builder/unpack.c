@@ -16,11 +16,12 @@
 #include "lib/cleanup.h"
 #include "lib/digest.h"
 #include "lib/fileio.h"
+#include "lib/imgpath.h"
 #include "lib/json.h"
 
 #define DATA_BUF (256u << 10)
 #define PACK_BUF (1u << 20)
-#define CACHE_SCHEMA "ingot.unpacked/v2"
+#define CACHE_SCHEMA "ingot.unpacked/v3"
 
 /* Per-artifact reading state. */
 struct reader {
@@ -38,9 +39,7 @@ struct reader {
 	uint64_t pack_off;
 	char *wbuf;               /* PACK_BUF write-behind: small files, few writes */
 	size_t wlen;
-	/* a .deb's control.tar member, kept for the tuple checks */
-	char *control;
-	size_t control_len;
+	bool have_control;        /* a .deb's control.tar member was read */
 };
 
 /* The artifact's own bytes, hashed as libarchive reads them, so it is
@@ -117,7 +116,7 @@ static int normalize(struct reader *rd, const char *raw, const char *what, char 
 	*out = strndup(p, n);
 	if (!*out)
 		return ingot_fail(rd->e, -ENOMEM, "out of memory");
-	if (tree_check_path(*out, "path", &sub) < 0) {
+	if (imgpath_check(*out, "path", &sub) < 0) {
 		free(*out);
 		*out = NULL;
 		return ingot_fail(rd->e, -EINVAL, "%s: %s '%s': %s", rd->a->name, what, raw, sub.msg);
@@ -357,7 +356,10 @@ static la_ssize_t member_read(struct archive *inner, void *ctx, const void **buf
 	return n;
 }
 
-int unpack_read_member(struct archive *a, size_t max, char **out, size_t *len)
+/* The rest of the current libarchive entry, whole and NUL-terminated
+ * (malloc'd): -EFBIG once it reaches max bytes, -EIO on a read error
+ * (archive_error_string(a) says which), -ENOMEM. */
+static int read_member(struct archive *a, size_t max, char **out, size_t *len)
 {
 	size_t cap = 65536, n = 0;
 	char *buf = malloc(cap + 1);
@@ -394,18 +396,74 @@ int unpack_read_member(struct archive *a, size_t max, char **out, size_t *len)
 	return 0;
 }
 
-static int read_control(struct reader *rd, struct archive *outer, const char *name)
+/* The Version: field of a control file, checked against Debian policy's
+ * character set (it is printed, compared and put in the manifest). */
+static int control_version(struct reader *rd, const char *member, char *control)
 {
-	int r = unpack_read_member(outer, UNPACK_CONTROL_MAX, &rd->control, &rd->control_len);
+	for (char *line = control; line && *line;) {
+		char *nl = strchr(line, '\n');
+		if (nl)
+			*nl = '\0';
+		if (!strncmp(line, "Version:", 8)) {
+			char *v = line + 8;
+			size_t n;
+			while (*v == ' ' || *v == '\t')
+				v++;
+			n = strlen(v);
+			while (n && (v[n - 1] == ' ' || v[n - 1] == '\t' || v[n - 1] == '\r'))
+				n--;
+			v[n] = '\0';
+			if (!n || n >= sizeof(rd->st->deb_version) ||
+			    strspn(v, "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.+~:-") != n)
+				return ingot_fail(rd->e, -EINVAL, "%s: %s: %s: control Version: expected 1 to %zu characters of [A-Za-z0-9.+~:-], got '%.64s'",
+						  rd->a->name, rd->a->source, member, sizeof(rd->st->deb_version) - 1, v);
+			memcpy(rd->st->deb_version, v, n + 1);
+			return 0;
+		}
+		line = nl ? nl + 1 : NULL;
+	}
+	return ingot_fail(rd->e, -EINVAL, "%s: %s: %s: expected a control file with a Version: field, got none",
+			  rd->a->name, rd->a->source, member);
+}
+
+/* Read the control.tar member once, as it streams by, and keep only its
+ * control file's Version (the listing carries it to the tuple check). */
+static int read_control(struct reader *rd, struct archive *outer, const char *member)
+{
+	_cleanup_archive_ struct archive *inner = archive_read_new();
+	_cleanup_free_ char *ctl = NULL, *control = NULL;
+	struct archive_entry *ae;
+	size_t ctl_len = 0, control_len = 0;
+	int r = read_member(outer, UNPACK_CONTROL_MAX, &ctl, &ctl_len);
+
 	if (r == -EFBIG)
 		return ingot_fail(rd->e, r, "%s: %s: %s: expected at most %u bytes",
-				  rd->a->name, rd->a->source, name, UNPACK_CONTROL_MAX);
+				  rd->a->name, rd->a->source, member, UNPACK_CONTROL_MAX);
 	if (r == -EIO)
-		return ingot_fail(rd->e, -EINVAL, "%s: %s: %s: %s", rd->a->name, rd->a->source, name,
+		return ingot_fail(rd->e, -EINVAL, "%s: %s: %s: %s", rd->a->name, rd->a->source, member,
 				  archive_error_string(outer));
-	if (r < 0)
-		return ingot_fail(rd->e, r, "out of memory");
-	return 0;
+	if (r < 0 || !inner)
+		return ingot_fail(rd->e, -ENOMEM, "out of memory");
+	rd->have_control = true;
+	archive_read_support_filter_all(inner);
+	archive_read_support_format_tar(inner);
+	if (archive_read_open_memory(inner, ctl, ctl_len) != ARCHIVE_OK)
+		return ingot_fail(rd->e, -EINVAL, "%s: %s: %s: %s", rd->a->name, rd->a->source, member,
+				  archive_error_string(inner));
+	while ((r = archive_read_next_header(inner, &ae)) == ARCHIVE_OK) {
+		const char *p = archive_entry_pathname(ae);
+		if (p && (!strcmp(p, "./control") || !strcmp(p, "control"))) {
+			if (read_member(inner, UNPACK_CONTROL_MAX, &control, &control_len) < 0)
+				return ingot_fail(rd->e, -EINVAL, "%s: %s: %s: cannot read the control file: %s",
+						  rd->a->name, rd->a->source, member, archive_error_string(inner));
+			return control_version(rd, member, control);
+		}
+	}
+	if (r < ARCHIVE_WARN)
+		return ingot_fail(rd->e, -EINVAL, "%s: %s: %s: %s", rd->a->name, rd->a->source, member,
+				  archive_error_string(inner));
+	return ingot_fail(rd->e, -EINVAL, "%s: %s: %s: expected a control file, got none",
+			  rd->a->name, rd->a->source, member);
 }
 
 static int list_deb(struct reader *rd, struct source *src)
@@ -440,7 +498,7 @@ static int list_deb(struct reader *rd, struct source *src)
 			first = false;
 			continue;
 		}
-		if (name && !strncmp(name, "control.tar", 11) && !rd->control) {
+		if (name && !strncmp(name, "control.tar", 11) && !rd->have_control) {
 			if ((r = read_control(rd, outer, name)) < 0)
 				return r;
 			continue;
@@ -491,6 +549,8 @@ static int cache_write(const struct store *s, const struct artifact *a, const st
 	json_object_set_new(root, "source-mtime-ns",
 			    json_integer((json_int_t)mtime_ns(src)));
 	json_object_set_new(root, "source-ino", json_integer((json_int_t)src->st_ino));
+	if (a->kind == ART_DEB)
+		json_object_set_new(root, "deb-version", json_string(st->deb_version));
 	json_object_set_new(root, "entries", arr);
 	for (size_t i = 0; i < l->n; i++) {
 		const struct tree_entry *x = &l->v[i];
@@ -553,7 +613,6 @@ static int cache_read(const struct store *s, const struct artifact *a, struct tr
 {
 	_cleanup_free_ char *p = store_unpacked_path(s, a->sha256, ".json");
 	_cleanup_free_ char *pack = store_unpacked_path(s, a->sha256, ".pack");
-	_cleanup_free_ char *ctl = store_unpacked_path(s, a->sha256, ".control.tar");
 	_cleanup_json_ json_t *root = NULL;
 	ingot_error e = { 0 };
 	char hex[SHA256_HEX_LEN + 1];
@@ -577,8 +636,12 @@ static int cache_read(const struct store *s, const struct artifact *a, struct tr
 		return -EINVAL;
 	if (file_size(pack, &have) < 0 || have != (uint64_t)psz)
 		return -ENOENT;
-	if (a->kind == ART_DEB && file_size(ctl, &have) < 0)
-		return -ENOENT;
+	if (a->kind == ART_DEB) {
+		if (json_get_str(root, "deb-version", "cache", &str, &e) < 0 || !*str ||
+		    strlen(str) >= sizeof(st->deb_version))
+			return -EINVAL;
+		strcpy(st->deb_version, str);
+	}
 	st->artifact_bytes = (uint64_t)asz;
 	cm->mtime_ns = (uint64_t)mt;
 	cm->ino = (uint64_t)ino;
@@ -646,13 +709,12 @@ static void reader_free(struct reader *rd)
 	store_tmp_abort(rd->pack_fd, &rd->pack_tmp);
 	free(rd->buf);
 	free(rd->wbuf);
-	free(rd->control);
 	EVP_MD_CTX_free(rd->md);
 }
 
 /* Unpack an archive artifact from its source into a new pack, checking
- * the source against its pin in the same read; the pack, the control
- * member and last the listing are moved into the store only if it matches. */
+ * the source against its pin in the same read; the pack and last the
+ * listing are moved into the store only if it matches. */
 static int unpack_source(struct reader *rd)
 {
 	const struct artifact *a = rd->a;
@@ -702,16 +764,9 @@ static int unpack_source(struct reader *rd)
 	if (r < 0)
 		return r;
 	rd->st->artifact_bytes = src.total;
-	if (a->kind == ART_DEB) {
-		_cleanup_free_ char *ctl = store_unpacked_path(rd->s, a->sha256, ".control.tar");
-		if (!rd->control)
-			return ingot_fail(rd->e, -EINVAL, "%s: %s: expected a Debian package with a control.tar member, got none",
-					  a->name, a->source);
-		if (!ctl)
-			return ingot_fail(rd->e, -ENOMEM, "out of memory");
-		if ((r = store_write_file(rd->s, ctl, rd->control, rd->control_len, rd->e)) < 0)
-			return r;
-	}
+	if (a->kind == ART_DEB && !rd->have_control)
+		return ingot_fail(rd->e, -EINVAL, "%s: %s: expected a Debian package with a control.tar member, got none",
+				  a->name, a->source);
 	if (!(pack = store_unpacked_path(rd->s, a->sha256, ".pack")))
 		return ingot_fail(rd->e, -ENOMEM, "out of memory");
 	r2 = store_tmp_commit(rd->pack_fd, &rd->pack_tmp, pack, rd->e);

@@ -20,7 +20,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
-#include "builder/recipe.h"
+#include "recipes/recipe.h"
 #include "builder/store.h"
 #include "builder/tree.h"
 #include "lib/err.h"
@@ -34,6 +34,8 @@ struct unpack_stats {
 	uint64_t entries;    /* entries in the listing */
 	uint64_t bytes;      /* total size of its regular files */
 	uint64_t artifact_bytes; /* size of the artifact itself */
+	char deb_version[128];   /* a .deb's control Version, read once while
+				  * unpacking (kept in the listing); "" otherwise */
 };
 
 /* Stage 1, from a->path (a plain file artifact is imported as a blob;
@@ -47,12 +49,8 @@ int unpack_list(struct store *s, const struct artifact *a, uint64_t max_entries,
 /* Stage 2: add the listing (in its order) to the image tree t. */
 int unpack_apply(const struct artifact *a, const struct tree *listing, struct tree *t, ingot_error *e);
 
-/* The rest of the current libarchive entry, whole and NUL-terminated
- * (malloc'd): -EFBIG once it reaches max bytes, -EIO on a read error
- * (archive_error_string(a) says which), -ENOMEM. */
-struct archive;
-#define UNPACK_CONTROL_MAX (16u << 20)   /* a .deb's control member, and its control file */
-int unpack_read_member(struct archive *a, size_t max, char **out, size_t *len);
+/* A .deb's control.tar member, and its control file, at most. */
+#define UNPACK_CONTROL_MAX (16u << 20)
 
 /* Does pattern match path or one of its parent directories?  fnmatch(3)
  * without FNM_PATHNAME, so "*" also crosses '/'.  Exposed for tests. */

@@ -2,7 +2,7 @@
  * including the tuple: section it hands to tuple_parse.  Sources resolve
  * against a directory that does not exist, so nothing is read from disk. */
 #include "tests/fuzz/fuzz_common.h"
-#include "builder/recipe.h"
+#include "recipes/recipe.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {

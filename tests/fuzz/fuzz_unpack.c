@@ -7,7 +7,7 @@
  * and tree_finalize. */
 #include <sys/stat.h>
 #include "tests/fuzz/fuzz_common.h"
-#include "builder/recipe.h"
+#include "recipes/recipe.h"
 #include "builder/store.h"
 #include "builder/tree.h"
 #include "builder/unpack.h"
@@ -75,7 +75,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* The pack and listing are cached by digest: drop them, so the
 	 * store stays small and every input is unpacked. */
 	{
-		static const char *const sfx[] = { ".json", ".pack", ".control.tar" };
+		static const char *const sfx[] = { ".json", ".pack" };
 		for (size_t i = 0; i < sizeof(sfx) / sizeof(sfx[0]); i++) {
 			char *p = store_unpacked_path(&st, a.sha256, sfx[i]);
 			if (p)

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "builder/recipe.h"
+#include "recipes/recipe.h"
 #include "lib/digest.h"
 #include "lib/fileio.h"
 

@@ -18,7 +18,7 @@
 
 #include "builder/build.h"
 #include "builder/image.h"
-#include "builder/recipe.h"
+#include "recipes/recipe.h"
 #include "builder/store.h"
 #include "builder/tree.h"
 #include "builder/unpack.h"
@@ -410,6 +410,12 @@ static void test_deb_and_formats(void **state)
 	assert_int_equal(l.n, 2);
 	assert_int_equal(tree_find(&l, "usr/bin/nvidia-ctk")->mode, 0755);
 	assert_int_equal(st.bytes, 10);
+	assert_string_equal(st.deb_version, "1");
+	tree_free(&l);
+	/* the control Version is kept in the listing: a warm read has it */
+	assert_int_equal(unpack_list(&f->s, &a, 0, &l, &st, &e), 0);
+	assert_true(st.cached);
+	assert_string_equal(st.deb_version, "1");
 	tree_free(&l);
 
 	/* the same bytes listed as a tar are not a tar */

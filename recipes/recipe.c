@@ -1,17 +1,17 @@
 /* Recipe parser: YAML (libyaml) -> struct recipe, validating every field.
  * Errors read "FILE:LINE:COL: FIELD: expected X, got Y", where FIELD is
  * the dotted path of the value, e.g. "artifacts[2].sha256". */
-#include "builder/recipe.h"
+#include "recipes/recipe.h"
 
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "builder/tree.h"
 #include "lib/cleanup.h"
 #include "lib/digest.h"
 #include "lib/fileio.h"
+#include "lib/imgpath.h"
 #include "lib/yamlx.h"
 #include "recipes/tuple.h"
 
@@ -154,7 +154,7 @@ static int parse_image_path(struct parser *p, yaml_node_t *n, const char *field,
 	if (!*s) {
 		if (!root_ok)
 			return ydoc_fail(p->d, n, p->e, "%s: expected a path below '/', got '/'", field);
-	} else if (tree_check_path(s, field, &sub) < 0) {
+	} else if (imgpath_check(s, field, &sub) < 0) {
 		return ydoc_fail(p->d, n, p->e, "%s", sub.msg);
 	}
 	*out = strdup(s);
