@@ -725,9 +725,8 @@ static int unpack_source(struct reader *rd)
 	uint8_t got[32];
 	int r, r2;
 
-	fd = open(a->path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return ingot_fail(rd->e, -errno, "%s: %s: cannot open: %s", a->name, a->path, strerror(errno));
+	if ((fd = store_source_open(a->name, a->path, rd->e)) < 0)
+		return fd;
 	if (fstat(fd, &sb) < 0)
 		return ingot_fail(rd->e, -errno, "%s: %s: %s", a->name, a->path, strerror(errno));
 	posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);

@@ -132,6 +132,15 @@ recipe("garbage.yaml", art("garbage", "garbage.tar", garbage))
 deb = write("garbage.deb", b"!<arch>\nnot really\n")
 recipe("bad-deb.yaml", art("deb", "garbage.deb", deb, kind="deb"))
 
+# --- artifact sources that are not regular files (issue 13.6): refused at
+# once, never read.  special/ holds the FIFO (made by test-bad-input.sh;
+# the table's snapshot skips that directory: reading a FIFO would block).
+ANY = hashlib.sha256(b"anything").hexdigest()
+recipe("src-devzero.yaml", art("zero", "/dev/zero", ANY))
+recipe("src-devzero-file.yaml", art("zero", "/dev/zero", ANY, kind="file", more="    dest: /zero\n"))
+recipe("src-fifo.yaml", art("fifo", "special/src.fifo", ANY))
+recipe("src-dir.yaml", art("dir", "special", ANY, kind="deb"))
+
 # --- envelopes: JSON variants of a good one are made by the test script.
 
 # --- TCG event logs

@@ -10,7 +10,8 @@ python3 "$SRC/tests/bad-inputs/gen.py" "$W" || fail "gen.py failed"
 cd "$W"
 umask 022
 unset INGOT_KEY_PASSPHRASE
-mkdir inputs-dir
+mkdir inputs-dir special
+mkfifo special/src.fifo
 
 note "setup: keys, keyring, a signed manifest and its broken variants"
 "$INGOT" keys generate -o k >/dev/null
@@ -93,7 +94,7 @@ open("quote-notjson.json", "w").write("quote: not json\n")
 PY
 
 snapshot() { # every file outside the stores, with its digest
-	find . \( -path ./store -o -path ./cold-store \) -prune -o ! -type d -print0 | sort -z |
+	find . \( -path ./store -o -path ./cold-store -o -path ./special \) -prune -o ! -type d -print0 | sort -z |
 		xargs -0 sha256sum
 }
 
