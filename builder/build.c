@@ -42,7 +42,7 @@ struct pool {
 	size_t *order;           /* job indices, largest source first */
 	size_t next, completed;
 	size_t first_bad;        /* lowest failed index, SIZE_MAX if none */
-	uint64_t max_entries;
+	struct unpack_limits lim;
 	pthread_mutex_t lock;
 	build_progress_fn progress;
 	void *progress_ctx;
@@ -52,7 +52,7 @@ static void run_job(struct pool *p, size_t i)
 {
 	struct job *j = &p->jobs[i];
 
-	j->rc = unpack_list(p->s, &p->r->artifacts[i], p->max_entries, &j->listing, &j->st, &j->err);
+	j->rc = unpack_list(p->s, &p->r->artifacts[i], &p->lim, &j->listing, &j->st, &j->err);
 	j->done = true;
 }
 
@@ -195,13 +195,37 @@ static int add_inline(const struct recipe *r, struct store *s, struct tree *t, i
 	return 0;
 }
 
-int build_stage_tree(const struct recipe *r, struct store *s, unsigned workers, uint64_t max_entries,
-		     build_progress_fn progress, void *progress_ctx, struct tree *t,
-		     size_t *cached, struct unpack_stats *stats, ingot_error *e)
+/* Each artifact is bounded while it unpacks; the image, all artifacts
+ * together, here, in recipe order (the same answer with any worker count). */
+static int check_total_bytes(const struct recipe *r, const struct pool *p, ingot_error *e)
+{
+	uint64_t total = 0;
+
+	for (size_t i = 0; i < r->n_artifacts; i++) {
+		uint64_t b = p->jobs[i].st.bytes;
+		if (b > p->lim.bytes - total)
+			return ingot_fail(e, -EFBIG, "%s: %s: expected at most %llu unpacked bytes in the image, got %llu with this artifact (a limit against archive bombs: --max-unpacked-bytes or max-unpacked-bytes:)",
+					  r->artifacts[i].name, r->artifacts[i].source,
+					  (unsigned long long)p->lim.bytes, (unsigned long long)(total + b));
+		total += b;
+	}
+	return 0;
+}
+
+int build_stage_tree(const struct recipe *r, struct store *s, unsigned workers,
+		     const struct unpack_limits *lim, build_progress_fn progress, void *progress_ctx,
+		     struct tree *t, size_t *cached, struct unpack_stats *stats, ingot_error *e)
 {
 	struct pool p = { .r = r, .s = s, .progress = progress, .progress_ctx = progress_ctx,
-			  .first_bad = SIZE_MAX, .max_entries = max_entries };
+			  .first_bad = SIZE_MAX };
 	int rc;
+
+	if (lim)
+		p.lim = *lim;
+	if (!p.lim.entries)
+		p.lim.entries = UNPACK_MAX_ENTRIES;
+	if (!p.lim.bytes)
+		p.lim.bytes = r->max_unpacked_bytes ? r->max_unpacked_bytes : UNPACK_MAX_BYTES;
 
 	tree_init(t);
 	*cached = 0;
@@ -209,6 +233,8 @@ int build_stage_tree(const struct recipe *r, struct store *s, unsigned workers, 
 	if (!p.jobs)
 		return ingot_fail(e, -ENOMEM, "out of memory");
 	rc = list_artifacts(&p, workers, e);
+	if (rc >= 0)
+		rc = check_total_bytes(r, &p, e);
 	/* Stage 2 runs in recipe order, so which artifact wins a path (and
 	 * every error) is the same with any number of workers. */
 	for (size_t i = 0; rc >= 0 && i < r->n_artifacts; i++) {
@@ -337,12 +363,13 @@ static int run_build(const struct build_opts *o, struct recipe *r, struct store 
 	uint8_t salt[32];
 	_cleanup_free_ uint64_t *sizes = calloc(r->n_artifacts + 1, sizeof(*sizes));
 	_cleanup_free_ struct unpack_stats *stats = calloc(r->n_artifacts + 1, sizeof(*stats));
+	struct unpack_limits lim = { .entries = o->max_entries, .bytes = o->max_unpacked_bytes };
 	size_t cached = 0;
 	int rc;
 
 	if (!sizes || !stats)
 		return ingot_fail(e, -ENOMEM, "out of memory");
-	rc = build_stage_tree(r, s, o->workers, o->max_entries, o->progress, o->progress_ctx, &t, &cached,
+	rc = build_stage_tree(r, s, o->workers, &lim, o->progress, o->progress_ctx, &t, &cached,
 			      stats, e);
 	if (rc < 0)
 		return rc;

@@ -30,6 +30,8 @@ struct build_opts {
 	const char *source_date_epoch;   /* $SOURCE_DATE_EPOCH or NULL */
 	bool no_lint;
 	uint64_t max_entries;            /* per artifact; 0 = UNPACK_MAX_ENTRIES */
+	uint64_t max_unpacked_bytes;     /* all artifacts; 0 = the recipe's
+					  * max-unpacked-bytes, else UNPACK_MAX_BYTES */
 	build_progress_fn progress;
 	void *progress_ctx;
 };
@@ -58,9 +60,11 @@ struct recipe;
 struct store;
 struct tree;
 struct unpack_stats;
-/* stats (may be NULL): n_artifacts unpack results, in recipe order. */
-int build_stage_tree(const struct recipe *r, struct store *s, unsigned workers, uint64_t max_entries,
-		     build_progress_fn progress, void *progress_ctx, struct tree *t,
-		     size_t *cached, struct unpack_stats *stats, ingot_error *e);
+struct unpack_limits;
+/* lim (may be NULL; a 0 field: the recipe's limit, else the default);
+ * stats (may be NULL): n_artifacts unpack results, in recipe order. */
+int build_stage_tree(const struct recipe *r, struct store *s, unsigned workers,
+		     const struct unpack_limits *lim, build_progress_fn progress, void *progress_ctx,
+		     struct tree *t, size_t *cached, struct unpack_stats *stats, ingot_error *e);
 
 #endif

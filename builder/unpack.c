@@ -29,7 +29,7 @@ struct reader {
 	const struct artifact *a;
 	struct tree *out;
 	struct unpack_stats *st;
-	uint64_t max_entries;
+	uint64_t max_entries, max_bytes;
 	char *buf;                /* DATA_BUF: file data */
 	EVP_MD_CTX *md;           /* per-file digest */
 	ingot_error *e;
@@ -142,6 +142,17 @@ static int add_listing(struct reader *rd, struct tree_entry *ent, const char *ra
 	return 0;
 }
 
+/* Refuse before the bytes are written: a sparse or bomb entry declares
+ * (or decompresses to) far more than its archive holds. */
+static int check_bytes(struct reader *rd, const char *raw, uint64_t more)
+{
+	if (more > rd->max_bytes || rd->st->bytes > rd->max_bytes - more)
+		return ingot_fail(rd->e, -EFBIG, "%s: archive entry '%s': expected at most %llu unpacked bytes, got at least %llu (a limit against archive bombs: --max-unpacked-bytes)",
+				  rd->a->name, raw, (unsigned long long)rd->max_bytes,
+				  (unsigned long long)(more > UINT64_MAX - rd->st->bytes ? UINT64_MAX : rd->st->bytes + more));
+	return 0;
+}
+
 static int pack_write(struct reader *rd, const void *buf, size_t len)
 {
 	int r = write_all(rd->pack_fd, buf, len);
@@ -190,6 +201,8 @@ static int read_file_data(struct reader *rd, struct archive *ar, const char *raw
 			return ingot_fail(rd->e, -EIO, "%s: archive entry '%s': %s", rd->a->name, raw, archive_error_string(ar));
 		if (n == 0)
 			break;
+		if ((r = check_bytes(rd, raw, ent->size + (uint64_t)n)) < 0)
+			return r;
 		if (!EVP_DigestUpdate(rd->md, rd->buf, (size_t)n))
 			return ingot_fail(rd->e, -EIO, "sha256: digest update failed");
 		if ((r = pack_append(rd, rd->buf, (size_t)n)) < 0)
@@ -236,6 +249,8 @@ static int read_entry(struct reader *rd, struct archive *ar, struct archive_entr
 		ent.size = tgt->size;
 		memcpy(ent.sha256, tgt->sha256, 32);
 		ent.loc = tgt->loc;
+		if ((r = check_bytes(rd, raw, ent.size)) < 0)
+			return r;
 		rd->st->bytes += ent.size;
 		return add_listing(rd, &ent, raw);
 	}
@@ -243,6 +258,9 @@ static int read_entry(struct reader *rd, struct archive *ar, struct archive_entr
 	switch (archive_entry_filetype(ae)) {
 	case AE_IFREG:
 		ent.type = TREE_FILE;
+		if (archive_entry_size_is_set(ae) && archive_entry_size(ae) > 0 &&
+		    (r = check_bytes(rd, raw, (uint64_t)archive_entry_size(ae))) < 0)
+			return r;
 		if ((r = read_file_data(rd, ar, raw, &ent)) < 0)
 			return r;
 		break;
@@ -730,6 +748,14 @@ static int unpack_source(struct reader *rd)
 	if (fstat(fd, &sb) < 0)
 		return ingot_fail(rd->e, -errno, "%s: %s: %s", a->name, a->path, strerror(errno));
 	posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+	/* The pin first: an archive is small next to what it unpacks to, and
+	 * a wrong one must cost a read, never a decompression. */
+	if ((r = sha256_fd(fd, a->path, got, NULL, rd->e)) < 0)
+		return ingot_prefix(rd->e, "%s", a->name);
+	if (memcmp(got, a->sha256, 32))
+		return store_pin_mismatch(a->name, a->sha256, got, rd->e);
+	if (lseek(fd, 0, SEEK_SET) < 0)
+		return ingot_fail(rd->e, -errno, "%s: %s: seek: %s", a->name, a->path, strerror(errno));
 	src.fd = fd;
 	src.md = EVP_MD_CTX_new();
 	sbuf = malloc(DATA_BUF);
@@ -747,9 +773,9 @@ static int unpack_source(struct reader *rd)
 	if (r >= 0 && rd->wlen)
 		r = pack_flush(rd);
 	/* Hash what the archive reader left (tar padding after the end
-	 * marker, trailing bytes): the pin covers the whole file.  A source
-	 * that does not match its pin is reported as such, even when it also
-	 * failed to parse: that is the more useful message. */
+	 * marker, trailing bytes): the pin covers the whole file, and the
+	 * bytes unpacked must be the bytes checked above (a source rewritten
+	 * meanwhile is a pin mismatch, reported before any parse error). */
 	for (ssize_t n = 1; n > 0 && !src.err;) {
 		const void *b;
 		n = source_read(NULL, &src, &b);
@@ -798,26 +824,45 @@ static int list_file(struct store *s, const struct artifact *a, struct tree *lis
 	return tree_add(listing, &ent, false, e);
 }
 
-int unpack_list(struct store *s, const struct artifact *a, uint64_t max_entries, struct tree *listing,
-		struct unpack_stats *st, ingot_error *e)
+/* A listing (cached, or of a file artifact) against the limits. */
+static int check_limits(const struct reader *rd, ingot_error *e)
+{
+	const struct unpack_stats *st = rd->st;
+	if (st->entries > rd->max_entries)
+		return ingot_fail(e, -EFBIG, "%s: %s: expected at most %llu entries, got %llu (a limit against archive bombs: --max-entries)",
+				  rd->a->name, rd->a->source, (unsigned long long)rd->max_entries,
+				  (unsigned long long)st->entries);
+	if (st->bytes > rd->max_bytes)
+		return ingot_fail(e, -EFBIG, "%s: %s: expected at most %llu unpacked bytes, got %llu (a limit against archive bombs: --max-unpacked-bytes)",
+				  rd->a->name, rd->a->source, (unsigned long long)rd->max_bytes,
+				  (unsigned long long)st->bytes);
+	return 0;
+}
+
+int unpack_list(struct store *s, const struct artifact *a, const struct unpack_limits *lim,
+		struct tree *listing, struct unpack_stats *st, ingot_error *e)
 {
 	struct reader rd = { .s = s, .a = a, .out = listing, .st = st, .e = e, .pack_fd = -1,
-			     .max_entries = max_entries ? max_entries : UNPACK_MAX_ENTRIES };
+			     .max_entries = lim && lim->entries ? lim->entries : UNPACK_MAX_ENTRIES,
+			     .max_bytes = lim && lim->bytes ? lim->bytes : UNPACK_MAX_BYTES };
 	struct cache_meta cm;
 	int r;
 
 	memset(st, 0, sizeof(*st));
 	tree_init(listing);
-	if (a->kind == ART_FILE)
-		return list_file(s, a, listing, st, e);
+	if (a->kind == ART_FILE) {
+		r = list_file(s, a, listing, st, e);
+		if (r >= 0)
+			r = check_limits(&rd, e);
+		if (r < 0)
+			tree_free(listing);
+		return r;
+	}
 
 	if (cache_read(s, a, listing, st, &cm) == 0) {
 		st->cached = true;
-		if (st->entries > rd.max_entries)
-			r = ingot_fail(e, -EFBIG, "%s: %s: expected at most %llu entries, got %llu (a limit against archive bombs: --max-entries)",
-				       a->name, a->source, (unsigned long long)rd.max_entries,
-				       (unsigned long long)st->entries);
-		else
+		r = check_limits(&rd, e);
+		if (r >= 0)
 			r = check_cached_source(a, st, &cm, e);
 		if (r < 0)
 			tree_free(listing);

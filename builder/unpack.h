@@ -28,6 +28,16 @@
 /* Default --max-entries: more entries than this in one artifact is
  * refused as an archive bomb (a full distribution root has ~100k). */
 #define UNPACK_MAX_ENTRIES ((uint64_t)1 << 20)
+/* Default --max-unpacked-bytes: the bytes of regular files an image may
+ * hold, all artifacts together (a CUDA + driver + NCCL + cuDNN root is
+ * ~15 GiB unpacked); a guard against decompression and sparse bombs. */
+#define UNPACK_MAX_BYTES ((uint64_t)32 << 30)
+
+/* Limits of one unpack; 0 in a field means its default. */
+struct unpack_limits {
+	uint64_t entries;    /* entries in one artifact */
+	uint64_t bytes;      /* regular-file bytes (declared sizes count) */
+};
 
 struct unpack_stats {
 	bool cached;         /* listing came from unpacked/<sha>.json */
@@ -39,12 +49,14 @@ struct unpack_stats {
 };
 
 /* Stage 1, from a->path (a plain file artifact is imported as a blob;
- * an archive is unpacked into a pack while its pin is checked in the
- * same read), or from the store's cached listing when it has one.  More
- * than max_entries entries (0: UNPACK_MAX_ENTRIES) is refused.  listing
- * is initialised here; free with tree_free. */
-int unpack_list(struct store *s, const struct artifact *a, uint64_t max_entries, struct tree *listing,
-		struct unpack_stats *st, ingot_error *e);
+ * an archive's bytes are checked against the pin first, then it is
+ * unpacked into a pack, hashed again as it streams so a source changed
+ * in between is caught), or from the store's cached listing when it has
+ * one.  An artifact beyond a limit (lim NULL: the defaults) is refused:
+ * an entry whose declared size crosses the byte limit before any of its
+ * data is read.  listing is initialised here; free with tree_free. */
+int unpack_list(struct store *s, const struct artifact *a, const struct unpack_limits *lim,
+		struct tree *listing, struct unpack_stats *st, ingot_error *e);
 
 /* Stage 2: add the listing (in its order) to the image tree t. */
 int unpack_apply(const struct artifact *a, const struct tree *listing, struct tree *t, ingot_error *e);

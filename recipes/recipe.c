@@ -672,8 +672,8 @@ static int parse_epoch(struct parser *p, yaml_node_t *root, const char *env_epoc
 static int parse_root(struct parser *p, yaml_node_t *root, const char *env_epoch)
 {
 	static const char *const keys[] = { "name", "version", "epoch", "allow-source-date-epoch",
-		"compression", "serial", "expires", "artifacts", "files", "directories", "symlinks",
-		"tuple", NULL };
+		"compression", "serial", "expires", "max-unpacked-bytes", "artifacts", "files",
+		"directories", "symlinks", "tuple", NULL };
 	struct recipe *r = p->r;
 	yaml_node_t *v, *it;
 	_cleanup_free_ struct seen *seen = NULL;
@@ -702,6 +702,9 @@ static int parse_root(struct parser *p, yaml_node_t *root, const char *env_epoch
 	if ((v = ydoc_get(p->d, root, "compression")) && (rc = parse_compression(p, v)) < 0)
 		return rc;
 	if ((v = ydoc_get(p->d, root, "serial")) && (rc = ydoc_uint(p->d, v, "serial", 0, INT64_MAX, &r->serial, p->e)) < 0)
+		return rc;
+	if ((v = ydoc_get(p->d, root, "max-unpacked-bytes")) &&
+	    (rc = ydoc_uint(p->d, v, "max-unpacked-bytes", 1, INT64_MAX, &r->max_unpacked_bytes, p->e)) < 0)
 		return rc;
 	if ((v = ydoc_get(p->d, root, "expires"))) {
 		if ((rc = ydoc_str(p->d, v, "expires", &s, p->e)) < 0)

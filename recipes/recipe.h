@@ -61,6 +61,8 @@ struct recipe {
 	uint32_t block_size;      /* 4 KiB .. 1 MiB, power of two; default 128 KiB */
 
 	uint64_t serial;          /* manifest serial (monotonic per pool) */
+	uint64_t max_unpacked_bytes; /* bytes of regular files the artifacts may
+				      * unpack to, all together; 0 = the builder's default */
 	char *expires;            /* RFC 3339, manifest expiry; NULL = none */
 
 	struct artifact *artifacts; size_t n_artifacts;

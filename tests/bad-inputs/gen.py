@@ -141,6 +141,38 @@ recipe("src-devzero-file.yaml", art("zero", "/dev/zero", ANY, kind="file", more=
 recipe("src-fifo.yaml", art("fifo", "special/src.fifo", ANY))
 recipe("src-dir.yaml", art("dir", "special", ANY, kind="deb"))
 
+# --- expensive work only after the pin (issue 13.7).  A bz2 bomb (a tar
+# of one 256 MiB file of zeros, ~200 bytes) with a wrong pin is refused
+# before it is decompressed, and with its right pin at a recipe limit of
+# 64 MiB; a 1 PiB sparse entry (PAX GNU.sparse 0.1, 10 bytes of data in a
+# 10 KiB tar) at the default limit, from its declared size.
+import bz2
+def one_file_tar(size):
+    bio = io.BytesIO()
+    with tarfile.open(fileobj=bio, mode="w", format=tarfile.GNU_FORMAT) as t:
+        ti = tarfile.TarInfo("zeros.bin")
+        ti.size, ti.mtime = size, 1
+        t.addfile(ti, io.BytesIO(b"\0" * size))
+    return bio.getvalue()
+bomb = write("bomb.tar.bz2", bz2.compress(one_file_tar(256 << 20), 9))
+recipe("bomb-wrong-pin.yaml", art("bomb", "bomb.tar.bz2", hashlib.sha256(b"not the bomb").hexdigest()))
+recipe("bomb-limit.yaml", art("bomb", "bomb.tar.bz2", bomb), extra="max-unpacked-bytes: 67108864\n")
+recipe("bad-limit.yaml", art("good", "good.tar", good), extra="max-unpacked-bytes: -1\n")
+def sparse_tar(realsize):
+    bio = io.BytesIO()
+    with tarfile.open(fileobj=bio, mode="w", format=tarfile.PAX_FORMAT) as t:
+        ti = tarfile.TarInfo("sparse.bin")
+        ti.size, ti.mtime = 10, 1
+        ti.pax_headers = {"GNU.sparse.major": "0", "GNU.sparse.minor": "1",
+                          "GNU.sparse.name": "sparse.bin", "GNU.sparse.size": str(realsize),
+                          "GNU.sparse.map": "%d,10" % (realsize - 10)}
+        t.addfile(ti, io.BytesIO(b"x" * 10))
+    return bio.getvalue()
+sp = write("sparse-pib.tar", sparse_tar(1 << 50))
+recipe("sparse-pib.yaml", art("sparse", "sparse-pib.tar", sp))
+# Two artifacts, each under the limit, together over it.
+recipe("limit-total.yaml", art("good", "good.tar", good) + art("one", "conflict1.tar", a1))
+
 # --- envelopes: JSON variants of a good one are made by the test script.
 
 # --- TCG event logs

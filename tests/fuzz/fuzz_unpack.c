@@ -62,7 +62,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	memset(&us, 0, sizeof(us));
 	tree_init(&listing);
-	if (unpack_list(&st, &a, opt & 32 ? 64 : 0, &listing, &us, &e) == 0) {
+	if (unpack_list(&st, &a, opt & 32 ? &(struct unpack_limits){ .entries = 64, .bytes = 1 << 20 } : NULL, &listing, &us, &e) == 0) {
 		tree_init(&t);
 		/* An empty tree is skipped: tree_finalize's qsort(NULL, 0) is a
 		 * known UBSan report (docs/hardening.md), not worth re-finding. */

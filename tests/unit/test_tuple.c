@@ -218,7 +218,7 @@ static void unpack_art(struct fx *f, struct artifact *a, struct unpack_stats *st
 	ingot_error e = { 0 };
 	snprintf(path, sizeof(path), "%s/out", f->dir);
 	a->path = a->source = path;
-	assert_int_equal(unpack_list(&f->s, a, 0, &l, st, &e), 0);
+	assert_int_equal(unpack_list(&f->s, a, NULL, &l, st, &e), 0);
 	tree_free(&l);
 	a->path = a->source = NULL;
 }
