@@ -13,6 +13,7 @@
 
 #include <openssl/evp.h>
 
+#include "builder/deb.h"
 #include "lib/cleanup.h"
 #include "lib/digest.h"
 #include "lib/fileio.h"
@@ -321,6 +322,18 @@ static struct archive *new_tar_reader(void)
 	return ar;
 }
 
+/* The compression a member's suffix promises is the one it has
+ * (dpkg-deb picks the decompressor by the suffix). */
+static int check_filter(struct reader *rd, struct archive *inner, const char *member, int want)
+{
+	if (archive_filter_code(inner, 0) != want)
+		return ingot_fail(rd->e, -EINVAL, "%s: %s: member '%s': expected %s data, got %s",
+				  rd->a->name, rd->a->source, member,
+				  want == ARCHIVE_FILTER_NONE ? "uncompressed" : "its suffix's compressed",
+				  archive_filter_name(inner, 0));
+	return 0;
+}
+
 static la_ssize_t source_read(struct archive *ar, void *ctx, const void **buf)
 {
 	struct source *src = ctx;
@@ -414,39 +427,25 @@ static int read_member(struct archive *a, size_t max, char **out, size_t *len)
 	return 0;
 }
 
-/* The Version: field of a control file, checked against Debian policy's
- * character set (it is printed, compared and put in the manifest). */
+/* The control file's Version (Debian policy's character set: it is
+ * printed, compared and put in the manifest) into the stats. */
 static int control_version(struct reader *rd, const char *member, char *control)
 {
-	for (char *line = control; line && *line;) {
-		char *nl = strchr(line, '\n');
-		if (nl)
-			*nl = '\0';
-		if (!strncmp(line, "Version:", 8)) {
-			char *v = line + 8;
-			size_t n;
-			while (*v == ' ' || *v == '\t')
-				v++;
-			n = strlen(v);
-			while (n && (v[n - 1] == ' ' || v[n - 1] == '\t' || v[n - 1] == '\r'))
-				n--;
-			v[n] = '\0';
-			if (!n || n >= sizeof(rd->st->deb_version) ||
-			    strspn(v, "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.+~:-") != n)
-				return ingot_fail(rd->e, -EINVAL, "%s: %s: %s: control Version: expected 1 to %zu characters of [A-Za-z0-9.+~:-], got '%.64s'",
-						  rd->a->name, rd->a->source, member, sizeof(rd->st->deb_version) - 1, v);
-			memcpy(rd->st->deb_version, v, n + 1);
-			return 0;
-		}
-		line = nl ? nl + 1 : NULL;
-	}
-	return ingot_fail(rd->e, -EINVAL, "%s: %s: %s: expected a control file with a Version: field, got none",
-			  rd->a->name, rd->a->source, member);
+	const char *v = deb_control_version(control);
+
+	if (!v)
+		return ingot_fail(rd->e, -EINVAL, "%s: %s: %s: expected a control file with a Version: field, got none",
+				  rd->a->name, rd->a->source, member);
+	if (!deb_version_ok(v, sizeof(rd->st->deb_version)))
+		return ingot_fail(rd->e, -EINVAL, "%s: %s: %s: control Version: expected 1 to %zu characters of [A-Za-z0-9.+~:-], got '%.64s'",
+				  rd->a->name, rd->a->source, member, sizeof(rd->st->deb_version) - 1, v);
+	strcpy(rd->st->deb_version, v);
+	return 0;
 }
 
 /* Read the control.tar member once, as it streams by, and keep only its
  * control file's Version (the listing carries it to the tuple check). */
-static int read_control(struct reader *rd, struct archive *outer, const char *member)
+static int read_control(struct reader *rd, struct archive *outer, const char *member, int filter)
 {
 	_cleanup_archive_ struct archive *inner = archive_read_new();
 	_cleanup_free_ char *ctl = NULL, *control = NULL;
@@ -468,6 +467,8 @@ static int read_control(struct reader *rd, struct archive *outer, const char *me
 	if (archive_read_open_memory(inner, ctl, ctl_len) != ARCHIVE_OK)
 		return ingot_fail(rd->e, -EINVAL, "%s: %s: %s: %s", rd->a->name, rd->a->source, member,
 				  archive_error_string(inner));
+	if ((r = check_filter(rd, inner, member, filter)) < 0)
+		return r;
 	while ((r = archive_read_next_header(inner, &ae)) == ARCHIVE_OK) {
 		const char *p = archive_entry_pathname(ae);
 		if (p && (!strcmp(p, "./control") || !strcmp(p, "control"))) {
@@ -484,13 +485,31 @@ static int read_control(struct reader *rd, struct archive *outer, const char *me
 			  rd->a->name, rd->a->source, member);
 }
 
+static int read_data(struct reader *rd, struct archive *outer, char *mbuf, const char *member, int filter)
+{
+	_cleanup_archive_ struct archive *inner = new_tar_reader();
+	struct ar_member m = { .outer = outer, .buf = mbuf };
+	_cleanup_free_ char *what = NULL;
+	int r;
+
+	if (!inner || asprintf(&what, "%s: %s", rd->a->source, member) < 0)
+		return ingot_fail(rd->e, -ENOMEM, "out of memory");
+	if (archive_read_open(inner, &m, NULL, member_read, NULL) != ARCHIVE_OK)
+		return ingot_fail(rd->e, -EINVAL, "%s: %s: %s", rd->a->name, what, archive_error_string(inner));
+	if ((r = check_filter(rd, inner, member, filter)) < 0)
+		return r;
+	return read_archive(rd, inner, what);
+}
+
+/* deb(5) member by member, in dpkg-deb's order and with its rules
+ * (builder/deb.h); members after data.tar are not read, as in dpkg-deb. */
 static int list_deb(struct reader *rd, struct source *src)
 {
 	_cleanup_archive_ struct archive *outer = archive_read_new();
 	_cleanup_free_ char *mbuf = malloc(DATA_BUF);
 	struct archive_entry *ae;
 	bool first = true;
-	int r;
+	int r, filter;
 
 	if (!outer || !mbuf)
 		return ingot_fail(rd->e, -ENOMEM, "out of memory");
@@ -507,33 +526,42 @@ static int list_deb(struct reader *rd, struct source *src)
 			return ingot_fail(rd->e, -EINVAL, "%s: %s: expected a Debian package (ar archive), got: %s",
 					  rd->a->name, rd->a->source, archive_error_string(outer));
 		name = archive_entry_pathname(ae);
+		if (!name)
+			name = "";
 		if (first) {
-			char v[16] = { 0 };
-			la_ssize_t n = archive_read_data(outer, v, sizeof(v) - 1);
-			if (!name || strcmp(name, "debian-binary") || n < 4 || strncmp(v, "2.", 2))
-				return ingot_fail(rd->e, -EINVAL, "%s: %s: expected a Debian package starting with debian-binary 2.x, got member '%s'",
-						  rd->a->name, rd->a->source, name ? name : "?");
+			char v[16];
+			la_ssize_t n = strcmp(name, "debian-binary") ? -1 : archive_read_data(outer, v, sizeof(v));
+			if (n < 0 || !deb_binary_ok(v, (size_t)n))
+				return ingot_fail(rd->e, -EINVAL, "%s: %s: expected a Debian package starting with debian-binary \"2.N\\n\", got member '%.64s'%s",
+						  rd->a->name, rd->a->source, name, n < 0 ? "" : " with other content");
 			first = false;
 			continue;
 		}
-		if (name && !strncmp(name, "control.tar", 11) && !rd->have_control) {
-			if ((r = read_control(rd, outer, name)) < 0)
+		switch (deb_member_kind(name, &filter)) {
+		case DEB_SKIP:
+			continue;
+		case DEB_CONTROL:
+			if (rd->have_control)
+				return ingot_fail(rd->e, -EINVAL, "%s: %s: expected one control.tar member, got a second: '%.64s'",
+						  rd->a->name, rd->a->source, name);
+			if ((r = read_control(rd, outer, name, filter)) < 0)
 				return r;
 			continue;
+		case DEB_DATA:
+			if (!rd->have_control)
+				break;
+			return read_data(rd, outer, mbuf, name, filter);
+		case DEB_BAD_SUFFIX:
+			return ingot_fail(rd->e, -EINVAL, "%s: %s: member '%.64s': expected a compression suffix dpkg-deb knows (control.tar: none, .gz, .xz, .zst; data.tar: also .bz2, .lzma)",
+					  rd->a->name, rd->a->source, name);
+		case DEB_UNKNOWN:
+			break;
 		}
-		if (name && !strncmp(name, "data.tar", 8)) {
-			_cleanup_archive_ struct archive *inner = new_tar_reader();
-			struct ar_member m = { .outer = outer, .buf = mbuf };
-			_cleanup_free_ char *what = NULL;
-			if (!inner || asprintf(&what, "%s: %s", rd->a->source, name) < 0)
-				return ingot_fail(rd->e, -ENOMEM, "out of memory");
-			if (archive_read_open(inner, &m, NULL, member_read, NULL) != ARCHIVE_OK)
-				return ingot_fail(rd->e, -EINVAL, "%s: %s: %s", rd->a->name, what, archive_error_string(inner));
-			return read_archive(rd, inner, what);
-		}
+		return ingot_fail(rd->e, -EINVAL, "%s: %s: expected member %s next, got '%.64s' (only members named _* may come between)",
+				  rd->a->name, rd->a->source, rd->have_control ? "data.tar" : "control.tar", name);
 	}
-	return ingot_fail(rd->e, -EINVAL, "%s: %s: expected a Debian package with a data.tar member, got none",
-			  rd->a->name, rd->a->source);
+	return ingot_fail(rd->e, -EINVAL, "%s: %s: expected a Debian package with %s member, got none",
+			  rd->a->name, rd->a->source, rd->have_control ? "a data.tar" : "control.tar and data.tar");
 }
 
 /* --- listing cache (unpacked/<sha>.json) --- */
@@ -789,9 +817,6 @@ static int unpack_source(struct reader *rd)
 	if (r < 0)
 		return r;
 	rd->st->artifact_bytes = src.total;
-	if (a->kind == ART_DEB && !rd->have_control)
-		return ingot_fail(rd->e, -EINVAL, "%s: %s: expected a Debian package with a control.tar member, got none",
-				  a->name, a->source);
 	if (!(pack = store_unpacked_path(rd->s, a->sha256, ".pack")))
 		return ingot_fail(rd->e, -ENOMEM, "out of memory");
 	r2 = store_tmp_commit(rd->pack_fd, &rd->pack_tmp, pack, rd->e);

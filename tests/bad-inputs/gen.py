@@ -173,6 +173,34 @@ recipe("sparse-pib.yaml", art("sparse", "sparse-pib.tar", sp))
 # Two artifacts, each under the limit, together over it.
 recipe("limit-total.yaml", art("good", "good.tar", good) + art("one", "conflict1.tar", a1))
 
+# --- .deb as strict as dpkg-deb (issue 13.12): debian-binary "2.N\n"
+# first, then control.tar*, then data.tar*; only "_*" members in between.
+def ar(members):
+    out = b"!<arch>\n"
+    for name, data in members:
+        out += b"%-16s%-12d%-6d%-6d%-8s%-10d`\n" % (name.encode(), 0, 0, 0, b"100644", len(data))
+        out += data + (b"\n" if len(data) % 2 else b"")
+    return out
+def gz(data):
+    import gzip
+    return gzip.compress(data, mtime=0)
+CTL = gz(tar([("control", "file", b"Package: p\nVersion: 1.0-1\nArchitecture: all\n")]))
+DATA = gz(tar(GOOD))
+def deb(case, members):
+    sha = write(case + ".deb", ar(members))
+    recipe(case + ".yaml", art("deb", case + ".deb", sha, kind="deb"))
+BIN = ("debian-binary", b"2.0\n")
+deb("deb-good", [BIN, ("_gpgorigin", b"sig"), ("control.tar.gz", CTL), ("data.tar.gz", DATA)])
+deb("deb-premature", [BIN, ("junk", b"x"), ("control.tar.gz", CTL), ("data.tar.gz", DATA)])
+deb("deb-two-control", [BIN, ("control.tar.gz", CTL), ("control.tar.gz", CTL), ("data.tar.gz", DATA)])
+deb("deb-name-junk", [BIN, ("control.tar.gz~", CTL), ("data.tar.gz", DATA)])
+deb("deb-data-first", [BIN, ("data.tar.gz", DATA), ("control.tar.gz", CTL)])
+deb("deb-version-3", [("debian-binary", b"3.0\n"), ("control.tar.gz", CTL), ("data.tar.gz", DATA)])
+deb("deb-not-first", [("control.tar.gz", CTL), BIN, ("data.tar.gz", DATA)])
+deb("deb-wrong-filter", [BIN, ("control.tar.gz", CTL), ("data.tar.xz", DATA)])
+deb("deb-no-version", [BIN, ("control.tar.gz", gz(tar([("control", "file", b"Package: p\n")]))),
+                       ("data.tar.gz", DATA)])
+
 # --- envelopes: JSON variants of a good one are made by the test script.
 
 # --- TCG event logs

@@ -131,6 +131,20 @@ done <"$TABLE"
 [ "$n" -ge 30 ] || fail "the table has only $n cases"
 [ "$bad" = 0 ] || fail "$bad of $n bad-input cases failed"
 
+note ".deb: ingot accepts exactly what dpkg-deb accepts"
+if command -v dpkg-deb >/dev/null; then
+	for d in deb-*.deb; do
+		dpkg=0 ing=0
+		# -c reads every member up to data.tar; -f the control file
+		# (a package without Version: is one dpkg cannot install)
+		dpkg-deb -c "$d" >/dev/null 2>&1 && [ -n "$(dpkg-deb -f "$d" Version 2>/dev/null)" ] || dpkg=1
+		"$INGOT" build "${d%.deb}.yaml" -o out-dpkg --store store --no-lint -q 2>/dev/null || ing=1
+		assert_eq "$dpkg" "$ing" "$d: dpkg-deb refuses=$dpkg, ingot refuses=$ing"
+	done
+else
+	note "dpkg-deb not installed: comparison skipped"
+fi
+
 note "secrets: private key material never in outputs or messages"
 key_body() { grep -v -- '-----' "$1" | tr -d '\n' | cut -c1-40; }
 K=$(key_body k.key)

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "builder/build.h"
+#include "builder/deb.h"
 #include "builder/image.h"
 #include "recipes/recipe.h"
 #include "builder/store.h"
@@ -574,6 +575,44 @@ static void test_glob(void **state)
 	assert_false(unpack_glob_match("lib/*.so", "lib/x.so.1"));
 }
 
+/* deb(5) member names and debian-binary, as dpkg-deb reads them. */
+static void test_deb_rules(void **state)
+{
+	static const struct { const char *name; enum deb_member kind; int filter; } names[] = {
+		{ "control.tar", DEB_CONTROL, ARCHIVE_FILTER_NONE },
+		{ "control.tar.zst", DEB_CONTROL, ARCHIVE_FILTER_ZSTD },
+		{ "control.tar.bz2", DEB_BAD_SUFFIX, 0 },   /* data only */
+		{ "control.tar.gz~", DEB_BAD_SUFFIX, 0 },
+		{ "data.tar.lzma", DEB_DATA, ARCHIVE_FILTER_LZMA },
+		{ "data.tar.xz.bak", DEB_BAD_SUFFIX, 0 },
+		{ "data.tarx", DEB_BAD_SUFFIX, 0 },
+		{ "_gpgorigin", DEB_SKIP, 0 },
+		{ "debian-binary", DEB_UNKNOWN, 0 },
+		{ "", DEB_UNKNOWN, 0 },
+	};
+	char ctl[] = "Package: p\nVersion: 1:2.0-1 \r\nArchitecture: all\n";
+	char none[] = "Package: p\n";
+	int f;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		assert_int_equal(deb_member_kind(names[i].name, &f), names[i].kind);
+		if (names[i].kind == DEB_CONTROL || names[i].kind == DEB_DATA)
+			assert_int_equal(f, names[i].filter);
+	}
+	assert_true(deb_binary_ok("2.0\n", 4));
+	assert_true(deb_binary_ok("2.10\n", 5));
+	assert_false(deb_binary_ok("2.0", 3));
+	assert_false(deb_binary_ok("2.\n", 3));
+	assert_false(deb_binary_ok("3.0\n", 4));
+	assert_false(deb_binary_ok("2.0\nx", 5));
+	assert_string_equal(deb_control_version(ctl), "1:2.0-1");
+	assert_null(deb_control_version(none));
+	assert_true(deb_version_ok("1:2.0-1~rc1+b1", 128));
+	assert_false(deb_version_ok("1.0\x1b[31m", 128));
+	assert_false(deb_version_ok("", 128));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -585,6 +624,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_workers, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pack_checked, setup, teardown),
 		cmocka_unit_test(test_glob),
+		cmocka_unit_test(test_deb_rules),
 	};
 	return cmocka_run_group_tests_name("unpack", tests, NULL, NULL);
 }
