@@ -562,7 +562,7 @@ static int writer_setup(struct writer *w, const struct image_opts *o, ingot_erro
 	r = sqfs_compressor_setup(o->compression, o->level, o->block_size, &cfg, e);
 	if (r < 0)
 		return ingot_prefix(e, "%s", w->name);
-	r = sqfs_compressor_create(&cfg, &w->cmp);
+	r = sqfs_writer_compressor_create(&cfg, &w->cmp);
 	if (r)
 		return sqfs_fail(w, r, "creating compressor", e);
 	r = sqfs_super_init(&w->super, o->block_size, w->mtime, (SQFS_COMPRESSOR)cfg.id);

@@ -23,6 +23,10 @@ int sqfs_fd_errno(const sqfs_file_t *f);
 int sqfs_compressor_setup(const char *name, int level, uint32_t block_size,
 			  sqfs_compressor_config_t *cfg, ingot_error *e);
 
+/* sqfs_compressor_create for writing: a block that does not shrink is
+ * stored uncompressed whatever the compressor (see sqfs_io.c). */
+int sqfs_writer_compressor_create(const sqfs_compressor_config_t *cfg, sqfs_compressor_t **out);
+
 /* "corrupted data", "out of bounds read", ... for a SQFS_ERROR code. */
 const char *sqfs_strerror(int code);
 

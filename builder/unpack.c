@@ -60,6 +60,14 @@ static void archive_freep(struct archive **a)
 }
 #define _cleanup_archive_ __attribute__((cleanup(archive_freep)))
 
+/* libarchive leaves no message on some failures (a gzip stream cut
+ * before its trailer): never print "(null)". */
+static const char *archive_error(struct archive *ar)
+{
+	const char *m = archive_error_string(ar);
+	return m && *m ? m : "unexpected end of data (truncated or corrupt archive)";
+}
+
 static bool utf8_ok(const char *s)
 {
 	const unsigned char *p = (const unsigned char *)s;
@@ -199,7 +207,7 @@ static int read_file_data(struct reader *rd, struct archive *ar, const char *raw
 	for (;;) {
 		la_ssize_t n = archive_read_data(ar, rd->buf, DATA_BUF);
 		if (n < 0)
-			return ingot_fail(rd->e, -EIO, "%s: archive entry '%s': %s", rd->a->name, raw, archive_error_string(ar));
+			return ingot_fail(rd->e, -EIO, "%s: archive entry '%s': %s", rd->a->name, raw, archive_error(ar));
 		if (n == 0)
 			break;
 		if ((r = check_bytes(rd, raw, ent->size + (uint64_t)n)) < 0)
@@ -304,7 +312,7 @@ static int read_archive(struct reader *rd, struct archive *ar, const char *what)
 		if (r == ARCHIVE_EOF)
 			return 0;
 		if (r < ARCHIVE_WARN)
-			return ingot_fail(rd->e, -EINVAL, "%s: %s: %s", rd->a->name, what, archive_error_string(ar));
+			return ingot_fail(rd->e, -EINVAL, "%s: %s: %s", rd->a->name, what, archive_error(ar));
 		if ((r = read_entry(rd, ar, ae)) < 0)
 			return r;
 	}
@@ -367,7 +375,7 @@ static int list_tar(struct reader *rd, struct source *src)
 	if (!ar)
 		return ingot_fail(rd->e, -ENOMEM, "out of memory");
 	if (open_source(ar, src) < 0)
-		return ingot_fail(rd->e, -EINVAL, "%s: %s: %s", rd->a->name, rd->a->source, archive_error_string(ar));
+		return ingot_fail(rd->e, -EINVAL, "%s: %s: %s", rd->a->name, rd->a->source, archive_error(ar));
 	return read_archive(rd, ar, rd->a->source);
 }
 
@@ -389,7 +397,7 @@ static la_ssize_t member_read(struct archive *inner, void *ctx, const void **buf
 
 /* The rest of the current libarchive entry, whole and NUL-terminated
  * (malloc'd): -EFBIG once it reaches max bytes, -EIO on a read error
- * (archive_error_string(a) says which), -ENOMEM. */
+ * (archive_error(a) says which), -ENOMEM. */
 static int read_member(struct archive *a, size_t max, char **out, size_t *len)
 {
 	size_t cap = 65536, n = 0;
@@ -458,7 +466,7 @@ static int read_control(struct reader *rd, struct archive *outer, const char *me
 				  rd->a->name, rd->a->source, member, UNPACK_CONTROL_MAX);
 	if (r == -EIO)
 		return ingot_fail(rd->e, -EINVAL, "%s: %s: %s: %s", rd->a->name, rd->a->source, member,
-				  archive_error_string(outer));
+				  archive_error(outer));
 	if (r < 0 || !inner)
 		return ingot_fail(rd->e, -ENOMEM, "out of memory");
 	rd->have_control = true;
@@ -466,7 +474,7 @@ static int read_control(struct reader *rd, struct archive *outer, const char *me
 	archive_read_support_format_tar(inner);
 	if (archive_read_open_memory(inner, ctl, ctl_len) != ARCHIVE_OK)
 		return ingot_fail(rd->e, -EINVAL, "%s: %s: %s: %s", rd->a->name, rd->a->source, member,
-				  archive_error_string(inner));
+				  archive_error(inner));
 	if ((r = check_filter(rd, inner, member, filter)) < 0)
 		return r;
 	while ((r = archive_read_next_header(inner, &ae)) == ARCHIVE_OK) {
@@ -474,13 +482,13 @@ static int read_control(struct reader *rd, struct archive *outer, const char *me
 		if (p && (!strcmp(p, "./control") || !strcmp(p, "control"))) {
 			if (read_member(inner, UNPACK_CONTROL_MAX, &control, &control_len) < 0)
 				return ingot_fail(rd->e, -EINVAL, "%s: %s: %s: cannot read the control file: %s",
-						  rd->a->name, rd->a->source, member, archive_error_string(inner));
+						  rd->a->name, rd->a->source, member, archive_error(inner));
 			return control_version(rd, member, control);
 		}
 	}
 	if (r < ARCHIVE_WARN)
 		return ingot_fail(rd->e, -EINVAL, "%s: %s: %s: %s", rd->a->name, rd->a->source, member,
-				  archive_error_string(inner));
+				  archive_error(inner));
 	return ingot_fail(rd->e, -EINVAL, "%s: %s: %s: expected a control file, got none",
 			  rd->a->name, rd->a->source, member);
 }
@@ -495,7 +503,7 @@ static int read_data(struct reader *rd, struct archive *outer, char *mbuf, const
 	if (!inner || asprintf(&what, "%s: %s", rd->a->source, member) < 0)
 		return ingot_fail(rd->e, -ENOMEM, "out of memory");
 	if (archive_read_open(inner, &m, NULL, member_read, NULL) != ARCHIVE_OK)
-		return ingot_fail(rd->e, -EINVAL, "%s: %s: %s", rd->a->name, what, archive_error_string(inner));
+		return ingot_fail(rd->e, -EINVAL, "%s: %s: %s", rd->a->name, what, archive_error(inner));
 	if ((r = check_filter(rd, inner, member, filter)) < 0)
 		return r;
 	return read_archive(rd, inner, what);
@@ -516,7 +524,7 @@ static int list_deb(struct reader *rd, struct source *src)
 	archive_read_support_format_ar(outer);
 	if (open_source(outer, src) < 0)
 		return ingot_fail(rd->e, -EINVAL, "%s: %s: expected a Debian package (ar archive), got: %s",
-				  rd->a->name, rd->a->source, archive_error_string(outer));
+				  rd->a->name, rd->a->source, archive_error(outer));
 	for (;;) {
 		const char *name;
 		r = archive_read_next_header(outer, &ae);
@@ -524,7 +532,7 @@ static int list_deb(struct reader *rd, struct source *src)
 			break;
 		if (r < ARCHIVE_WARN)
 			return ingot_fail(rd->e, -EINVAL, "%s: %s: expected a Debian package (ar archive), got: %s",
-					  rd->a->name, rd->a->source, archive_error_string(outer));
+					  rd->a->name, rd->a->source, archive_error(outer));
 		name = archive_entry_pathname(ae);
 		if (!name)
 			name = "";

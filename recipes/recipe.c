@@ -602,7 +602,7 @@ static int parse_compression(struct parser *p, yaml_node_t *n)
 {
 	static const char *const keys[] = { "algorithm", "level", "block-size", NULL };
 	static const struct { const char *name; int min, max; } algs[] = {
-		{ "zstd", 1, 22 }, { "xz", 0, 9 }, { "gzip", 1, 9 }, { "lz4", 0, 0 }, { "lzo", 0, 9 },
+		{ "zstd", 1, 22 }, { "xz", 0, 9 }, { "gzip", 1, 9 }, { "lz4", 0, 0 },
 	};
 	struct recipe *r = p->r;
 	yaml_node_t *v;
@@ -619,7 +619,8 @@ static int parse_compression(struct parser *p, yaml_node_t *n)
 		for (ai = 0; ai < ARRAY_SIZE(algs) && strcmp(algs[ai].name, s); ai++)
 			;
 		if (ai == ARRAY_SIZE(algs))
-			return ydoc_fail(p->d, v, p->e, "compression.algorithm: expected zstd, xz, gzip, lz4 or lzo, got '%s'", s);
+			return ydoc_fail(p->d, v, p->e, "compression.algorithm: expected zstd, xz, gzip or lz4, got '%s'%s", s,
+					 !strcmp(s, "lzo") ? " (libsquashfs cannot write LZO: its LZO support is GPL-only)" : "");
 		free(r->compression);
 		if (!(r->compression = strdup(s)))
 			return ingot_fail(p->e, -ENOMEM, "out of memory");

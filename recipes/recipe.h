@@ -56,7 +56,7 @@ struct recipe {
 	uint64_t epoch;           /* mtime of every entry and the superblock */
 	bool allow_source_date_epoch; /* SOURCE_DATE_EPOCH may override epoch */
 
-	char *compression;        /* "zstd" (default), "xz", "gzip", "lz4", "lzo" */
+	char *compression;        /* "zstd" (default), "xz", "gzip", "lz4" */
 	int level;                /* compressor level; 0 = compressor default */
 	uint32_t block_size;      /* 4 KiB .. 1 MiB, power of two; default 128 KiB */
 
