@@ -252,6 +252,8 @@ static int pack_file(struct writer *w, size_t i, ingot_error *e)
 		if (hash)
 			EVP_DigestUpdate(md, w->buf, (size_t)n);
 		r = sqfs_block_processor_append(w->proc, w->buf, (size_t)n);
+		if (!r && sqfs_fd_errno(w->file))
+			r = SQFS_ERROR_IO;
 		if (r) {
 			store_content_close(&c);
 			return sqfs_fail(w, r, "writing file data", e);
@@ -722,6 +724,10 @@ int image_write(const struct tree *t, const struct store *s, const struct image_
 	r = pad_to(&w, 4096, e);
 	if (r < 0)
 		goto out;
+	if (sqfs_fd_errno(w.file)) {
+		r = sqfs_fail(&w, SQFS_ERROR_IO, "writing", e);
+		goto out;
+	}
 	if (w.bc && (r = block_cache_commit(w.bc, e)) < 0)
 		goto out;
 	if (info) {

@@ -71,6 +71,51 @@ static void reader_free(struct reader *rd)
 	entries_free(&rd->ents);
 }
 
+/* Metadata blocks: at most 8 KiB of data behind a 2-byte header, and a
+ * table's index is a list of 8-byte block positions. */
+#define META_BLOCK 8192u
+#define META_MIN 3u
+
+static uint64_t index_bytes(uint64_t table_bytes)
+{
+	return (table_bytes + META_BLOCK - 1) / META_BLOCK * 8;
+}
+
+/* Cross-check the superblock before any table is read, so every table
+ * size is bounded by the image's size: a corrupted count must not become
+ * a huge allocation (a fragment count of 2^31 asked for 36 GB). */
+static int check_super(struct reader *rd, uint64_t size, ingot_error *e)
+{
+	const sqfs_super_t *s = &rd->super;
+	uint64_t end = s->bytes_used;
+	const char *bad = NULL;
+
+	(void)size;
+	if (s->inode_table_start < sizeof(sqfs_super_t) || s->inode_table_start >= s->directory_table_start ||
+	    s->directory_table_start >= end)
+		bad = "inode and directory tables out of order or beyond the image";
+	else if ((uint64_t)s->inode_count * 16 / META_BLOCK >
+		 (s->directory_table_start - s->inode_table_start) / META_MIN)
+		bad = "inode count larger than the inode table can hold";
+	else if (s->id_count == 0 || s->id_table_start >= end ||
+		 index_bytes((uint64_t)s->id_count * 4) > end - s->id_table_start)
+		bad = "id table beyond the image";
+	else if (s->fragment_entry_count > s->inode_count ||
+		 (s->fragment_entry_count &&
+		  (s->fragment_table_start >= end ||
+		   index_bytes((uint64_t)s->fragment_entry_count * 16) > end - s->fragment_table_start)))
+		bad = "fragment table larger than the image or than the inode count";
+	else if ((s->flags & SQFS_FLAG_EXPORTABLE) && s->export_table_start != UINT64_MAX &&
+		 (s->export_table_start >= end ||
+		  index_bytes((uint64_t)s->inode_count * 8) > end - s->export_table_start))
+		bad = "export table beyond the image";
+	else if (s->xattr_id_table_start != UINT64_MAX && s->xattr_id_table_start >= end)
+		bad = "xattr table beyond the image";
+	if (bad)
+		return ingot_fail(e, -EBADMSG, "%s: corrupted superblock: %s", rd->name, bad);
+	return 0;
+}
+
 static int open_image(struct reader *rd, ingot_error *e)
 {
 	sqfs_compressor_config_t cfg;
@@ -93,6 +138,8 @@ static int open_image(struct reader *rd, ingot_error *e)
 		return ingot_fail(e, -EBADMSG, "%s: truncated: superblock says %llu bytes, "
 				  "file has %llu", rd->name,
 				  (unsigned long long)rd->super.bytes_used, (unsigned long long)size);
+	if ((r = check_super(rd, size, e)) < 0)
+		return r;
 	r = sqfs_compressor_config_init(&cfg, (SQFS_COMPRESSOR)rd->super.compression_id,
 					rd->super.block_size, SQFS_COMP_FLAG_UNCOMPRESS);
 	if (r == 0)
@@ -212,10 +259,22 @@ static int walk(struct reader *rd, const sqfs_tree_node_t *dir, const char *pref
 {
 	for (const sqfs_tree_node_t *n = dir->children; n; n = n->next) {
 		struct entries *es = &rd->ents;
+		const char *name = (const char *)n->name;
 		char *path;
 		int r;
 
-		if (asprintf(&path, "%s/%s", prefix, (const char *)n->name) < 0)
+		/* what unsquashfs refuses too: a name that is not one path
+		 * component, or a directory not in strictly ascending order */
+		if (!*name || !strcmp(name, ".") || !strcmp(name, "..") || strchr(name, '/'))
+			return ingot_fail(e, -EBADMSG, "%s: corrupted directory %s/: invalid name '%.64s'",
+					  rd->name, prefix, name);
+		if (n->next && strcmp(name, (const char *)n->next->name) >= 0)
+			return ingot_fail(e, -EBADMSG, "%s: corrupted directory %s/: names unsorted or repeated ('%.64s' before '%.64s')",
+					  rd->name, prefix, name, (const char *)n->next->name);
+		if (n->inode->base.inode_number == 0 || n->inode->base.inode_number > rd->super.inode_count)
+			return ingot_fail(e, -EBADMSG, "%s: corrupted inode of %s/%.64s: number %u, expected 1..%u",
+					  rd->name, prefix, name, n->inode->base.inode_number, rd->super.inode_count);
+		if (asprintf(&path, "%s/%s", prefix, name) < 0)
 			return ingot_fail(e, -ENOMEM, "%s: out of memory", rd->name);
 		if (es->n == es->alloc) {
 			size_t na = es->alloc ? 2 * es->alloc : 256;
@@ -246,6 +305,38 @@ static int cmp_path(const void *a, const void *b)
 		      ((const struct image_entry *)b)->path);
 }
 
+/* Every inode the superblock counts is reached from the root, and no
+ * other: a corrupted directory table that hides entries (or a count that
+ * lies) is refused, not listed as a smaller image.  Hard links share an
+ * inode number. */
+static int count_inodes(const sqfs_tree_node_t *dir, uint8_t *seen, uint32_t *distinct)
+{
+	for (const sqfs_tree_node_t *n = dir->children; n; n = n->next) {
+		uint32_t k = n->inode->base.inode_number - 1;
+		if (!(seen[k / 8] & (1u << (k % 8)))) {
+			seen[k / 8] |= (uint8_t)(1u << (k % 8));
+			(*distinct)++;
+		}
+		if (n->children)
+			count_inodes(n, seen, distinct);
+	}
+	return 0;
+}
+
+static int check_inode_count(struct reader *rd, ingot_error *e)
+{
+	_cleanup_free_ uint8_t *seen = calloc(rd->super.inode_count / 8 + 1, 1);
+	uint32_t distinct = 1;   /* the root */
+
+	if (!seen)
+		return ingot_fail(e, -ENOMEM, "%s: out of memory", rd->name);
+	count_inodes(rd->root, seen, &distinct);
+	if (distinct != rd->super.inode_count)
+		return ingot_fail(e, -EBADMSG, "%s: corrupted image: the superblock counts %u inodes, the directory tree reaches %u",
+				  rd->name, rd->super.inode_count, distinct);
+	return 0;
+}
+
 int image_list(const char *path, image_list_fn fn, void *user, struct image_summary *sum,
 	       ingot_error *e)
 {
@@ -255,6 +346,8 @@ int image_list(const char *path, image_list_fn fn, void *user, struct image_summ
 	r = open_image(&rd, e);
 	if (r == 0)
 		r = walk(&rd, rd.root, "", e);
+	if (r == 0)
+		r = check_inode_count(&rd, e);
 	if (r == 0) {
 		qsort(rd.ents.v, rd.ents.n, sizeof(*rd.ents.v), cmp_path);
 		if (sum) {

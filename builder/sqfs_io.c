@@ -26,11 +26,20 @@ static void fd_file_destroy(sqfs_object_t *obj)
 	free(obj);
 }
 
+/* After a failed write the file is "dead": further I/O is accepted and
+ * dropped, and the caller stops at its next sqfs_fd_errno() check.  An
+ * error returned to libsquashfs 1.2's block processor while its queue is
+ * full loses the block in hand (append_to_work_queue returns before
+ * freeing it): a leak on every ENOSPC.  The output is thrown away anyway. */
 static int fd_read_at(sqfs_file_t *base, sqfs_u64 off, void *buf, size_t size)
 {
 	struct fd_file *f = (struct fd_file *)base;
 	uint8_t *p = buf;
 
+	if (f->err) {
+		memset(buf, 0, size);
+		return 0;
+	}
 	if (off > f->size || size > f->size - off)
 		return SQFS_ERROR_OUT_OF_BOUNDS;
 	while (size > 0) {
@@ -54,13 +63,13 @@ static int fd_write_at(sqfs_file_t *base, sqfs_u64 off, const void *buf, size_t 
 	const uint8_t *p = buf;
 	uint64_t end = off + size;
 
-	while (size > 0) {
+	while (size > 0 && !f->err) {
 		ssize_t n = pwrite(f->fd, p, size, (off_t)off);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0) {
 			f->err = n < 0 ? errno : EIO;
-			return SQFS_ERROR_IO;
+			break;
 		}
 		p += n;
 		off += (uint64_t)n;
@@ -68,7 +77,7 @@ static int fd_write_at(sqfs_file_t *base, sqfs_u64 off, const void *buf, size_t 
 	}
 	if (end > f->size)
 		f->size = end;
-	if (f->size > f->flushed + WRITEBACK_STEP) {
+	if (!f->err && f->size > f->flushed + WRITEBACK_STEP) {
 		sync_file_range(f->fd, (off_t)f->flushed, (off_t)(f->size - f->flushed), SYNC_FILE_RANGE_WRITE);
 		f->flushed = f->size;
 	}
@@ -85,10 +94,8 @@ static int fd_truncate(sqfs_file_t *base, sqfs_u64 size)
 {
 	struct fd_file *f = (struct fd_file *)base;
 
-	if (ftruncate(f->fd, (off_t)size) < 0) {
+	if (!f->err && ftruncate(f->fd, (off_t)size) < 0)
 		f->err = errno;
-		return SQFS_ERROR_IO;
-	}
 	f->size = size;
 	return 0;
 }

@@ -12,8 +12,11 @@
 
 /* An sqfs_file_t writing to / reading from fd, which it does not own
  * (sqfs_destroy frees the wrapper, never closes fd).  size is the
- * current length of the file; on a new output pass 0.  A failed system
- * call leaves its errno in sqfs_fd_errno(). */
+ * current length of the file; on a new output pass 0.  A failed read
+ * returns SQFS_ERROR_IO; a failed write or truncate does not: it leaves
+ * its errno in sqfs_fd_errno() and the file drops all further I/O, so
+ * a writer must check sqfs_fd_errno() as it goes and before it succeeds
+ * (see sqfs_io.c for why). */
 sqfs_file_t *sqfs_fd_file(int fd, uint64_t size);
 int sqfs_fd_errno(const sqfs_file_t *f);
 

@@ -72,6 +72,19 @@ note "setup: a truncated and a corrupted image"
 head -c 200 img/bad.sqfs >trunc.sqfs
 python3 -c 'import sys; b = bytearray(open(sys.argv[1], "rb").read()); b[100] ^= 0xff; b[200] ^= 0xff
 open(sys.argv[2], "wb").write(b)' img/bad.sqfs flip.sqfs
+# Corruptions squashfs cannot detect by itself (no checksums), caught by
+# cross-checks: the superblock's inode count, and a fragment count that
+# would ask for 32 GiB.
+python3 - img/bad.sqfs <<'PY'
+import struct, sys
+b = open(sys.argv[1], "rb").read()
+def put(name, off, fmt, val, base=b):
+    c = bytearray(base)
+    struct.pack_into(fmt, c, off, val)
+    open(name, "wb").write(c)
+put("inodes.sqfs", 4, "<I", struct.unpack_from("<I", b, 4)[0] + 1)
+put("frags.sqfs", 16, "<I", 0x80000000)
+PY
 
 note "setup: a TPM quote signed by a software AK (tests/tools/mkquote)"
 MKQUOTE=$BUILD_DIR/tools/mkquote
