@@ -10,6 +10,7 @@
 
 #include "builder/image.h"
 #include "builder/manifest.h"
+#include "builder/sbom.h"
 #include "builder/store.h"
 #include "builder/tree.h"
 #include "builder/tuple_check.h"
@@ -259,7 +260,7 @@ int build_stage_tree(const struct recipe *r, struct store *s, unsigned workers,
 /* --- outputs ---------------------------------------------------------- */
 
 struct outputs {
-	struct atomic_file image, verity, manifest, envelope;
+	struct atomic_file image, verity, manifest, sbom, envelope;
 };
 
 static void outputs_abort(struct outputs *o)
@@ -267,6 +268,7 @@ static void outputs_abort(struct outputs *o)
 	atomic_abort(&o->image);
 	atomic_abort(&o->verity);
 	atomic_abort(&o->manifest);
+	atomic_abort(&o->sbom);
 	atomic_abort(&o->envelope);
 }
 
@@ -291,7 +293,8 @@ static int write_json_tmp(struct atomic_file *af, const char *path, const json_t
  * until the moment they are replaced. */
 static int outputs_commit(struct outputs *o, struct build_result *res, ingot_error *e)
 {
-	struct atomic_file *v[] = { &o->image, &o->verity, &o->manifest, o->envelope.tmp ? &o->envelope : NULL };
+	struct atomic_file *v[] = { &o->image, &o->verity, &o->manifest, &o->sbom,
+				    o->envelope.tmp ? &o->envelope : NULL };
 	_cleanup_free_ char *dir = NULL;
 	int dfd;
 
@@ -312,7 +315,7 @@ static int outputs_commit(struct outputs *o, struct build_result *res, ingot_err
 	}
 	/* Unsigned build: an envelope left by an earlier signed build would
 	 * vouch for an image that is no longer there. */
-	if (!v[3]) {
+	if (!v[4]) {
 		if (unlink(res->envelope_path) < 0 && errno != ENOENT)
 			return ingot_fail(e, -errno, "%s: cannot remove stale output: %s", res->envelope_path, strerror(errno));
 		free(res->envelope_path);
@@ -355,7 +358,7 @@ static int sign_manifest(const char *key, const json_t *m, struct atomic_file *a
 static int run_build(const struct build_opts *o, struct recipe *r, struct store *s,
 		     struct build_result *res, struct outputs *out, ingot_error *e)
 {
-	_cleanup_json_ json_t *manifest = NULL;
+	_cleanup_json_ json_t *manifest = NULL, *sbom = NULL;
 	struct tree t;
 	struct image_opts io = { 0 };
 	struct image_info ii = { 0 };
@@ -410,7 +413,9 @@ static int run_build(const struct build_opts *o, struct recipe *r, struct store 
 	res->image_size = vi.image_size;
 
 	if ((rc = manifest_build_sized(r, sizes, &t, &io, &ii, &vi, &manifest, e)) < 0 ||
-	    (rc = write_json_tmp(&out->manifest, res->manifest_path, manifest, e)) < 0)
+	    (rc = write_json_tmp(&out->manifest, res->manifest_path, manifest, e)) < 0 ||
+	    (rc = sbom_build(r, stats, &t, vi.image_sha256, &sbom, e)) < 0 ||
+	    (rc = write_json_tmp(&out->sbom, res->sbom_path, sbom, e)) < 0)
 		goto done;
 	if (o->key && (rc = sign_manifest(o->key, manifest, &out->envelope, res->envelope_path, e)) < 0)
 		goto done;
@@ -462,7 +467,7 @@ int ingot_build(const struct build_opts *o, struct build_result *res, ingot_erro
 	struct recipe *r = NULL;
 	struct store s = { 0 };
 	struct outputs out = { .image = { .fd = -1 }, .verity = { .fd = -1 },
-			       .manifest = { .fd = -1 }, .envelope = { .fd = -1 } };
+			       .manifest = { .fd = -1 }, .sbom = { .fd = -1 }, .envelope = { .fd = -1 } };
 	_cleanup_free_ char *store_root = NULL;
 	int rc;
 
@@ -486,6 +491,7 @@ int ingot_build(const struct build_opts *o, struct build_result *res, ingot_erro
 	if ((rc = out_name(o->outdir, r->name, ".sqfs", &res->image_path, e)) < 0 ||
 	    (rc = out_name(o->outdir, r->name, ".verity", &res->verity_path, e)) < 0 ||
 	    (rc = out_name(o->outdir, r->name, ".manifest.json", &res->manifest_path, e)) < 0 ||
+	    (rc = out_name(o->outdir, r->name, ".spdx.json", &res->sbom_path, e)) < 0 ||
 	    (rc = out_name(o->outdir, r->name, ".manifest.dsse.json", &res->envelope_path, e)) < 0)
 		goto out;
 	rc = run_build(o, r, &s, res, &out, e);
@@ -502,6 +508,7 @@ void build_result_free(struct build_result *res)
 	free(res->image_path);
 	free(res->verity_path);
 	free(res->manifest_path);
+	free(res->sbom_path);
 	free(res->envelope_path);
 	for (size_t i = 0; i < res->lint_warnings; i++)
 		free(res->warnings[i]);

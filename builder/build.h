@@ -2,7 +2,8 @@
  * tree -> squashfs image -> dm-verity tree -> manifest -> (signature).
  *
  * Outputs in outdir, named after the recipe's `name`:
- *   NAME.sqfs  NAME.verity  NAME.manifest.json  [NAME.manifest.dsse.json]
+ *   NAME.sqfs  NAME.verity  NAME.manifest.json  NAME.spdx.json (SPDX 2.3 SBOM,
+ *   builder/sbom.h)  [NAME.manifest.dsse.json]
  * Everything is written to temporary files in outdir first and renamed
  * into place only when the whole build succeeded, so a failed or killed
  * build leaves no file under any output name. */
@@ -38,7 +39,7 @@ struct build_opts {
 
 struct build_result {
 	char *name;                      /* recipe name */
-	char *image_path, *verity_path, *manifest_path, *envelope_path; /* NULL if not written */
+	char *image_path, *verity_path, *manifest_path, *sbom_path, *envelope_path; /* NULL if not written */
 	uint8_t image_sha256[32];
 	uint64_t image_size;
 	uint8_t verity_root[32];

@@ -31,6 +31,8 @@ static const char build_help[] =
 "        NAME.sqfs                squashfs image, byte-identical for equal recipes\n"
 "        NAME.verity              dm-verity hash tree (veritysetup format 1)\n"
 "        NAME.manifest.json       every digest of the build (docs/CONTRACTS.md)\n"
+"        NAME.spdx.json           SPDX 2.3 SBOM: the artifacts as packages, every file\n"
+"                                 with its sha256 (docs/builder.md)\n"
 "        NAME.manifest.dsse.json  DSSE envelope signed with --key (only with --key)\n"
 "\n"
 "    NAME is the recipe's name. Files are written under temporary names and\n"
@@ -215,6 +217,7 @@ int cmd_build(int argc, char **argv)
 		printf("verity    %s\n", res.verity_path);
 		printf("root      %s\n", hex);
 		printf("manifest  %s\n", res.manifest_path);
+		printf("sbom      %s\n", res.sbom_path);
 		if (res.envelope_path)
 			printf("envelope  %s\n", res.envelope_path);
 		printf("artifacts %zu (%zu from cache)\n", res.artifacts, res.artifacts_cached);
