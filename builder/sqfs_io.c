@@ -171,54 +171,64 @@ int sqfs_compressor_setup(const char *name, int level, uint32_t block_size,
 	return 0;
 }
 
+/* --- compressor wrappers ------------------------------------------- */
+
+static void wrap_get_configuration(const sqfs_compressor_t *base, sqfs_compressor_config_t *cfg)
+{
+	const struct sqfs_cmp_wrap *w = (const struct sqfs_cmp_wrap *)base;
+	w->inner->get_configuration(w->inner, cfg);
+}
+
+static int wrap_write_options(sqfs_compressor_t *base, sqfs_file_t *file)
+{
+	struct sqfs_cmp_wrap *w = (struct sqfs_cmp_wrap *)base;
+	return w->inner->write_options(w->inner, file);
+}
+
+static int wrap_read_options(sqfs_compressor_t *base, sqfs_file_t *file)
+{
+	struct sqfs_cmp_wrap *w = (struct sqfs_cmp_wrap *)base;
+	return w->inner->read_options(w->inner, file);
+}
+
+static void wrap_destroy(sqfs_object_t *obj)
+{
+	struct sqfs_cmp_wrap *w = (struct sqfs_cmp_wrap *)obj;
+	sqfs_destroy(w->inner);
+	free(w);
+}
+
+void sqfs_cmp_wrap_init(struct sqfs_cmp_wrap *w, sqfs_compressor_t *inner,
+			sqfs_s32 (*do_block)(sqfs_compressor_t *, const sqfs_u8 *, sqfs_u32, sqfs_u8 *, sqfs_u32),
+			sqfs_object_t *(*copy)(const sqfs_object_t *))
+{
+	w->inner = inner;
+	w->base.base.destroy = wrap_destroy;
+	w->base.base.copy = copy;
+	w->base.get_configuration = wrap_get_configuration;
+	w->base.write_options = wrap_write_options;
+	w->base.read_options = wrap_read_options;
+	w->base.do_block = do_block;
+}
+
 /* A compressor whose output is never larger than its input: libsquashfs
  * 1.2's LZ4 returns a compressed metadata block longer than the block
  * itself (a 4-byte id table as 5 bytes), which unsquashfs rejects as
  * corrupt.  0 from do_block means "store it uncompressed", what the other
  * compressors answer in that case. */
-struct guard_cmp {
-	sqfs_compressor_t base;
-	sqfs_compressor_t *inner;
-};
-
 static sqfs_s32 guard_do_block(sqfs_compressor_t *base, const sqfs_u8 *in, sqfs_u32 size,
 			       sqfs_u8 *out, sqfs_u32 outsize)
 {
-	struct guard_cmp *g = (struct guard_cmp *)base;
+	struct sqfs_cmp_wrap *g = (struct sqfs_cmp_wrap *)base;
 	sqfs_s32 n = g->inner->do_block(g->inner, in, size, out, outsize);
 	return n > 0 && (sqfs_u32)n >= size ? 0 : n;
-}
-
-static void guard_get_configuration(const sqfs_compressor_t *base, sqfs_compressor_config_t *cfg)
-{
-	const struct guard_cmp *g = (const struct guard_cmp *)base;
-	g->inner->get_configuration(g->inner, cfg);
-}
-
-static int guard_write_options(sqfs_compressor_t *base, sqfs_file_t *file)
-{
-	struct guard_cmp *g = (struct guard_cmp *)base;
-	return g->inner->write_options(g->inner, file);
-}
-
-static int guard_read_options(sqfs_compressor_t *base, sqfs_file_t *file)
-{
-	struct guard_cmp *g = (struct guard_cmp *)base;
-	return g->inner->read_options(g->inner, file);
-}
-
-static void guard_destroy(sqfs_object_t *obj)
-{
-	struct guard_cmp *g = (struct guard_cmp *)obj;
-	sqfs_destroy(g->inner);
-	free(g);
 }
 
 static sqfs_compressor_t *guard_wrap(sqfs_compressor_t *inner);
 
 static sqfs_object_t *guard_copy(const sqfs_object_t *obj)
 {
-	const struct guard_cmp *g = (const struct guard_cmp *)obj;
+	const struct sqfs_cmp_wrap *g = (const struct sqfs_cmp_wrap *)obj;
 	sqfs_compressor_t *copy = sqfs_copy(g->inner);
 	return copy ? (sqfs_object_t *)guard_wrap(copy) : NULL;
 }
@@ -226,18 +236,12 @@ static sqfs_object_t *guard_copy(const sqfs_object_t *obj)
 /* Takes ownership of inner (destroyed on failure). */
 static sqfs_compressor_t *guard_wrap(sqfs_compressor_t *inner)
 {
-	struct guard_cmp *g = calloc(1, sizeof(*g));
+	struct sqfs_cmp_wrap *g = calloc(1, sizeof(*g));
 	if (!g) {
 		sqfs_destroy(inner);
 		return NULL;
 	}
-	g->inner = inner;
-	g->base.base.destroy = guard_destroy;
-	g->base.base.copy = guard_copy;
-	g->base.get_configuration = guard_get_configuration;
-	g->base.write_options = guard_write_options;
-	g->base.read_options = guard_read_options;
-	g->base.do_block = guard_do_block;
+	sqfs_cmp_wrap_init(g, inner, guard_do_block, guard_copy);
 	return &g->base;
 }
 

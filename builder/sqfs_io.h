@@ -26,6 +26,17 @@ int sqfs_fd_errno(const sqfs_file_t *f);
 int sqfs_compressor_setup(const char *name, int level, uint32_t block_size,
 			  sqfs_compressor_config_t *cfg, ingot_error *e);
 
+/* A compressor that wraps (and owns) another: configuration and options
+ * are the inner one's, do_block and copy are the wrapper's.  Wrappers
+ * embed it first; sqfs_destroy destroys inner and frees the allocation. */
+struct sqfs_cmp_wrap {
+	sqfs_compressor_t base;
+	sqfs_compressor_t *inner;
+};
+void sqfs_cmp_wrap_init(struct sqfs_cmp_wrap *w, sqfs_compressor_t *inner,
+			sqfs_s32 (*do_block)(sqfs_compressor_t *, const sqfs_u8 *, sqfs_u32, sqfs_u8 *, sqfs_u32),
+			sqfs_object_t *(*copy)(const sqfs_object_t *));
+
 /* sqfs_compressor_create for writing: a block that does not shrink is
  * stored uncompressed whatever the compressor (see sqfs_io.c). */
 int sqfs_writer_compressor_create(const sqfs_compressor_config_t *cfg, sqfs_compressor_t **out);
