@@ -84,13 +84,12 @@ static uint64_t index_bytes(uint64_t table_bytes)
 /* Cross-check the superblock before any table is read, so every table
  * size is bounded by the image's size: a corrupted count must not become
  * a huge allocation (a fragment count of 2^31 asked for 36 GB). */
-static int check_super(struct reader *rd, uint64_t size, ingot_error *e)
+static int check_super(struct reader *rd, ingot_error *e)
 {
 	const sqfs_super_t *s = &rd->super;
 	uint64_t end = s->bytes_used;
 	const char *bad = NULL;
 
-	(void)size;
 	if (s->inode_table_start < sizeof(sqfs_super_t) || s->inode_table_start >= s->directory_table_start ||
 	    s->directory_table_start >= end)
 		bad = "inode and directory tables out of order or beyond the image";
@@ -138,7 +137,7 @@ static int open_image(struct reader *rd, ingot_error *e)
 		return ingot_fail(e, -EBADMSG, "%s: truncated: superblock says %llu bytes, "
 				  "file has %llu", rd->name,
 				  (unsigned long long)rd->super.bytes_used, (unsigned long long)size);
-	if ((r = check_super(rd, size, e)) < 0)
+	if ((r = check_super(rd, e)) < 0)
 		return r;
 	r = sqfs_compressor_config_init(&cfg, (SQFS_COMPRESSOR)rd->super.compression_id,
 					rd->super.block_size, SQFS_COMP_FLAG_UNCOMPRESS);
