@@ -16,12 +16,14 @@
 #include <sqfs/id_table.h>
 #include <sqfs/inode.h>
 #include <sqfs/io.h>
+#include <sqfs/meta_reader.h>
 #include <sqfs/super.h>
 
 #include "builder/sqfs_io.h"
 #include "lib/cleanup.h"
 #include "lib/digest.h"
 #include "lib/json.h"
+#include "lib/le.h"
 
 struct entries {
 	struct image_entry *v;
@@ -115,6 +117,88 @@ static int check_super(struct reader *rd, ingot_error *e)
 	return 0;
 }
 
+/* Skip n bytes of the inode table: they must be there. */
+static int skip(sqfs_meta_reader_t *m, uint64_t n)
+{
+	uint8_t buf[4096];
+	int r = 0;
+
+	while (n && !r) {
+		size_t k = n < sizeof(buf) ? (size_t)n : sizeof(buf);
+		r = sqfs_meta_reader_read(m, buf, k);
+		n -= k;
+	}
+	return r;
+}
+
+/* Walk the inode table's inodes by their headers, before libsquashfs
+ * decodes any: it allocates a file's block list (size / block size
+ * entries) before reading it, so a corrupted size asked for gigabytes.
+ * Here every variable part must really be in the table, read in small
+ * steps, or the image is refused.  Layouts: squashfs 4.0 inode types. */
+static int check_inode_table(struct reader *rd, ingot_error *e)
+{
+	/* bytes after the 16-byte common header, before the variable part */
+	static const uint8_t fixed[] = { [1] = 16, [2] = 16, [3] = 8, [4] = 8, [5] = 8, [6] = 4,
+					 [7] = 4, [8] = 24, [9] = 40, [10] = 8, [11] = 12, [12] = 12,
+					 [13] = 8, [14] = 8 };
+	const sqfs_super_t *s = &rd->super;
+	sqfs_meta_reader_t *m = sqfs_meta_reader_create(rd->file, rd->cmp, s->inode_table_start,
+							  s->directory_table_start);
+	uint8_t h[16 + 40];
+	int r = 0;
+
+	if (!m)
+		return ingot_fail(e, -ENOMEM, "%s: out of memory", rd->name);
+	r = sqfs_meta_reader_seek(m, s->inode_table_start, 0);
+	for (uint32_t i = 0; i < s->inode_count && !r; i++) {
+		uint16_t type;
+		uint64_t more = 0, size = 0, blocks;
+		uint32_t frag = 0;
+
+		if ((r = sqfs_meta_reader_read(m, h, 16)))
+			break;
+		type = (uint16_t)le_get(h, 2);
+		if (type < 1 || type > 14) {
+			sqfs_destroy(m);
+			return ingot_fail(e, -EBADMSG, "%s: corrupted inode table: inode %u: type %u, expected 1..14",
+					  rd->name, i + 1, type);
+		}
+		if ((r = sqfs_meta_reader_read(m, h + 16, fixed[type])))
+			break;
+		switch (type) {
+		case 2:   /* file: u32 size at 28, fragment index at 20 */
+		case 9:   /* extended file: u64 size at 24, fragment index at 44 */
+			size = type == 2 ? (uint32_t)le_get(h + 28, 4) : le_get(h + 24, 8);
+			frag = (uint32_t)le_get(type == 2 ? h + 20 : h + 44, 4);
+			blocks = size / s->block_size + (frag == 0xFFFFFFFFu && size % s->block_size);
+			more = blocks * 4;
+			break;
+		case 3: case 10:   /* symlink target (+ xattr index) */
+			more = le_get(h + 20, 4) + (type == 10 ? 4 : 0);
+			break;
+		case 8: {   /* extended dir: index entries {u32, u32, u32 name_size, name} */
+			uint16_t n = (uint16_t)le_get(h + 32, 2);
+			for (uint16_t k = 0; k < n && !r; k++) {
+				uint8_t ix[12];
+				if (!(r = sqfs_meta_reader_read(m, ix, sizeof(ix))))
+					r = skip(m, (uint64_t)(uint32_t)le_get(ix + 8, 4) + 1);
+			}
+			break;
+		}
+		}
+		if (!r)
+			r = skip(m, more);
+	}
+	sqfs_destroy(m);
+	if (r == SQFS_ERROR_OUT_OF_BOUNDS)
+		return ingot_fail(e, -EBADMSG, "%s: corrupted inode table: an inode's sizes run past the table",
+				  rd->name);
+	if (r)
+		return ingot_fail(e, sqfs_to_errno(r), "%s: corrupted inode table: %s", rd->name, sqfs_strerror(r));
+	return 0;
+}
+
 static int open_image(struct reader *rd, ingot_error *e)
 {
 	sqfs_compressor_config_t cfg;
@@ -165,6 +249,8 @@ static int open_image(struct reader *rd, ingot_error *e)
 	r = sqfs_data_reader_load_fragment_table(rd->data, &rd->super);
 	if (r)
 		return rfail(rd, r, "fragment table", e);
+	if ((r = check_inode_table(rd, e)) < 0)
+		return r;
 	r = sqfs_dir_reader_get_full_hierarchy(rd->dr, rd->ids, NULL, 0, &rd->root);
 	if (r)
 		return rfail(rd, r, "reading directory tree", e);

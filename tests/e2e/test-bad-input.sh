@@ -82,7 +82,7 @@ def put(name, off, fmt, val, base=b):
     c = bytearray(base)
     struct.pack_into(fmt, c, off, val)
     open(name, "wb").write(c)
-put("inodes.sqfs", 4, "<I", struct.unpack_from("<I", b, 4)[0] + 1)
+put("inodes.sqfs", 4, "<I", struct.unpack_from("<I", b, 4)[0] - 1)
 put("frags.sqfs", 16, "<I", 0x80000000)
 PY
 
