@@ -434,7 +434,8 @@ int image_list(const char *path, image_list_fn fn, void *user, struct image_summ
 	if (r == 0)
 		r = check_inode_count(&rd, e);
 	if (r == 0) {
-		qsort(rd.ents.v, rd.ents.n, sizeof(*rd.ents.v), cmp_path);
+		if (rd.ents.n)   /* an image of only "/" lists nothing */
+			qsort(rd.ents.v, rd.ents.n, sizeof(*rd.ents.v), cmp_path);
 		if (sum) {
 			const char *cname = sqfs_compressor_name_from_id(
 				(SQFS_COMPRESSOR)rd.super.compression_id);
