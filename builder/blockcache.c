@@ -15,6 +15,7 @@
 
 #include <openssl/evp.h>
 
+#include "builder/sqfs_io.h"
 #include "lib/cleanup.h"
 #include "lib/digest.h"
 #include "lib/fileio.h"
@@ -58,8 +59,7 @@ struct block_cache {
 };
 
 struct ccmp {
-	sqfs_compressor_t base;
-	sqfs_compressor_t *inner;
+	struct sqfs_cmp_wrap w;   /* first: freed through sqfs_destroy */
 	struct block_cache *bc;
 };
 
@@ -323,7 +323,7 @@ static sqfs_s32 cached_do_block(sqfs_compressor_t *base, const sqfs_u8 *in, sqfs
 	sqfs_s32 n;
 
 	if (key_for(bc, in, size, key) < 0)
-		return c->inner->do_block(c->inner, in, size, out, outsize);
+		return c->w.inner->do_block(c->w.inner, in, size, out, outsize);
 	h = lookup(bc, key);
 	if (h && h->len <= outsize) {
 		if (h->len == 0) {
@@ -340,41 +340,16 @@ static sqfs_s32 cached_do_block(sqfs_compressor_t *base, const sqfs_u8 *in, sqfs
 		atomic_fetch_add(&bc->damaged, 1);
 	}
 	atomic_fetch_add(&bc->misses, 1);
-	n = c->inner->do_block(c->inner, in, size, out, outsize);
+	n = c->w.inner->do_block(c->w.inner, in, size, out, outsize);
 	if (n >= 0)
 		record(bc, key, out, n);
 	return n;
 }
 
-static void ccmp_get_configuration(const sqfs_compressor_t *base, sqfs_compressor_config_t *cfg)
-{
-	const struct ccmp *c = (const struct ccmp *)base;
-	c->inner->get_configuration(c->inner, cfg);
-}
-
-static int ccmp_write_options(sqfs_compressor_t *base, sqfs_file_t *file)
-{
-	struct ccmp *c = (struct ccmp *)base;
-	return c->inner->write_options(c->inner, file);
-}
-
-static int ccmp_read_options(sqfs_compressor_t *base, sqfs_file_t *file)
-{
-	struct ccmp *c = (struct ccmp *)base;
-	return c->inner->read_options(c->inner, file);
-}
-
-static void ccmp_destroy(sqfs_object_t *obj)
-{
-	struct ccmp *c = (struct ccmp *)obj;
-	sqfs_destroy(c->inner);
-	free(c);
-}
-
 static sqfs_object_t *ccmp_copy(const sqfs_object_t *obj)
 {
 	const struct ccmp *c = (const struct ccmp *)obj;
-	return (sqfs_object_t *)block_cache_wrap(c->bc, c->inner);
+	return (sqfs_object_t *)block_cache_wrap(c->bc, c->w.inner);
 }
 
 
@@ -385,15 +360,9 @@ static sqfs_compressor_t *wrap_owned(struct block_cache *bc, sqfs_compressor_t *
 		sqfs_destroy(inner);
 		return NULL;
 	}
-	c->inner = inner;
 	c->bc = bc;
-	c->base.base.destroy = ccmp_destroy;
-	c->base.base.copy = ccmp_copy;
-	c->base.get_configuration = ccmp_get_configuration;
-	c->base.write_options = ccmp_write_options;
-	c->base.read_options = ccmp_read_options;
-	c->base.do_block = cached_do_block;
-	return &c->base;
+	sqfs_cmp_wrap_init(&c->w, inner, cached_do_block, ccmp_copy);
+	return &c->w.base;
 }
 
 sqfs_compressor_t *block_cache_wrap(struct block_cache *bc, sqfs_compressor_t *inner)

@@ -3,9 +3,11 @@
 
 #include <archive.h>
 #include <archive_entry.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "builder/deb.h"
 #include "builder/unpack.h"
 #include "lib/cleanup.h"
 #include "lib/digest.h"
@@ -71,6 +73,8 @@ int deb_extract(const struct blob *deb, const char *what, deb_pick_fn pick, void
 {
 	_cleanup_(archive_freep) struct archive *outer = archive_read_new();
 	struct archive_entry *ae;
+	bool seen_binary = false;
+	int seen_control = 0;
 	int r;
 
 	if (!outer)
@@ -85,8 +89,28 @@ int deb_extract(const struct blob *deb, const char *what, deb_pick_fn pick, void
 		size_t len;
 		if (r < ARCHIVE_WARN)
 			return ingot_fail(e, -EINVAL, "%s: expected a Debian package: %s", what, archive_error_string(outer));
-		if (!name || strncmp(name, "data.tar", 8))
+		/* The members in dpkg-deb's order and names (builder/deb.h),
+		 * as for every other .deb ingot reads. */
+		if (!name)
+			return ingot_fail(e, -EINVAL, "%s: expected a Debian package: a member without a name", what);
+		if (!seen_binary) {
+			char buf[16];
+			la_ssize_t k = strcmp(name, "debian-binary") ? -1 : archive_read_data(outer, buf, sizeof(buf));
+			if (k < 0 || !deb_binary_ok(buf, (size_t)k))
+				return ingot_fail(e, -EINVAL, "%s: expected a Debian package starting with "
+						  "debian-binary \"2.x\", got member '%s'", what, name);
+			seen_binary = true;
 			continue;
+		}
+		int filter;
+		enum deb_member kind = deb_member_kind(name, &filter);
+		if (kind == DEB_SKIP || (kind == DEB_CONTROL && !seen_control++))
+			continue;
+		if (kind != DEB_DATA)
+			return ingot_fail(e, -EINVAL, "%s: expected control.tar* then data.tar* (as dpkg-deb), "
+					  "got member '%s'", what, name);
+		if (!seen_control)
+			return ingot_fail(e, -EINVAL, "%s: expected control.tar* before '%s' (as dpkg-deb)", what, name);
 		if ((r = unpack_read_member(outer, BOOT_INPUT_MAX, &tar, &len)) < 0)
 			return ingot_fail(e, r, "%s: %s: cannot read it", what, name);
 		if (!(inner = archive_read_new()))

@@ -11,9 +11,10 @@
 #include "attest/predict.h"
 #include "builder/image.h"
 #include "builder/manifest.h"
-#include "builder/recipe.h"
+#include "builder/sbom.h"
 #include "builder/store.h"
 #include "builder/tree.h"
+#include "builder/tuple_check.h"
 #include "builder/uki.h"
 #include "builder/unpack.h"
 #include "keys/envelope.h"
@@ -23,7 +24,7 @@
 #include "lib/fileio.h"
 #include "lib/json.h"
 #include "recipes/lint.h"
-#include "recipes/tuple.h"
+#include "recipes/recipe.h"
 
 #define OUT_MODE 0644
 
@@ -44,7 +45,7 @@ struct pool {
 	size_t *order;           /* job indices, largest source first */
 	size_t next, completed;
 	size_t first_bad;        /* lowest failed index, SIZE_MAX if none */
-	uint64_t max_entries;
+	struct unpack_limits lim;
 	pthread_mutex_t lock;
 	build_progress_fn progress;
 	void *progress_ctx;
@@ -54,7 +55,7 @@ static void run_job(struct pool *p, size_t i)
 {
 	struct job *j = &p->jobs[i];
 
-	j->rc = unpack_list(p->s, &p->r->artifacts[i], p->max_entries, &j->listing, &j->st, &j->err);
+	j->rc = unpack_list(p->s, &p->r->artifacts[i], &p->lim, &j->listing, &j->st, &j->err);
 	j->done = true;
 }
 
@@ -197,13 +198,37 @@ static int add_inline(const struct recipe *r, struct store *s, struct tree *t, i
 	return 0;
 }
 
-int build_stage_tree(const struct recipe *r, struct store *s, unsigned workers, uint64_t max_entries,
-		     build_progress_fn progress, void *progress_ctx, struct tree *t,
-		     size_t *cached, uint64_t *artifact_sizes, ingot_error *e)
+/* Each artifact is bounded while it unpacks; the image, all artifacts
+ * together, here, in recipe order (the same answer with any worker count). */
+static int check_total_bytes(const struct recipe *r, const struct pool *p, ingot_error *e)
+{
+	uint64_t total = 0;
+
+	for (size_t i = 0; i < r->n_artifacts; i++) {
+		uint64_t b = p->jobs[i].st.bytes;
+		if (b > p->lim.bytes - total)
+			return ingot_fail(e, -EFBIG, "%s: %s: expected at most %llu unpacked bytes in the image, got %llu with this artifact (a limit against archive bombs: --max-unpacked-bytes or max-unpacked-bytes:)",
+					  r->artifacts[i].name, r->artifacts[i].source,
+					  (unsigned long long)p->lim.bytes, (unsigned long long)(total + b));
+		total += b;
+	}
+	return 0;
+}
+
+int build_stage_tree(const struct recipe *r, struct store *s, unsigned workers,
+		     const struct unpack_limits *lim, build_progress_fn progress, void *progress_ctx,
+		     struct tree *t, size_t *cached, struct unpack_stats *stats, ingot_error *e)
 {
 	struct pool p = { .r = r, .s = s, .progress = progress, .progress_ctx = progress_ctx,
-			  .first_bad = SIZE_MAX, .max_entries = max_entries };
+			  .first_bad = SIZE_MAX };
 	int rc;
+
+	if (lim)
+		p.lim = *lim;
+	if (!p.lim.entries)
+		p.lim.entries = UNPACK_MAX_ENTRIES;
+	if (!p.lim.bytes)
+		p.lim.bytes = r->max_unpacked_bytes ? r->max_unpacked_bytes : UNPACK_MAX_BYTES;
 
 	tree_init(t);
 	*cached = 0;
@@ -211,12 +236,14 @@ int build_stage_tree(const struct recipe *r, struct store *s, unsigned workers, 
 	if (!p.jobs)
 		return ingot_fail(e, -ENOMEM, "out of memory");
 	rc = list_artifacts(&p, workers, e);
+	if (rc >= 0)
+		rc = check_total_bytes(r, &p, e);
 	/* Stage 2 runs in recipe order, so which artifact wins a path (and
 	 * every error) is the same with any number of workers. */
 	for (size_t i = 0; rc >= 0 && i < r->n_artifacts; i++) {
 		*cached += p.jobs[i].st.cached;
-		if (artifact_sizes)
-			artifact_sizes[i] = p.jobs[i].st.artifact_bytes;
+		if (stats)
+			stats[i] = p.jobs[i].st;
 		rc = unpack_apply(&r->artifacts[i], &p.jobs[i].listing, t, e);
 	}
 	for (size_t i = 0; i < r->n_artifacts; i++)
@@ -235,7 +262,7 @@ int build_stage_tree(const struct recipe *r, struct store *s, unsigned workers, 
 /* --- outputs ---------------------------------------------------------- */
 
 struct outputs {
-	struct atomic_file image, verity, manifest, envelope, uki;
+	struct atomic_file image, verity, manifest, sbom, envelope, uki;
 };
 
 static void outputs_abort(struct outputs *o)
@@ -243,6 +270,7 @@ static void outputs_abort(struct outputs *o)
 	atomic_abort(&o->image);
 	atomic_abort(&o->verity);
 	atomic_abort(&o->manifest);
+	atomic_abort(&o->sbom);
 	atomic_abort(&o->envelope);
 	atomic_abort(&o->uki);
 }
@@ -268,8 +296,9 @@ static int write_json_tmp(struct atomic_file *af, const char *path, const json_t
  * until the moment they are replaced. */
 static int outputs_commit(struct outputs *o, struct build_result *res, ingot_error *e)
 {
-	struct atomic_file *v[] = { &o->image, &o->verity, &o->manifest, o->envelope.tmp ? &o->envelope : NULL,
-				    o->uki.tmp ? &o->uki : NULL };
+	bool signed_build = o->envelope.tmp != NULL, boot_build = o->uki.tmp != NULL;
+	struct atomic_file *v[] = { &o->image, &o->verity, &o->manifest, &o->sbom,
+				    signed_build ? &o->envelope : NULL, boot_build ? &o->uki : NULL };
 	_cleanup_free_ char *dir = NULL;
 	int dfd;
 
@@ -294,13 +323,13 @@ static int outputs_commit(struct outputs *o, struct build_result *res, ingot_err
 	}
 	/* Unsigned build: an envelope left by an earlier signed build would
 	 * vouch for an image that is no longer there. */
-	if (!v[3]) {
+	if (!signed_build) {
 		if (unlink(res->envelope_path) < 0 && errno != ENOENT)
 			return ingot_fail(e, -errno, "%s: cannot remove stale output: %s", res->envelope_path, strerror(errno));
 		free(res->envelope_path);
 		res->envelope_path = NULL;
 	}
-	if (!v[4] && res->uki_path) {
+	if (!boot_build && res->uki_path) {
 		if (unlink(res->uki_path) < 0 && errno != ENOENT)
 			return ingot_fail(e, -errno, "%s: cannot remove stale output: %s", res->uki_path, strerror(errno));
 		free(res->uki_path);
@@ -368,28 +397,32 @@ static int build_uki(const struct recipe *r, const struct verity_info *vi, struc
 static int run_build(const struct build_opts *o, struct recipe *r, struct store *s,
 		     struct build_result *res, struct outputs *out, ingot_error *e)
 {
-	_cleanup_json_ json_t *manifest = NULL;
+	_cleanup_json_ json_t *manifest = NULL, *sbom = NULL;
 	struct tree t;
 	struct image_opts io = { 0 };
 	struct image_info ii = { 0 };
 	struct verity_info vi = { 0 };
 	uint8_t salt[32];
 	_cleanup_free_ uint64_t *sizes = calloc(r->n_artifacts + 1, sizeof(*sizes));
+	_cleanup_free_ struct unpack_stats *stats = calloc(r->n_artifacts + 1, sizeof(*stats));
+	struct unpack_limits lim = { .entries = o->max_entries, .bytes = o->max_unpacked_bytes };
 	size_t cached = 0;
 	int rc;
 
-	if (!sizes)
+	if (!sizes || !stats)
 		return ingot_fail(e, -ENOMEM, "out of memory");
-	rc = build_stage_tree(r, s, o->workers, o->max_entries, o->progress, o->progress_ctx, &t, &cached,
-			      sizes, e);
+	rc = build_stage_tree(r, s, o->workers, &lim, o->progress, o->progress_ctx, &t, &cached,
+			      stats, e);
 	if (rc < 0)
 		return rc;
+	for (size_t i = 0; i < r->n_artifacts; i++)
+		sizes[i] = stats[i].artifact_bytes;
 	res->artifacts = r->n_artifacts;
 	res->artifacts_cached = cached;
 	res->entries = t.n;
 	res->files = tree_count(&t, TREE_FILE);
 
-	if (r->tuple && (rc = tuple_check_artifacts(r, &t, s, e)) < 0)
+	if (r->tuple && (rc = tuple_check_artifacts(r, &t, s, stats, e)) < 0)
 		goto done;
 
 	io.compression = r->compression;
@@ -420,7 +453,9 @@ static int run_build(const struct build_opts *o, struct recipe *r, struct store 
 
 	if ((rc = manifest_build_sized(r, sizes, &t, &io, &ii, &vi, &manifest, e)) < 0 ||
 	    (r->boot && (rc = build_uki(r, &vi, res, out, manifest, e)) < 0) ||
-	    (rc = write_json_tmp(&out->manifest, res->manifest_path, manifest, e)) < 0)
+	    (rc = write_json_tmp(&out->manifest, res->manifest_path, manifest, e)) < 0 ||
+	    (rc = sbom_build(r, stats, &t, vi.image_sha256, &sbom, e)) < 0 ||
+	    (rc = write_json_tmp(&out->sbom, res->sbom_path, sbom, e)) < 0)
 		goto done;
 	if (o->key && (rc = sign_manifest(o->key, manifest, &out->envelope, res->envelope_path, e)) < 0)
 		goto done;
@@ -472,7 +507,8 @@ int ingot_build(const struct build_opts *o, struct build_result *res, ingot_erro
 	struct recipe *r = NULL;
 	struct store s = { 0 };
 	struct outputs out = { .image = { .fd = -1 }, .verity = { .fd = -1 },
-			       .manifest = { .fd = -1 }, .envelope = { .fd = -1 }, .uki = { .fd = -1 } };
+			       .manifest = { .fd = -1 }, .sbom = { .fd = -1 }, .envelope = { .fd = -1 },
+			       .uki = { .fd = -1 } };
 	_cleanup_free_ char *store_root = NULL;
 	int rc;
 
@@ -496,6 +532,7 @@ int ingot_build(const struct build_opts *o, struct build_result *res, ingot_erro
 	if ((rc = out_name(o->outdir, r->name, ".sqfs", &res->image_path, e)) < 0 ||
 	    (rc = out_name(o->outdir, r->name, ".verity", &res->verity_path, e)) < 0 ||
 	    (rc = out_name(o->outdir, r->name, ".manifest.json", &res->manifest_path, e)) < 0 ||
+	    (rc = out_name(o->outdir, r->name, ".spdx.json", &res->sbom_path, e)) < 0 ||
 	    (rc = out_name(o->outdir, r->name, ".manifest.dsse.json", &res->envelope_path, e)) < 0 ||
 	    (rc = out_name(o->outdir, r->name, ".efi", &res->uki_path, e)) < 0)
 		goto out;
@@ -513,6 +550,7 @@ void build_result_free(struct build_result *res)
 	free(res->image_path);
 	free(res->verity_path);
 	free(res->manifest_path);
+	free(res->sbom_path);
 	free(res->envelope_path);
 	free(res->uki_path);
 	for (size_t i = 0; i < res->lint_warnings; i++)

@@ -2,7 +2,8 @@
  * tree -> squashfs image -> dm-verity tree -> manifest -> (signature).
  *
  * Outputs in outdir, named after the recipe's `name`:
- *   NAME.sqfs  NAME.verity  NAME.manifest.json  [NAME.manifest.dsse.json]  [NAME.efi]
+ *   NAME.sqfs  NAME.verity  NAME.manifest.json  NAME.spdx.json (SPDX 2.3 SBOM,
+ *   builder/sbom.h)  [NAME.manifest.dsse.json]  [NAME.efi]
  * Everything is written to temporary files in outdir first and renamed
  * into place only when the whole build succeeded, so a failed or killed
  * build leaves no file under any output name. */
@@ -30,13 +31,15 @@ struct build_opts {
 	const char *source_date_epoch;   /* $SOURCE_DATE_EPOCH or NULL */
 	bool no_lint;
 	uint64_t max_entries;            /* per artifact; 0 = UNPACK_MAX_ENTRIES */
+	uint64_t max_unpacked_bytes;     /* all artifacts; 0 = the recipe's
+					  * max-unpacked-bytes, else UNPACK_MAX_BYTES */
 	build_progress_fn progress;
 	void *progress_ctx;
 };
 
 struct build_result {
 	char *name;                      /* recipe name */
-	char *image_path, *verity_path, *manifest_path, *envelope_path; /* NULL if not written */
+	char *image_path, *verity_path, *manifest_path, *sbom_path, *envelope_path; /* NULL if not written */
 	char *uki_path;                  /* NAME.efi, recipes with a boot: section */
 	uint8_t image_sha256[32];
 	uint64_t image_size;
@@ -58,9 +61,12 @@ void build_result_free(struct build_result *res);
 struct recipe;
 struct store;
 struct tree;
-/* artifact_sizes (may be NULL): n_artifacts sizes of the artifacts. */
-int build_stage_tree(const struct recipe *r, struct store *s, unsigned workers, uint64_t max_entries,
-		     build_progress_fn progress, void *progress_ctx, struct tree *t,
-		     size_t *cached, uint64_t *artifact_sizes, ingot_error *e);
+struct unpack_stats;
+struct unpack_limits;
+/* lim (may be NULL; a 0 field: the recipe's limit, else the default);
+ * stats (may be NULL): n_artifacts unpack results, in recipe order. */
+int build_stage_tree(const struct recipe *r, struct store *s, unsigned workers,
+		     const struct unpack_limits *lim, build_progress_fn progress, void *progress_ctx,
+		     struct tree *t, size_t *cached, struct unpack_stats *stats, ingot_error *e);
 
 #endif

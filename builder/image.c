@@ -252,6 +252,8 @@ static int pack_file(struct writer *w, size_t i, ingot_error *e)
 		if (hash)
 			EVP_DigestUpdate(md, w->buf, (size_t)n);
 		r = sqfs_block_processor_append(w->proc, w->buf, (size_t)n);
+		if (!r && sqfs_fd_errno(w->file))
+			r = SQFS_ERROR_IO;
 		if (r) {
 			store_content_close(&c);
 			return sqfs_fail(w, r, "writing file data", e);
@@ -562,7 +564,7 @@ static int writer_setup(struct writer *w, const struct image_opts *o, ingot_erro
 	r = sqfs_compressor_setup(o->compression, o->level, o->block_size, &cfg, e);
 	if (r < 0)
 		return ingot_prefix(e, "%s", w->name);
-	r = sqfs_compressor_create(&cfg, &w->cmp);
+	r = sqfs_writer_compressor_create(&cfg, &w->cmp);
 	if (r)
 		return sqfs_fail(w, r, "creating compressor", e);
 	r = sqfs_super_init(&w->super, o->block_size, w->mtime, (SQFS_COMPRESSOR)cfg.id);
@@ -722,6 +724,10 @@ int image_write(const struct tree *t, const struct store *s, const struct image_
 	r = pad_to(&w, 4096, e);
 	if (r < 0)
 		goto out;
+	if (sqfs_fd_errno(w.file)) {
+		r = sqfs_fail(&w, SQFS_ERROR_IO, "writing", e);
+		goto out;
+	}
 	if (w.bc && (r = block_cache_commit(w.bc, e)) < 0)
 		goto out;
 	if (info) {

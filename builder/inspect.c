@@ -16,12 +16,14 @@
 #include <sqfs/id_table.h>
 #include <sqfs/inode.h>
 #include <sqfs/io.h>
+#include <sqfs/meta_reader.h>
 #include <sqfs/super.h>
 
 #include "builder/sqfs_io.h"
 #include "lib/cleanup.h"
 #include "lib/digest.h"
 #include "lib/json.h"
+#include "lib/le.h"
 
 struct entries {
 	struct image_entry *v;
@@ -71,6 +73,132 @@ static void reader_free(struct reader *rd)
 	entries_free(&rd->ents);
 }
 
+/* Metadata blocks: at most 8 KiB of data behind a 2-byte header, and a
+ * table's index is a list of 8-byte block positions. */
+#define META_BLOCK 8192u
+#define META_MIN 3u
+
+static uint64_t index_bytes(uint64_t table_bytes)
+{
+	return (table_bytes + META_BLOCK - 1) / META_BLOCK * 8;
+}
+
+/* Cross-check the superblock before any table is read, so every table
+ * size is bounded by the image's size: a corrupted count must not become
+ * a huge allocation (a fragment count of 2^31 asked for 36 GB). */
+static int check_super(struct reader *rd, ingot_error *e)
+{
+	const sqfs_super_t *s = &rd->super;
+	uint64_t end = s->bytes_used;
+	const char *bad = NULL;
+
+	if (s->inode_table_start < sizeof(sqfs_super_t) || s->inode_table_start >= s->directory_table_start ||
+	    s->directory_table_start >= end)
+		bad = "inode and directory tables out of order or beyond the image";
+	else if ((uint64_t)s->inode_count * 16 / META_BLOCK >
+		 (s->directory_table_start - s->inode_table_start) / META_MIN)
+		bad = "inode count larger than the inode table can hold";
+	else if (s->id_count == 0 || s->id_table_start >= end ||
+		 index_bytes((uint64_t)s->id_count * 4) > end - s->id_table_start)
+		bad = "id table beyond the image";
+	else if (s->fragment_entry_count > s->inode_count ||
+		 (s->fragment_entry_count &&
+		  (s->fragment_table_start >= end ||
+		   index_bytes((uint64_t)s->fragment_entry_count * 16) > end - s->fragment_table_start)))
+		bad = "fragment table larger than the image or than the inode count";
+	else if ((s->flags & SQFS_FLAG_EXPORTABLE) && s->export_table_start != UINT64_MAX &&
+		 (s->export_table_start >= end ||
+		  index_bytes((uint64_t)s->inode_count * 8) > end - s->export_table_start))
+		bad = "export table beyond the image";
+	else if (s->xattr_id_table_start != UINT64_MAX && s->xattr_id_table_start >= end)
+		bad = "xattr table beyond the image";
+	if (bad)
+		return ingot_fail(e, -EBADMSG, "%s: corrupted superblock: %s", rd->name, bad);
+	return 0;
+}
+
+/* Skip n bytes of the inode table: they must be there. */
+static int skip(sqfs_meta_reader_t *m, uint64_t n)
+{
+	uint8_t buf[4096];
+	int r = 0;
+
+	while (n && !r) {
+		size_t k = n < sizeof(buf) ? (size_t)n : sizeof(buf);
+		r = sqfs_meta_reader_read(m, buf, k);
+		n -= k;
+	}
+	return r;
+}
+
+/* Walk the inode table's inodes by their headers, before libsquashfs
+ * decodes any: it allocates a file's block list (size / block size
+ * entries) before reading it, so a corrupted size asked for gigabytes.
+ * Here every variable part must really be in the table, read in small
+ * steps, or the image is refused.  Layouts: squashfs 4.0 inode types. */
+static int check_inode_table(struct reader *rd, ingot_error *e)
+{
+	/* bytes after the 16-byte common header, before the variable part */
+	static const uint8_t fixed[] = { [1] = 16, [2] = 16, [3] = 8, [4] = 8, [5] = 8, [6] = 4,
+					 [7] = 4, [8] = 24, [9] = 40, [10] = 8, [11] = 12, [12] = 12,
+					 [13] = 8, [14] = 8 };
+	const sqfs_super_t *s = &rd->super;
+	sqfs_meta_reader_t *m = sqfs_meta_reader_create(rd->file, rd->cmp, s->inode_table_start,
+							  s->directory_table_start);
+	uint8_t h[16 + 40];
+	int r = 0;
+
+	if (!m)
+		return ingot_fail(e, -ENOMEM, "%s: out of memory", rd->name);
+	r = sqfs_meta_reader_seek(m, s->inode_table_start, 0);
+	for (uint32_t i = 0; i < s->inode_count && !r; i++) {
+		uint16_t type;
+		uint64_t more = 0, size = 0, blocks;
+		uint32_t frag = 0;
+
+		if ((r = sqfs_meta_reader_read(m, h, 16)))
+			break;
+		type = (uint16_t)le_get(h, 2);
+		if (type < 1 || type > 14) {
+			sqfs_destroy(m);
+			return ingot_fail(e, -EBADMSG, "%s: corrupted inode table: inode %u: type %u, expected 1..14",
+					  rd->name, i + 1, type);
+		}
+		if ((r = sqfs_meta_reader_read(m, h + 16, fixed[type])))
+			break;
+		switch (type) {
+		case 2:   /* file: u32 size at 28, fragment index at 20 */
+		case 9:   /* extended file: u64 size at 24, fragment index at 44 */
+			size = type == 2 ? (uint32_t)le_get(h + 28, 4) : le_get(h + 24, 8);
+			frag = (uint32_t)le_get(type == 2 ? h + 20 : h + 44, 4);
+			blocks = size / s->block_size + (frag == 0xFFFFFFFFu && size % s->block_size);
+			more = blocks * 4;
+			break;
+		case 3: case 10:   /* symlink target (+ xattr index) */
+			more = le_get(h + 20, 4) + (type == 10 ? 4 : 0);
+			break;
+		case 8: {   /* extended dir: index entries {u32, u32, u32 name_size, name} */
+			uint16_t n = (uint16_t)le_get(h + 32, 2);
+			for (uint16_t k = 0; k < n && !r; k++) {
+				uint8_t ix[12];
+				if (!(r = sqfs_meta_reader_read(m, ix, sizeof(ix))))
+					r = skip(m, (uint64_t)(uint32_t)le_get(ix + 8, 4) + 1);
+			}
+			break;
+		}
+		}
+		if (!r)
+			r = skip(m, more);
+	}
+	sqfs_destroy(m);
+	if (r == SQFS_ERROR_OUT_OF_BOUNDS)
+		return ingot_fail(e, -EBADMSG, "%s: corrupted inode table: an inode's sizes run past the table",
+				  rd->name);
+	if (r)
+		return ingot_fail(e, sqfs_to_errno(r), "%s: corrupted inode table: %s", rd->name, sqfs_strerror(r));
+	return 0;
+}
+
 static int open_image(struct reader *rd, ingot_error *e)
 {
 	sqfs_compressor_config_t cfg;
@@ -93,6 +221,8 @@ static int open_image(struct reader *rd, ingot_error *e)
 		return ingot_fail(e, -EBADMSG, "%s: truncated: superblock says %llu bytes, "
 				  "file has %llu", rd->name,
 				  (unsigned long long)rd->super.bytes_used, (unsigned long long)size);
+	if ((r = check_super(rd, e)) < 0)
+		return r;
 	r = sqfs_compressor_config_init(&cfg, (SQFS_COMPRESSOR)rd->super.compression_id,
 					rd->super.block_size, SQFS_COMP_FLAG_UNCOMPRESS);
 	if (r == 0)
@@ -119,6 +249,8 @@ static int open_image(struct reader *rd, ingot_error *e)
 	r = sqfs_data_reader_load_fragment_table(rd->data, &rd->super);
 	if (r)
 		return rfail(rd, r, "fragment table", e);
+	if ((r = check_inode_table(rd, e)) < 0)
+		return r;
 	r = sqfs_dir_reader_get_full_hierarchy(rd->dr, rd->ids, NULL, 0, &rd->root);
 	if (r)
 		return rfail(rd, r, "reading directory tree", e);
@@ -212,10 +344,22 @@ static int walk(struct reader *rd, const sqfs_tree_node_t *dir, const char *pref
 {
 	for (const sqfs_tree_node_t *n = dir->children; n; n = n->next) {
 		struct entries *es = &rd->ents;
+		const char *name = (const char *)n->name;
 		char *path;
 		int r;
 
-		if (asprintf(&path, "%s/%s", prefix, (const char *)n->name) < 0)
+		/* what unsquashfs refuses too: a name that is not one path
+		 * component, or a directory not in strictly ascending order */
+		if (!*name || !strcmp(name, ".") || !strcmp(name, "..") || strchr(name, '/'))
+			return ingot_fail(e, -EBADMSG, "%s: corrupted directory %s/: invalid name '%.64s'",
+					  rd->name, prefix, name);
+		if (n->next && strcmp(name, (const char *)n->next->name) >= 0)
+			return ingot_fail(e, -EBADMSG, "%s: corrupted directory %s/: names unsorted or repeated ('%.64s' before '%.64s')",
+					  rd->name, prefix, name, (const char *)n->next->name);
+		if (n->inode->base.inode_number == 0 || n->inode->base.inode_number > rd->super.inode_count)
+			return ingot_fail(e, -EBADMSG, "%s: corrupted inode of %s/%.64s: number %u, expected 1..%u",
+					  rd->name, prefix, name, n->inode->base.inode_number, rd->super.inode_count);
+		if (asprintf(&path, "%s/%s", prefix, name) < 0)
 			return ingot_fail(e, -ENOMEM, "%s: out of memory", rd->name);
 		if (es->n == es->alloc) {
 			size_t na = es->alloc ? 2 * es->alloc : 256;
@@ -246,6 +390,38 @@ static int cmp_path(const void *a, const void *b)
 		      ((const struct image_entry *)b)->path);
 }
 
+/* Every inode the superblock counts is reached from the root, and no
+ * other: a corrupted directory table that hides entries (or a count that
+ * lies) is refused, not listed as a smaller image.  Hard links share an
+ * inode number. */
+static int count_inodes(const sqfs_tree_node_t *dir, uint8_t *seen, uint32_t *distinct)
+{
+	for (const sqfs_tree_node_t *n = dir->children; n; n = n->next) {
+		uint32_t k = n->inode->base.inode_number - 1;
+		if (!(seen[k / 8] & (1u << (k % 8)))) {
+			seen[k / 8] |= (uint8_t)(1u << (k % 8));
+			(*distinct)++;
+		}
+		if (n->children)
+			count_inodes(n, seen, distinct);
+	}
+	return 0;
+}
+
+static int check_inode_count(struct reader *rd, ingot_error *e)
+{
+	_cleanup_free_ uint8_t *seen = calloc(rd->super.inode_count / 8 + 1, 1);
+	uint32_t distinct = 1;   /* the root */
+
+	if (!seen)
+		return ingot_fail(e, -ENOMEM, "%s: out of memory", rd->name);
+	count_inodes(rd->root, seen, &distinct);
+	if (distinct != rd->super.inode_count)
+		return ingot_fail(e, -EBADMSG, "%s: corrupted image: the superblock counts %u inodes, the directory tree reaches %u",
+				  rd->name, rd->super.inode_count, distinct);
+	return 0;
+}
+
 int image_list(const char *path, image_list_fn fn, void *user, struct image_summary *sum,
 	       ingot_error *e)
 {
@@ -255,8 +431,11 @@ int image_list(const char *path, image_list_fn fn, void *user, struct image_summ
 	r = open_image(&rd, e);
 	if (r == 0)
 		r = walk(&rd, rd.root, "", e);
+	if (r == 0)
+		r = check_inode_count(&rd, e);
 	if (r == 0) {
-		qsort(rd.ents.v, rd.ents.n, sizeof(*rd.ents.v), cmp_path);
+		if (rd.ents.n)   /* an image of only "/" lists nothing */
+			qsort(rd.ents.v, rd.ents.n, sizeof(*rd.ents.v), cmp_path);
 		if (sum) {
 			const char *cname = sqfs_compressor_name_from_id(
 				(SQFS_COMPRESSOR)rd.super.compression_id);

@@ -41,7 +41,7 @@ typedef int (*image_list_fn)(const struct image_entry *ent, void *user, ingot_er
 /* Open the image at path, read its superblock, tables and directory tree,
  * hash every file's content and call fn for each entry.  sum (optional)
  * gets the image-wide facts.  A truncated or corrupted image fails with
- * one line: "IMAGE: reading directory tree: corrupted data". */
+ * one line: "IMAGE: corrupted inode table: ...". */
 int image_list(const char *path, image_list_fn fn, void *user, struct image_summary *sum,
 	       ingot_error *e);
 

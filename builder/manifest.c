@@ -10,7 +10,7 @@
 
 #include "attest/predict.h"
 #include "builder/image.h"
-#include "builder/recipe.h"
+#include "recipes/recipe.h"
 #include "builder/tree.h"
 #include "lib/meta.h"
 #include "lib/cleanup.h"

@@ -26,11 +26,20 @@ static void fd_file_destroy(sqfs_object_t *obj)
 	free(obj);
 }
 
+/* After a failed write the file is "dead": further I/O is accepted and
+ * dropped, and the caller stops at its next sqfs_fd_errno() check.  An
+ * error returned to libsquashfs 1.2's block processor while its queue is
+ * full loses the block in hand (append_to_work_queue returns before
+ * freeing it): a leak on every ENOSPC.  The output is thrown away anyway. */
 static int fd_read_at(sqfs_file_t *base, sqfs_u64 off, void *buf, size_t size)
 {
 	struct fd_file *f = (struct fd_file *)base;
 	uint8_t *p = buf;
 
+	if (f->err) {
+		memset(buf, 0, size);
+		return 0;
+	}
 	if (off > f->size || size > f->size - off)
 		return SQFS_ERROR_OUT_OF_BOUNDS;
 	while (size > 0) {
@@ -54,13 +63,13 @@ static int fd_write_at(sqfs_file_t *base, sqfs_u64 off, const void *buf, size_t 
 	const uint8_t *p = buf;
 	uint64_t end = off + size;
 
-	while (size > 0) {
+	while (size > 0 && !f->err) {
 		ssize_t n = pwrite(f->fd, p, size, (off_t)off);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0) {
 			f->err = n < 0 ? errno : EIO;
-			return SQFS_ERROR_IO;
+			break;
 		}
 		p += n;
 		off += (uint64_t)n;
@@ -68,7 +77,7 @@ static int fd_write_at(sqfs_file_t *base, sqfs_u64 off, const void *buf, size_t 
 	}
 	if (end > f->size)
 		f->size = end;
-	if (f->size > f->flushed + WRITEBACK_STEP) {
+	if (!f->err && f->size > f->flushed + WRITEBACK_STEP) {
 		sync_file_range(f->fd, (off_t)f->flushed, (off_t)(f->size - f->flushed), SYNC_FILE_RANGE_WRITE);
 		f->flushed = f->size;
 	}
@@ -85,10 +94,8 @@ static int fd_truncate(sqfs_file_t *base, sqfs_u64 size)
 {
 	struct fd_file *f = (struct fd_file *)base;
 
-	if (ftruncate(f->fd, (off_t)size) < 0) {
+	if (!f->err && ftruncate(f->fd, (off_t)size) < 0)
 		f->err = errno;
-		return SQFS_ERROR_IO;
-	}
 	f->size = size;
 	return 0;
 }
@@ -162,6 +169,96 @@ int sqfs_compressor_setup(const char *name, int level, uint32_t block_size,
 	if (level != 0)
 		cfg->level = (sqfs_u32)level;
 	return 0;
+}
+
+/* --- compressor wrappers ------------------------------------------- */
+
+static void wrap_get_configuration(const sqfs_compressor_t *base, sqfs_compressor_config_t *cfg)
+{
+	const struct sqfs_cmp_wrap *w = (const struct sqfs_cmp_wrap *)base;
+	w->inner->get_configuration(w->inner, cfg);
+}
+
+static int wrap_write_options(sqfs_compressor_t *base, sqfs_file_t *file)
+{
+	struct sqfs_cmp_wrap *w = (struct sqfs_cmp_wrap *)base;
+	return w->inner->write_options(w->inner, file);
+}
+
+static int wrap_read_options(sqfs_compressor_t *base, sqfs_file_t *file)
+{
+	struct sqfs_cmp_wrap *w = (struct sqfs_cmp_wrap *)base;
+	return w->inner->read_options(w->inner, file);
+}
+
+static void wrap_destroy(sqfs_object_t *obj)
+{
+	struct sqfs_cmp_wrap *w = (struct sqfs_cmp_wrap *)obj;
+	sqfs_destroy(w->inner);
+	free(w);
+}
+
+void sqfs_cmp_wrap_init(struct sqfs_cmp_wrap *w, sqfs_compressor_t *inner,
+			sqfs_s32 (*do_block)(sqfs_compressor_t *, const sqfs_u8 *, sqfs_u32, sqfs_u8 *, sqfs_u32),
+			sqfs_object_t *(*copy)(const sqfs_object_t *))
+{
+	w->inner = inner;
+	w->base.base.destroy = wrap_destroy;
+	w->base.base.copy = copy;
+	w->base.get_configuration = wrap_get_configuration;
+	w->base.write_options = wrap_write_options;
+	w->base.read_options = wrap_read_options;
+	w->base.do_block = do_block;
+}
+
+/* A compressor whose output is never larger than its input: libsquashfs
+ * 1.2's LZ4 returns a compressed metadata block longer than the block
+ * itself (a 4-byte id table as 5 bytes), which unsquashfs rejects as
+ * corrupt.  0 from do_block means "store it uncompressed", what the other
+ * compressors answer in that case. */
+static sqfs_s32 guard_do_block(sqfs_compressor_t *base, const sqfs_u8 *in, sqfs_u32 size,
+			       sqfs_u8 *out, sqfs_u32 outsize)
+{
+	struct sqfs_cmp_wrap *g = (struct sqfs_cmp_wrap *)base;
+	sqfs_s32 n = g->inner->do_block(g->inner, in, size, out, outsize);
+	return n > 0 && (sqfs_u32)n >= size ? 0 : n;
+}
+
+static sqfs_compressor_t *guard_wrap(sqfs_compressor_t *inner);
+
+static sqfs_object_t *guard_copy(const sqfs_object_t *obj)
+{
+	const struct sqfs_cmp_wrap *g = (const struct sqfs_cmp_wrap *)obj;
+	sqfs_compressor_t *copy = sqfs_copy(g->inner);
+	return copy ? (sqfs_object_t *)guard_wrap(copy) : NULL;
+}
+
+/* Takes ownership of inner (destroyed on failure). */
+static sqfs_compressor_t *guard_wrap(sqfs_compressor_t *inner)
+{
+	struct sqfs_cmp_wrap *g = calloc(1, sizeof(*g));
+	if (!g) {
+		sqfs_destroy(inner);
+		return NULL;
+	}
+	sqfs_cmp_wrap_init(g, inner, guard_do_block, guard_copy);
+	return &g->base;
+}
+
+int sqfs_writer_compressor_create(const sqfs_compressor_config_t *cfg, sqfs_compressor_t **out)
+{
+	sqfs_compressor_t *inner;
+	int r = sqfs_compressor_create(cfg, &inner);
+
+	*out = NULL;
+	if (r)
+		return r;
+	if (cfg->flags & SQFS_COMP_FLAG_UNCOMPRESS) {
+		*out = inner;
+		return 0;
+	}
+	*out = guard_wrap(inner);
+	return *out ? 0 : SQFS_ERROR_ALLOC;
 }
 
 const char *sqfs_strerror(int code)

@@ -12,8 +12,11 @@
 
 /* An sqfs_file_t writing to / reading from fd, which it does not own
  * (sqfs_destroy frees the wrapper, never closes fd).  size is the
- * current length of the file; on a new output pass 0.  A failed system
- * call leaves its errno in sqfs_fd_errno(). */
+ * current length of the file; on a new output pass 0.  A failed read
+ * returns SQFS_ERROR_IO; a failed write or truncate does not: it leaves
+ * its errno in sqfs_fd_errno() and the file drops all further I/O, so
+ * a writer must check sqfs_fd_errno() as it goes and before it succeeds
+ * (see sqfs_io.c for why). */
 sqfs_file_t *sqfs_fd_file(int fd, uint64_t size);
 int sqfs_fd_errno(const sqfs_file_t *f);
 
@@ -22,6 +25,21 @@ int sqfs_fd_errno(const sqfs_file_t *f);
  * Errors name the field: "compression: expected one of ..., got 'x'". */
 int sqfs_compressor_setup(const char *name, int level, uint32_t block_size,
 			  sqfs_compressor_config_t *cfg, ingot_error *e);
+
+/* A compressor that wraps (and owns) another: configuration and options
+ * are the inner one's, do_block and copy are the wrapper's.  Wrappers
+ * embed it first; sqfs_destroy destroys inner and frees the allocation. */
+struct sqfs_cmp_wrap {
+	sqfs_compressor_t base;
+	sqfs_compressor_t *inner;
+};
+void sqfs_cmp_wrap_init(struct sqfs_cmp_wrap *w, sqfs_compressor_t *inner,
+			sqfs_s32 (*do_block)(sqfs_compressor_t *, const sqfs_u8 *, sqfs_u32, sqfs_u8 *, sqfs_u32),
+			sqfs_object_t *(*copy)(const sqfs_object_t *));
+
+/* sqfs_compressor_create for writing: a block that does not shrink is
+ * stored uncompressed whatever the compressor (see sqfs_io.c). */
+int sqfs_writer_compressor_create(const sqfs_compressor_config_t *cfg, sqfs_compressor_t **out);
 
 /* "corrupted data", "out of bounds read", ... for a SQFS_ERROR code. */
 const char *sqfs_strerror(int code);

@@ -380,11 +380,46 @@ int store_pin_mismatch(const char *name, const uint8_t want[32], const uint8_t g
 	return ingot_fail(e, -EBADMSG, "%s: sha256 mismatch: recipe pins %s, file has %s", name, hw, hg);
 }
 
+int store_source_open(const char *name, const char *src, ingot_error *e)
+{
+	struct stat st;
+	int fd, fl;
+
+	/* O_NONBLOCK: opening a FIFO must not wait for a writer; fstat then
+	 * judges what was opened (a symlink to a regular file is fine, one
+	 * to /dev/zero is not). */
+	fd = open(src, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0)
+		return ingot_fail(e, -errno, "%s: %s: cannot open: %s", name, src, strerror(errno));
+	if (fstat(fd, &st) < 0) {
+		int err = errno;
+		close(fd);
+		return ingot_fail(e, -err, "%s: %s: %s", name, src, strerror(err));
+	}
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		return ingot_fail(e, -EINVAL, "%s: %s: expected a regular file as source, got a %s",
+				  name, src, S_ISDIR(st.st_mode) ? "directory" : S_ISFIFO(st.st_mode) ? "FIFO" :
+				  S_ISCHR(st.st_mode) ? "character device" : S_ISBLK(st.st_mode) ? "block device" :
+				  S_ISSOCK(st.st_mode) ? "socket" : "special file");
+	}
+	if ((fl = fcntl(fd, F_GETFL)) < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0) {
+		int err = errno;
+		close(fd);
+		return ingot_fail(e, -err, "%s: %s: %s", name, src, strerror(err));
+	}
+	return fd;
+}
+
 int store_check_source(const char *name, const char *src, const uint8_t want[32], ingot_error *e)
 {
+	_cleanup_close_ int fd = store_source_open(name, src, e);
 	uint8_t got[32];
-	int r = sha256_file(src, got, NULL, e);
-	if (r < 0)
+	int r;
+
+	if (fd < 0)
+		return fd;
+	if ((r = sha256_fd(fd, src, got, NULL, e)) < 0)
 		return ingot_prefix(e, "%s", name);
 	if (memcmp(got, want, 32))
 		return store_pin_mismatch(name, want, got, e);
@@ -409,9 +444,8 @@ int store_import(struct store *s, const char *name, const char *src, const uint8
 			return 0;
 		return store_check_source(name, src, want, e);
 	}
-	fd = open(src, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return ingot_fail(e, -errno, "%s: %s: cannot open: %s", name, src, strerror(errno));
+	if ((fd = store_source_open(name, src, e)) < 0)
+		return fd;
 	buf = malloc(COPY_BUF);
 	if (!buf)
 		return ingot_fail(e, -ENOMEM, "out of memory");

@@ -6,7 +6,6 @@
  *   unpacked/<hex>.json   its listing: paths, types, modes, sizes, digests
  *                         and pack offsets (written last: it marks the pack
  *                         complete)
- *   unpacked/<hex>.control.tar  a .deb's control member (tuple checks)
  *   tmp/<pid>.<what>.XXXXXX  temporaries, renamed into place once verified;
  *                         those of dead processes are removed by store_open
  * A blob whose bytes do not match its name never enters blobs/, and a pack
@@ -86,6 +85,10 @@ int store_has_blob(const struct store *s, const uint8_t sha256[32]);
 int store_import(struct store *s, const char *name, const char *src, const uint8_t want[32],
 		 ingot_error *e);
 
+/* Open an artifact's source for reading: it must be a regular file (a
+ * FIFO, device or directory is refused at once, never read); returns the
+ * fd (blocking, O_CLOEXEC) or -errno. */
+int store_source_open(const char *name, const char *src, ingot_error *e);
 /* -EBADMSG with "NAME: sha256 mismatch: recipe pins WANT, file has GOT". */
 int store_pin_mismatch(const char *name, const uint8_t want[32], const uint8_t got[32], ingot_error *e);
 /* Hash src and compare with want: store_pin_mismatch() if not. */

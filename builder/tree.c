@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "lib/cleanup.h"
+#include "lib/imgpath.h"
 
 void tree_init(struct tree *t)
 {
@@ -38,40 +39,6 @@ const char *tree_type_name(enum tree_type t)
 	case TREE_SOCK: return "socket";
 	}
 	return "unknown";
-}
-
-int tree_check_path(const char *path, const char *what, ingot_error *e)
-{
-	size_t len = strlen(path);
-	const char *p = path;
-
-	if (len == 0)
-		return ingot_fail(e, -EINVAL, "%s: empty path", what);
-	if (len > 4095)
-		return ingot_fail(e, -ENAMETOOLONG, "%s: path longer than 4095 bytes", what);
-	if (path[0] == '/')
-		return ingot_fail(e, -EINVAL, "%s: absolute path '%s' refused", what, path);
-	/* A control character in a name forges lines in every listing,
-	 * log and terminal that shows it; no golden image needs one. */
-	for (const unsigned char *c = (const unsigned char *)path; *c; c++)
-		if (*c < 0x20 || *c == 0x7f)
-			return ingot_fail(e, -EINVAL, "%s: control character 0x%02x in '%s' refused", what, *c, path);
-	while (*p) {
-		const char *s = strchr(p, '/');
-		size_t n = s ? (size_t)(s - p) : strlen(p);
-		if (n == 0)
-			return ingot_fail(e, -EINVAL, "%s: empty component in '%s'", what, path);
-		if (n > 255)
-			return ingot_fail(e, -ENAMETOOLONG, "%s: component longer than 255 bytes in '%s'", what, path);
-		if ((n == 1 && p[0] == '.') || (n == 2 && p[0] == '.' && p[1] == '.'))
-			return ingot_fail(e, -EINVAL, "%s: '.' or '..' component in '%s' refused", what, path);
-		if (!s)
-			break;
-		p = s + 1;
-		if (!*p)
-			return ingot_fail(e, -EINVAL, "%s: trailing '/' in '%s'", what, path);
-	}
-	return 0;
 }
 
 static int cmp_entry(const void *a, const void *b)
@@ -146,7 +113,7 @@ static int dup_entry(struct tree_entry *dst, const struct tree_entry *src)
 int tree_add(struct tree *t, const struct tree_entry *ent, bool replace, ingot_error *e)
 {
 	struct tree_entry *old;
-	int r = tree_check_path(ent->path, ent->origin ? ent->origin : "entry", e);
+	int r = imgpath_check_shape(ent->path, ent->origin ? ent->origin : "entry", e);
 	if (r < 0)
 		return r;
 	old = tree_find(t, ent->path);

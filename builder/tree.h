@@ -49,11 +49,6 @@ struct tree {
 void tree_init(struct tree *t);
 void tree_free(struct tree *t);
 
-/* Validate a relative image path: no "", no leading '/', no "." or ".."
- * components, no "//", no trailing '/', no NUL, at most 4095 bytes.
- * what names the field in the error. */
-int tree_check_path(const char *path, const char *what, ingot_error *e);
-
 /* Add an entry (strings copied).  A second entry at the same path is an
  * error naming both origins, unless replace is set, in which case the
  * new entry replaces the old one (recipe said which artifact wins). A

@@ -11,7 +11,7 @@
 #include "builder/bootdeb.h"
 #include "builder/cpio.h"
 #include "builder/image.h"
-#include "builder/recipe.h"
+#include "recipes/recipe.h"
 #include "lib/cleanup.h"
 #include "lib/digest.h"
 #include "lib/le.h"

@@ -13,14 +13,16 @@
 
 #include <openssl/evp.h>
 
+#include "builder/deb.h"
 #include "lib/cleanup.h"
 #include "lib/digest.h"
 #include "lib/fileio.h"
+#include "lib/imgpath.h"
 #include "lib/json.h"
 
 #define DATA_BUF (256u << 10)
 #define PACK_BUF (1u << 20)
-#define CACHE_SCHEMA "ingot.unpacked/v2"
+#define CACHE_SCHEMA "ingot.unpacked/v3"
 
 /* Per-artifact reading state. */
 struct reader {
@@ -28,7 +30,7 @@ struct reader {
 	const struct artifact *a;
 	struct tree *out;
 	struct unpack_stats *st;
-	uint64_t max_entries;
+	uint64_t max_entries, max_bytes;
 	char *buf;                /* DATA_BUF: file data */
 	EVP_MD_CTX *md;           /* per-file digest */
 	ingot_error *e;
@@ -38,9 +40,7 @@ struct reader {
 	uint64_t pack_off;
 	char *wbuf;               /* PACK_BUF write-behind: small files, few writes */
 	size_t wlen;
-	/* a .deb's control.tar member, kept for the tuple checks */
-	char *control;
-	size_t control_len;
+	bool have_control;        /* a .deb's control.tar member was read */
 };
 
 /* The artifact's own bytes, hashed as libarchive reads them, so it is
@@ -59,6 +59,14 @@ static void archive_freep(struct archive **a)
 		archive_read_free(*a);
 }
 #define _cleanup_archive_ __attribute__((cleanup(archive_freep)))
+
+/* libarchive leaves no message on some failures (a gzip stream cut
+ * before its trailer): never print "(null)". */
+static const char *archive_error(struct archive *ar)
+{
+	const char *m = archive_error_string(ar);
+	return m && *m ? m : "unexpected end of data (truncated or corrupt archive)";
+}
 
 static bool utf8_ok(const char *s)
 {
@@ -117,7 +125,7 @@ static int normalize(struct reader *rd, const char *raw, const char *what, char 
 	*out = strndup(p, n);
 	if (!*out)
 		return ingot_fail(rd->e, -ENOMEM, "out of memory");
-	if (tree_check_path(*out, "path", &sub) < 0) {
+	if (imgpath_check(*out, "path", &sub) < 0) {
 		free(*out);
 		*out = NULL;
 		return ingot_fail(rd->e, -EINVAL, "%s: %s '%s': %s", rd->a->name, what, raw, sub.msg);
@@ -140,6 +148,17 @@ static int add_listing(struct reader *rd, struct tree_entry *ent, const char *ra
 	if (tree_add(rd->out, ent, false, &sub) < 0)
 		return ingot_fail(rd->e, sub.code, "%s: archive entry '%s': %s", rd->a->name, raw, sub.msg);
 	rd->st->entries++;
+	return 0;
+}
+
+/* Refuse before the bytes are written: a sparse or bomb entry declares
+ * (or decompresses to) far more than its archive holds. */
+static int check_bytes(struct reader *rd, const char *raw, uint64_t more)
+{
+	if (more > rd->max_bytes || rd->st->bytes > rd->max_bytes - more)
+		return ingot_fail(rd->e, -EFBIG, "%s: archive entry '%s': expected at most %llu unpacked bytes, got at least %llu (a limit against archive bombs: --max-unpacked-bytes)",
+				  rd->a->name, raw, (unsigned long long)rd->max_bytes,
+				  (unsigned long long)(more > UINT64_MAX - rd->st->bytes ? UINT64_MAX : rd->st->bytes + more));
 	return 0;
 }
 
@@ -188,9 +207,11 @@ static int read_file_data(struct reader *rd, struct archive *ar, const char *raw
 	for (;;) {
 		la_ssize_t n = archive_read_data(ar, rd->buf, DATA_BUF);
 		if (n < 0)
-			return ingot_fail(rd->e, -EIO, "%s: archive entry '%s': %s", rd->a->name, raw, archive_error_string(ar));
+			return ingot_fail(rd->e, -EIO, "%s: archive entry '%s': %s", rd->a->name, raw, archive_error(ar));
 		if (n == 0)
 			break;
+		if ((r = check_bytes(rd, raw, ent->size + (uint64_t)n)) < 0)
+			return r;
 		if (!EVP_DigestUpdate(rd->md, rd->buf, (size_t)n))
 			return ingot_fail(rd->e, -EIO, "sha256: digest update failed");
 		if ((r = pack_append(rd, rd->buf, (size_t)n)) < 0)
@@ -237,6 +258,8 @@ static int read_entry(struct reader *rd, struct archive *ar, struct archive_entr
 		ent.size = tgt->size;
 		memcpy(ent.sha256, tgt->sha256, 32);
 		ent.loc = tgt->loc;
+		if ((r = check_bytes(rd, raw, ent.size)) < 0)
+			return r;
 		rd->st->bytes += ent.size;
 		return add_listing(rd, &ent, raw);
 	}
@@ -244,6 +267,9 @@ static int read_entry(struct reader *rd, struct archive *ar, struct archive_entr
 	switch (archive_entry_filetype(ae)) {
 	case AE_IFREG:
 		ent.type = TREE_FILE;
+		if (archive_entry_size_is_set(ae) && archive_entry_size(ae) > 0 &&
+		    (r = check_bytes(rd, raw, (uint64_t)archive_entry_size(ae))) < 0)
+			return r;
 		if ((r = read_file_data(rd, ar, raw, &ent)) < 0)
 			return r;
 		break;
@@ -286,7 +312,7 @@ static int read_archive(struct reader *rd, struct archive *ar, const char *what)
 		if (r == ARCHIVE_EOF)
 			return 0;
 		if (r < ARCHIVE_WARN)
-			return ingot_fail(rd->e, -EINVAL, "%s: %s: %s", rd->a->name, what, archive_error_string(ar));
+			return ingot_fail(rd->e, -EINVAL, "%s: %s: %s", rd->a->name, what, archive_error(ar));
 		if ((r = read_entry(rd, ar, ae)) < 0)
 			return r;
 	}
@@ -302,6 +328,18 @@ static struct archive *new_tar_reader(void)
 	archive_read_support_format_tar(ar);
 	archive_read_support_format_gnutar(ar);
 	return ar;
+}
+
+/* The compression a member's suffix promises is the one it has
+ * (dpkg-deb picks the decompressor by the suffix). */
+static int check_filter(struct reader *rd, struct archive *inner, const char *member, int want)
+{
+	if (archive_filter_code(inner, 0) != want)
+		return ingot_fail(rd->e, -EINVAL, "%s: %s: member '%s': expected %s data, got %s",
+				  rd->a->name, rd->a->source, member,
+				  want == ARCHIVE_FILTER_NONE ? "uncompressed" : "its suffix's compressed",
+				  archive_filter_name(inner, 0));
+	return 0;
 }
 
 static la_ssize_t source_read(struct archive *ar, void *ctx, const void **buf)
@@ -337,7 +375,7 @@ static int list_tar(struct reader *rd, struct source *src)
 	if (!ar)
 		return ingot_fail(rd->e, -ENOMEM, "out of memory");
 	if (open_source(ar, src) < 0)
-		return ingot_fail(rd->e, -EINVAL, "%s: %s: %s", rd->a->name, rd->a->source, archive_error_string(ar));
+		return ingot_fail(rd->e, -EINVAL, "%s: %s: %s", rd->a->name, rd->a->source, archive_error(ar));
 	return read_archive(rd, ar, rd->a->source);
 }
 
@@ -394,34 +432,96 @@ int unpack_read_member(struct archive *a, size_t max, char **out, size_t *len)
 	return 0;
 }
 
-static int read_control(struct reader *rd, struct archive *outer, const char *name)
+/* The control file's Version (Debian policy's character set: it is
+ * printed, compared and put in the manifest) into the stats. */
+static int control_version(struct reader *rd, const char *member, char *control)
 {
-	int r = unpack_read_member(outer, UNPACK_CONTROL_MAX, &rd->control, &rd->control_len);
-	if (r == -EFBIG)
-		return ingot_fail(rd->e, r, "%s: %s: %s: expected at most %u bytes",
-				  rd->a->name, rd->a->source, name, UNPACK_CONTROL_MAX);
-	if (r == -EIO)
-		return ingot_fail(rd->e, -EINVAL, "%s: %s: %s: %s", rd->a->name, rd->a->source, name,
-				  archive_error_string(outer));
-	if (r < 0)
-		return ingot_fail(rd->e, r, "out of memory");
+	const char *v = deb_control_version(control);
+
+	if (!v)
+		return ingot_fail(rd->e, -EINVAL, "%s: %s: %s: expected a control file with a Version: field, got none",
+				  rd->a->name, rd->a->source, member);
+	if (!deb_version_ok(v, sizeof(rd->st->deb_version)))
+		return ingot_fail(rd->e, -EINVAL, "%s: %s: %s: control Version: expected 1 to %zu characters of [A-Za-z0-9.+~:-], got '%.64s'",
+				  rd->a->name, rd->a->source, member, sizeof(rd->st->deb_version) - 1, v);
+	strcpy(rd->st->deb_version, v);
 	return 0;
 }
 
+/* Read the control.tar member once, as it streams by, and keep only its
+ * control file's Version (the listing carries it to the tuple check). */
+static int read_control(struct reader *rd, struct archive *outer, const char *member, int filter)
+{
+	_cleanup_archive_ struct archive *inner = archive_read_new();
+	_cleanup_free_ char *ctl = NULL, *control = NULL;
+	struct archive_entry *ae;
+	size_t ctl_len = 0, control_len = 0;
+	int r = unpack_read_member(outer, UNPACK_CONTROL_MAX, &ctl, &ctl_len);
+
+	if (r == -EFBIG)
+		return ingot_fail(rd->e, r, "%s: %s: %s: expected at most %u bytes",
+				  rd->a->name, rd->a->source, member, UNPACK_CONTROL_MAX);
+	if (r == -EIO)
+		return ingot_fail(rd->e, -EINVAL, "%s: %s: %s: %s", rd->a->name, rd->a->source, member,
+				  archive_error(outer));
+	if (r < 0 || !inner)
+		return ingot_fail(rd->e, -ENOMEM, "out of memory");
+	rd->have_control = true;
+	archive_read_support_filter_all(inner);
+	archive_read_support_format_tar(inner);
+	if (archive_read_open_memory(inner, ctl, ctl_len) != ARCHIVE_OK)
+		return ingot_fail(rd->e, -EINVAL, "%s: %s: %s: %s", rd->a->name, rd->a->source, member,
+				  archive_error(inner));
+	if ((r = check_filter(rd, inner, member, filter)) < 0)
+		return r;
+	while ((r = archive_read_next_header(inner, &ae)) == ARCHIVE_OK) {
+		const char *p = archive_entry_pathname(ae);
+		if (p && (!strcmp(p, "./control") || !strcmp(p, "control"))) {
+			if (unpack_read_member(inner, UNPACK_CONTROL_MAX, &control, &control_len) < 0)
+				return ingot_fail(rd->e, -EINVAL, "%s: %s: %s: cannot read the control file: %s",
+						  rd->a->name, rd->a->source, member, archive_error(inner));
+			return control_version(rd, member, control);
+		}
+	}
+	if (r < ARCHIVE_WARN)
+		return ingot_fail(rd->e, -EINVAL, "%s: %s: %s: %s", rd->a->name, rd->a->source, member,
+				  archive_error(inner));
+	return ingot_fail(rd->e, -EINVAL, "%s: %s: %s: expected a control file, got none",
+			  rd->a->name, rd->a->source, member);
+}
+
+static int read_data(struct reader *rd, struct archive *outer, char *mbuf, const char *member, int filter)
+{
+	_cleanup_archive_ struct archive *inner = new_tar_reader();
+	struct ar_member m = { .outer = outer, .buf = mbuf };
+	_cleanup_free_ char *what = NULL;
+	int r;
+
+	if (!inner || asprintf(&what, "%s: %s", rd->a->source, member) < 0)
+		return ingot_fail(rd->e, -ENOMEM, "out of memory");
+	if (archive_read_open(inner, &m, NULL, member_read, NULL) != ARCHIVE_OK)
+		return ingot_fail(rd->e, -EINVAL, "%s: %s: %s", rd->a->name, what, archive_error(inner));
+	if ((r = check_filter(rd, inner, member, filter)) < 0)
+		return r;
+	return read_archive(rd, inner, what);
+}
+
+/* deb(5) member by member, in dpkg-deb's order and with its rules
+ * (builder/deb.h); members after data.tar are not read, as in dpkg-deb. */
 static int list_deb(struct reader *rd, struct source *src)
 {
 	_cleanup_archive_ struct archive *outer = archive_read_new();
 	_cleanup_free_ char *mbuf = malloc(DATA_BUF);
 	struct archive_entry *ae;
 	bool first = true;
-	int r;
+	int r, filter;
 
 	if (!outer || !mbuf)
 		return ingot_fail(rd->e, -ENOMEM, "out of memory");
 	archive_read_support_format_ar(outer);
 	if (open_source(outer, src) < 0)
 		return ingot_fail(rd->e, -EINVAL, "%s: %s: expected a Debian package (ar archive), got: %s",
-				  rd->a->name, rd->a->source, archive_error_string(outer));
+				  rd->a->name, rd->a->source, archive_error(outer));
 	for (;;) {
 		const char *name;
 		r = archive_read_next_header(outer, &ae);
@@ -429,35 +529,44 @@ static int list_deb(struct reader *rd, struct source *src)
 			break;
 		if (r < ARCHIVE_WARN)
 			return ingot_fail(rd->e, -EINVAL, "%s: %s: expected a Debian package (ar archive), got: %s",
-					  rd->a->name, rd->a->source, archive_error_string(outer));
+					  rd->a->name, rd->a->source, archive_error(outer));
 		name = archive_entry_pathname(ae);
+		if (!name)
+			name = "";
 		if (first) {
-			char v[16] = { 0 };
-			la_ssize_t n = archive_read_data(outer, v, sizeof(v) - 1);
-			if (!name || strcmp(name, "debian-binary") || n < 4 || strncmp(v, "2.", 2))
-				return ingot_fail(rd->e, -EINVAL, "%s: %s: expected a Debian package starting with debian-binary 2.x, got member '%s'",
-						  rd->a->name, rd->a->source, name ? name : "?");
+			char v[16];
+			la_ssize_t n = strcmp(name, "debian-binary") ? -1 : archive_read_data(outer, v, sizeof(v));
+			if (n < 0 || !deb_binary_ok(v, (size_t)n))
+				return ingot_fail(rd->e, -EINVAL, "%s: %s: expected a Debian package starting with debian-binary \"2.N\\n\", got member '%.64s'%s",
+						  rd->a->name, rd->a->source, name, n < 0 ? "" : " with other content");
 			first = false;
 			continue;
 		}
-		if (name && !strncmp(name, "control.tar", 11) && !rd->control) {
-			if ((r = read_control(rd, outer, name)) < 0)
+		switch (deb_member_kind(name, &filter)) {
+		case DEB_SKIP:
+			continue;
+		case DEB_CONTROL:
+			if (rd->have_control)
+				return ingot_fail(rd->e, -EINVAL, "%s: %s: expected one control.tar member, got a second: '%.64s'",
+						  rd->a->name, rd->a->source, name);
+			if ((r = read_control(rd, outer, name, filter)) < 0)
 				return r;
 			continue;
+		case DEB_DATA:
+			if (!rd->have_control)
+				break;
+			return read_data(rd, outer, mbuf, name, filter);
+		case DEB_BAD_SUFFIX:
+			return ingot_fail(rd->e, -EINVAL, "%s: %s: member '%.64s': expected a compression suffix dpkg-deb knows (control.tar: none, .gz, .xz, .zst; data.tar: also .bz2, .lzma)",
+					  rd->a->name, rd->a->source, name);
+		case DEB_UNKNOWN:
+			break;
 		}
-		if (name && !strncmp(name, "data.tar", 8)) {
-			_cleanup_archive_ struct archive *inner = new_tar_reader();
-			struct ar_member m = { .outer = outer, .buf = mbuf };
-			_cleanup_free_ char *what = NULL;
-			if (!inner || asprintf(&what, "%s: %s", rd->a->source, name) < 0)
-				return ingot_fail(rd->e, -ENOMEM, "out of memory");
-			if (archive_read_open(inner, &m, NULL, member_read, NULL) != ARCHIVE_OK)
-				return ingot_fail(rd->e, -EINVAL, "%s: %s: %s", rd->a->name, what, archive_error_string(inner));
-			return read_archive(rd, inner, what);
-		}
+		return ingot_fail(rd->e, -EINVAL, "%s: %s: expected member %s next, got '%.64s' (only members named _* may come between)",
+				  rd->a->name, rd->a->source, rd->have_control ? "data.tar" : "control.tar", name);
 	}
-	return ingot_fail(rd->e, -EINVAL, "%s: %s: expected a Debian package with a data.tar member, got none",
-			  rd->a->name, rd->a->source);
+	return ingot_fail(rd->e, -EINVAL, "%s: %s: expected a Debian package with %s member, got none",
+			  rd->a->name, rd->a->source, rd->have_control ? "a data.tar" : "control.tar and data.tar");
 }
 
 /* --- listing cache (unpacked/<sha>.json) --- */
@@ -491,6 +600,8 @@ static int cache_write(const struct store *s, const struct artifact *a, const st
 	json_object_set_new(root, "source-mtime-ns",
 			    json_integer((json_int_t)mtime_ns(src)));
 	json_object_set_new(root, "source-ino", json_integer((json_int_t)src->st_ino));
+	if (a->kind == ART_DEB)
+		json_object_set_new(root, "deb-version", json_string(st->deb_version));
 	json_object_set_new(root, "entries", arr);
 	for (size_t i = 0; i < l->n; i++) {
 		const struct tree_entry *x = &l->v[i];
@@ -553,7 +664,6 @@ static int cache_read(const struct store *s, const struct artifact *a, struct tr
 {
 	_cleanup_free_ char *p = store_unpacked_path(s, a->sha256, ".json");
 	_cleanup_free_ char *pack = store_unpacked_path(s, a->sha256, ".pack");
-	_cleanup_free_ char *ctl = store_unpacked_path(s, a->sha256, ".control.tar");
 	_cleanup_json_ json_t *root = NULL;
 	ingot_error e = { 0 };
 	char hex[SHA256_HEX_LEN + 1];
@@ -577,8 +687,12 @@ static int cache_read(const struct store *s, const struct artifact *a, struct tr
 		return -EINVAL;
 	if (file_size(pack, &have) < 0 || have != (uint64_t)psz)
 		return -ENOENT;
-	if (a->kind == ART_DEB && file_size(ctl, &have) < 0)
-		return -ENOENT;
+	if (a->kind == ART_DEB) {
+		if (json_get_str(root, "deb-version", "cache", &str, &e) < 0 || !*str ||
+		    strlen(str) >= sizeof(st->deb_version))
+			return -EINVAL;
+		strcpy(st->deb_version, str);
+	}
 	st->artifact_bytes = (uint64_t)asz;
 	cm->mtime_ns = (uint64_t)mt;
 	cm->ino = (uint64_t)ino;
@@ -646,13 +760,12 @@ static void reader_free(struct reader *rd)
 	store_tmp_abort(rd->pack_fd, &rd->pack_tmp);
 	free(rd->buf);
 	free(rd->wbuf);
-	free(rd->control);
 	EVP_MD_CTX_free(rd->md);
 }
 
 /* Unpack an archive artifact from its source into a new pack, checking
- * the source against its pin in the same read; the pack, the control
- * member and last the listing are moved into the store only if it matches. */
+ * the source against its pin in the same read; the pack and last the
+ * listing are moved into the store only if it matches. */
 static int unpack_source(struct reader *rd)
 {
 	const struct artifact *a = rd->a;
@@ -663,12 +776,19 @@ static int unpack_source(struct reader *rd)
 	uint8_t got[32];
 	int r, r2;
 
-	fd = open(a->path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return ingot_fail(rd->e, -errno, "%s: %s: cannot open: %s", a->name, a->path, strerror(errno));
+	if ((fd = store_source_open(a->name, a->path, rd->e)) < 0)
+		return fd;
 	if (fstat(fd, &sb) < 0)
 		return ingot_fail(rd->e, -errno, "%s: %s: %s", a->name, a->path, strerror(errno));
 	posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+	/* The pin first: an archive is small next to what it unpacks to, and
+	 * a wrong one must cost a read, never a decompression. */
+	if ((r = sha256_fd(fd, a->path, got, NULL, rd->e)) < 0)
+		return ingot_prefix(rd->e, "%s", a->name);
+	if (memcmp(got, a->sha256, 32))
+		return store_pin_mismatch(a->name, a->sha256, got, rd->e);
+	if (lseek(fd, 0, SEEK_SET) < 0)
+		return ingot_fail(rd->e, -errno, "%s: %s: seek: %s", a->name, a->path, strerror(errno));
 	src.fd = fd;
 	src.md = EVP_MD_CTX_new();
 	sbuf = malloc(DATA_BUF);
@@ -686,9 +806,9 @@ static int unpack_source(struct reader *rd)
 	if (r >= 0 && rd->wlen)
 		r = pack_flush(rd);
 	/* Hash what the archive reader left (tar padding after the end
-	 * marker, trailing bytes): the pin covers the whole file.  A source
-	 * that does not match its pin is reported as such, even when it also
-	 * failed to parse: that is the more useful message. */
+	 * marker, trailing bytes): the pin covers the whole file, and the
+	 * bytes unpacked must be the bytes checked above (a source rewritten
+	 * meanwhile is a pin mismatch, reported before any parse error). */
 	for (ssize_t n = 1; n > 0 && !src.err;) {
 		const void *b;
 		n = source_read(NULL, &src, &b);
@@ -702,16 +822,6 @@ static int unpack_source(struct reader *rd)
 	if (r < 0)
 		return r;
 	rd->st->artifact_bytes = src.total;
-	if (a->kind == ART_DEB) {
-		_cleanup_free_ char *ctl = store_unpacked_path(rd->s, a->sha256, ".control.tar");
-		if (!rd->control)
-			return ingot_fail(rd->e, -EINVAL, "%s: %s: expected a Debian package with a control.tar member, got none",
-					  a->name, a->source);
-		if (!ctl)
-			return ingot_fail(rd->e, -ENOMEM, "out of memory");
-		if ((r = store_write_file(rd->s, ctl, rd->control, rd->control_len, rd->e)) < 0)
-			return r;
-	}
 	if (!(pack = store_unpacked_path(rd->s, a->sha256, ".pack")))
 		return ingot_fail(rd->e, -ENOMEM, "out of memory");
 	r2 = store_tmp_commit(rd->pack_fd, &rd->pack_tmp, pack, rd->e);
@@ -744,26 +854,45 @@ static int list_file(struct store *s, const struct artifact *a, struct tree *lis
 	return tree_add(listing, &ent, false, e);
 }
 
-int unpack_list(struct store *s, const struct artifact *a, uint64_t max_entries, struct tree *listing,
-		struct unpack_stats *st, ingot_error *e)
+/* A listing (cached, or of a file artifact) against the limits. */
+static int check_limits(const struct reader *rd, ingot_error *e)
+{
+	const struct unpack_stats *st = rd->st;
+	if (st->entries > rd->max_entries)
+		return ingot_fail(e, -EFBIG, "%s: %s: expected at most %llu entries, got %llu (a limit against archive bombs: --max-entries)",
+				  rd->a->name, rd->a->source, (unsigned long long)rd->max_entries,
+				  (unsigned long long)st->entries);
+	if (st->bytes > rd->max_bytes)
+		return ingot_fail(e, -EFBIG, "%s: %s: expected at most %llu unpacked bytes, got %llu (a limit against archive bombs: --max-unpacked-bytes)",
+				  rd->a->name, rd->a->source, (unsigned long long)rd->max_bytes,
+				  (unsigned long long)st->bytes);
+	return 0;
+}
+
+int unpack_list(struct store *s, const struct artifact *a, const struct unpack_limits *lim,
+		struct tree *listing, struct unpack_stats *st, ingot_error *e)
 {
 	struct reader rd = { .s = s, .a = a, .out = listing, .st = st, .e = e, .pack_fd = -1,
-			     .max_entries = max_entries ? max_entries : UNPACK_MAX_ENTRIES };
+			     .max_entries = lim && lim->entries ? lim->entries : UNPACK_MAX_ENTRIES,
+			     .max_bytes = lim && lim->bytes ? lim->bytes : UNPACK_MAX_BYTES };
 	struct cache_meta cm;
 	int r;
 
 	memset(st, 0, sizeof(*st));
 	tree_init(listing);
-	if (a->kind == ART_FILE)
-		return list_file(s, a, listing, st, e);
+	if (a->kind == ART_FILE) {
+		r = list_file(s, a, listing, st, e);
+		if (r >= 0)
+			r = check_limits(&rd, e);
+		if (r < 0)
+			tree_free(listing);
+		return r;
+	}
 
 	if (cache_read(s, a, listing, st, &cm) == 0) {
 		st->cached = true;
-		if (st->entries > rd.max_entries)
-			r = ingot_fail(e, -EFBIG, "%s: %s: expected at most %llu entries, got %llu (a limit against archive bombs: --max-entries)",
-				       a->name, a->source, (unsigned long long)rd.max_entries,
-				       (unsigned long long)st->entries);
-		else
+		r = check_limits(&rd, e);
+		if (r >= 0)
 			r = check_cached_source(a, st, &cm, e);
 		if (r < 0)
 			tree_free(listing);

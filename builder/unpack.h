@@ -20,7 +20,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
-#include "builder/recipe.h"
+#include "recipes/recipe.h"
 #include "builder/store.h"
 #include "builder/tree.h"
 #include "lib/err.h"
@@ -28,30 +28,46 @@
 /* Default --max-entries: more entries than this in one artifact is
  * refused as an archive bomb (a full distribution root has ~100k). */
 #define UNPACK_MAX_ENTRIES ((uint64_t)1 << 20)
+/* Default --max-unpacked-bytes: the bytes of regular files an image may
+ * hold, all artifacts together (a CUDA + driver + NCCL + cuDNN root is
+ * ~15 GiB unpacked); a guard against decompression and sparse bombs. */
+#define UNPACK_MAX_BYTES ((uint64_t)32 << 30)
+
+/* Limits of one unpack; 0 in a field means its default. */
+struct unpack_limits {
+	uint64_t entries;    /* entries in one artifact */
+	uint64_t bytes;      /* regular-file bytes (declared sizes count) */
+};
 
 struct unpack_stats {
 	bool cached;         /* listing came from unpacked/<sha>.json */
 	uint64_t entries;    /* entries in the listing */
 	uint64_t bytes;      /* total size of its regular files */
 	uint64_t artifact_bytes; /* size of the artifact itself */
+	char deb_version[128];   /* a .deb's control Version, read once while
+				  * unpacking (kept in the listing); "" otherwise */
 };
 
 /* Stage 1, from a->path (a plain file artifact is imported as a blob;
- * an archive is unpacked into a pack while its pin is checked in the
- * same read), or from the store's cached listing when it has one.  More
- * than max_entries entries (0: UNPACK_MAX_ENTRIES) is refused.  listing
- * is initialised here; free with tree_free. */
-int unpack_list(struct store *s, const struct artifact *a, uint64_t max_entries, struct tree *listing,
-		struct unpack_stats *st, ingot_error *e);
+ * an archive's bytes are checked against the pin first, then it is
+ * unpacked into a pack, hashed again as it streams so a source changed
+ * in between is caught), or from the store's cached listing when it has
+ * one.  An artifact beyond a limit (lim NULL: the defaults) is refused:
+ * an entry whose declared size crosses the byte limit before any of its
+ * data is read.  listing is initialised here; free with tree_free. */
+int unpack_list(struct store *s, const struct artifact *a, const struct unpack_limits *lim,
+		struct tree *listing, struct unpack_stats *st, ingot_error *e);
 
 /* Stage 2: add the listing (in its order) to the image tree t. */
 int unpack_apply(const struct artifact *a, const struct tree *listing, struct tree *t, ingot_error *e);
 
+/* A .deb's control.tar member, and its control file, at most. */
+#define UNPACK_CONTROL_MAX (16u << 20)
+
 /* The rest of the current libarchive entry, whole and NUL-terminated
  * (malloc'd): -EFBIG once it reaches max bytes, -EIO on a read error
- * (archive_error_string(a) says which), -ENOMEM. */
+ * (archive_error(a) says which), -ENOMEM. */
 struct archive;
-#define UNPACK_CONTROL_MAX (16u << 20)   /* a .deb's control member, and its control file */
 int unpack_read_member(struct archive *a, size_t max, char **out, size_t *len);
 
 /* Does pattern match path or one of its parent directories?  fnmatch(3)

@@ -19,7 +19,7 @@ static const char build_help[] =
 "SYNOPSIS\n"
 "    ingot build RECIPE -o OUTDIR [--store DIR] [--workers N] [--key KEY]\n"
 "                [--rules DIR] [--date YYYY-MM-DD] [--no-lint] [--max-entries N]\n"
-"                [--quiet]\n"
+"                [--max-unpacked-bytes N[K|M|G|T]] [--quiet]\n"
 "\n"
 "DESCRIPTION\n"
 "    Reads the YAML recipe (see docs/builder.md), checks its tuple against the\n"
@@ -31,6 +31,8 @@ static const char build_help[] =
 "        NAME.sqfs                squashfs image, byte-identical for equal recipes\n"
 "        NAME.verity              dm-verity hash tree (veritysetup format 1)\n"
 "        NAME.manifest.json       every digest of the build (docs/CONTRACTS.md)\n"
+"        NAME.spdx.json           SPDX 2.3 SBOM: the artifacts as packages, every file\n"
+"                                 with its sha256 (docs/builder.md)\n"
 "        NAME.manifest.dsse.json  DSSE envelope signed with --key (only with --key)\n"
 "\n"
 "    NAME is the recipe's name. Files are written under temporary names and\n"
@@ -56,6 +58,11 @@ static const char build_help[] =
 "        --no-lint        skip the tuple lint\n"
 "        --max-entries N  refuse an artifact with more than N entries (default\n"
 "                         1048576), a guard against archive bombs\n"
+"        --max-unpacked-bytes N[K|M|G|T]\n"
+"                         refuse a build whose artifacts unpack to more than N\n"
+"                         bytes of files, all together (default: the recipe's\n"
+"                         max-unpacked-bytes, else 32G); an entry whose declared\n"
+"                         size crosses it is refused before it is read\n"
 "    -q, --quiet          print nothing on success\n"
 "    -h, --help           show this help\n"
 "\n"
@@ -89,9 +96,32 @@ static bool date_ok(const char *s)
 	       strspn(s + 8, "0123456789") == 2;
 }
 
+/* A positive integer; with suffixes, K, M, G or T multiply by 1024^n. */
+static int parse_count(const char *s, bool suffixes, uint64_t *out)
+{
+	static const char units[] = "KMGT";
+	const char *u;
+	char *end;
+	unsigned long long n;
+	unsigned shift = 0;
+
+	errno = 0;
+	n = strtoull(s, &end, 10);
+	if (*s < '0' || *s > '9' || errno || n < 1)
+		return -EINVAL;
+	if (*end && suffixes && end[1] == '\0' && (u = strchr(units, *end)))
+		shift = 10 * (unsigned)(u - units + 1);
+	else if (*end)
+		return -EINVAL;
+	if (n > (UINT64_MAX >> shift))
+		return -ERANGE;
+	*out = (uint64_t)n << shift;
+	return 0;
+}
+
 int cmd_build(int argc, char **argv)
 {
-	enum { OPT_RULES = 256, OPT_DATE, OPT_NO_LINT, OPT_MAX_ENTRIES };
+	enum { OPT_RULES = 256, OPT_DATE, OPT_NO_LINT, OPT_MAX_ENTRIES, OPT_MAX_BYTES };
 	static const struct option opts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "store", required_argument, NULL, 's' },
@@ -101,6 +131,7 @@ int cmd_build(int argc, char **argv)
 		{ "date", required_argument, NULL, OPT_DATE },
 		{ "no-lint", no_argument, NULL, OPT_NO_LINT },
 		{ "max-entries", required_argument, NULL, OPT_MAX_ENTRIES },
+		{ "max-unpacked-bytes", required_argument, NULL, OPT_MAX_BYTES },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
@@ -127,16 +158,14 @@ int cmd_build(int argc, char **argv)
 		case OPT_DATE: o.date = optarg; break;
 		case OPT_NO_LINT: o.no_lint = true; break;
 		case 'q': quiet = true; break;
-		case OPT_MAX_ENTRIES: {
-			char *end;
-			unsigned long long n;
-			errno = 0;
-			n = strtoull(optarg, &end, 10);
-			if (*optarg < '0' || *optarg > '9' || *end || errno || n < 1)
+		case OPT_MAX_ENTRIES:
+			if (parse_count(optarg, false, &o.max_entries) < 0)
 				return cli_usage_error("build", "--max-entries: expected a positive integer, got '%s'", optarg);
-			o.max_entries = n;
 			break;
-		}
+		case OPT_MAX_BYTES:
+			if (parse_count(optarg, true, &o.max_unpacked_bytes) < 0)
+				return cli_usage_error("build", "--max-unpacked-bytes: expected a positive integer with an optional K, M, G or T suffix, got '%s'", optarg);
+			break;
 		case 'j': {
 			char *end;
 			long n = strtol(optarg, &end, 10);
@@ -188,6 +217,7 @@ int cmd_build(int argc, char **argv)
 		printf("verity    %s\n", res.verity_path);
 		printf("root      %s\n", hex);
 		printf("manifest  %s\n", res.manifest_path);
+		printf("sbom      %s\n", res.sbom_path);
 		if (res.envelope_path)
 			printf("envelope  %s\n", res.envelope_path);
 		printf("artifacts %zu (%zu from cache)\n", res.artifacts, res.artifacts_cached);

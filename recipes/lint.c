@@ -8,7 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "builder/recipe.h"
+#include "recipes/recipe.h"
 #include "lib/cleanup.h"
 #include "lib/json.h"
 #include "lib/yamlx.h"

@@ -13,9 +13,6 @@
 #include "lib/yamlx.h"
 
 struct tuple;
-struct recipe;
-struct tree;
-struct store;
 
 enum tuple_type {
 	TUPLE_STR,      /* free text (firmware revisions, paths, names) */
@@ -42,8 +39,6 @@ int tuple_from_json(const json_t *j, const char *name, struct tuple **out, ingot
 void tuple_free(struct tuple *t);
 /* Canonical JSON of the tuple for the manifest (new reference). */
 json_t *tuple_to_json(const struct tuple *t);
-/* Check that artifacts really carry the versions the tuple declares. */
-int tuple_check_artifacts(const struct recipe *r, struct tree *t, const struct store *s, ingot_error *e);
 
 /* Field access.  tuple_get returns NULL when the field is absent. */
 size_t tuple_size(const struct tuple *t);

@@ -17,7 +17,7 @@ build() { # build OUT STORE WORKERS TZ LC_ALL UMASK
 	(cd "$T" && umask "$6" && TZ=$4 LC_ALL=$5 "$INGOT" build r/demo.yaml -o "$1" --store "$2" \
 		--workers "$3" --key "$T/k.key" --no-lint --quiet)
 }
-NAMES="demo-h100.sqfs demo-h100.verity demo-h100.manifest.json demo-h100.manifest.dsse.json"
+NAMES="demo-h100.sqfs demo-h100.verity demo-h100.manifest.json demo-h100.spdx.json demo-h100.manifest.dsse.json"
 
 note "build A: UTC, C, umask 022, 1 worker"
 build "$T/a" "$T/store-a" 1 UTC C 022

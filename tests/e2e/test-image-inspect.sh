@@ -71,7 +71,7 @@ assert_eq 1 "$(echo "$OUT" | wc -l)" "one line"
 cp "$T/img.sqfs" "$T/bad.sqfs"
 itab=$(od -An -t u8 -j 64 -N 8 "$T/bad.sqfs" | tr -d ' ')
 printf '\xff\xff\xff\xff\xff\xff\xff\xff' | dd of="$T/bad.sqfs" bs=1 seek=$((itab + 6)) conv=notrunc status=none
-expect_exit 1 "bad.sqfs: reading directory tree" "$INGOT" inspect "$T/bad.sqfs"
+expect_exit 1 "bad.sqfs: corrupted inode table: compressor error" "$INGOT" inspect "$T/bad.sqfs"
 assert_eq 1 "$(echo "$OUT" | wc -l)" "one line"
 # /bin/tool is the first file and incompressible, so its first block is
 # stored raw right after the 96-byte superblock: damage there shows in

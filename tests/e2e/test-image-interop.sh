@@ -102,3 +102,21 @@ gsize=$(stat -c %s "$T/gen.sqfs")
 diff=$(( size > gsize ? size - gsize : gsize - size ))
 [ $((diff * 100)) -le "$gsize" ] || fail "size $size vs gensquashfs $gsize: more than 1 % apart"
 echo "ok: ingot $size bytes, gensquashfs $gsize bytes"
+
+note "every compressor a recipe accepts gives images unsquashfs and sqfs2tar read"
+# Many incompressible names: metadata blocks that do not shrink (libsquashfs'
+# LZ4 stored them "compressed" and larger, and unsquashfs refused the image).
+M=$T/meta
+mkdir -p "$M/d"
+for i in $(seq 1 300); do prand 3 $((i + 7)) > "$M/d/$(prand 24 "$i" | od -An -tx1 | tr -d ' \n')"; done
+(cd "$M" && find . -type f -exec sha256sum {} + | LC_ALL=C sort -k2) > "$T/meta.sums"
+for c in zstd xz gzip lz4; do
+	rm -rf "$T/mu" "$T/mt"
+	"$TOOL" -s "$T/store" -m $EPOCH -c $c "$M" "$T/$c.sqfs" > /dev/null || fail "$c: build failed"
+	unsquashfs -q -n -d "$T/mu" "$T/$c.sqfs" > /dev/null 2>&1 || fail "$c: unsquashfs refuses the image"
+	(cd "$T/mu" && sha256sum -c --quiet "$T/meta.sums") || fail "$c: unsquashfs contents differ"
+	mkdir "$T/mt"
+	sqfs2tar "$T/$c.sqfs" | tar -C "$T/mt" -xf - || fail "$c: sqfs2tar refuses the image"
+	(cd "$T/mt" && sha256sum -c --quiet "$T/meta.sums") || fail "$c: sqfs2tar contents differ"
+done
+echo "ok: zstd, xz, gzip, lz4 read back by unsquashfs and sqfs2tar"

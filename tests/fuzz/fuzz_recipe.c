@@ -1,8 +1,8 @@
-/* libFuzzer harness: the recipe parser (builder/recipe.h recipe_load_buf),
+/* libFuzzer harness: the recipe parser (recipes/recipe.h recipe_load_buf),
  * including the tuple: section it hands to tuple_parse.  Sources resolve
  * against a directory that does not exist, so nothing is read from disk. */
 #include "tests/fuzz/fuzz_common.h"
-#include "builder/recipe.h"
+#include "recipes/recipe.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {

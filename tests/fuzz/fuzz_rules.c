@@ -2,7 +2,7 @@
  * rules_load_buf, which parses every `when:` condition), then every rule
  * that loads is evaluated against a real tuple and its message formatted. */
 #include "tests/fuzz/fuzz_common.h"
-#include "builder/recipe.h"
+#include "recipes/recipe.h"
 #include "recipes/rules.h"
 
 static struct recipe *demo;

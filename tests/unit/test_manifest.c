@@ -15,7 +15,7 @@
 #include "attest/predict.h"
 #include "builder/image.h"
 #include "builder/manifest.h"
-#include "builder/recipe.h"
+#include "recipes/recipe.h"
 #include "builder/tree.h"
 #include "lib/cleanup.h"
 #include "lib/digest.h"

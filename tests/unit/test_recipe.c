@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "builder/recipe.h"
+#include "recipes/recipe.h"
 #include "lib/digest.h"
 #include "lib/fileio.h"
 
@@ -283,7 +283,7 @@ static const struct bad {
 	  "r.yaml:3:8: epoch: expected an integer in [0, 4294967295], got '4294967296'" },
 	{ "compression_alg",
 	  "name: pool\nversion: \"1\"\nepoch: 1\ncompression:\n  algorithm: brotli\n",
-	  "r.yaml:5:14: compression.algorithm: expected zstd, xz, gzip, lz4 or lzo, got 'brotli'" },
+	  "r.yaml:5:14: compression.algorithm: expected zstd, xz, gzip or lz4, got 'brotli'" },
 	{ "compression_level",
 	  "name: pool\nversion: \"1\"\nepoch: 1\ncompression:\n  algorithm: zstd\n  level: 23\n",
 	  "r.yaml:6:10: compression.level: expected an integer in [1, 22] for zstd, got '23'" },

@@ -12,10 +12,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "builder/recipe.h"
+#include "recipes/recipe.h"
 #include "builder/store.h"
 #include "builder/unpack.h"
 #include "builder/tree.h"
+#include "builder/tuple_check.h"
 #include "lib/cleanup.h"
 #include "lib/digest.h"
 #include "lib/json.h"
@@ -164,6 +165,7 @@ struct fx {
 	struct tree t;
 	struct recipe r;
 	struct artifact a[2];
+	struct unpack_stats st[2];
 };
 
 static int setup(void **state)
@@ -208,16 +210,15 @@ static void add_file(struct fx *f, const char *path, const char *origin, const c
 	assert_int_equal(tree_add(&f->t, &ent, false, &e), 0);
 }
 
-/* A .deb artifact is unpacked (its control member kept in the store). */
-static void unpack_art(struct fx *f, struct artifact *a)
+/* A .deb artifact is unpacked (its control Version read into its stats). */
+static void unpack_art(struct fx *f, struct artifact *a, struct unpack_stats *st)
 {
 	char path[128];
 	struct tree l;
-	struct unpack_stats st;
 	ingot_error e = { 0 };
 	snprintf(path, sizeof(path), "%s/out", f->dir);
 	a->path = a->source = path;
-	assert_int_equal(unpack_list(&f->s, a, 0, &l, &st, &e), 0);
+	assert_int_equal(unpack_list(&f->s, a, NULL, &l, st, &e), 0);
 	tree_free(&l);
 	a->path = a->source = NULL;
 }
@@ -298,7 +299,7 @@ static void test_check_cases(void **state)
 		set_recipe(f, c->yaml);
 		for (size_t j = 0; j < 2 && c->files[j].path; j++)
 			add_file(f, c->files[j].path, c->files[j].origin, c->files[j].mkargs);
-		rc = tuple_check_artifacts(&f->r, &f->t, &f->s, &e);
+		rc = tuple_check_artifacts(&f->r, &f->t, &f->s, f->st, &e);
 		if (c->msg ? rc != -EINVAL || strcmp(e.msg, c->msg) : rc != 0)
 			fail_msg("case %s: rc %d\n  expected: %s\n  got:      %s", c->what, rc,
 				 c->msg ? c->msg : "success", e.msg);
@@ -331,7 +332,7 @@ static void test_check_banner_boundary(void **state)
 	assert_int_equal(sha256_file(path, ent.sha256, NULL, &e), 0);
 	assert_int_equal(store_import(&f->s, "big", path, ent.sha256, &e), 0);
 	assert_int_equal(tree_add(&f->t, &ent, false, &e), 0);
-	assert_int_equal(tuple_check_artifacts(&f->r, &f->t, &f->s, &e), -EINVAL);
+	assert_int_equal(tuple_check_artifacts(&f->r, &f->t, &f->s, f->st, &e), -EINVAL);
 	assert_string_equal(e.msg, "tuple.nccl.version: recipe declares 2.27.7, artifact 'nccl' carries 2.21.5 (/usr/lib/libnccl.so.2: \"NCCL version 2.21.5+cuda12.4\")");
 }
 
@@ -354,17 +355,17 @@ static void test_check_deb(void **state)
 	snprintf(cmd, sizeof(cmd), "deb --package nvidia-fabricmanager-580 --version 580.82.07-1 --root '%s/fm'",
 		 f->dir);
 	mkart(f, cmd, f->a[0].sha256);
-	/* before unpacking, the control member is not in the store */
-	assert_int_equal(tuple_check_artifacts(&f->r, &f->t, &f->s, &e), -ENOENT);
-	unpack_art(f, &f->a[0]);
-	assert_int_equal(tuple_check_artifacts(&f->r, &f->t, &f->s, &e), -EINVAL);
+	/* before unpacking, the control Version is not known: not made */
+	assert_int_equal(tuple_check_artifacts(&f->r, &f->t, &f->s, f->st, &e), -ENOENT);
+	unpack_art(f, &f->a[0], &f->st[0]);
+	assert_int_equal(tuple_check_artifacts(&f->r, &f->t, &f->s, f->st, &e), -EINVAL);
 	assert_string_equal(e.msg, "tuple.fabric-manager.version: recipe declares 580.95.05, artifact 'drv' carries 580.82.07 (control Version: 580.82.07-1)");
 
 	snprintf(cmd, sizeof(cmd), "deb --package nvidia-fabricmanager-580 --version 580.95.05-1 --root '%s/fm'",
 		 f->dir);
 	mkart(f, cmd, f->a[0].sha256);
-	unpack_art(f, &f->a[0]);
-	assert_int_equal(tuple_check_artifacts(&f->r, &f->t, &f->s, &e), 0);
+	unpack_art(f, &f->a[0], &f->st[0]);
+	assert_int_equal(tuple_check_artifacts(&f->r, &f->t, &f->s, f->st, &e), 0);
 }
 
 int main(void)

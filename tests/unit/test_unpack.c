@@ -17,8 +17,9 @@
 #include <unistd.h>
 
 #include "builder/build.h"
+#include "builder/deb.h"
 #include "builder/image.h"
-#include "builder/recipe.h"
+#include "recipes/recipe.h"
 #include "builder/store.h"
 #include "builder/tree.h"
 #include "builder/unpack.h"
@@ -173,7 +174,7 @@ static void expect_refused(struct fx *f, const struct m *ms, size_t n, const cha
 	ingot_error e = { 0 };
 
 	artifact_for(f, p, ART_TAR, &a);
-	assert_true(unpack_list(&f->s, &a, 0, &l, &st, &e) < 0);
+	assert_true(unpack_list(&f->s, &a, NULL, &l, &st, &e) < 0);
 	if (strcmp(e.msg, msg))
 		fail_msg("expected: %s\ngot:      %s", msg, e.msg);
 	assert_int_equal(l.n, 0);
@@ -203,7 +204,7 @@ static void test_list_and_cache(void **state)
 	uint8_t d[32];
 
 	artifact_for(f, p, ART_TAR, &a);
-	assert_int_equal(unpack_list(&f->s, &a, 0, &l, &st, &e), 0);
+	assert_int_equal(unpack_list(&f->s, &a, NULL, &l, &st, &e), 0);
 	assert_false(st.cached);
 	assert_int_equal(l.n, 9);  /* "./" itself carries nothing */
 	assert_string_equal(l.v[0].path, "pkg");
@@ -237,7 +238,7 @@ static void test_list_and_cache(void **state)
 	assert_int_equal(tree_find(&l, "pkg/bin")->mode, 0750);
 
 	/* second time from unpacked/<sha>.json, same listing */
-	assert_int_equal(unpack_list(&f->s, &a, 0, &l2, &st2, &e), 0);
+	assert_int_equal(unpack_list(&f->s, &a, NULL, &l2, &st2, &e), 0);
 	assert_true(st2.cached);
 	assert_int_equal(st2.bytes, st.bytes);
 	th_assert_trees_equal(&l, &l2);
@@ -253,12 +254,12 @@ static void test_list_and_cache(void **state)
 		snprintf(pp, sizeof(pp), "%s/unpacked/%s.pack", f->s.root, pack);
 		assert_int_equal(truncate(pp, 5), 0);
 	}
-	assert_int_equal(unpack_list(&f->s, &a, 0, &l2, &st2, &e), 0);
+	assert_int_equal(unpack_list(&f->s, &a, NULL, &l2, &st2, &e), 0);
 	assert_false(st2.cached);
 	tree_free(&l2);
 
 	/* an entry limit: more entries than allowed is refused, cached or not */
-	assert_int_equal(unpack_list(&f->s, &a, 3, &l2, &st2, &e), -EFBIG);
+	assert_int_equal(unpack_list(&f->s, &a, &(struct unpack_limits){ .entries = 3 }, &l2, &st2, &e), -EFBIG);
 	assert_non_null(strstr(e.msg, "expected at most 3 entries"));
 
 	/* a damaged cache is not trusted: unpacked again */
@@ -266,7 +267,7 @@ static void test_list_and_cache(void **state)
 	hex_encode(a.sha256, 32, hex);
 	snprintf(cache, sizeof(cache), "%s/unpacked/%s.json", f->s.root, hex);
 	assert_int_equal(write_file_atomic(cache, "{\"schema\":", 10, 0644, &e), 0);
-	assert_int_equal(unpack_list(&f->s, &a, 0, &l2, &st2, &e), 0);
+	assert_int_equal(unpack_list(&f->s, &a, NULL, &l2, &st2, &e), 0);
 	assert_false(st2.cached);
 	assert_int_equal(l2.n, l.n);
 	tree_free(&l2);
@@ -329,7 +330,7 @@ static void apply_one(struct fx *f, const struct m *ms, size_t n, bool allow_dev
 
 	artifact_for(f, p, ART_TAR, &a);
 	a.allow_devices = allow_devices;
-	assert_int_equal(unpack_list(&f->s, &a, 0, &l, &st, &e), 0);
+	assert_int_equal(unpack_list(&f->s, &a, NULL, &l, &st, &e), 0);
 	assert_int_equal(unpack_apply(&a, &l, img, &e), want);
 	if (msg && strcmp(e.msg, msg))
 		fail_msg("expected: %s\ngot:      %s", msg, e.msg);
@@ -375,8 +376,8 @@ static void test_conflict_replace(void **state)
 	artifact_for(f, p1, ART_TAR, &a1);
 	artifact_for(f, p2, ART_TAR, &a2);
 	a2.name = "override";
-	assert_int_equal(unpack_list(&f->s, &a1, 0, &l1, &st, &e), 0);
-	assert_int_equal(unpack_list(&f->s, &a2, 0, &l2, &st, &e), 0);
+	assert_int_equal(unpack_list(&f->s, &a1, NULL, &l1, &st, &e), 0);
+	assert_int_equal(unpack_list(&f->s, &a2, NULL, &l2, &st, &e), 0);
 	tree_init(&img);
 	assert_int_equal(unpack_apply(&a1, &l1, &img, &e), 0);
 	assert_int_equal(unpack_apply(&a2, &l2, &img, &e), -EEXIST);
@@ -406,19 +407,25 @@ static void test_deb_and_formats(void **state)
 	ingot_error e = { 0 };
 
 	artifact_for(f, deb, ART_DEB, &a);
-	assert_int_equal(unpack_list(&f->s, &a, 0, &l, &st, &e), 0);
+	assert_int_equal(unpack_list(&f->s, &a, NULL, &l, &st, &e), 0);
 	assert_int_equal(l.n, 2);
 	assert_int_equal(tree_find(&l, "usr/bin/nvidia-ctk")->mode, 0755);
 	assert_int_equal(st.bytes, 10);
+	assert_string_equal(st.deb_version, "1");
+	tree_free(&l);
+	/* the control Version is kept in the listing: a warm read has it */
+	assert_int_equal(unpack_list(&f->s, &a, NULL, &l, &st, &e), 0);
+	assert_true(st.cached);
+	assert_string_equal(st.deb_version, "1");
 	tree_free(&l);
 
 	/* the same bytes listed as a tar are not a tar */
 	artifact_for(f, deb, ART_TAR, &a);
-	assert_true(unpack_list(&f->s, &a, 0, &l, &st, &e) < 0);
+	assert_true(unpack_list(&f->s, &a, NULL, &l, &st, &e) < 0);
 	assert_non_null(strstr(e.msg, "art: "));
 	/* a tar declared as deb is not a Debian package */
 	artifact_for(f, notdeb, ART_DEB, &a);
-	assert_true(unpack_list(&f->s, &a, 0, &l, &st, &e) < 0);
+	assert_true(unpack_list(&f->s, &a, NULL, &l, &st, &e) < 0);
 	assert_non_null(strstr(e.msg, "expected a Debian package"));
 }
 
@@ -430,7 +437,7 @@ static int stage(struct fx *f, const char *yaml, unsigned workers, struct tree *
 	size_t cached;
 	int rc = recipe_load_buf("w.yaml", f->dir, yaml, strlen(yaml), NULL, &r, e);
 	assert_int_equal(rc, 0);
-	rc = build_stage_tree(r, &f->s, workers, 0, NULL, NULL, t, &cached, NULL, e);
+	rc = build_stage_tree(r, &f->s, workers, NULL, NULL, NULL, t, &cached, NULL, e);
 	recipe_free(r);
 	return rc;
 }
@@ -511,7 +518,7 @@ static void staged(struct fx *f, struct artifact *a, struct tree *img, bool *fre
 	struct tree l;
 	struct unpack_stats st;
 	ingot_error e = { 0 };
-	assert_int_equal(unpack_list(&f->s, a, 0, &l, &st, &e), 0);
+	assert_int_equal(unpack_list(&f->s, a, NULL, &l, &st, &e), 0);
 	tree_init(img);
 	assert_int_equal(unpack_apply(a, &l, img, &e), 0);
 	assert_int_equal(tree_finalize(img, &e), 0);
@@ -568,6 +575,44 @@ static void test_glob(void **state)
 	assert_false(unpack_glob_match("lib/*.so", "lib/x.so.1"));
 }
 
+/* deb(5) member names and debian-binary, as dpkg-deb reads them. */
+static void test_deb_rules(void **state)
+{
+	static const struct { const char *name; enum deb_member kind; int filter; } names[] = {
+		{ "control.tar", DEB_CONTROL, ARCHIVE_FILTER_NONE },
+		{ "control.tar.zst", DEB_CONTROL, ARCHIVE_FILTER_ZSTD },
+		{ "control.tar.bz2", DEB_BAD_SUFFIX, 0 },   /* data only */
+		{ "control.tar.gz~", DEB_BAD_SUFFIX, 0 },
+		{ "data.tar.lzma", DEB_DATA, ARCHIVE_FILTER_LZMA },
+		{ "data.tar.xz.bak", DEB_BAD_SUFFIX, 0 },
+		{ "data.tarx", DEB_BAD_SUFFIX, 0 },
+		{ "_gpgorigin", DEB_SKIP, 0 },
+		{ "debian-binary", DEB_UNKNOWN, 0 },
+		{ "", DEB_UNKNOWN, 0 },
+	};
+	char ctl[] = "Package: p\nVersion: 1:2.0-1 \r\nArchitecture: all\n";
+	char none[] = "Package: p\n";
+	int f;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		assert_int_equal(deb_member_kind(names[i].name, &f), names[i].kind);
+		if (names[i].kind == DEB_CONTROL || names[i].kind == DEB_DATA)
+			assert_int_equal(f, names[i].filter);
+	}
+	assert_true(deb_binary_ok("2.0\n", 4));
+	assert_true(deb_binary_ok("2.10\n", 5));
+	assert_false(deb_binary_ok("2.0", 3));
+	assert_false(deb_binary_ok("2.\n", 3));
+	assert_false(deb_binary_ok("3.0\n", 4));
+	assert_false(deb_binary_ok("2.0\nx", 5));
+	assert_string_equal(deb_control_version(ctl), "1:2.0-1");
+	assert_null(deb_control_version(none));
+	assert_true(deb_version_ok("1:2.0-1~rc1+b1", 128));
+	assert_false(deb_version_ok("1.0\x1b[31m", 128));
+	assert_false(deb_version_ok("", 128));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -579,6 +624,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_workers, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pack_checked, setup, teardown),
 		cmocka_unit_test(test_glob),
+		cmocka_unit_test(test_deb_rules),
 	};
 	return cmocka_run_group_tests_name("unpack", tests, NULL, NULL);
 }

@@ -57,11 +57,13 @@ struct recipe {
 	uint64_t epoch;           /* mtime of every entry and the superblock */
 	bool allow_source_date_epoch; /* SOURCE_DATE_EPOCH may override epoch */
 
-	char *compression;        /* "zstd" (default), "xz", "gzip", "lz4", "lzo" */
+	char *compression;        /* "zstd" (default), "xz", "gzip", "lz4" */
 	int level;                /* compressor level; 0 = compressor default */
 	uint32_t block_size;      /* 4 KiB .. 1 MiB, power of two; default 128 KiB */
 
 	uint64_t serial;          /* manifest serial (monotonic per pool) */
+	uint64_t max_unpacked_bytes; /* bytes of regular files the artifacts may
+				      * unpack to, all together; 0 = the builder's default */
 	char *expires;            /* RFC 3339, manifest expiry; NULL = none */
 
 	struct artifact *artifacts; size_t n_artifacts;

@@ -1,17 +1,17 @@
 /* Recipe parser: YAML (libyaml) -> struct recipe, validating every field.
  * Errors read "FILE:LINE:COL: FIELD: expected X, got Y", where FIELD is
  * the dotted path of the value, e.g. "artifacts[2].sha256". */
-#include "builder/recipe.h"
+#include "recipes/recipe.h"
 
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "builder/tree.h"
 #include "lib/cleanup.h"
 #include "lib/digest.h"
 #include "lib/fileio.h"
+#include "lib/imgpath.h"
 #include "lib/yamlx.h"
 #include "recipes/boot.h"
 #include "recipes/tuple.h"
@@ -155,7 +155,7 @@ static int parse_image_path(struct parser *p, yaml_node_t *n, const char *field,
 	if (!*s) {
 		if (!root_ok)
 			return ydoc_fail(p->d, n, p->e, "%s: expected a path below '/', got '/'", field);
-	} else if (tree_check_path(s, field, &sub) < 0) {
+	} else if (imgpath_check(s, field, &sub) < 0) {
 		return ydoc_fail(p->d, n, p->e, "%s", sub.msg);
 	}
 	*out = strdup(s);
@@ -603,7 +603,7 @@ static int parse_compression(struct parser *p, yaml_node_t *n)
 {
 	static const char *const keys[] = { "algorithm", "level", "block-size", NULL };
 	static const struct { const char *name; int min, max; } algs[] = {
-		{ "zstd", 1, 22 }, { "xz", 0, 9 }, { "gzip", 1, 9 }, { "lz4", 0, 0 }, { "lzo", 0, 9 },
+		{ "zstd", 1, 22 }, { "xz", 0, 9 }, { "gzip", 1, 9 }, { "lz4", 0, 0 },
 	};
 	struct recipe *r = p->r;
 	yaml_node_t *v;
@@ -620,7 +620,8 @@ static int parse_compression(struct parser *p, yaml_node_t *n)
 		for (ai = 0; ai < ARRAY_SIZE(algs) && strcmp(algs[ai].name, s); ai++)
 			;
 		if (ai == ARRAY_SIZE(algs))
-			return ydoc_fail(p->d, v, p->e, "compression.algorithm: expected zstd, xz, gzip, lz4 or lzo, got '%s'", s);
+			return ydoc_fail(p->d, v, p->e, "compression.algorithm: expected zstd, xz, gzip or lz4, got '%s'%s", s,
+					 !strcmp(s, "lzo") ? " (libsquashfs cannot write LZO: its LZO support is GPL-only)" : "");
 		free(r->compression);
 		if (!(r->compression = strdup(s)))
 			return ingot_fail(p->e, -ENOMEM, "out of memory");
@@ -673,8 +674,8 @@ static int parse_epoch(struct parser *p, yaml_node_t *root, const char *env_epoc
 static int parse_root(struct parser *p, yaml_node_t *root, const char *env_epoch)
 {
 	static const char *const keys[] = { "name", "version", "epoch", "allow-source-date-epoch",
-		"compression", "serial", "expires", "artifacts", "files", "directories", "symlinks",
-		"tuple", "boot", NULL };
+		"compression", "serial", "expires", "max-unpacked-bytes", "artifacts", "files",
+		"directories", "symlinks", "tuple", "boot", NULL };
 	struct recipe *r = p->r;
 	yaml_node_t *v, *it;
 	_cleanup_free_ struct seen *seen = NULL;
@@ -703,6 +704,9 @@ static int parse_root(struct parser *p, yaml_node_t *root, const char *env_epoch
 	if ((v = ydoc_get(p->d, root, "compression")) && (rc = parse_compression(p, v)) < 0)
 		return rc;
 	if ((v = ydoc_get(p->d, root, "serial")) && (rc = ydoc_uint(p->d, v, "serial", 0, INT64_MAX, &r->serial, p->e)) < 0)
+		return rc;
+	if ((v = ydoc_get(p->d, root, "max-unpacked-bytes")) &&
+	    (rc = ydoc_uint(p->d, v, "max-unpacked-bytes", 1, INT64_MAX, &r->max_unpacked_bytes, p->e)) < 0)
 		return rc;
 	if ((v = ydoc_get(p->d, root, "expires"))) {
 		if ((rc = ydoc_str(p->d, v, "expires", &s, p->e)) < 0)

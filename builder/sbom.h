@@ -1,0 +1,26 @@
+/* The image's SBOM: an SPDX 2.3 JSON document (NAME.spdx.json) with the
+ * image as the described package, one package per artifact (name,
+ * version from the .deb control or the tuple, sha256 pin, the recipe's
+ * source as download location), every regular file with its sha256, and
+ * the relationships DOCUMENT DESCRIBES image, image CONTAINS package,
+ * package CONTAINS file (inline files: image CONTAINS file).  Only what
+ * the build knows, so the bytes depend on the recipe and the artifacts
+ * alone (creation time = the recipe's epoch). */
+#ifndef INGOT_SBOM_H
+#define INGOT_SBOM_H
+
+#include <stdint.h>
+#include <jansson.h>
+
+#include "builder/tree.h"
+#include "builder/unpack.h"
+#include "lib/err.h"
+#include "recipes/recipe.h"
+
+/* stats: the n_artifacts unpack results (for .deb versions); t: the
+ * finalized staging tree; image_sha256: the image's digest (it names the
+ * document).  *out is a new reference. */
+int sbom_build(const struct recipe *r, const struct unpack_stats *stats, const struct tree *t,
+	       const uint8_t image_sha256[32], json_t **out, ingot_error *e);
+
+#endif

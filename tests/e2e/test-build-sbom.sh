@@ -1,0 +1,70 @@
+#!/bin/bash
+# The SBOM `ingot build` writes (NAME.spdx.json, builder/sbom.h): valid
+# against the official SPDX 2.3 JSON schema (tests/fixtures/spdx, checked
+# with python3-jsonschema), one package per artifact with its pin and the
+# version its .deb control or the tuple gives, every regular file of the
+# manifest with the same sha256 and contained by the package that put it
+# there, the image described by the document; deterministic bytes (another
+# store and worker count give the same file); no SBOM left by a failed build.
+. "$(dirname "$0")/lib.sh"
+python3 -c 'import jsonschema' 2>/dev/null || skip "python3-jsonschema not installed"
+SCHEMA=$SRC/tests/fixtures/spdx/spdx-2.3.schema.json
+
+note "demo build"
+mkdir -p "$T/r"
+INGOT_DEMO_ONLY=1 "$SRC/scripts/gen-artifacts.sh" "$BUILD_DIR" "$T/r/artifacts" >/dev/null
+cp "$SRC/recipes/demo.yaml" "$T/r/demo.yaml"
+(cd "$T" && "$INGOT" build r/demo.yaml -o a --store store-a --no-lint -q)
+(cd "$T" && "$INGOT" build r/demo.yaml -o b --store store-b -j 2 --no-lint -q)
+assert_file "$T/a/demo-h100.spdx.json"
+assert_eq "$(sha256 "$T/a/demo-h100.spdx.json")" "$(sha256 "$T/b/demo-h100.spdx.json")" "SBOM bytes"
+
+note "schema and content"
+python3 - "$SCHEMA" "$T/a/demo-h100.spdx.json" "$T/a/demo-h100.manifest.json" "$T/a/demo-h100.sqfs" <<'PY' || fail "SBOM check failed"
+import hashlib, json, sys
+import jsonschema
+schema, doc, man = (json.load(open(p)) for p in sys.argv[1:4])
+jsonschema.validate(doc, schema)
+assert doc["spdxVersion"] == "SPDX-2.3" and doc["dataLicense"] == "CC0-1.0", doc["spdxVersion"]
+img = hashlib.sha256(open(sys.argv[4], "rb").read()).hexdigest()
+pk = {p["SPDXID"]: p for p in doc["packages"]}
+assert doc["documentDescribes"] == ["SPDXRef-Image"]
+assert pk["SPDXRef-Image"]["checksums"] == [{"algorithm": "SHA256", "checksumValue": img}]
+rel = {(r["spdxElementId"], r["relationshipType"], r["relatedSpdxElement"]) for r in doc["relationships"]}
+assert ("SPDXRef-DOCUMENT", "DESCRIBES", "SPDXRef-Image") in rel
+arts = {p["name"]: p for p in doc["packages"] if p["SPDXID"] != "SPDXRef-Image"}
+assert sorted(arts) == sorted(a["name"] for a in man["artifacts"]), sorted(arts)
+for a in man["artifacts"]:
+    p = arts[a["name"]]
+    assert p["checksums"] == [{"algorithm": "SHA256", "checksumValue": a["sha256"]}], a["name"]
+    assert ("SPDXRef-Image", "CONTAINS", p["SPDXID"]) in rel, a["name"]
+# versions: a .deb's control Version, the tuple's version for the rest
+assert arts["fabric-manager"]["versionInfo"] == "580.95.05-1", arts["fabric-manager"].get("versionInfo")
+assert arts["nccl"]["versionInfo"] == "2.27.7", arts["nccl"].get("versionInfo")
+assert arts["nvidia-driver"]["versionInfo"] == "580.95.05", arts["nvidia-driver"].get("versionInfo")
+assert "versionInfo" not in arts["gsp-ga10x"]
+files = {f["fileName"]: f for f in doc["files"]}
+want = {"./" + f["path"].lstrip("/"): f for f in man["files"] if f["type"] == "file"}
+assert sorted(files) == sorted(want), set(files) ^ set(want)
+owner = {r[2]: r[0] for r in rel if r[1] == "CONTAINS" and r[2].startswith("SPDXRef-File-")}
+byname = {p["SPDXID"]: p["name"] for p in doc["packages"]}
+for name, f in files.items():
+    assert f["checksums"] == [{"algorithm": "SHA256", "checksumValue": want[name]["sha256"]}], name
+    assert f["SPDXID"] in owner, name
+nv = [n for n, f in files.items() if byname[owner[f["SPDXID"]]] == "nvidia-driver"]
+assert any(n.endswith("/nvidia.ko") for n in nv), nv
+print("sbom ok: %d packages, %d files, %d relationships" % (len(doc["packages"]), len(files), len(rel)))
+PY
+
+note "the schema check can fail: a document without its required name is refused"
+python3 - "$SCHEMA" "$T/a/demo-h100.spdx.json" <<'PY' && fail "schema accepted a broken SBOM"
+import json, sys, jsonschema
+doc = json.load(open(sys.argv[2])); del doc["name"]
+jsonschema.validate(doc, json.load(open(sys.argv[1])))
+PY
+
+note "a failed build leaves no SBOM"
+sed 's/^epoch: .*/epoch: -1/' "$T/r/demo.yaml" > "$T/r/bad.yaml"
+(cd "$T" && "$INGOT" build r/bad.yaml -o c --store store-a --no-lint -q 2>/dev/null) && fail "bad recipe built"
+assert_no_file "$T/c/demo-h100.spdx.json"
+echo "ok"
