@@ -369,25 +369,58 @@ static int sign_manifest(const char *key, const json_t *m, struct atomic_file *a
 	return write_json_tmp(af, path, env, e);
 }
 
-/* NAME.efi and the manifest's "boot" predictions; the measurement is
- * recomputed since it binds the whole manifest content. */
+/* A member added to a built manifest (the UKI's predictions, the SBOM):
+ * the measurement binds the whole manifest content, so it is recomputed,
+ * and the result checked as every reader will check it. */
+static int manifest_add(json_t *manifest, const char *key, json_t *value, ingot_error *e)
+{
+	json_t *meas;
+
+	if (json_object_set_new(manifest, key, value) < 0 ||
+	    !(meas = attest_measurement_for_manifest(manifest, -1, e)) ||
+	    json_object_set_new(manifest, "measurement", meas) < 0)
+		return ingot_fail(e, -ENOMEM, "manifest: cannot add %s", key);
+	return manifest_check("manifest", manifest, e);
+}
+
+/* NAME.spdx.json, and its name and sha256 in the manifest ("sbom"), so
+ * the signed statement names it as its second subject. */
+static int write_sbom(struct outputs *o, const struct build_result *res, const json_t *sbom,
+		      json_t *manifest, ingot_error *e)
+{
+	_cleanup_free_ char *buf = NULL;
+	const char *base = strrchr(res->sbom_path, '/') ? strrchr(res->sbom_path, '/') + 1 : res->sbom_path;
+	char hex[SHA256_HEX_LEN + 1];
+	uint8_t d[32];
+	size_t len;
+	int r;
+
+	buf = json_canonical(sbom, &len);
+	if (!buf)
+		return ingot_fail(e, -ENOMEM, "%s: cannot serialise JSON", res->sbom_path);
+	sha256_buf(buf, len, d);
+	hex_encode(d, sizeof(d), hex);
+	if ((r = manifest_add(manifest, "sbom", json_pack("{s:s,s:s}", "file", base, "sha256", hex), e)) < 0)
+		return r;
+	if ((r = atomic_open(&o->sbom, res->sbom_path, OUT_MODE, e)) < 0)
+		return r;
+	return atomic_write(&o->sbom, buf, len, e);
+}
+
+/* NAME.efi and the manifest's "boot" predictions. */
 static int build_uki(const struct recipe *r, const struct verity_info *vi, struct build_result *res,
 		     struct outputs *out, json_t *manifest, ingot_error *e)
 {
 	_cleanup_strbuf_ struct strbuf efi = STRBUF_INIT;
 	_cleanup_free_ char *base = NULL;
-	json_t *boot = NULL, *meas;
+	json_t *boot = NULL;
 	int rc;
 
 	if (asprintf(&base, "%s.efi", r->name) < 0)
 		return ingot_fail(e, -ENOMEM, "out of memory");
 	if ((rc = uki_build(r, vi, base, &efi, &boot, e)) < 0)
 		return rc;
-	if (json_object_set_new(manifest, "boot", boot) < 0 ||
-	    !(meas = attest_measurement_for_manifest(manifest, -1, e)) ||
-	    json_object_set_new(manifest, "measurement", meas) < 0)
-		return ingot_fail(e, -ENOMEM, "manifest: cannot add the boot predictions");
-	if ((rc = manifest_check("manifest", manifest, e)) < 0)
+	if ((rc = manifest_add(manifest, "boot", boot, e)) < 0)
 		return rc;
 	if ((rc = atomic_open(&out->uki, res->uki_path, OUT_MODE, e)) < 0)
 		return rc;
@@ -453,9 +486,9 @@ static int run_build(const struct build_opts *o, struct recipe *r, struct store 
 
 	if ((rc = manifest_build_sized(r, sizes, &t, &io, &ii, &vi, &manifest, e)) < 0 ||
 	    (r->boot && (rc = build_uki(r, &vi, res, out, manifest, e)) < 0) ||
-	    (rc = write_json_tmp(&out->manifest, res->manifest_path, manifest, e)) < 0 ||
 	    (rc = sbom_build(r, stats, &t, vi.image_sha256, &sbom, e)) < 0 ||
-	    (rc = write_json_tmp(&out->sbom, res->sbom_path, sbom, e)) < 0)
+	    (rc = write_sbom(out, res, sbom, manifest, e)) < 0 ||
+	    (rc = write_json_tmp(&out->manifest, res->manifest_path, manifest, e)) < 0)
 		goto done;
 	if (o->key && (rc = sign_manifest(o->key, manifest, &out->envelope, res->envelope_path, e)) < 0)
 		goto done;

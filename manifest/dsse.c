@@ -47,8 +47,10 @@ int statement_for_manifest(const json_t *manifest, json_t **out, ingot_error *e)
 	int r = manifest_check("manifest", manifest, e);
 	if (r < 0)
 		return r;
-	/* The subject is the image file the manifest describes, so tools that
-	 * only speak in-toto can match an image to its signed statement. */
+	/* The subjects are the image file the manifest describes and, when
+	 * the build wrote one, its SBOM, so tools that only speak in-toto can
+	 * match either file to its signed statement. */
+	json_t *sbom = json_object_get(manifest, "sbom");
 	/* A copy: the statement must not alias the caller's manifest. */
 	json_t *st = json_pack("{s:s,s:[{s:O,s:{s:O}}],s:s,s:o}",
 			       "_type", STATEMENT_TYPE,
@@ -58,6 +60,12 @@ int statement_for_manifest(const json_t *manifest, json_t **out, ingot_error *e)
 			       "predicate", json_deep_copy(manifest));
 	if (!st)
 		return ingot_fail(e, -ENOMEM, "out of memory");
+	if (sbom && json_array_append_new(json_object_get(st, "subject"),
+					  json_pack("{s:O,s:{s:O}}", "name", json_object_get(sbom, "file"),
+						    "digest", "sha256", json_object_get(sbom, "sha256"))) < 0) {
+		json_decref(st);
+		return ingot_fail(e, -ENOMEM, "out of memory");
+	}
 	*out = st;
 	return 0;
 }
@@ -137,13 +145,34 @@ int envelope_parse(const char *name, const json_t *env, uint8_t **payload, size_
 	return 0;
 }
 
+/* Subject i must name the file the manifest's member what (image, sbom)
+ * describes, with its sha256. */
+static int check_subject(const char *name, size_t i, const json_t *s, const json_t *file,
+			 const json_t *sha256, const char *what, ingot_error *e)
+{
+	const json_t *dig = json_object_get(s, "digest");
+
+	if (!json_is_string(json_object_get(s, "name")) || !json_is_string(json_object_get(dig, "sha256")))
+		return ingot_fail(e, -EINVAL, "%s: statement.subject[%zu]: expected {\"name\": string, "
+				  "\"digest\": {\"sha256\": string}}", name, i);
+	if (!json_equal(json_object_get(s, "name"), file))
+		return ingot_fail(e, -EINVAL, "%s: statement.subject[%zu].name: \"%.64s\" but the manifest's "
+				  "%s.file is \"%.64s\"", name, i, json_string_value(json_object_get(s, "name")),
+				  what, json_string_value(file));
+	if (!json_equal(json_object_get(dig, "sha256"), sha256))
+		return ingot_fail(e, -EINVAL, "%s: statement.subject[%zu].digest.sha256: %.64s but the "
+				  "manifest's %s.sha256 is %s", name, i,
+				  json_string_value(json_object_get(dig, "sha256")), what, json_string_value(sha256));
+	return 0;
+}
+
 int envelope_statement_manifest(const char *name, const uint8_t *payload, size_t len,
 				enum manifest_level level, json_t **statement, json_t **manifest,
 				ingot_error *e)
 {
 	_cleanup_json_ json_t *st = NULL;
 	json_error_t je;
-	json_t *subj, *s0, *dig, *pred, *image, *v;
+	json_t *subj, *pred, *image, *sbom, *v;
 	const char *key;
 	int r;
 
@@ -181,26 +210,17 @@ int envelope_statement_manifest(const char *name, const uint8_t *payload, size_t
 		goto done;
 
 	subj = json_object_get(st, "subject");
-	if (!json_is_array(subj) || json_array_size(subj) != 1)
-		return ingot_fail(e, -EINVAL, "%s: statement.subject: expected an array of one entry "
-				  "(the image)", name);
-	s0 = json_array_get(subj, 0);
-	dig = json_object_get(s0, "digest");
+	sbom = json_object_get(pred, "sbom");
+	if (!json_is_array(subj) || json_array_size(subj) != (sbom ? 2u : 1u))
+		return ingot_fail(e, -EINVAL, "%s: statement.subject: expected an array of %s", name,
+				  sbom ? "two entries (the image, the SBOM)" : "one entry (the image)");
+	if (sbom && (r = check_subject(name, 1, json_array_get(subj, 1), json_object_get(sbom, "file"),
+				       json_object_get(sbom, "sha256"), "sbom", e)) < 0)
+		return r;
 	image = json_object_get(pred, "image");
-	if (!json_is_string(json_object_get(s0, "name")) ||
-	    !json_is_string(json_object_get(dig, "sha256")))
-		return ingot_fail(e, -EINVAL, "%s: statement.subject[0]: expected {\"name\": string, "
-				  "\"digest\": {\"sha256\": string}}", name);
-	if (!json_equal(json_object_get(s0, "name"), json_object_get(image, "file")))
-		return ingot_fail(e, -EINVAL, "%s: statement.subject[0].name: \"%.64s\" but the manifest's "
-				  "image.file is \"%.64s\"", name,
-				  json_string_value(json_object_get(s0, "name")),
-				  json_string_value(json_object_get(image, "file")));
-	if (!json_equal(json_object_get(dig, "sha256"), json_object_get(image, "sha256")))
-		return ingot_fail(e, -EINVAL, "%s: statement.subject[0].digest.sha256: %.64s but the "
-				  "manifest's image.sha256 is %s", name,
-				  json_string_value(json_object_get(dig, "sha256")),
-				  json_string_value(json_object_get(image, "sha256")));
+	if ((r = check_subject(name, 0, json_array_get(subj, 0), json_object_get(image, "file"),
+			       json_object_get(image, "sha256"), "image", e)) < 0)
+		return r;
 done:
 	*manifest = json_incref(pred);
 	if (statement)

@@ -163,6 +163,10 @@ static const struct field top_fields[] = {
 	{ "artifacts", F_ARR, N_REQ }, { "files", F_ARR, N_REQ }, { "image", F_OBJ, N_FULL },
 	{ "verity", F_OBJ, N_FULL }, { "measurement", F_OBJ, N_FULL },
 	{ "boot", F_OBJ, N_OPT },  /* builder/uki.c: recipes with a boot: section */
+	{ "sbom", F_OBJ, N_OPT },  /* builder/sbom.c: the SPDX document, a second subject */
+};
+static const struct field sbom_fields[] = {
+	{ "file", F_STR, N_REQ }, { "sha256", F_HEX64, N_REQ },
 };
 static const struct field recipe_fields[] = {
 	{ "name", F_STR, N_FULL }, { "version", F_STR, N_FULL }, { "file", F_STR, N_FULL },
@@ -266,7 +270,9 @@ int manifest_check_level(const char *name, const json_t *m, enum manifest_level 
 	    (r = check_member(name, m, "image", image_fields, ARRAY_SIZE(image_fields), level, e)) < 0 ||
 	    (r = check_member(name, m, "verity", verity_fields, ARRAY_SIZE(verity_fields), level, e)) < 0 ||
 	    (r = check_member(name, m, "measurement", measurement_fields,
-			      ARRAY_SIZE(measurement_fields), level, e)) < 0)
+			      ARRAY_SIZE(measurement_fields), level, e)) < 0 ||
+	    (json_object_get(m, "sbom") &&
+	     (r = check_member(name, m, "sbom", sbom_fields, ARRAY_SIZE(sbom_fields), level, e)) < 0))
 		return r;
 	rname = json_string_value(json_object_get(json_object_get(m, "recipe"), "name"));
 	if (rname && !*rname)

@@ -63,6 +63,45 @@ doc = json.load(open(sys.argv[2])); del doc["name"]
 jsonschema.validate(doc, json.load(open(sys.argv[1])))
 PY
 
+note "the SBOM is the signed statement's second subject"
+"$INGOT" keys generate -o "$T/k" >/dev/null
+"$INGOT" keys keyring add "$T/ring.json" "$T/k.pub" --name release >/dev/null
+(cd "$T" && "$INGOT" build r/demo.yaml -o s --store store-a --key k.key --no-lint -q)
+sbom_sha=$(sha256 "$T/s/demo-h100.spdx.json")
+assert_eq "$sbom_sha" "$(jq -r .sbom.sha256 "$T/s/demo-h100.manifest.json")" "manifest sbom.sha256"
+assert_eq "demo-h100.spdx.json" "$(jq -r .sbom.file "$T/s/demo-h100.manifest.json")" "manifest sbom.file"
+jq -r .payload "$T/s/demo-h100.manifest.dsse.json" | base64 -d >"$T/statement.json"
+assert_eq 2 "$(jq '.subject | length' "$T/statement.json")" "statement subjects"
+assert_eq "demo-h100.spdx.json $sbom_sha" "$(jq -r '.subject[1] | .name + " " + .digest.sha256' "$T/statement.json")" \
+	"statement subject[1]"
+"$INGOT" verify-manifest "$T/s/demo-h100.manifest.dsse.json" --keyring "$T/ring.json" >/dev/null ||
+	fail "verify-manifest refused the signed build"
+# A statement whose SBOM subject does not match the manifest is refused,
+# even when signed by a trusted key: sign the tampered statement afresh.
+python3 - "$T/statement.json" "$T/s/demo-h100.manifest.json" <<'PY'
+import json, sys
+st = json.load(open(sys.argv[1]))
+st["subject"][1]["digest"]["sha256"] = "0" * 64
+json.dump(st, open(sys.argv[1] + ".bad", "w"))
+m = json.load(open(sys.argv[2])); del m["sbom"]
+json.dump(m, open(sys.argv[2] + ".nosbom", "w"))
+PY
+"$INGOT" sign "$T/s/demo-h100.manifest.json.nosbom" --key "$T/k.key" -o "$T/nosbom.dsse.json" >/dev/null
+assert_eq 1 "$(jq -r .payload "$T/nosbom.dsse.json" | base64 -d | jq '.subject | length')" "subjects without sbom"
+python3 - "$T/statement.json.bad" "$T/k.key" "$T/bad.dsse.json" <<'PY'
+import base64, json, subprocess, sys
+payload = open(sys.argv[1], "rb").read()
+t = b"application/vnd.in-toto+json"
+pae = b"DSSEv1 %d %s %d %s" % (len(t), t, len(payload), payload)
+open(sys.argv[3] + ".pae", "wb").write(pae)   # Ed25519 wants a file, not a pipe
+sig = subprocess.run(["openssl", "pkeyutl", "-sign", "-rawin", "-inkey", sys.argv[2], "-in", sys.argv[3] + ".pae"],
+                     capture_output=True, check=True).stdout
+json.dump({"payloadType": t.decode(), "payload": base64.b64encode(payload).decode(),
+           "signatures": [{"keyid": "", "sig": base64.b64encode(sig).decode()}]}, open(sys.argv[3], "w"))
+PY
+expect_exit 2 "statement.subject[1].digest.sha256" \
+	"$INGOT" verify-manifest "$T/bad.dsse.json" --keyring "$T/ring.json"
+
 note "a failed build leaves no SBOM"
 sed 's/^epoch: .*/epoch: -1/' "$T/r/demo.yaml" > "$T/r/bad.yaml"
 (cd "$T" && "$INGOT" build r/bad.yaml -o c --store store-a --no-lint -q 2>/dev/null) && fail "bad recipe built"
