@@ -1,6 +1,6 @@
 /* The audit driver: every report through node.c, then what only the
  * whole pool shows (replayed nonces, missing nodes), verdicts and order. */
-#include "audit/audit-int.h"
+#include "audit/audit-private.h"
 
 #include <pthread.h>
 #include <stdio.h>

@@ -1,6 +1,6 @@
 /* Inputs of an audit: the keyring, the auditor's side files and the pool
  * manifests, each checked once before any report is read. */
-#include "audit/audit-int.h"
+#include "audit/audit-private.h"
 
 #include <ctype.h>
 #include <stdarg.h>

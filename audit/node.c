@@ -1,6 +1,6 @@
 /* The checks of one node report: quote, AK, nonce, event log, image and
  * tuple.  A problem is a finding on the node's row, never an error. */
-#include "audit/audit-int.h"
+#include "audit/audit-private.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -18,7 +18,7 @@
 #include "lib/cleanup.h"
 #include "lib/json.h"
 #include "lib/strbuf.h"
-#include "verify/node_report.h"
+#include "verify/node-report.h"
 #include "verify/nodeprobe.h"
 #include "verify/tuplecheck.h"
 

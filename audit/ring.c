@@ -3,7 +3,7 @@
  * with the same code as `ingot verify --ring`. */
 #include <stdlib.h>
 
-#include "audit/audit-int.h"
+#include "audit/audit-private.h"
 #include "keys/keyring.h"
 #include "lib/cleanup.h"
 #include "verify/promotion.h"

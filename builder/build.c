@@ -14,7 +14,7 @@
 #include "builder/sbom.h"
 #include "builder/store.h"
 #include "builder/tree.h"
-#include "builder/tuple_check.h"
+#include "builder/tuple-check.h"
 #include "builder/uki.h"
 #include "builder/unpack.h"
 #include "keys/envelope.h"

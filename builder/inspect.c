@@ -19,7 +19,7 @@
 #include <sqfs/meta_reader.h>
 #include <sqfs/super.h>
 
-#include "builder/sqfs_io.h"
+#include "builder/sqfs-io.h"
 #include "lib/cleanup.h"
 #include "lib/digest.h"
 #include "lib/json.h"

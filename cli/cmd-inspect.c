@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "builder/inspect.h"
-#include "audit/inspect_doc.h"
+#include "audit/inspect-doc.h"
 #include "cli/cli.h"
 #include "lib/cleanup.h"
 #include "lib/digest.h"

@@ -8,7 +8,7 @@
 #include "lib/cleanup.h"
 #include "lib/json.h"
 #include "lib/version.h"
-#include "recipes/tuple-impl.h"
+#include "recipes/tuple-private.h"
 
 static const char *const vendors[] = { "nvidia", "amd", NULL };
 static const char *const cpu_arches[] = { "x86_64", "arm64", NULL };

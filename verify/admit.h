@@ -7,7 +7,7 @@
 #include <stdbool.h>
 #include <time.h>
 #include "lib/err.h"
-#include "verify/node_report.h"
+#include "verify/node-report.h"
 
 struct verify_opts {
 	const char *manifest_path;   /* DSSE envelope, or a plain manifest with allow_unsigned */

@@ -4,7 +4,7 @@
 
 #include <jansson.h>
 #include "verify/nodeprobe.h"
-#include "verify/node_report.h"
+#include "verify/node-report.h"
 #include "verify/admit.h"
 
 /* Image file/device: size, sha256 and dm-verity root vs the manifest. */

@@ -7,7 +7,7 @@
 #include <stdbool.h>
 #include "lib/err.h"
 #include "lib/strbuf.h"
-#include "verify/node_report.h"
+#include "verify/node-report.h"
 
 #define NFD_DEFAULT_PATH "/etc/kubernetes/node-feature-discovery/features.d/ingot"
 #define NFD_LABEL_PREFIX "ingot.dev/"

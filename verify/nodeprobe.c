@@ -14,7 +14,7 @@
 #include "lib/cleanup.h"
 #include "lib/fileio.h"
 #include "lib/strbuf.h"
-#include "verify/probe-impl.h"
+#include "verify/probe-private.h"
 #include "verify/toolrun.h"
 
 void node_probe_free(struct node_probe *p)

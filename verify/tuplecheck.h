@@ -7,7 +7,7 @@
 
 #include <jansson.h>
 #include "verify/nodeprobe.h"
-#include "verify/node_report.h"
+#include "verify/node-report.h"
 
 /* Fills r->checks[CHECK_TUPLE]: status, summary (the first mismatch, e.g.
  * "fabric manager 580.82.07 != driver 580.95.05"), one evidence line per

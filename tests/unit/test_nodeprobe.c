@@ -16,7 +16,7 @@
 
 #include "lib/cleanup.h"
 #include "lib/fileio.h"
-#include "verify/node_report.h"
+#include "verify/node-report.h"
 #include <stdbool.h>
 
 #include "verify/nodeprobe.h"

@@ -16,7 +16,7 @@
 #include "builder/store.h"
 #include "builder/unpack.h"
 #include "builder/tree.h"
-#include "builder/tuple_check.h"
+#include "builder/tuple-check.h"
 #include "lib/cleanup.h"
 #include "lib/digest.h"
 #include "lib/json.h"

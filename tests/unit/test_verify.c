@@ -21,7 +21,7 @@
 #include "verify/checks.h"
 #include "verify/filecheck.h"
 #include "verify/nfd.h"
-#include "verify/node_report.h"
+#include "verify/node-report.h"
 #include "verify/nodeprobe.h"
 #include "verify/toolrun.h"
 #include "verify/tuplecheck.h"

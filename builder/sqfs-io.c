@@ -1,4 +1,4 @@
-#include "builder/sqfs_io.h"
+#include "builder/sqfs-io.h"
 
 #include <errno.h>
 #include <fcntl.h>

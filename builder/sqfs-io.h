@@ -16,7 +16,7 @@
  * returns SQFS_ERROR_IO; a failed write or truncate does not: it leaves
  * its errno in sqfs_fd_errno() and the file drops all further I/O, so
  * a writer must check sqfs_fd_errno() as it goes and before it succeeds
- * (see sqfs_io.c for why). */
+ * (see sqfs-io.c for why). */
 sqfs_file_t *sqfs_fd_file(int fd, uint64_t size);
 int sqfs_fd_errno(const sqfs_file_t *f);
 
@@ -38,7 +38,7 @@ void sqfs_cmp_wrap_init(struct sqfs_cmp_wrap *w, sqfs_compressor_t *inner,
 			sqfs_object_t *(*copy)(const sqfs_object_t *));
 
 /* sqfs_compressor_create for writing: a block that does not shrink is
- * stored uncompressed whatever the compressor (see sqfs_io.c). */
+ * stored uncompressed whatever the compressor (see sqfs-io.c). */
 int sqfs_writer_compressor_create(const sqfs_compressor_config_t *cfg, sqfs_compressor_t **out);
 
 /* "corrupted data", "out of bounds read", ... for a SQFS_ERROR code. */

@@ -1,4 +1,4 @@
-#include "audit/inspect_doc.h"
+#include "audit/inspect-doc.h"
 
 #include <string.h>
 

@@ -1,6 +1,6 @@
 /* NVIDIA facts: the loaded driver (sysfs, procfs, taint flags), the image's
  * nvidia.ko, nvidia-smi or the driver's procfs, GSP firmware, NVSwitches. */
-#include "verify/probe-impl.h"
+#include "verify/probe-private.h"
 
 #include <ctype.h>
 #include <fcntl.h>

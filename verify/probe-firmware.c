@@ -1,13 +1,13 @@
 /* Firmware the node can read: NICs (InfiniBand sysfs, the ethtool
  * driver-info ioctl), the system BIOS and board (DMI), NVSwitches (the
  * nvidia-nvswitch driver's procfs).  GPU VBIOS comes with the GPUs
- * (probe_nvidia.c), the BMC from ipmitool (nodeprobe.c's tools).
+ * (probe-nvidia.c), the BMC from ipmitool (nodeprobe.c's tools).
  *
  * A fact holds the distinct entries found, comma-separated: "REV", or
  * "MODEL=REV" where a device names its model (a NIC's board_id, an
  * Ethernet port's driver), so the tuple check can hold each model to its
  * pins and see devices of one model that disagree. */
-#include "verify/probe-impl.h"
+#include "verify/probe-private.h"
 
 #include <ctype.h>
 #include <linux/ethtool.h>

@@ -1,5 +1,5 @@
-/* Internals shared by the probe's files (nodeprobe.c, probe_nvidia.c,
- * probe_stack.c); not for use outside verify/. */
+/* Internals shared by the probe's files (nodeprobe.c, probe-nvidia.c,
+ * probe-stack.c); not for use outside verify/. */
 #ifndef INGOT_VERIFY_PROBE_IMPL_H
 #define INGOT_VERIFY_PROBE_IMPL_H
 
@@ -29,7 +29,7 @@ int probe_setf(struct node_probe *p, const char *key, const char *value, const c
 	__attribute__((format(printf, 4, 5)));
 int probe_module_loaded(const struct node_probe *p, const char *name);
 
-/* probe_nvidia.c */
+/* probe-nvidia.c */
 int probe_nvidia_driver(struct node_probe *p);
 /* nvidia-smi's CSV answer (out, modified), run from where (its node path). */
 int probe_nvidia_smi_parse(struct node_probe *p, char *out, const char *where);
@@ -37,12 +37,12 @@ int probe_nvidia_procfs(struct node_probe *p);
 int probe_gsp_firmware(struct node_probe *p);
 int probe_nvswitch(struct node_probe *p);
 
-/* probe_firmware.c: NIC (InfiniBand sysfs, ethtool), DMI BIOS/board, NVSwitch. */
+/* probe-firmware.c: NIC (InfiniBand sysfs, ethtool), DMI BIOS/board, NVSwitch. */
 int probe_firmware(struct node_probe *p);
 /* ipmitool mc info's answer, run from where (its node path). */
 int probe_ipmitool_parse(struct node_probe *p, char *out, const char *where);
 
-/* probe_stack.c */
+/* probe-stack.c */
 char *probe_dpkg_status(const struct node_probe *p);
 /* key from the first installed package of packages in the dpkg status. */
 int probe_dpkg(struct node_probe *p, const char *key, const char *const *packages, const char *status);

@@ -14,7 +14,7 @@
  *   - rocm: <prefix>/.info/version.
  * A component that names an artifact without any such evidence is an
  * error too: an unverifiable claim is what this check exists to stop. */
-#include "builder/tuple_check.h"
+#include "builder/tuple-check.h"
 
 #include <fcntl.h>
 #include <stdio.h>

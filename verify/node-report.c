@@ -1,4 +1,4 @@
-#include "verify/node_report.h"
+#include "verify/node-report.h"
 
 #include <stdarg.h>
 #include <stdlib.h>

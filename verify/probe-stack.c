@@ -1,7 +1,7 @@
 /* The software stack above the driver: dpkg packages and --version
  * answers (fabric manager, container toolkit), NCCL/RCCL/CUDA libraries,
  * CUDA and ROCm installs, amd-smi. */
-#include "verify/probe-impl.h"
+#include "verify/probe-private.h"
 
 #include <ctype.h>
 #include <fcntl.h>
