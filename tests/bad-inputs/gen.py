@@ -252,3 +252,8 @@ write("log-truncated.bin", (base + event2(15, 0x0D, b"ingot:v1 image=bad"))[:-7]
 write("log-no-specid.bin", struct.pack("<II", 0, 3) + b"\0" * 20 + struct.pack("<I", 4) + b"abcd")
 write("log-undeclared-alg.bin", base + event2(15, 0x0D, b"x", algs=((0x0004, 20),)))
 write("log-empty.bin", b"")
+
+# --- names that would forge lines or run terminal sequences (issue 13.11):
+# refused, the message one line with the name escaped.
+ctl = write("ctl-name.tar", tar(GOOD + [("usr/lib/a\nERROR: forged\x1b[31m", "file", b"x")]))
+recipe("ctl-name.yaml", art("ctl", "ctl-name.tar", ctl))

@@ -98,6 +98,12 @@ put("inodes.sqfs", 4, "<I", struct.unpack_from("<I", b, 4)[0] - 1)
 put("frags.sqfs", 16, "<I", 0x80000000)
 PY
 
+note "setup: a node root whose listed file became a symlink, one a directory"
+unsquashfs -q -n -d root-symlink img/bad.sqfs >/dev/null
+rm root-symlink/etc/good.conf && ln -s /etc/passwd root-symlink/etc/good.conf
+unsquashfs -q -n -d root-dir img/bad.sqfs >/dev/null
+rm root-dir/etc/good.conf && mkdir root-dir/etc/good.conf
+
 note "setup: a TPM quote signed by a software AK (tests/tools/mkquote)"
 MKQUOTE=$BUILD_DIR/tools/mkquote
 [ -x "$MKQUOTE" ] || fail "$MKQUOTE not built (make all)"
