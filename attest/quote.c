@@ -355,8 +355,9 @@ static int check_nonce(const struct quote_doc *d, const uint8_t *nonce, size_t n
 
 	if (strlen(d->nonce_hex) % 2 || dlen > sizeof(doc) || hex_decode(d->nonce_hex, doc, dlen) < 0)
 		return refuse(qi, VERDICT_MALFORMED, e, -EBADMSG, "quote: nonce: expected 0-%d bytes in hex, got '%.80s'", NONCE_MAX, d->nonce_hex);
-	if (x->size == nonce_len && !memcmp(x->buffer, nonce, nonce_len) &&
-	    dlen == nonce_len && !memcmp(doc, nonce, nonce_len)) {
+	/* nonce is NULL when none was issued: memcmp(NULL, .., 0) is undefined. */
+	if (x->size == nonce_len && dlen == nonce_len &&
+	    (!nonce_len || (!memcmp(x->buffer, nonce, nonce_len) && !memcmp(doc, nonce, nonce_len)))) {
 		if (!nonce_len)
 			qi->weak |= WEAK_NO_NONCE;
 		return 0;
