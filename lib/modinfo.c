@@ -88,6 +88,11 @@ int elf_section(const void *buf, size_t len, const char *name, const char *secti
 
 	if (r < 0)
 		return r;
+	/* The whole table in the file, as the streaming reader requires. */
+	if (h.shoff > len || (len - h.shoff) / h.shentsize < h.shnum)
+		return ingot_fail(e, -EINVAL, "%s: section header table at offset %llu (+%llu bytes) lies "
+				  "beyond the end of the file", name, (unsigned long long)h.shoff,
+				  (unsigned long long)(h.shnum * h.shentsize));
 	if (get_shdr(&h, p, len, h.shstrndx, &strs) < 0)
 		return ingot_fail(e, -EINVAL, "%s: ELF section headers point outside the file", name);
 	for (uint64_t i = 1; i < h.shnum; i++) {
