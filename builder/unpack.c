@@ -16,6 +16,7 @@
 #include "builder/deb.h"
 #include "lib/cleanup.h"
 #include "lib/digest.h"
+#include "lib/escape.h"
 #include "lib/fileio.h"
 #include "lib/imgpath.h"
 #include "lib/json.h"
@@ -68,38 +69,6 @@ static const char *archive_error(struct archive *ar)
 	return m && *m ? m : "unexpected end of data (truncated or corrupt archive)";
 }
 
-static bool utf8_ok(const char *s)
-{
-	const unsigned char *p = (const unsigned char *)s;
-	while (*p) {
-		unsigned c = *p, n;
-		uint32_t cp;
-		if (c < 0x80) {
-			p++;
-			continue;
-		} else if ((c & 0xe0) == 0xc0) {
-			n = 1; cp = c & 0x1f;
-		} else if ((c & 0xf0) == 0xe0) {
-			n = 2; cp = c & 0x0f;
-		} else if ((c & 0xf8) == 0xf0) {
-			n = 3; cp = c & 0x07;
-		} else {
-			return false;
-		}
-		for (unsigned i = 1; i <= n; i++) {
-			if ((p[i] & 0xc0) != 0x80)
-				return false;
-			cp = (cp << 6) | (p[i] & 0x3f);
-		}
-		/* overlong forms, surrogates, beyond U+10FFFF */
-		if ((n == 1 && cp < 0x80) || (n == 2 && cp < 0x800) || (n == 3 && cp < 0x10000) ||
-		    (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
-			return false;
-		p += n + 1;
-	}
-	return true;
-}
-
 /* Archive path -> listing path: "./a/b/" -> "a/b".  Returns 1 for the
  * archive root ("." or "./"), which carries nothing. */
 static int normalize(struct reader *rd, const char *raw, const char *what, char **out)
@@ -108,7 +77,7 @@ static int normalize(struct reader *rd, const char *raw, const char *what, char 
 	size_t n;
 	ingot_error sub = { 0 };
 
-	if (!utf8_ok(raw))
+	if (!utf8_valid(raw))
 		return ingot_fail(rd->e, -EILSEQ, "%s: %s '%s': expected a UTF-8 name, got invalid bytes",
 				  rd->a->name, what, raw);
 	if (raw[0] == '/')
@@ -279,7 +248,7 @@ static int read_entry(struct reader *rd, struct archive *ar, struct archive_entr
 	case AE_IFLNK: {
 		const char *t = archive_entry_symlink(ae);
 		ent.type = TREE_SYMLINK;
-		if (!t || !*t || strlen(t) > 4095 || !utf8_ok(t))
+		if (!t || !*t || strlen(t) > 4095 || !utf8_valid(t))
 			return ingot_fail(rd->e, -EINVAL, "%s: archive entry '%s': expected a UTF-8 symlink target of 1 to 4095 bytes, got %s",
 					  rd->a->name, raw, !t || !*t ? "an empty one" : "an invalid one");
 		ent.target = (char *)t;

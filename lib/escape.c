@@ -4,15 +4,14 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/types.h>
 
-/* Length of the valid UTF-8 sequence at s (at most n bytes), or 0 when
- * the bytes there are not one.  Overlong forms, surrogates and code
- * points above U+10FFFF are invalid, as in RFC 3629. */
-static size_t utf8_len(const unsigned char *s, size_t n)
+size_t utf8_seq_len(const char *str, size_t n)
 {
+	const unsigned char *s = (const unsigned char *)str;
 	unsigned c = s[0];
 	size_t len;
 	unsigned cp;
@@ -41,10 +40,17 @@ static size_t utf8_len(const unsigned char *s, size_t n)
 	if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
 	    (cp >= 0xd800 && cp <= 0xdfff))
 		return 0;
-	/* C1 controls (U+0080..U+009F): CSI is U+009B in some terminals. */
-	if (cp >= 0x80 && cp <= 0x9f)
-		return 0;
 	return len;
+}
+
+bool utf8_valid(const char *s)
+{
+	size_t n = strlen(s), len;
+
+	for (size_t i = 0; i < n; i += len)
+		if ((len = utf8_seq_len(s + i, n - i)) == 0)
+			return false;
+	return true;
 }
 
 static void add_hex(struct strbuf *sb, unsigned char c)
@@ -72,10 +78,15 @@ void strbuf_add_escaped(struct strbuf *sb, const char *s, size_t n)
 		} else if (c < 0x20 || c == 0x7f) {
 			add_hex(sb, c);
 			i++;
-		} else if ((len = utf8_len(p + i, n - i)) == 0) {
-			/* A C1 control is two bytes; escape both. */
+		} else if ((len = utf8_seq_len(s + i, n - i)) == 0) {
 			add_hex(sb, c);
 			i++;
+		} else if (len == 2 && c == 0xc2 && p[i + 1] <= 0x9f) {
+			/* A C1 control (U+0080..U+009F; CSI is U+009B in some
+			 * terminals) is valid UTF-8: escape both bytes. */
+			add_hex(sb, c);
+			add_hex(sb, p[i + 1]);
+			i += 2;
 		} else {
 			strbuf_add(sb, p + i, len);
 			i += len;
@@ -128,23 +139,6 @@ size_t strbuf_shorten_span(struct strbuf *sb, size_t off, size_t len, size_t max
 	memcpy(sb->buf + head, dots, sizeof(dots) - 1);
 	sb->len -= tail_from - head - (sizeof(dots) - 1);
 	return (head - off) + (sizeof(dots) - 1) + (end - tail_from);
-}
-
-void strbuf_add_name(struct strbuf *sb, const char *s, size_t max)
-{
-	size_t off = sb->len;
-
-	strbuf_add_escaped(sb, s, strlen(s));
-	strbuf_shorten_span(sb, off, sb->len - off, max);
-}
-
-void fput_name(const char *s, FILE *f)
-{
-	struct strbuf sb = STRBUF_INIT;
-
-	strbuf_add_name(&sb, s ? s : "(null)", ESCAPE_NAME_MAX);
-	fputs(sb.buf, f);
-	strbuf_release(&sb);
 }
 
 /* printf with every %s argument escaped (and %m), recording where each

@@ -6,22 +6,23 @@
 #define INGOT_ESCAPE_H
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
-#include <stdio.h>
 
 #include "lib/strbuf.h"
 
-/* A name longer than this is shortened in the middle, keeping its start
- * and end, so the reason around it stays on the line. */
-#define ESCAPE_NAME_MAX 256
+/* Length of the valid UTF-8 sequence at s (at most n bytes), or 0 when
+ * the bytes there are not one: overlong forms, surrogates and code points
+ * above U+10FFFF are invalid, as in RFC 3629. */
+size_t utf8_seq_len(const char *s, size_t n);
+
+/* Whether the NUL-terminated s is valid UTF-8 throughout. */
+bool utf8_valid(const char *s);
 
 /* Append s (n bytes) with C0 controls, DEL, C1 controls and bytes that
  * are not valid UTF-8 written as \n, \t, \r or \xNN.  Valid printable
  * UTF-8 passes unchanged, so the result is idempotent. */
 void strbuf_add_escaped(struct strbuf *sb, const char *s, size_t n);
-
-/* strbuf_add_escaped, then shortened to at most max bytes ("head...tail"). */
-void strbuf_add_name(struct strbuf *sb, const char *s, size_t max);
 
 /* Shorten sb->buf[off, off+len) to at most max bytes by replacing its
  * middle with "...", never splitting a UTF-8 sequence or an escape;
@@ -45,7 +46,5 @@ void esc_add_span(struct esc_fmt *m, size_t off);
 void strbuf_addf_escaped(struct strbuf *sb, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
-/* Print a name escaped and bounded to ESCAPE_NAME_MAX. */
-void fput_name(const char *s, FILE *f);
 
 #endif

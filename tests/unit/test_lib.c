@@ -80,13 +80,20 @@ static void test_err_escapes_names(void **state)
 	assert_non_null(strstr(e.msg, "E: f\\rg: bad x\\ty"));
 }
 
+/* Escape s, then shorten it to max bytes, as error messages do. */
+static void add_shortened(struct strbuf *sb, const char *s, size_t max)
+{
+	strbuf_add_escaped(sb, s, strlen(s));
+	strbuf_shorten_span(sb, 0, sb->len, max);
+}
+
 static void test_escape_shorten(void **state)
 {
 	struct strbuf sb = STRBUF_INIT;
 	(void)state;
 
 	/* Never cut inside an escape or a UTF-8 sequence. */
-	strbuf_add_name(&sb, "\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\xc3\xa9\xc3\xa9\xc3\xa9", 20);
+	add_shortened(&sb, "\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\xc3\xa9\xc3\xa9\xc3\xa9", 20);
 	assert_true(sb.len <= 20);
 	assert_non_null(strstr(sb.buf, "..."));
 	for (size_t i = 0; i < sb.len; i++)
@@ -95,7 +102,7 @@ static void test_escape_shorten(void **state)
 	assert_true(((unsigned char)sb.buf[sb.len - 1] & 0xc0) == 0x80 ||
 		    (unsigned char)sb.buf[sb.len - 1] < 0x80);
 	strbuf_release(&sb);
-	strbuf_add_name(&sb, "short", 20);
+	add_shortened(&sb, "short", 20);
 	assert_string_equal(sb.buf, "short");
 	strbuf_release(&sb);
 }
