@@ -168,7 +168,8 @@ static int add_inline(const struct recipe *r, struct store *s, struct tree *t, i
 	for (size_t i = 0; i < r->n_files; i++) {
 		const struct inline_file *f = &r->files[i];
 		struct tree_entry ent = { .path = f->path, .type = TREE_FILE, .mode = f->mode,
-					  .uid = f->uid, .gid = f->gid, .origin = "files" };
+					  .uid = f->uid, .gid = f->gid, .origin = "files",
+					  .loc.fresh = true };   /* hashed by store_writer */
 		struct store_writer w;
 		if ((rc = store_writer_begin(s, &w, e)) < 0)
 			return rc;
@@ -383,28 +384,36 @@ static int manifest_add(json_t *manifest, const char *key, json_t *value, ingot_
 	return manifest_check("manifest", manifest, e);
 }
 
-/* NAME.spdx.json, and its name and sha256 in the manifest ("sbom"), so
- * the signed statement names it as its second subject. */
-static int write_sbom(struct outputs *o, const struct build_result *res, const json_t *sbom,
-		      json_t *manifest, ingot_error *e)
+/* NAME.spdx.json, built and written before the manifest and freed at
+ * once: the two JSON trees, one node per file, are most of a build's
+ * memory, and only one is held at a time (docs/bench.md).  Its name and
+ * sha256 go into the manifest ("sbom") later, so the signed statement
+ * names it as its second subject. */
+static int write_sbom(const struct recipe *r, const struct unpack_stats *stats, const struct tree *t,
+		      struct outputs *o, const struct build_result *res, json_t **member, ingot_error *e)
 {
+	_cleanup_json_ json_t *sbom = NULL;
 	_cleanup_free_ char *buf = NULL;
 	const char *base = strrchr(res->sbom_path, '/') ? strrchr(res->sbom_path, '/') + 1 : res->sbom_path;
 	char hex[SHA256_HEX_LEN + 1];
 	uint8_t d[32];
 	size_t len;
-	int r;
+	int rc;
 
+	if ((rc = sbom_build(r, stats, t, res->image_sha256, &sbom, e)) < 0)
+		return rc;
 	buf = json_canonical(sbom, &len);
 	if (!buf)
 		return ingot_fail(e, -ENOMEM, "%s: cannot serialise JSON", res->sbom_path);
+	json_decref(TAKE_PTR(sbom));
 	sha256_buf(buf, len, d);
 	hex_encode(d, sizeof(d), hex);
-	if ((r = manifest_add(manifest, "sbom", json_pack("{s:s,s:s}", "file", base, "sha256", hex), e)) < 0)
-		return r;
-	if ((r = atomic_open(&o->sbom, res->sbom_path, OUT_MODE, e)) < 0)
-		return r;
-	return atomic_write(&o->sbom, buf, len, e);
+	if ((rc = atomic_open(&o->sbom, res->sbom_path, OUT_MODE, e)) < 0 ||
+	    (rc = atomic_write(&o->sbom, buf, len, e)) < 0)
+		return rc;
+	if (!(*member = json_pack("{s:s,s:s}", "file", base, "sha256", hex)))
+		return ingot_fail(e, -ENOMEM, "out of memory");
+	return 0;
 }
 
 /* NAME.efi and the manifest's "boot" predictions. */
@@ -430,7 +439,7 @@ static int build_uki(const struct recipe *r, const struct verity_info *vi, struc
 static int run_build(const struct build_opts *o, struct recipe *r, struct store *s,
 		     struct build_result *res, struct outputs *out, ingot_error *e)
 {
-	_cleanup_json_ json_t *manifest = NULL, *sbom = NULL;
+	_cleanup_json_ json_t *manifest = NULL, *sbom_member = NULL;
 	struct tree t;
 	struct image_opts io = { 0 };
 	struct image_info ii = { 0 };
@@ -484,10 +493,12 @@ static int run_build(const struct build_opts *o, struct recipe *r, struct store 
 	memcpy(res->verity_root, vi.root_hash, 32);
 	res->image_size = vi.image_size;
 
-	if ((rc = manifest_build_sized(r, sizes, &t, &io, &ii, &vi, &manifest, e)) < 0 ||
-	    (r->boot && (rc = build_uki(r, &vi, res, out, manifest, e)) < 0) ||
-	    (rc = sbom_build(r, stats, &t, vi.image_sha256, &sbom, e)) < 0 ||
-	    (rc = write_sbom(out, res, sbom, manifest, e)) < 0 ||
+	if ((rc = write_sbom(r, stats, &t, out, res, &sbom_member, e)) < 0 ||
+	    (rc = manifest_build_sized(r, sizes, &t, &io, &ii, &vi, &manifest, e)) < 0)
+		goto done;
+	tree_free(&t);   /* not needed past here: memory for the manifest's dumps */
+	if ((r->boot && (rc = build_uki(r, &vi, res, out, manifest, e)) < 0) ||
+	    (rc = manifest_add(manifest, "sbom", TAKE_PTR(sbom_member), e)) < 0 ||
 	    (rc = write_json_tmp(&out->manifest, res->manifest_path, manifest, e)) < 0)
 		goto done;
 	if (o->key && (rc = sign_manifest(o->key, manifest, &out->envelope, res->envelope_path, e)) < 0)

@@ -216,9 +216,10 @@ static void evp_freep(EVP_MD_CTX **c) { EVP_MD_CTX_free(*c); }
 static int pack_file(struct writer *w, size_t i, ingot_error *e)
 {
 	const struct tree_entry *ent = &w->t->v[i];
-	/* Only blobs are hashed here: pack bytes were hashed by this process
-	 * as it unpacked them, or are checked by the verifier thread. */
-	bool hash = !ent->loc.packed;
+	/* Only blobs from earlier runs are hashed here: fresh bytes were
+	 * hashed by this process as they went into the store, and cached pack
+	 * ranges are checked by the verifier thread. */
+	bool hash = !ent->loc.packed && !ent->loc.fresh;
 	struct store_content c;
 	_cleanup_(evp_freep) EVP_MD_CTX *md = EVP_MD_CTX_new();
 	uint8_t got[32];
@@ -559,6 +560,7 @@ static int writer_setup(struct writer *w, const struct image_opts *o, ingot_erro
 {
 	sqfs_compressor_config_t cfg;
 	unsigned workers = o->workers ? o->workers : 1;
+	size_t backlog;
 	int r;
 
 	r = sqfs_compressor_setup(o->compression, o->level, o->block_size, &cfg, e);
@@ -601,9 +603,16 @@ static int writer_setup(struct writer *w, const struct image_opts *o, ingot_erro
 			return ingot_fail(e, -ENOMEM, "%s: out of memory", w->name);
 	}
 	/* Ordering of blocks is the processor's job: results are written in
-	 * submission order whatever the worker count (checked by tests). */
+	 * submission order whatever the worker count (checked by tests).
+	 * The backlog is what lets the feeding thread read ahead while the
+	 * workers compress; 10 per worker (gensquashfs' default) left them
+	 * waiting on each other here, so it is 8 MiB of blocks when that is
+	 * more (bench/: docs/bench.md). */
+	backlog = (8u << 20) / o->block_size;
+	if (backlog < 10 * workers)
+		backlog = 10 * workers;
 	w->proc = sqfs_block_processor_create(o->block_size, w->data_cmp ? w->data_cmp : w->cmp,
-					      workers, 10 * workers, w->blkwr, w->frag);
+					      workers, backlog, w->blkwr, w->frag);
 	if (!w->proc)
 		return ingot_fail(e, -ENOMEM, "%s: cannot create block processor (%u workers)",
 				  w->name, workers);

@@ -37,8 +37,9 @@ struct store_loc {
 	bool packed;
 	uint8_t pack[32];    /* artifact sha256 */
 	uint64_t off;
-	bool fresh;          /* hashed by this process as it went in: the image
-			      * writer need not hash it again */
+	bool fresh;          /* hashed by this process as it went in (a pack
+			      * range or a blob): the image writer need not
+			      * hash it again */
 };
 
 /* Default root: $XDG_CACHE_HOME/ingot or ~/.cache/ingot. Caller frees. */

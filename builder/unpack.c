@@ -14,6 +14,7 @@
 #include <openssl/evp.h>
 
 #include "builder/deb.h"
+#include "builder/writebehind.h"
 #include "lib/cleanup.h"
 #include "lib/digest.h"
 #include "lib/escape.h"
@@ -22,7 +23,8 @@
 #include "lib/json.h"
 
 #define DATA_BUF (256u << 10)
-#define PACK_BUF (1u << 20)
+#define PACK_BUF (1u << 20)   /* write-behind buffers, PACK_NBUF of them */
+#define PACK_NBUF 4
 #define CACHE_SCHEMA "ingot.unpacked/v3"
 
 /* Per-artifact reading state. */
@@ -32,15 +34,13 @@ struct reader {
 	struct tree *out;
 	struct unpack_stats *st;
 	uint64_t max_entries, max_bytes;
-	char *buf;                /* DATA_BUF: file data */
 	EVP_MD_CTX *md;           /* per-file digest */
 	ingot_error *e;
 	/* the pack: every regular file's bytes, back to back */
 	int pack_fd;
 	char *pack_tmp;
 	uint64_t pack_off;
-	char *wbuf;               /* PACK_BUF write-behind: small files, few writes */
-	size_t wlen;
+	struct writebehind wb;    /* file data goes straight into its buffers */
 	bool have_control;        /* a .deb's control.tar member was read */
 };
 
@@ -131,35 +131,10 @@ static int check_bytes(struct reader *rd, const char *raw, uint64_t more)
 	return 0;
 }
 
-static int pack_write(struct reader *rd, const void *buf, size_t len)
+/* A pack write failed (on the write-behind thread, reported here). */
+static int pack_failed(struct reader *rd, int r)
 {
-	int r = write_all(rd->pack_fd, buf, len);
-	if (r < 0)
-		return ingot_fail(rd->e, r, "%s: %s: write failed: %s", rd->a->name, rd->pack_tmp, strerror(-r));
-	return 0;
-}
-
-static int pack_flush(struct reader *rd)
-{
-	int r = pack_write(rd, rd->wbuf, rd->wlen);
-	rd->wlen = 0;
-	return r;
-}
-
-static int pack_append(struct reader *rd, const void *buf, size_t len)
-{
-	int r;
-	if (rd->wlen + len > PACK_BUF && (r = pack_flush(rd)) < 0)
-		return r;
-	if (len >= PACK_BUF) {
-		if ((r = pack_write(rd, buf, len)) < 0)
-			return r;
-	} else {
-		memcpy(rd->wbuf + rd->wlen, buf, len);
-		rd->wlen += len;
-	}
-	rd->pack_off += len;
-	return 0;
+	return ingot_fail(rd->e, r, "%s: %s: write failed: %s", rd->a->name, rd->pack_tmp, strerror(-r));
 }
 
 static int read_file_data(struct reader *rd, struct archive *ar, const char *raw, struct tree_entry *ent)
@@ -174,17 +149,20 @@ static int read_file_data(struct reader *rd, struct archive *ar, const char *raw
 	if (!EVP_DigestInit_ex(rd->md, EVP_sha256(), NULL))
 		return ingot_fail(rd->e, -EIO, "sha256: cannot initialise digest");
 	for (;;) {
-		la_ssize_t n = archive_read_data(ar, rd->buf, DATA_BUF);
+		size_t room;
+		char *p = writebehind_tail(&rd->wb, &room);
+		la_ssize_t n = archive_read_data(ar, p, room < DATA_BUF ? room : DATA_BUF);
 		if (n < 0)
 			return ingot_fail(rd->e, -EIO, "%s: archive entry '%s': %s", rd->a->name, raw, archive_error(ar));
 		if (n == 0)
 			break;
 		if ((r = check_bytes(rd, raw, ent->size + (uint64_t)n)) < 0)
 			return r;
-		if (!EVP_DigestUpdate(rd->md, rd->buf, (size_t)n))
+		if (!EVP_DigestUpdate(rd->md, p, (size_t)n))
 			return ingot_fail(rd->e, -EIO, "sha256: digest update failed");
-		if ((r = pack_append(rd, rd->buf, (size_t)n)) < 0)
-			return r;
+		if ((r = writebehind_advance(&rd->wb, (size_t)n)) < 0)
+			return pack_failed(rd, r);
+		rd->pack_off += (uint64_t)n;
 		ent->size += (uint64_t)n;
 	}
 	if (!EVP_DigestFinal_ex(rd->md, ent->sha256, NULL))
@@ -726,9 +704,8 @@ static int check_cached_source(const struct artifact *a, const struct unpack_sta
 
 static void reader_free(struct reader *rd)
 {
+	writebehind_free(&rd->wb);   /* before the fd goes: it may still write */
 	store_tmp_abort(rd->pack_fd, &rd->pack_tmp);
-	free(rd->buf);
-	free(rd->wbuf);
 	EVP_MD_CTX_free(rd->md);
 }
 
@@ -771,9 +748,14 @@ static int unpack_source(struct reader *rd)
 		EVP_MD_CTX_free(src.md);
 		return rd->pack_fd;
 	}
+	if ((r = writebehind_start(&rd->wb, rd->pack_fd, PACK_BUF, PACK_NBUF)) < 0) {
+		EVP_MD_CTX_free(src.md);
+		return ingot_fail(rd->e, r, "%s: cannot start the pack writer: %s", a->name, strerror(-r));
+	}
 	r = a->kind == ART_DEB ? list_deb(rd, &src) : list_tar(rd, &src);
-	if (r >= 0 && rd->wlen)
-		r = pack_flush(rd);
+	r2 = writebehind_finish(&rd->wb);
+	if (r >= 0 && r2 < 0)
+		r = pack_failed(rd, r2);
 	/* Hash what the archive reader left (tar padding after the end
 	 * marker, trailing bytes): the pin covers the whole file, and the
 	 * bytes unpacked must be the bytes checked above (a source rewritten
@@ -870,10 +852,8 @@ int unpack_list(struct store *s, const struct artifact *a, const struct unpack_l
 	tree_free(listing);
 	memset(st, 0, sizeof(*st));
 
-	rd.buf = malloc(DATA_BUF);
-	rd.wbuf = malloc(PACK_BUF);
 	rd.md = EVP_MD_CTX_new();
-	if (!rd.buf || !rd.wbuf || !rd.md)
+	if (!rd.md)
 		r = ingot_fail(e, -ENOMEM, "out of memory");
 	else
 		r = unpack_source(&rd);

@@ -1,0 +1,51 @@
+/* Write-behind: a thread that writes filled buffers to an fd, in order,
+ * while the caller fills the next one.  Writing into the page cache costs
+ * about as much CPU as gunzip on the development VM (docs/bench.md), and
+ * unpacking the largest artifact is the build's critical path, so its
+ * pack writes go to a second thread.  Memory: nbuf buffers of size each. */
+#ifndef INGOT_WRITEBEHIND_H
+#define INGOT_WRITEBEHIND_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#define WB_MAX_BUFS 8
+
+struct writebehind {
+	int fd;
+	size_t size;                  /* of each buffer */
+	unsigned nbuf;
+	char *buf[WB_MAX_BUFS];
+	size_t len[WB_MAX_BUFS];
+	unsigned fill;                /* the buffer the caller fills */
+	unsigned head, queued;        /* ring of full buffers, oldest at head */
+	bool stop, started;
+	int err;                      /* first write error (errno), sticky */
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	pthread_t tid;
+};
+
+/* nbuf buffers of size bytes (2 <= nbuf <= WB_MAX_BUFS); -errno. */
+int writebehind_start(struct writebehind *w, int fd, size_t size, unsigned nbuf);
+/* Where the caller writes next and how much room is left there. */
+static inline char *writebehind_tail(struct writebehind *w, size_t *room)
+{
+	*room = w->size - w->len[w->fill];
+	return w->buf[w->fill] + w->len[w->fill];
+}
+/* n bytes were written at writebehind_tail(); a full buffer is queued
+ * (waiting for a free one if all are queued).  -errno of an earlier
+ * failed write, else 0. */
+int writebehind_advance(struct writebehind *w, size_t n);
+/* Copy len bytes in (through writebehind_tail/advance). */
+int writebehind_append(struct writebehind *w, const void *p, size_t len);
+/* Queue what is left, wait for every write and stop the thread: 0 or the
+ * first write error as -errno.  Safe to call twice, and after a failed
+ * start. */
+int writebehind_finish(struct writebehind *w);
+/* Finish (discarding the result) and free the buffers. */
+void writebehind_free(struct writebehind *w);
+
+#endif
