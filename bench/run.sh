@@ -4,8 +4,7 @@
 #   BENCH_ROUNDS  (3)     rounds, tools alternating within each
 #   BENCH_LEVEL (3), BENCH_BLOCK (131072), BENCH_JOBS (2), BENCH_SMALL_REPS (15)
 #   BENCH_REBUILD_LEVEL (19)  level of the *_l19 rows (block cache in use)
-#   BENCH_REBUILD_ROUNDS (1)  rounds of those rows (0 skips them)
-#   BENCH_COLD_TARGET (1.0)   cold build / reference time limit in "targets"
+#   BENCH_REBUILD_ROUNDS (1)  rounds of those rows (0 skips them; the writer runs at that level too)
 #   BENCH_WORK ($BUILD/bench)  generated input and outputs (kept: the input is reused)
 #   BENCH_RESULTS (bench/results.json)
 # Prints a table and writes bench/results.json; see docs/bench.md.
