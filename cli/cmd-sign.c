@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "manifest/schema.h"
+#include "manifest/dsse.h"
 #include "cli/cli.h"
 #include "keys/envelope.h"
 #include "lib/cleanup.h"
@@ -77,7 +77,7 @@ int cmd_sign(int argc, char **argv)
 		{ 0 },
 	};
 	_cleanup_free_ char *defout = NULL;
-	_cleanup_json_ json_t *doc = NULL, *env = NULL;
+	_cleanup_json_ json_t *doc = NULL, *env = NULL, *st = NULL;
 	_cleanup_signing_key_ struct signing_key *k = NULL;
 	const char *keypath = NULL, *out = NULL, *in;
 	ingot_error e = { 0 };
@@ -116,8 +116,10 @@ int cmd_sign(int argc, char **argv)
 	if (r < 0)
 		return cli_error(&e, r == -EFBIG || r == -EBADMSG ? SIGN_EXIT_MALFORMED : EXIT_FAILURE_);
 	is_env = json_is_object(doc) && json_object_get(doc, "payloadType");
-	if (!is_env && (r = manifest_check(in, doc, &e)) < 0)
-		return cli_error(&e, SIGN_EXIT_MALFORMED);
+	/* Checks the manifest in full before any key is read; the statement
+	 * is what gets signed below, so the check is done once. */
+	if (!is_env && (r = statement_for_manifest(in, doc, &st, &e)) < 0)
+		return cli_error(&e, r == -ENOMEM ? EXIT_FAILURE_ : SIGN_EXIT_MALFORMED);
 
 	if (fd >= 0) {
 		char *pass = NULL;
@@ -139,14 +141,14 @@ int cmd_sign(int argc, char **argv)
 		}
 		if (!out)
 			out = in;
-		r = json_write_file(out, doc, 0644, &e);
+		r = json_write_file_as(out, doc, envelope_canonical, 0644, &e);
 	} else {
-		r = envelope_create(doc, k, &env, &e);
+		r = envelope_sign_statement(st, k, &env, &e);
 		if (r < 0)
 			return cli_error(&e, EXIT_FAILURE_);
 		if (!out && !(out = defout = default_output(in)))
 			return cli_error(&(ingot_error){ .msg = "out of memory" }, EXIT_FAILURE_);
-		r = json_write_file(out, env, 0644, &e);
+		r = json_write_file_as(out, env, envelope_canonical, 0644, &e);
 	}
 	if (r < 0)
 		return cli_error(&e, EXIT_FAILURE_);

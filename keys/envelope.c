@@ -50,8 +50,9 @@ int envelope_sign_statement(const json_t *st, const struct signing_key *k, json_
 	r = sign_pae(ENVELOPE_PAYLOAD_TYPE, (const uint8_t *)payload, len, k, &entry, e);
 	if (r < 0)
 		return r;
-	env = json_pack("{s:s,s:s,s:[o]}", "payloadType", ENVELOPE_PAYLOAD_TYPE, "payload", b64,
-			"signatures", entry);
+	/* base64 is ASCII: no UTF-8 check of the largest string we build. */
+	env = json_pack("{s:s,s:o,s:[o]}", "payloadType", ENVELOPE_PAYLOAD_TYPE, "payload",
+			json_stringn_nocheck(b64, base64_encoded_len(len)), "signatures", entry);
 	if (!env)
 		return ingot_fail(e, -ENOMEM, "out of memory");
 	*envelope = TAKE_PTR(env);
@@ -64,7 +65,7 @@ int envelope_create(const json_t *manifest, const struct signing_key *k, json_t 
 	_cleanup_json_ json_t *st = NULL;
 	int r;
 
-	r = statement_for_manifest(manifest, &st, e);
+	r = statement_for_manifest("manifest", manifest, &st, e);
 	if (r < 0)
 		return r;
 	return envelope_sign_statement(st, k, envelope, e);

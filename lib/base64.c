@@ -1,6 +1,7 @@
 #include "lib/base64.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <openssl/evp.h>
@@ -30,51 +31,52 @@ char *base64_encode(const void *data, size_t n, size_t *len)
 	return out;
 }
 
-static int b64_value(char c)
-{
-	if (c >= 'A' && c <= 'Z')
-		return c - 'A';
-	if (c >= 'a' && c <= 'z')
-		return c - 'a' + 26;
-	if (c >= '0' && c <= '9')
-		return c - '0' + 52;
-	if (c == '+')
-		return 62;
-	if (c == '/')
-		return 63;
-	return -1;
-}
-
+/* Strict decoding by hand rather than EVP_DecodeBlock behind a check of
+ * every character: one pass over a payload of megabytes instead of two
+ * (a fifth of `ingot verify-manifest` went to decoding). */
 int base64_decode(const char *in, size_t inlen, uint8_t **out, size_t *outlen)
 {
-	size_t pad = 0;
+	static const char alphabet[] =
+		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	const unsigned char *s = (const unsigned char *)in;
+	size_t pad = 0, n, o = 0;
+	int8_t val[256];   /* the alphabet's values, -1 for any other byte, '=' too */
+	uint8_t *buf;
 
 	if (inlen % 4 != 0 || inlen > (size_t)INT32_MAX)
 		return -EINVAL;
 	if (inlen >= 1 && in[inlen - 1] == '=')
-		pad++;
-	if (inlen >= 2 && in[inlen - 2] == '=')
-		pad++;
-	/* EVP_DecodeBlock skips leading/trailing whitespace and would accept
-	 * '=' anywhere in the last quantum; check the alphabet ourselves. */
-	for (size_t i = 0; i < inlen - pad; i++)
-		if (b64_value(in[i]) < 0)
-			return -EINVAL;
-	/* Canonical: the bits the padding drops must be zero. */
-	if (pad == 1 && (b64_value(in[inlen - 2]) & 0x03))
-		return -EINVAL;
-	if (pad == 2 && (b64_value(in[inlen - 3]) & 0x0f))
-		return -EINVAL;
+		pad = inlen >= 2 && in[inlen - 2] == '=' ? 2 : 1;
+	memset(val, -1, sizeof(val));
+	for (int i = 0; i < 64; i++)
+		val[(unsigned char)alphabet[i]] = (int8_t)i;
 
-	uint8_t *buf = malloc(inlen / 4 * 3 + 1);
+	buf = malloc(inlen / 4 * 3 + 1);
 	if (!buf)
 		return -ENOMEM;
-	int got = inlen ? EVP_DecodeBlock(buf, (const unsigned char *)in, (int)inlen) : 0;
-	if (got < 0 || (size_t)got != inlen / 4 * 3) {
-		free(buf);
-		return -EINVAL;
+	for (size_t i = 0; i < inlen; i += 4) {
+		bool last = i + 4 == inlen;
+		int a = val[s[i]], b = val[s[i + 1]];
+		int c = last && pad == 2 ? 0 : val[s[i + 2]];
+		int d = last && pad ? 0 : val[s[i + 3]];
+		if ((a | b | c | d) < 0) {   /* outside the alphabet, or '=' before the end */
+			free(buf);
+			return -EINVAL;
+		}
+		uint32_t v = (uint32_t)a << 18 | (uint32_t)b << 12 | (uint32_t)c << 6 | (uint32_t)d;
+		buf[o++] = (uint8_t)(v >> 16);
+		buf[o++] = (uint8_t)(v >> 8);
+		buf[o++] = (uint8_t)v;
 	}
-	size_t n = (size_t)got - pad;
+	/* Canonical: the bits the padding drops must be zero, i.e. the bytes
+	 * decoded past the end are. */
+	n = o - pad;
+	for (size_t i = n; i < o; i++) {
+		if (buf[i]) {
+			free(buf);
+			return -EINVAL;
+		}
+	}
 	buf[n] = '\0';
 	*out = buf;
 	*outlen = n;

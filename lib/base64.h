@@ -1,5 +1,5 @@
-/* Standard base64 (RFC 4648 section 4, padded, no line breaks) through
- * OpenSSL's EVP_EncodeBlock/EVP_DecodeBlock.  Decoding is strict: only
+/* Standard base64 (RFC 4648 section 4, padded, no line breaks): encoding
+ * through OpenSSL's EVP_EncodeBlock, decoding here.  Decoding is strict: only
  * the standard alphabet, correct padding, no whitespace, and canonical
  * (unused trailing bits zero), so one byte string has one encoding. */
 #ifndef INGOT_BASE64_H

@@ -34,8 +34,14 @@ char *json_compact(const json_t *j, size_t *len)
 
 int json_write_file(const char *path, const json_t *j, int mode, ingot_error *e)
 {
+	return json_write_file_as(path, j, json_canonical, mode, e);
+}
+
+int json_write_file_as(const char *path, const json_t *j, json_dump_fn dump, int mode,
+		       ingot_error *e)
+{
 	size_t n;
-	_cleanup_free_ char *s = json_canonical(j, &n);
+	_cleanup_free_ char *s = dump(j, &n);
 	if (!s)
 		return ingot_fail(e, -ENOMEM, "%s: cannot serialise JSON", path);
 	return write_file_atomic(path, s, n, (mode_t)mode, e);

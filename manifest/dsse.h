@@ -36,8 +36,19 @@ int dsse_base64_decode(const char *in, size_t len, uint8_t **out, size_t *out_le
 /* The PAE bytes for (type, body); *out is malloc'd. */
 int dsse_pae(const char *type, const void *body, size_t body_len, uint8_t **out, size_t *out_len);
 
-/* The in-toto statement for a manifest (new reference; checked in full). */
-int statement_for_manifest(const json_t *manifest, json_t **out, ingot_error *e);
+/* The in-toto statement for a manifest (new reference), after checking
+ * the manifest in full (manifest_check; name is used in its messages:
+ * -EINVAL or -EFBIG, else -ENOMEM).  Its predicate is a reference to
+ * manifest, not a copy: modify neither while the statement lives. */
+int statement_for_manifest(const char *name, const json_t *manifest, json_t **out,
+			   ingot_error *e);
+
+/* json_canonical(env), byte for byte, without jansson escaping the
+ * payload (most of an envelope's bytes) character by character: it is
+ * copied as is when it is base64 and sorts first, as in every envelope
+ * ingot writes; otherwise this is json_canonical.  NULL: out of memory.
+ * Written with json_write_file_as(path, env, envelope_canonical, ...). */
+char *envelope_canonical(const json_t *env, size_t *len);
 
 /* Check the envelope's structure and limits without verifying anything
  * (name is used in messages).  *payload gets the decoded payload. */

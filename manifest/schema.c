@@ -99,59 +99,93 @@ static bool value_ok(const json_t *v, enum fk k)
 	}
 }
 
-/* Check obj against fields; unknown members are refused so a typo or a
- * field from a future schema is not silently ignored. */
-static int check_fields(const char *name, const char *where, const json_t *obj,
-			const struct field *fields, size_t nfields, enum manifest_level level,
-			ingot_error *e)
+/* Where in the manifest a check is: what ("files", "image", "" for the
+ * top level) and, for array items, the index.  Formatted only for an
+ * error message: a snprintf per files[] entry was a tenth of the check. */
+#define NO_INDEX SIZE_MAX
+struct where {
+	const char *what;
+	size_t i;
+};
+
+static const char *where_str(const struct where *w, char buf[48])
 {
-	const char *key;
+	if (w->i == NO_INDEX)
+		return w->what;
+	snprintf(buf, 48, "%s[%zu]", w->what, w->i);
+	return buf;
+}
+
+/* The most fields one object has (top_fields); vals arrays are this long. */
+#define FIELDS_MAX 16
+
+/* Check obj against fields; unknown members are refused so a typo or a
+ * field from a future schema is not silently ignored.  vals (FIELDS_MAX
+ * long) gets each field's value, NULL when absent.  One walk over the
+ * members rather than a lookup per field; the first error is the same:
+ * fields in table order first, then the first unknown member. */
+static int check_fields(const char *name, const struct where *w, const json_t *obj,
+			const struct field *fields, size_t nfields, enum manifest_level level,
+			const json_t **vals, ingot_error *e)
+{
+	const char *key, *unknown = NULL, *where;
+	char buf[48];
 	json_t *v;
+	size_t i;
 
 	if (!json_is_object(obj))
-		return ingot_fail(e, -EINVAL, "%s: %s: expected an object, got %s", name, where, jtype(obj));
-	for (size_t i = 0; i < nfields; i++) {
-		v = json_object_get(obj, fields[i].key);
-		if (!v) {
+		return ingot_fail(e, -EINVAL, "%s: %s: expected an object, got %s", name,
+				  where_str(w, buf), jtype(obj));
+	memset(vals, 0, nfields * sizeof(*vals));
+	json_object_foreach((json_t *)obj, key, v) {
+		for (i = 0; i < nfields && strcmp(key, fields[i].key); i++)
+			;
+		if (i < nfields)
+			vals[i] = v;
+		else if (!unknown)
+			unknown = key;
+	}
+	for (i = 0; i < nfields; i++) {
+		if (!vals[i]) {
 			if (fields[i].need == N_OPT ||
 			    (fields[i].need == N_FULL && level != MANIFEST_FULL))
 				continue;
+			where = where_str(w, buf);
 			return ingot_fail(e, -EINVAL, "%s: %s%s%s: missing, expected %s", name, where,
 					  *where ? "." : "", fields[i].key, fk_expect(fields[i].kind));
 		}
-		if (!value_ok(v, fields[i].kind)) {
+		if (!value_ok(vals[i], fields[i].kind)) {
 			char got[96];
-			if (json_is_string(v))
-				snprintf(got, sizeof(got), "\"%.64s%s\"", json_string_value(v),
-					 json_string_length(v) > 64 ? "..." : "");
+			if (json_is_string(vals[i]))
+				snprintf(got, sizeof(got), "\"%.64s%s\"", json_string_value(vals[i]),
+					 json_string_length(vals[i]) > 64 ? "..." : "");
 			else
-				snprintf(got, sizeof(got), "%s", jtype(v));
+				snprintf(got, sizeof(got), "%s", jtype(vals[i]));
+			where = where_str(w, buf);
 			return ingot_fail(e, -EINVAL, "%s: %s%s%s: expected %s, got %s", name, where,
 					  *where ? "." : "", fields[i].key, fk_expect(fields[i].kind), got);
 		}
 	}
-	json_object_foreach((json_t *)obj, key, v) {
-		size_t i;
-		for (i = 0; i < nfields; i++)
-			if (!strcmp(key, fields[i].key))
-				break;
-		if (i == nfields)
-			return ingot_fail(e, -EINVAL, "%s: %s%sunknown field '%.64s'", name, where,
-					  *where ? ": " : "", key);
+	if (unknown) {
+		where = where_str(w, buf);
+		return ingot_fail(e, -EINVAL, "%s: %s%sunknown field '%.64s'", name, where,
+				  *where ? ": " : "", unknown);
 	}
 	return 0;
 }
 
-static int check_enum(const char *name, const char *where, const json_t *obj, const char *key,
+static int check_enum(const char *name, const struct where *w, const json_t *v, const char *key,
 		      const char *const *allowed, ingot_error *e)
 {
-	const char *s = json_string_value(json_object_get(obj, key));
+	const char *s = json_string_value(v);
+	char buf[48];
 	if (!s)   /* absent: check_fields decided whether that is allowed */
 		return 0;
 	for (size_t i = 0; allowed[i]; i++)
 		if (!strcmp(s, allowed[i]))
 			return 0;
-	return ingot_fail(e, -EINVAL, "%s: %s.%s: expected one of %s, got \"%.64s\"", name, where, key,
+	return ingot_fail(e, -EINVAL, "%s: %s.%s: expected one of %s, got \"%.64s\"", name,
+			  where_str(w, buf), key,
 			  !strcmp(key, "kind") ? "tar, deb, file"
 					       : "file, dir, symlink, char, block, fifo, socket", s);
 }
@@ -172,15 +206,21 @@ static const struct field recipe_fields[] = {
 	{ "name", F_STR, N_FULL }, { "version", F_STR, N_FULL }, { "file", F_STR, N_FULL },
 	{ "sha256", F_HEX64, N_FULL },
 };
+enum { AF_NAME, AF_KIND, AF_SOURCE, AF_SHA256, AF_SIZE };
 static const struct field artifact_fields[] = {
-	{ "name", F_STR, N_REQ }, { "kind", F_STR, N_FULL }, { "source", F_STR, N_FULL },
-	{ "sha256", F_HEX64, N_FULL }, { "size", F_UINT, N_FULL },
+	[AF_NAME] = { "name", F_STR, N_REQ }, [AF_KIND] = { "kind", F_STR, N_FULL },
+	[AF_SOURCE] = { "source", F_STR, N_FULL }, [AF_SHA256] = { "sha256", F_HEX64, N_FULL },
+	[AF_SIZE] = { "size", F_UINT, N_FULL },
 };
+/* check_file reads the values check_fields found by these indices. */
+enum { FF_PATH, FF_TYPE, FF_MODE, FF_UID, FF_GID, FF_SIZE, FF_SHA256, FF_TARGET, FF_MAJOR,
+       FF_MINOR };
 static const struct field file_fields[] = {
-	{ "path", F_ABSPATH, N_REQ }, { "type", F_STR, N_FULL }, { "mode", F_MODE, N_FULL },
-	{ "uid", F_UINT, N_FULL }, { "gid", F_UINT, N_FULL }, { "size", F_UINT, N_OPT },
-	{ "sha256", F_HEX64, N_OPT }, { "target", F_STR, N_OPT }, { "major", F_UINT, N_OPT },
-	{ "minor", F_UINT, N_OPT },
+	[FF_PATH] = { "path", F_ABSPATH, N_REQ }, [FF_TYPE] = { "type", F_STR, N_FULL },
+	[FF_MODE] = { "mode", F_MODE, N_FULL }, [FF_UID] = { "uid", F_UINT, N_FULL },
+	[FF_GID] = { "gid", F_UINT, N_FULL }, [FF_SIZE] = { "size", F_UINT, N_OPT },
+	[FF_SHA256] = { "sha256", F_HEX64, N_OPT }, [FF_TARGET] = { "target", F_STR, N_OPT },
+	[FF_MAJOR] = { "major", F_UINT, N_OPT }, [FF_MINOR] = { "minor", F_UINT, N_OPT },
 };
 static const struct field image_fields[] = {
 	{ "file", F_STR, N_FULL }, { "sha256", F_HEX64, N_FULL }, { "size", F_UINT, N_FULL },
@@ -198,39 +238,45 @@ static const struct field measurement_fields[] = {
 	{ "predicted", F_OBJ, N_FULL },
 };
 
+_Static_assert(ARRAY_SIZE(top_fields) <= FIELDS_MAX && ARRAY_SIZE(sbom_fields) <= FIELDS_MAX &&
+	       ARRAY_SIZE(recipe_fields) <= FIELDS_MAX && ARRAY_SIZE(artifact_fields) <= FIELDS_MAX &&
+	       ARRAY_SIZE(file_fields) <= FIELDS_MAX && ARRAY_SIZE(image_fields) <= FIELDS_MAX &&
+	       ARRAY_SIZE(verity_fields) <= FIELDS_MAX &&
+	       ARRAY_SIZE(measurement_fields) <= FIELDS_MAX, "FIELDS_MAX below a field table");
+
 static int check_file(const char *name, size_t i, const json_t *f, const char *prev,
 		      enum manifest_level level, ingot_error *e)
 {
 	static const char *const types[] = { "file", "dir", "symlink", "char", "block", "fifo",
 					     "socket", NULL };
-	char where[48];
+	const struct where w = { "files", i };
+	const json_t *v[FIELDS_MAX];
 	const char *type, *path;
+	char buf[48];
 	int r;
 
-	snprintf(where, sizeof(where), "files[%zu]", i);
-	r = check_fields(name, where, f, file_fields, ARRAY_SIZE(file_fields), level, e);
-	if (r < 0 || (r = check_enum(name, where, f, "type", types, e)) < 0)
+	r = check_fields(name, &w, f, file_fields, ARRAY_SIZE(file_fields), level, v, e);
+	if (r < 0 || (r = check_enum(name, &w, v[FF_TYPE], "type", types, e)) < 0)
 		return r;
-	type = json_string_value(json_object_get(f, "type"));
-	path = json_string_value(json_object_get(f, "path"));
+	type = json_string_value(v[FF_TYPE]);
+	path = json_string_value(v[FF_PATH]);
 	if (prev && strcmp(prev, path) >= 0 && level == MANIFEST_FULL)
 		return ingot_fail(e, -EINVAL, "%s: %s.path: expected paths in strictly increasing byte "
-				  "order, got \"%.64s\" after \"%.64s\"", name, where, path, prev);
+				  "order, got \"%.64s\" after \"%.64s\"", name, where_str(&w, buf), path,
+				  prev);
 	if (level != MANIFEST_FULL)
 		return 0;
 	bool is_file = !strcmp(type, "file"), is_link = !strcmp(type, "symlink");
 	bool is_dev = !strcmp(type, "char") || !strcmp(type, "block");
-	if (is_file != (json_object_get(f, "size") != NULL) ||
-	    is_file != (json_object_get(f, "sha256") != NULL))
+	if (is_file != (v[FF_SIZE] != NULL) || is_file != (v[FF_SHA256] != NULL))
 		return ingot_fail(e, -EINVAL, "%s: %s: \"size\" and \"sha256\" are required for type file "
-				  "and only for it (type is %s)", name, where, type);
-	if (is_link != (json_object_get(f, "target") != NULL))
+				  "and only for it (type is %s)", name, where_str(&w, buf), type);
+	if (is_link != (v[FF_TARGET] != NULL))
 		return ingot_fail(e, -EINVAL, "%s: %s: \"target\" is required for symlinks and only for "
-				  "them (type is %s)", name, where, type);
-	if (is_dev != (json_object_get(f, "major") != NULL) ||
-	    is_dev != (json_object_get(f, "minor") != NULL))
+				  "them (type is %s)", name, where_str(&w, buf), type);
+	if (is_dev != (v[FF_MAJOR] != NULL) || is_dev != (v[FF_MINOR] != NULL))
 		return ingot_fail(e, -EINVAL, "%s: %s: \"major\" and \"minor\" are required for char/block "
-				  "devices and only for them (type is %s)", name, where, type);
+				  "devices and only for them (type is %s)", name, where_str(&w, buf), type);
 	return 0;
 }
 
@@ -238,10 +284,10 @@ static int check_member(const char *name, const json_t *m, const char *key,
 			const struct field *fields, size_t n, enum manifest_level level,
 			ingot_error *e)
 {
-	const json_t *v = json_object_get(m, key);
+	const json_t *v = json_object_get(m, key), *vals[FIELDS_MAX];
 	if (!v && level != MANIFEST_FULL)   /* check_fields on m allowed its absence */
 		return 0;
-	return check_fields(name, key, v, fields, n, level, e);
+	return check_fields(name, &(struct where){ key, NO_INDEX }, v, fields, n, level, vals, e);
 }
 
 int manifest_check_level(const char *name, const json_t *m, enum manifest_level level,
@@ -249,6 +295,7 @@ int manifest_check_level(const char *name, const json_t *m, enum manifest_level 
 {
 	static const char *const kinds[] = { "tar", "deb", "file", NULL };
 	const char *schema, *prev = NULL, *rname;
+	const json_t *v[FIELDS_MAX];
 	json_t *arr, *item;
 	size_t i;
 	int r;
@@ -263,7 +310,8 @@ int manifest_check_level(const char *name, const json_t *m, enum manifest_level 
 	if (schema && strcmp(schema, MANIFEST_SCHEMA_V1))
 		return ingot_fail(e, -EINVAL, "%s: schema: expected \"%s\", got \"%.64s\"", name,
 				  MANIFEST_SCHEMA_V1, schema);
-	r = check_fields(name, "", m, top_fields, ARRAY_SIZE(top_fields), level, e);
+	r = check_fields(name, &(struct where){ "", NO_INDEX }, m, top_fields, ARRAY_SIZE(top_fields),
+			 level, v, e);
 	if (r < 0)
 		return r;
 	if ((r = check_member(name, m, "recipe", recipe_fields, ARRAY_SIZE(recipe_fields), level, e)) < 0 ||
@@ -280,11 +328,10 @@ int manifest_check_level(const char *name, const json_t *m, enum manifest_level 
 
 	arr = json_object_get(m, "artifacts");
 	json_array_foreach(arr, i, item) {
-		char where[48];
-		snprintf(where, sizeof(where), "artifacts[%zu]", i);
-		if ((r = check_fields(name, where, item, artifact_fields, ARRAY_SIZE(artifact_fields),
-				      level, e)) < 0 ||
-		    (r = check_enum(name, where, item, "kind", kinds, e)) < 0)
+		const struct where w = { "artifacts", i };
+		if ((r = check_fields(name, &w, item, artifact_fields, ARRAY_SIZE(artifact_fields),
+				      level, v, e)) < 0 ||
+		    (r = check_enum(name, &w, v[AF_KIND], "kind", kinds, e)) < 0)
 			return r;
 	}
 	arr = json_object_get(m, "files");

@@ -202,6 +202,42 @@ static void test_deterministic(void **state)
 	assert_string_equal(sx, sy);
 }
 
+/* envelope_canonical splices the payload in; it must be json_canonical
+ * byte for byte, including the shapes where it falls back. */
+static void expect_canonical(const json_t *env)
+{
+	size_t n1 = 0, n2 = 0;
+	_cleanup_free_ char *a = json_canonical(env, &n1), *b = envelope_canonical(env, &n2);
+	assert_non_null(b);
+	assert_int_equal(n1, n2);
+	assert_string_equal(a, b);
+}
+
+static void test_canonical_splice(void **state)
+{
+	_cleanup_json_ json_t *env = envelope(ka);
+	ingot_error e = { 0 };
+	(void)state;
+
+	expect_canonical(env);   /* spliced */
+	assert_int_equal(envelope_add_signature(env, kb, &e), 0);
+	expect_canonical(env);
+	json_object_set_new(env, "payload", json_string("a-b_c==\"\\/\u00e9\n"));
+	expect_canonical(env);   /* would need escaping: generic path */
+	json_object_set_new(env, "payload", json_string(""));
+	expect_canonical(env);
+	json_object_set_new(env, "a_first", json_true());
+	expect_canonical(env);   /* a member sorts before "payload" */
+	json_object_del(env, "a_first");
+	json_object_set_new(env, "payload", json_string("QUJD"));
+	json_object_del(env, "payloadType");
+	json_object_del(env, "signatures");
+	expect_canonical(env);   /* payload alone */
+	json_object_set_new(env, "payload", json_integer(1));
+	json_object_set_new(env, "signatures", json_array());
+	expect_canonical(env);   /* not a string */
+}
+
 static void test_valid(void **state)
 {
 	_cleanup_json_ json_t *env = envelope(ka), *m = NULL;
@@ -321,7 +357,7 @@ static void test_signed_but_wrong(void **state)
 	ingot_error e = { 0 };
 	(void)state;
 
-	assert_int_equal(statement_for_manifest(manifest, &st, &e), 0);
+	assert_int_equal(statement_for_manifest("manifest", manifest, &st, &e), 0);
 	s = json_compact(st, NULL);
 	sign_raw("application/json", s, ring_a, "payloadType: expected \"application/vnd.in-toto+json\"");
 	sign_raw(ENVELOPE_PAYLOAD_TYPE, "not json", ring_a, "payload: invalid JSON");
@@ -339,6 +375,8 @@ static void test_signed_but_wrong(void **state)
 	sign_raw(ENVELOPE_PAYLOAD_TYPE, s, ring_a, "predicateType: expected");
 
 	json_object_set_new(st, "predicateType", json_string(MANIFEST_PREDICATE_TYPE));
+	/* The statement's predicate is the manifest itself: edit a copy. */
+	json_object_set_new(st, "predicate", json_deep_copy(manifest));
 	json_object_del(json_object_get(st, "predicate"), "serial");
 	free(s);
 	s = json_compact(st, NULL);
@@ -480,6 +518,7 @@ int main(void)
 		cmocka_unit_test(test_pae),
 		cmocka_unit_test(test_create_shape),
 		cmocka_unit_test(test_deterministic),
+		cmocka_unit_test(test_canonical_splice),
 		cmocka_unit_test(test_valid),
 		cmocka_unit_test(test_threshold),
 		cmocka_unit_test(test_untrusted),
