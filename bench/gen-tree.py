@@ -45,9 +45,17 @@ def code(n):
     return b"".join(out)
 
 
+def randbytes(n):
+    # random.randbytes() stops at 256 MiB (2^31 bits); in pieces beyond
+    # that (the 4 GiB input's blobs), as one call below (the same bytes).
+    if n < 1 << 27:
+        return rnd.randbytes(n)
+    return b"".join(rnd.randbytes(min(1 << 26, n - i)) for i in range(0, n, 1 << 26))
+
+
 def blob(n):
     half = n // 2
-    return rnd.randbytes(half) + code(n - half)
+    return randbytes(half) + code(n - half)
 
 
 tree = os.path.join(OUT, "tree")
