@@ -30,10 +30,12 @@ struct image_info {
 
 /* Write a squashfs image of the finalized (sorted) tree into fd, which
  * must be open read-write; it is truncated first.  The root directory is
- * 0755 root:root.  File data is streamed from the store, each blob
- * re-hashed against its tree entry (-EBADMSG on mismatch, -ENOENT when
- * missing).  The same tree and options give the same bytes, whatever
- * o->workers.  name is for messages. */
+ * 0755 root:root.  File data is streamed from the store, and bytes this
+ * process did not hash on their way in (loc.fresh unset) are re-hashed
+ * against their tree entry, blobs as they are read, cached pack ranges
+ * on a thread of their own (-EBADMSG on mismatch, -ENOENT when missing).
+ * The same tree and options give the same bytes, whatever o->workers.
+ * name is for messages. */
 int image_write(const struct tree *t, const struct store *s, const struct image_opts *o,
 		int fd, const char *name, struct image_info *info, ingot_error *e);
 
