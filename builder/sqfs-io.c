@@ -67,8 +67,7 @@ static void writeback_hint(struct fd_file *f, uint64_t end)
 			return;
 		pthread_mutex_init(&fl->lock, NULL);
 		pthread_cond_init(&fl->cond, NULL);
-		fl->done = fl->want = f->flushed;
-		f->fl = fl;
+		f->fl = fl;   /* done = 0: the first hint covers the file from its start */
 		if (pthread_create(&fl->tid, NULL, flusher_main, f)) {
 			pthread_cond_destroy(&fl->cond);
 			pthread_mutex_destroy(&fl->lock);

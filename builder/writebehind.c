@@ -85,24 +85,6 @@ int writebehind_advance(struct writebehind *w, size_t n)
 	return queue_fill(w);
 }
 
-int writebehind_append(struct writebehind *w, const void *p, size_t len)
-{
-	const char *s = p;
-
-	while (len > 0) {
-		size_t room;
-		char *t = writebehind_tail(w, &room);
-		size_t n = len < room ? len : room;
-		int r;
-		memcpy(t, s, n);
-		if ((r = writebehind_advance(w, n)) < 0)
-			return r;
-		s += n;
-		len -= n;
-	}
-	return 0;
-}
-
 int writebehind_finish(struct writebehind *w)
 {
 	int err;

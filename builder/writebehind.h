@@ -39,8 +39,6 @@ static inline char *writebehind_tail(struct writebehind *w, size_t *room)
  * (waiting for a free one if all are queued).  -errno of an earlier
  * failed write, else 0. */
 int writebehind_advance(struct writebehind *w, size_t n);
-/* Copy len bytes in (through writebehind_tail/advance). */
-int writebehind_append(struct writebehind *w, const void *p, size_t len);
 /* Queue what is left, wait for every write and stop the thread: 0 or the
  * first write error as -errno.  Safe to call twice, and after a failed
  * start. */
