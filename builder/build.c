@@ -20,6 +20,7 @@
 #include "builder/unpack.h"
 #include "keys/envelope.h"
 #include "keys/key.h"
+#include "manifest/dsse.h"
 #include "lib/cleanup.h"
 #include "lib/digest.h"
 #include "lib/fileio.h"
@@ -277,14 +278,17 @@ static void outputs_abort(struct outputs *o)
 	atomic_abort(&o->uki);
 }
 
-static int write_json_tmp(struct atomic_file *af, const char *path, const json_t *j, ingot_error *e)
+/* j serialised by dump (json_canonical, or a faster one giving the same
+ * bytes) into a temporary renamed into place by outputs_commit. */
+static int write_json_tmp(struct atomic_file *af, const char *path, const json_t *j,
+			  json_dump_fn dump, ingot_error *e)
 {
 	_cleanup_free_ char *buf = NULL;
 	size_t len;
 	int r = atomic_open(af, path, OUT_MODE, e);
 	if (r < 0)
 		return r;
-	buf = json_canonical(j, &len);
+	buf = dump(j, &len);
 	if (!buf)
 		return ingot_fail(e, -ENOMEM, "%s: cannot serialise JSON", path);
 	return atomic_write(af, buf, len, e);
@@ -368,7 +372,7 @@ static int sign_manifest(const char *key, const json_t *m, struct atomic_file *a
 		return r;
 	if ((r = envelope_create(m, k, &env, e)) < 0)
 		return r;
-	return write_json_tmp(af, path, env, e);
+	return write_json_tmp(af, path, env, envelope_canonical, e);
 }
 
 /* A member added to a built manifest (the UKI's predictions, the SBOM):
@@ -505,7 +509,7 @@ static int run_build(const struct build_opts *o, struct recipe *r, struct store 
 	tree_free(&t);   /* not needed past here: memory for the manifest's dumps */
 	if ((r->boot && (rc = build_uki(r, &vi, res, out, manifest, e)) < 0) ||
 	    (rc = manifest_add(manifest, "sbom", TAKE_PTR(sbom_member), e)) < 0 ||
-	    (rc = write_json_tmp(&out->manifest, res->manifest_path, manifest, e)) < 0)
+	    (rc = write_json_tmp(&out->manifest, res->manifest_path, manifest, json_canonical, e)) < 0)
 		goto done;
 	if (o->key && (rc = sign_manifest(o->key, manifest, &out->envelope, res->envelope_path, e)) < 0)
 		goto done;
