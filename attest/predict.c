@@ -79,24 +79,29 @@ json_t *attest_predict_measurement(const char *image_name, const uint8_t image_s
 	return TAKE_PTR(m);
 }
 
-int attest_content_digest(const json_t *manifest, uint8_t out[32])
+int attest_content_digest_spliced(const json_t *manifest, const struct json_splice *sp, size_t n,
+				  uint8_t out[32], size_t *len, ingot_error *e)
 {
 	_cleanup_json_ json_t *copy = NULL;
-	_cleanup_free_ char *s = NULL;
-	size_t n;
+	EVP_MD_CTX *md;
+	int r;
 
 	if (!json_is_object(manifest))
-		return -EINVAL;
+		return ingot_fail(e, -EINVAL, "manifest: expected an object");
 	/* Shallow copy: only the top-level "measurement" member goes. */
 	copy = json_copy((json_t *)manifest);
-	if (!copy)
-		return -ENOMEM;
+	if (!copy || !(md = sha256_begin()))
+		return ingot_fail(e, -ENOMEM, "out of memory");
 	json_object_del(copy, "measurement");
-	s = json_compact(copy, &n);
-	if (!s)
-		return -ENOMEM;
-	sha256_buf(s, n, out);
-	return 0;
+	r = json_dump_spliced(copy, JSON_COMPACT_FLAGS, sp, n, &(struct json_out){ sha256_write, md },
+			      len, e);
+	sha256_end(md, out);
+	return r;
+}
+
+int attest_content_digest(const json_t *manifest, uint8_t out[32])
+{
+	return attest_content_digest_spliced(manifest, NULL, 0, out, NULL, NULL);
 }
 
 /* obj.key.sub as 32 bytes from 64 hex digits. */

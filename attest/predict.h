@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "lib/err.h"
+#include "lib/json.h"
 #include "lib/strbuf.h"
 
 #define ATTEST_DEFAULT_PCR 15
@@ -35,6 +36,11 @@ json_t *attest_predict_measurement(const char *image_name, const uint8_t image_s
 
 /* sha256 of json_compact(manifest without its "measurement" member). */
 int attest_content_digest(const json_t *manifest, uint8_t out[32]);
+/* The same for a manifest written with json_dump_spliced (its files[]
+ * made by sp); *len (optional) gets the compact byte count.  0, -ENOMEM,
+ * or an error of sp's, with e filled. */
+int attest_content_digest_spliced(const json_t *manifest, const struct json_splice *sp, size_t n,
+				  uint8_t out[32], size_t *len, ingot_error *e);
 
 /* The event data for a manifest: recipe.name, image.sha256,
  * verity.root_hash and the content digest recomputed from the manifest. */

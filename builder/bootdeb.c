@@ -85,8 +85,8 @@ int deb_extract(const struct blob *deb, const char *what, deb_pick_fn pick, void
 	while ((r = archive_read_next_header(outer, &ae)) != ARCHIVE_EOF) {
 		const char *name = archive_entry_pathname(ae);
 		_cleanup_(archive_freep) struct archive *inner = NULL;
-		_cleanup_free_ char *tar = NULL;
-		size_t len;
+		_cleanup_free_ char *mbuf = NULL;
+		struct ar_member m = { outer, NULL };
 		if (r < ARCHIVE_WARN)
 			return ingot_fail(e, -EINVAL, "%s: expected a Debian package: %s", what, archive_error_string(outer));
 		/* The members in dpkg-deb's order and names (builder/deb.h),
@@ -111,14 +111,11 @@ int deb_extract(const struct blob *deb, const char *what, deb_pick_fn pick, void
 					  "got member '%s'", what, name);
 		if (!seen_control)
 			return ingot_fail(e, -EINVAL, "%s: expected control.tar* before '%s' (as dpkg-deb)", what, name);
-		if ((r = unpack_read_member(outer, BOOT_INPUT_MAX, &tar, &len)) < 0)
-			return ingot_fail(e, r, "%s: %s: cannot read it", what, name);
-		if (!(inner = archive_read_new()))
+		/* Streamed out of the package: a kernel's data.tar is tens of
+		 * MiB, and only a few of its files are kept. */
+		if (!(inner = unpack_tar_reader()) || !(m.buf = mbuf = malloc(UNPACK_MEMBER_BUF)))
 			return ingot_fail(e, -ENOMEM, "out of memory");
-		archive_read_support_filter_all(inner);
-		archive_read_support_format_tar(inner);
-		archive_read_support_format_gnutar(inner);
-		if (archive_read_open_memory(inner, tar, len) != ARCHIVE_OK)
+		if (unpack_open_member(inner, &m) != ARCHIVE_OK)
 			return ingot_fail(e, -EINVAL, "%s: %s: %s", what, name, archive_error_string(inner));
 		return read_data_tar(inner, what, pick, ctx, e);
 	}

@@ -9,7 +9,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "attest/predict.h"
 #include "builder/image.h"
 #include "builder/manifest.h"
 #include "builder/sbom.h"
@@ -362,62 +361,91 @@ static int out_name(const char *dir, const char *name, const char *ext, char **o
 	return *out ? 0 : ingot_fail(e, -ENOMEM, "out of memory");
 }
 
-static int sign_manifest(const char *key, const json_t *m, struct atomic_file *af, const char *path,
-			 ingot_error *e)
+/* NAME.manifest.dsse.json: the signed statement whose predicate is the manifest.
+ * Its payload (compact bytes) is made here with files[] spliced in; only
+ * it and its base64 are held, never the manifest's tree. */
+static int sign_manifest(const char *key, const json_t *head, const struct tree *t,
+			 struct atomic_file *af, const char *path, ingot_error *e)
 {
 	_cleanup_(signing_key_freep) struct signing_key *k = NULL;
-	_cleanup_json_ json_t *env = NULL;
+	_cleanup_json_ json_t *env = NULL, *st = NULL;
+	_cleanup_strbuf_ struct strbuf payload = STRBUF_INIT;
+	struct manifest_files f;
 	int r;
-	if ((r = signing_key_load(key, &k, e)) < 0)
+
+	if ((r = signing_key_load(key, &k, e)) < 0 ||
+	    (r = statement_for_manifest_head("manifest", head, &st, e)) < 0)
 		return r;
-	if ((r = envelope_create(m, k, &env, e)) < 0)
+	manifest_files_init(&f, t, false);
+	r = json_dump_spliced(st, JSON_COMPACT_FLAGS, &(struct json_splice){ manifest_files_next, &f }, 1,
+			      &(struct json_out){ json_out_strbuf, &payload }, NULL, e);
+	manifest_files_release(&f);
+	if (r < 0 || (r = envelope_sign_payload(payload.buf, payload.len, k, &env, e)) < 0)
 		return r;
+	strbuf_release(&payload);
 	return write_json_tmp(af, path, env, envelope_canonical, e);
 }
 
-/* A member added to a built manifest (the UKI's predictions, the SBOM):
- * the measurement binds the whole manifest content, so it is recomputed,
- * and the result checked as every reader will check it. */
-static int manifest_add(json_t *manifest, const char *key, json_t *value, ingot_error *e)
-{
-	json_t *meas;
+/* A json_out writing to an output's temporary and hashing what it writes
+ * (md may be NULL). */
+struct out_file {
+	struct atomic_file *af;
+	EVP_MD_CTX *md;
+};
 
-	if (json_object_set_new(manifest, key, value) < 0 ||
-	    !(meas = attest_measurement_for_manifest(manifest, -1, e)) ||
-	    json_object_set_new(manifest, "measurement", meas) < 0)
-		return ingot_fail(e, -ENOMEM, "manifest: cannot add %s", key);
-	return manifest_check("manifest", manifest, e);
+static int out_file_write(void *ctx, const char *buf, size_t len, ingot_error *e)
+{
+	struct out_file *o = ctx;
+	int r = atomic_write(o->af, buf, len, e);
+	return r < 0 || !o->md ? r : sha256_write(o->md, buf, len, e);
 }
 
-/* NAME.spdx.json, built and written before the manifest and freed at
- * once: the two JSON trees, one node per file, are most of a build's
- * memory, and only one is held at a time (docs/bench.md).  Its name and
- * sha256 go into the manifest ("sbom") later, so the signed statement
- * names it as its second subject. */
+/* NAME.spdx.json, written a file at a time: the SBOM and the manifest
+ * are never held as trees, which with one node per file were most of a
+ * build's memory (docs/bench.md).  Its name and sha256 go into the
+ * manifest ("sbom"), so the signed statement names it as its second
+ * subject. */
 static int write_sbom(const struct recipe *r, const struct unpack_stats *stats, const struct tree *t,
 		      struct outputs *o, const struct build_result *res, json_t **member, ingot_error *e)
 {
-	_cleanup_json_ json_t *sbom = NULL;
-	_cleanup_free_ char *buf = NULL;
 	const char *base = strrchr(res->sbom_path, '/') ? strrchr(res->sbom_path, '/') + 1 : res->sbom_path;
+	struct out_file of = { &o->sbom, sha256_begin() };
 	char hex[SHA256_HEX_LEN + 1];
 	uint8_t d[32];
-	size_t len;
 	int rc;
 
-	if ((rc = sbom_build(r, stats, t, res->image_sha256, &sbom, e)) < 0)
+	if (!of.md)
+		return ingot_fail(e, -ENOMEM, "out of memory");
+	if ((rc = atomic_open(&o->sbom, res->sbom_path, OUT_MODE, e)) >= 0)
+		rc = sbom_write(r, stats, t, res->image_sha256, &(struct json_out){ out_file_write, &of }, e);
+	sha256_end(of.md, d);
+	if (rc < 0)
 		return rc;
-	buf = json_canonical(sbom, &len);
-	if (!buf)
-		return ingot_fail(e, -ENOMEM, "%s: cannot serialise JSON", res->sbom_path);
-	json_decref(TAKE_PTR(sbom));
-	sha256_buf(buf, len, d);
 	hex_encode(d, sizeof(d), hex);
-	if ((rc = atomic_open(&o->sbom, res->sbom_path, OUT_MODE, e)) < 0 ||
-	    (rc = atomic_write(&o->sbom, buf, len, e)) < 0)
-		return rc;
 	if (!(*member = json_pack("{s:s,s:s}", "file", base, "sha256", hex)))
 		return ingot_fail(e, -ENOMEM, "out of memory");
+	return 0;
+}
+
+/* NAME.manifest.json: json_canonical of the manifest, files[] made as
+ * they are written.  *len gets the byte count. */
+static int write_manifest(struct atomic_file *af, const char *path, const json_t *head,
+			  const struct tree *t, size_t *len, ingot_error *e)
+{
+	struct manifest_files f;
+	struct out_file of = { af, NULL };
+	const struct json_out out = { out_file_write, &of };
+	int rc = atomic_open(af, path, OUT_MODE, e);
+
+	if (rc < 0)
+		return rc;
+	manifest_files_init(&f, t, false);
+	rc = json_dump_spliced(head, JSON_CANONICAL_FLAGS, &(struct json_splice){ manifest_files_next, &f },
+			       1, &out, len, e);
+	manifest_files_release(&f);
+	if (rc < 0 || (rc = out_file_write(&of, "\n", 1, e)) < 0)
+		return rc;
+	++*len;
 	return 0;
 }
 
@@ -434,8 +462,8 @@ static int build_uki(const struct recipe *r, const struct verity_info *vi, struc
 		return ingot_fail(e, -ENOMEM, "out of memory");
 	if ((rc = uki_build(r, vi, base, &efi, &boot, e)) < 0)
 		return rc;
-	if ((rc = manifest_add(manifest, "boot", boot, e)) < 0)
-		return rc;
+	if (json_object_set_new(manifest, "boot", boot) < 0)
+		return ingot_fail(e, -ENOMEM, "out of memory");
 	if ((rc = atomic_open(&out->uki, res->uki_path, OUT_MODE, e)) < 0)
 		return rc;
 	return atomic_write(&out->uki, efi.buf, efi.len, e);
@@ -453,7 +481,7 @@ static int run_build(const struct build_opts *o, struct recipe *r, struct store 
 	_cleanup_free_ uint64_t *sizes = calloc(r->n_artifacts + 1, sizeof(*sizes));
 	_cleanup_free_ struct unpack_stats *stats = calloc(r->n_artifacts + 1, sizeof(*stats));
 	struct unpack_limits lim = { .entries = o->max_entries, .bytes = o->max_unpacked_bytes };
-	size_t cached = 0;
+	size_t cached = 0, compact = 0, canonical = 0;
 	int rc;
 
 	if (!sizes || !stats)
@@ -462,6 +490,10 @@ static int run_build(const struct build_opts *o, struct recipe *r, struct store 
 			      stats, e);
 	if (rc < 0)
 		return rc;
+	/* The listings were made and freed on the unpack threads, in malloc
+	 * arenas of their own that no later thread reuses: give their pages
+	 * back before the image writer's threads take theirs. */
+	malloc_trim(0);
 	for (size_t i = 0; i < r->n_artifacts; i++)
 		sizes[i] = stats[i].artifact_bytes;
 	res->artifacts = r->n_artifacts;
@@ -497,21 +529,30 @@ static int run_build(const struct build_opts *o, struct recipe *r, struct store 
 	memcpy(res->image_sha256, vi.image_sha256, 32);
 	memcpy(res->verity_root, vi.root_hash, 32);
 	res->image_size = vi.image_size;
-	/* The listings and the image's blocks were allocated and freed on
-	 * other threads, in malloc arenas of their own that this thread does
-	 * not reuse: give their pages back before the SBOM and manifest trees
-	 * are built, or they count twice in the peak RSS (docs/bench.md). */
+	/* The image's blocks were allocated and freed on other threads, in
+	 * malloc arenas of their own: give their pages back (as after the
+	 * listings) so the peak RSS is what is in use (docs/bench.md). */
 	malloc_trim(0);
 
+	/* The manifest's head (all but files[]) gets every member, then the
+	 * seal measures and checks the whole; written and signed with
+	 * files[] made from the tree as they go (builder/manifest.h). */
 	if ((rc = write_sbom(r, stats, &t, out, res, &sbom_member, e)) < 0 ||
-	    (rc = manifest_build_sized(r, sizes, &t, &io, &ii, &vi, &manifest, e)) < 0)
+	    (rc = manifest_build_head(r, sizes, &io, &ii, &vi, &manifest, e)) < 0 ||
+	    (r->boot && (rc = build_uki(r, &vi, res, out, manifest, e)) < 0))
 		goto done;
-	tree_free(&t);   /* not needed past here: memory for the manifest's dumps */
-	if ((r->boot && (rc = build_uki(r, &vi, res, out, manifest, e)) < 0) ||
-	    (rc = manifest_add(manifest, "sbom", TAKE_PTR(sbom_member), e)) < 0 ||
-	    (rc = write_json_tmp(&out->manifest, res->manifest_path, manifest, json_canonical, e)) < 0)
+	if (json_object_set_new(manifest, "sbom", TAKE_PTR(sbom_member)) < 0) {
+		rc = ingot_fail(e, -ENOMEM, "out of memory");
 		goto done;
-	if (o->key && (rc = sign_manifest(o->key, manifest, &out->envelope, res->envelope_path, e)) < 0)
+	}
+	if ((rc = manifest_seal(manifest, &t, &compact, e)) < 0 ||
+	    (rc = write_manifest(&out->manifest, res->manifest_path, manifest, &t, &canonical, e)) < 0)
+		goto done;
+	if ((rc = manifest_check_sizes(res->entries, canonical, compact, &MANIFEST_LIMITS, e)) < 0) {
+		ingot_prefix(e, "%s", r->name);
+		goto done;
+	}
+	if (o->key && (rc = sign_manifest(o->key, manifest, &t, &out->envelope, res->envelope_path, e)) < 0)
 		goto done;
 	rc = outputs_commit(out, res, e);
 done:

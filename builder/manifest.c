@@ -16,6 +16,7 @@
 #include "lib/cleanup.h"
 #include "lib/digest.h"
 #include "lib/json.h"
+#include "lib/strbuf.h"
 #include "lib/time.h"
 #include "recipes/tuple.h"
 
@@ -105,23 +106,43 @@ static json_t *file_entry(const struct tree_entry *te, ingot_error *e)
 	return TAKE_PTR(f);
 }
 
-static int build_files(const struct tree *t, json_t *m, ingot_error *e)
+void manifest_files_init(struct manifest_files *f, const struct tree *t, bool check)
 {
-	json_t *files = json_array();
-	if (set_new(m, "files", files, e) < 0)
-		return -ENOMEM;
-	for (size_t i = 0; i < t->n; i++) {
-		/* The manifest lists files in byte order of their path, as the
-		 * image writer does; an unsorted tree is a caller bug. */
-		if (i > 0 && strcmp(t->v[i - 1].path, t->v[i].path) >= 0)
-			return ingot_fail(e, -EINVAL, "manifest: tree not finalized: '%s' before '%s'",
-					  t->v[i - 1].path, t->v[i].path);
-		json_t *f = file_entry(&t->v[i], e);
-		if (!f)
-			return e && e->code ? e->code : -ENOMEM;
-		if (json_array_append_new(files, f) < 0)
-			return ingot_fail(e, -ENOMEM, "out of memory");
+	*f = (struct manifest_files){ .t = t, .check = check };
+	strbuf_init(&f->prev, 0);
+}
+
+void manifest_files_release(struct manifest_files *f)
+{
+	strbuf_release(&f->prev);
+}
+
+int manifest_files_next(void *ctx, json_t **elem, ingot_error *e)
+{
+	struct manifest_files *f = ctx;
+	const struct tree *t = f->t;
+	size_t i = f->i;
+	_cleanup_json_ json_t *j = NULL;
+	int r;
+
+	*elem = NULL;
+	if (i >= t->n)
+		return 0;
+	/* The manifest lists files in byte order of their path, as the image
+	 * writer does; an unsorted tree is a caller bug. */
+	if (i > 0 && strcmp(t->v[i - 1].path, t->v[i].path) >= 0)
+		return ingot_fail(e, -EINVAL, "manifest: tree not finalized: '%s' before '%s'",
+				  t->v[i - 1].path, t->v[i].path);
+	if (!(j = file_entry(&t->v[i], e)))
+		return e && e->code ? e->code : -ENOMEM;
+	if (f->check) {
+		if ((r = manifest_check_file("manifest", i, j, i ? f->prev.buf : NULL, e)) < 0)
+			return ingot_prefix(e, "manifest_build produced an invalid manifest");
+		strbuf_reset(&f->prev);
+		strbuf_addstr(&f->prev, json_string_value(json_object_get(j, "path")));
 	}
+	f->i++;
+	*elem = TAKE_PTR(j);
 	return 0;
 }
 
@@ -174,14 +195,12 @@ int manifest_build(const struct recipe *r, const struct tree *t, const struct im
 	return manifest_build_sized(r, NULL, t, io, ii, vi, out, e);
 }
 
-int manifest_build_sized(const struct recipe *r, const uint64_t *sizes, const struct tree *t,
-			 const struct image_opts *io, const struct image_info *ii,
-			 const struct verity_info *vi, json_t **out, ingot_error *e)
+int manifest_build_head(const struct recipe *r, const uint64_t *sizes, const struct image_opts *io,
+			const struct image_info *ii, const struct verity_info *vi, json_t **out, ingot_error *e)
 {
 	_cleanup_json_ json_t *m = json_object();
 	_cleanup_free_ char *img_file = NULL, *ver_file = NULL;
-	json_t *o, *meas;
-	uint8_t content[32];
+	json_t *o;
 	char uuid[37];
 	time_t exp;
 	int rc;
@@ -211,7 +230,7 @@ int manifest_build_sized(const struct recipe *r, const uint64_t *sizes, const st
 	    (rc = set_new(m, "expires", r->expires ? json_string(r->expires) : json_null(), e)) < 0 ||
 	    (rc = set_new(m, "tuple", r->tuple ? tuple_to_json(r->tuple) : json_null(), e)) < 0 ||
 	    (rc = build_artifacts(r, sizes, m, e)) < 0 ||
-	    (rc = build_files(t, m, e)) < 0)
+	    (rc = set_new(m, "files", json_splice_mark(0), e)) < 0)
 		return rc;
 
 	o = json_pack("{s:s,s:s,s:I}", "file", img_file, "compression",
@@ -233,22 +252,75 @@ int manifest_build_sized(const struct recipe *r, const uint64_t *sizes, const st
 	    (rc = set_new(o, "salt", hex_json(vi->salt, vi->salt_len), e)) < 0 ||
 	    (rc = set_new(o, "root_hash", hex_json(vi->root_hash, 32), e)) < 0)
 		return rc;
+	*out = TAKE_PTR(m);
+	return 0;
+}
 
-	/* The measurement binds the rest of the manifest (content digest), so
-	 * it is computed last, over everything above. */
-	if (attest_content_digest(m, content) < 0)
-		return ingot_fail(e, -ENOMEM, "manifest: cannot compute the content digest");
-	meas = attest_predict_measurement(r->name, vi->image_sha256, vi->root_hash, content,
-					  ATTEST_DEFAULT_PCR);
+int manifest_seal(json_t *m, const struct tree *t, size_t *compact, ingot_error *e)
+{
+	struct manifest_files f;
+	struct json_splice sp = { manifest_files_next, &f };
+	_cleanup_free_ char *mc = NULL;
+	json_t *meas;
+	uint8_t content[32], img[32], root[32];
+	const char *name = json_string_value(json_object_get(json_object_get(m, "recipe"), "name"));
+	const char *img_hex = json_string_value(json_object_get(json_object_get(m, "image"), "sha256"));
+	const char *root_hex = json_string_value(json_object_get(json_object_get(m, "verity"), "root_hash"));
+	size_t len = 0;
+	int rc;
+
+	if (!name || !img_hex || !root_hex || hex_decode(img_hex, img, 32) < 0 ||
+	    hex_decode(root_hex, root, 32) < 0)
+		return ingot_fail(e, -EINVAL, "manifest: sealed before its image and verity members");
+	/* The measurement binds the rest of the manifest (content digest),
+	 * so it is computed last, over everything else.  This pass also
+	 * checks each files[] entry as a reader will. */
+	manifest_files_init(&f, t, true);
+	rc = attest_content_digest_spliced(m, &sp, 1, content, &len, e);
+	manifest_files_release(&f);
+	if (rc < 0)
+		return rc;
+	meas = attest_predict_measurement(name, img, root, content, ATTEST_DEFAULT_PCR);
 	if (!meas)
 		return ingot_fail(e, -EINVAL, "manifest: recipe name \"%s\" cannot be measured "
-				  "(1..255 printable characters, no spaces)", r->name);
+				  "(1..255 printable characters, no spaces)", name);
 	if ((rc = set_new(m, "measurement", meas, e)) < 0)
 		return rc;
-
-	rc = manifest_check("manifest", m, e);
-	if (rc < 0)
+	if ((rc = manifest_check_head("manifest", m, e)) < 0)
 		return ingot_prefix(e, "manifest_build produced an invalid manifest");
+	/* The compact bytes with the measurement: one more member of a
+	 * non-empty object adds its own compact bytes and a comma. */
+	if (!(mc = json_compact(json_object_get(m, "measurement"), NULL)))
+		return ingot_fail(e, -ENOMEM, "out of memory");
+	if (compact)
+		*compact = len + strlen("\"measurement\":") + strlen(mc) + 1;
+	return 0;
+}
+
+int manifest_build_sized(const struct recipe *r, const uint64_t *sizes, const struct tree *t,
+			 const struct image_opts *io, const struct image_info *ii,
+			 const struct verity_info *vi, json_t **out, ingot_error *e)
+{
+	_cleanup_json_ json_t *m = NULL, *files = json_array();
+	struct manifest_files f;
+	json_t *el;
+	int rc;
+
+	if (!files)
+		return ingot_fail(e, -ENOMEM, "out of memory");
+	if ((rc = manifest_build_head(r, sizes, io, ii, vi, &m, e)) < 0 ||
+	    (rc = manifest_seal(m, t, NULL, e)) < 0)
+		return rc;
+	/* The whole tree: the entries the seal checked, in order. */
+	manifest_files_init(&f, t, false);
+	while ((rc = manifest_files_next(&f, &el, e)) == 0 && el)
+		if (json_array_append_new(files, el) < 0) {
+			rc = ingot_fail(e, -ENOMEM, "out of memory");
+			break;
+		}
+	manifest_files_release(&f);
+	if (rc < 0 || (rc = set_new(m, "files", TAKE_PTR(files), e)) < 0)
+		return rc;
 	rc = manifest_check_size(m, &MANIFEST_LIMITS, e);
 	if (rc < 0)
 		return ingot_prefix(e, "%s", r->name);

@@ -21,10 +21,10 @@ static json_t *sha256_checksums(const uint8_t sha[32])
 	return json_pack("[{s:s,s:s}]", "algorithm", "SHA256", "checksumValue", hex);
 }
 
-static int relate(json_t *rels, const char *a, const char *type, const char *b)
+static json_t *relationship(const char *a, const char *type, const char *b)
 {
-	return json_array_append_new(rels, json_pack("{s:s,s:s,s:s}", "spdxElementId", a,
-						     "relationshipType", type, "relatedSpdxElement", b));
+	return json_pack("{s:s,s:s,s:s}", "spdxElementId", a, "relationshipType", type,
+			 "relatedSpdxElement", b);
 }
 
 /* The version an artifact carries: a .deb's control Version, else the
@@ -76,49 +76,90 @@ static int add_packages(const struct recipe *r, const struct unpack_stats *stats
 		if (p && ver)
 			bad |= json_object_set_new(p, "versionInfo", json_string(ver));
 		bad |= json_array_append_new(pkgs, p);
-		bad |= relate(rels, IMAGE_ID, "CONTAINS", id);
+		bad |= json_array_append_new(rels, relationship(IMAGE_ID, "CONTAINS", id));
 	}
 	return bad ? -ENOMEM : 0;
 }
 
-static int add_files(const struct recipe *r, const struct tree *t, json_t *files, json_t *rels)
+/* The regular files of t in order, each with its SPDX id and owner (the
+ * artifact's package, else the image): what both generated arrays walk. */
+struct sbom_walk {
+	const struct recipe *r;
+	const struct tree *t;
+	size_t i, n;
+};
+
+static const struct tree_entry *walk_next(struct sbom_walk *w, char id[48], char owner[48])
 {
-	size_t n = 0;
-	int bad = 0;
+	const struct tree_entry *te;
 
-	for (size_t i = 0; i < t->n && !bad; i++) {
-		const struct tree_entry *te = &t->v[i];
-		const char *owner = IMAGE_ID;
-		char id[48], pkg[48];
-		_cleanup_free_ char *name = NULL;
-
-		if (te->type != TREE_FILE)
-			continue;
-		snprintf(id, sizeof(id), "SPDXRef-File-%zu", ++n);
-		for (size_t k = 0; te->origin && k < r->n_artifacts; k++)
-			if (!strcmp(te->origin, r->artifacts[k].name)) {
-				snprintf(pkg, sizeof(pkg), "SPDXRef-Package-%zu", k + 1);
-				owner = pkg;
-			}
-		if (asprintf(&name, "./%s", te->path) < 0)
-			return -ENOMEM;
-		bad |= json_array_append_new(files, json_pack("{s:s,s:s,s:o}", "SPDXID", id, "fileName", name,
-							      "checksums", sha256_checksums(te->sha256)));
-		bad |= relate(rels, owner, "CONTAINS", id);
-	}
-	return bad ? -ENOMEM : 0;
+	while (w->i < w->t->n && w->t->v[w->i].type != TREE_FILE)
+		w->i++;
+	if (w->i == w->t->n)
+		return NULL;
+	te = &w->t->v[w->i++];
+	snprintf(id, 48, "SPDXRef-File-%zu", ++w->n);
+	snprintf(owner, 48, "%s", IMAGE_ID);
+	for (size_t k = 0; te->origin && k < w->r->n_artifacts; k++)
+		if (!strcmp(te->origin, w->r->artifacts[k].name))
+			snprintf(owner, 48, "SPDXRef-Package-%zu", k + 1);
+	return te;
 }
 
-int sbom_build(const struct recipe *r, const struct unpack_stats *stats, const struct tree *t,
-	       const uint8_t image_sha256[32], json_t **out, ingot_error *e)
+/* files[]: one per regular file. */
+static int files_next(void *ctx, json_t **el, ingot_error *e)
+{
+	char id[48], owner[48];
+	_cleanup_free_ char *name = NULL;
+	const struct tree_entry *te = walk_next(ctx, id, owner);
+
+	*el = NULL;
+	if (!te)
+		return 0;
+	if (asprintf(&name, "./%s", te->path) < 0 ||
+	    !(*el = json_pack("{s:s,s:s,s:o}", "SPDXID", id, "fileName", name, "checksums",
+			      sha256_checksums(te->sha256))))
+		return ingot_fail(e, -ENOMEM, "SBOM: out of memory");
+	return 0;
+}
+
+/* relationships[]: the document's and packages' first (head), then one
+ * CONTAINS per regular file. */
+struct sbom_rels {
+	json_t *head;
+	size_t k;
+	struct sbom_walk w;
+};
+
+static int rels_next(void *ctx, json_t **el, ingot_error *e)
+{
+	struct sbom_rels *rl = ctx;
+	char id[48], owner[48];
+
+	*el = NULL;
+	if (rl->k < json_array_size(rl->head)) {
+		*el = json_incref(json_array_get(rl->head, rl->k++));
+		return 0;
+	}
+	if (!walk_next(&rl->w, id, owner))
+		return 0;
+	*el = relationship(owner, "CONTAINS", id);
+	return *el ? 0 : ingot_fail(e, -ENOMEM, "SBOM: out of memory");
+}
+
+int sbom_write(const struct recipe *r, const struct unpack_stats *stats, const struct tree *t,
+	       const uint8_t image_sha256[32], const struct json_out *out, ingot_error *e)
 {
 	char hex[SHA256_HEX_LEN + 1], created[32], ns[256];
 	time_t when = (time_t)r->epoch;
 	struct tm tm;
-	json_t *pkgs = json_array(), *files = json_array(), *rels = json_array();
-	_cleanup_json_ json_t *doc = NULL;
+	json_t *pkgs = json_array();
+	_cleanup_json_ json_t *doc = NULL, *rels = json_array();
+	struct sbom_walk files = { r, t, 0, 0 };
+	struct sbom_rels rl = { rels, 0, { r, t, 0, 0 } };
+	const struct json_splice sp[] = { { files_next, &files }, { rels_next, &rl } };
+	int rc;
 
-	*out = NULL;
 	hex_encode(image_sha256, 32, hex);
 	strftime(created, sizeof(created), "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&when, &tm));
 	/* unique per image, and the same for the same image: .invalid never resolves */
@@ -127,11 +168,13 @@ int sbom_build(const struct recipe *r, const struct unpack_stats *stats, const s
 			"spdxVersion", "SPDX-2.3", "dataLicense", "CC0-1.0", "SPDXID", "SPDXRef-DOCUMENT",
 			"name", r->name, "documentNamespace", ns,
 			"creationInfo", "created", created, "creators", "Tool: ingot-" INGOT_VERSION,
-			"documentDescribes", IMAGE_ID, "packages", pkgs, "files", files,
-			"relationships", rels);
-	if (!doc || relate(rels, "SPDXRef-DOCUMENT", "DESCRIBES", IMAGE_ID) ||
-	    add_packages(r, stats, image_sha256, pkgs, rels) < 0 || add_files(r, t, files, rels) < 0)
+			"documentDescribes", IMAGE_ID, "packages", pkgs, "files", json_splice_mark(0),
+			"relationships", json_splice_mark(1));
+	if (!doc || !rels || json_array_append_new(rels, relationship("SPDXRef-DOCUMENT", "DESCRIBES", IMAGE_ID)) ||
+	    add_packages(r, stats, image_sha256, pkgs, rels) < 0)
 		return ingot_fail(e, -ENOMEM, "%s: SBOM: out of memory", r->name);
-	*out = TAKE_PTR(doc);
-	return 0;
+	/* The bytes of json_canonical(the whole document). */
+	if ((rc = json_dump_spliced(doc, JSON_CANONICAL_FLAGS, sp, ARRAY_SIZE(sp), out, NULL, e)) < 0)
+		return rc;
+	return out->write(out->ctx, "\n", 1, e);
 }

@@ -15,12 +15,14 @@
 #include "builder/tree.h"
 #include "builder/unpack.h"
 #include "lib/err.h"
+#include "lib/json.h"
 #include "recipes/recipe.h"
 
-/* stats: the n_artifacts unpack results (for .deb versions); t: the
- * finalized staging tree; image_sha256: the image's digest (it names the
- * document).  *out is a new reference. */
-int sbom_build(const struct recipe *r, const struct unpack_stats *stats, const struct tree *t,
-	       const uint8_t image_sha256[32], json_t **out, ingot_error *e);
+/* Write the document's bytes (canonical JSON) to out, a file's entries
+ * made one at a time.  stats: the n_artifacts unpack results (for .deb
+ * versions); t: the finalized staging tree; image_sha256: the image's
+ * digest (it names the document). */
+int sbom_write(const struct recipe *r, const struct unpack_stats *stats, const struct tree *t,
+	       const uint8_t image_sha256[32], const struct json_out *out, ingot_error *e);
 
 #endif

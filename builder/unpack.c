@@ -21,11 +21,12 @@
 #include "lib/fileio.h"
 #include "lib/imgpath.h"
 #include "lib/json.h"
+#include "lib/strbuf.h"
 
 #define DATA_BUF (256u << 10)
 #define PACK_BUF (1u << 20)   /* write-behind buffers, PACK_NBUF of them */
 #define PACK_NBUF 4
-#define CACHE_SCHEMA "ingot.unpacked/v3"
+#define CACHE_SCHEMA "ingot.unpacked/v4"
 
 /* Per-artifact reading state. */
 struct reader {
@@ -265,7 +266,7 @@ static int read_archive(struct reader *rd, struct archive *ar, const char *what)
 	}
 }
 
-static struct archive *new_tar_reader(void)
+struct archive *unpack_tar_reader(void)
 {
 	struct archive *ar = archive_read_new();
 	if (!ar)
@@ -318,7 +319,7 @@ static int open_source(struct archive *ar, struct source *src)
 
 static int list_tar(struct reader *rd, struct source *src)
 {
-	_cleanup_archive_ struct archive *ar = new_tar_reader();
+	_cleanup_archive_ struct archive *ar = unpack_tar_reader();
 	if (!ar)
 		return ingot_fail(rd->e, -ENOMEM, "out of memory");
 	if (open_source(ar, src) < 0)
@@ -326,20 +327,18 @@ static int list_tar(struct reader *rd, struct source *src)
 	return read_archive(rd, ar, rd->a->source);
 }
 
-/* The inner data.tar.* of a .deb is read straight out of the outer ar
- * stream, without a temporary copy. */
-struct ar_member {
-	struct archive *outer;
-	char *buf;
-};
-
 static la_ssize_t member_read(struct archive *inner, void *ctx, const void **buf)
 {
 	struct ar_member *m = ctx;
-	la_ssize_t n = archive_read_data(m->outer, m->buf, DATA_BUF);
+	la_ssize_t n = archive_read_data(m->outer, m->buf, UNPACK_MEMBER_BUF);
 	(void)inner;
 	*buf = m->buf;
 	return n;
+}
+
+int unpack_open_member(struct archive *inner, struct ar_member *m)
+{
+	return archive_read_open(inner, m, NULL, member_read, NULL);
 }
 
 int unpack_read_member(struct archive *a, size_t max, char **out, size_t *len)
@@ -439,14 +438,14 @@ static int read_control(struct reader *rd, struct archive *outer, const char *me
 
 static int read_data(struct reader *rd, struct archive *outer, char *mbuf, const char *member, int filter)
 {
-	_cleanup_archive_ struct archive *inner = new_tar_reader();
+	_cleanup_archive_ struct archive *inner = unpack_tar_reader();
 	struct ar_member m = { .outer = outer, .buf = mbuf };
 	_cleanup_free_ char *what = NULL;
 	int r;
 
 	if (!inner || asprintf(&what, "%s: %s", rd->a->source, member) < 0)
 		return ingot_fail(rd->e, -ENOMEM, "out of memory");
-	if (archive_read_open(inner, &m, NULL, member_read, NULL) != ARCHIVE_OK)
+	if (unpack_open_member(inner, &m) != ARCHIVE_OK)
 		return ingot_fail(rd->e, -EINVAL, "%s: %s: %s", rd->a->name, what, archive_error(inner));
 	if ((r = check_filter(rd, inner, member, filter)) < 0)
 		return r;
@@ -458,7 +457,7 @@ static int read_data(struct reader *rd, struct archive *outer, char *mbuf, const
 static int list_deb(struct reader *rd, struct source *src)
 {
 	_cleanup_archive_ struct archive *outer = archive_read_new();
-	_cleanup_free_ char *mbuf = malloc(DATA_BUF);
+	_cleanup_free_ char *mbuf = malloc(UNPACK_MEMBER_BUF);
 	struct archive_entry *ae;
 	bool first = true;
 	int r, filter;
@@ -523,19 +522,65 @@ static uint64_t mtime_ns(const struct stat *st)
 	return (uint64_t)st->st_mtim.tv_sec * 1000000000u + (uint64_t)st->st_mtim.tv_nsec;
 }
 
+/* entries[]: one object per listing entry (json_splice's next). */
+struct cache_entries {
+	const struct tree *l;
+	size_t i;
+};
+
+static int cache_entry_next(void *ctx, json_t **elem, ingot_error *e)
+{
+	struct cache_entries *c = ctx;
+	const struct tree_entry *x;
+	char hex[SHA256_HEX_LEN + 1];
+	json_t *o;
+	int bad;
+
+	*elem = NULL;
+	if (c->i >= c->l->n)
+		return 0;
+	x = &c->l->v[c->i++];
+	if (!(o = json_object()))
+		return ingot_fail(e, -ENOMEM, "out of memory");
+	bad = json_object_set_new(o, "path", json_string(x->path)) |
+	      json_object_set_new(o, "type", json_string(tree_type_name(x->type))) |
+	      json_object_set_new(o, "mode", json_integer(x->mode));
+	if (x->type == TREE_FILE) {
+		hex_encode(x->sha256, 32, hex);
+		bad |= json_object_set_new(o, "size", json_integer((json_int_t)x->size)) |
+		       json_object_set_new(o, "sha256", json_string(hex)) |
+		       json_object_set_new(o, "offset", json_integer((json_int_t)x->loc.off));
+	}
+	if (x->target)
+		bad |= json_object_set_new(o, "target", json_string(x->target));
+	if (x->type == TREE_CHR || x->type == TREE_BLK)
+		bad |= json_object_set_new(o, "major", json_integer(x->rdev_major)) |
+		       json_object_set_new(o, "minor", json_integer(x->rdev_minor));
+	if (bad) {
+		json_decref(o);
+		return ingot_fail(e, -ENOMEM, "out of memory");
+	}
+	*elem = o;
+	return 0;
+}
+
+/* JSON Lines: a header, then an entry a line, written and read an entry
+ * at a time: as one tree, a listing of 50,000 files was most of a
+ * build's peak memory. */
 static int cache_write(const struct store *s, const struct artifact *a, const struct tree *l,
 		       uint64_t pack_size, const struct stat *src, const struct unpack_stats *st,
 		       ingot_error *e)
 {
 	_cleanup_json_ json_t *root = json_object();
-	_cleanup_free_ char *p = store_unpacked_path(s, a->sha256, ".json");
-	json_t *arr = json_array();
+	_cleanup_free_ char *p = store_unpacked_path(s, a->sha256, ".jsonl");
+	_cleanup_strbuf_ struct strbuf text = STRBUF_INIT;
+	struct cache_entries ce = { l, 0 };
 	char hex[SHA256_HEX_LEN + 1];
+	json_t *o;
+	int r;
 
-	if (!root || !arr || !p) {
-		json_decref(arr);
+	if (!root || !p)
 		return ingot_fail(e, -ENOMEM, "out of memory");
-	}
 	hex_encode(a->sha256, 32, hex);
 	json_object_set_new(root, "schema", json_string(CACHE_SCHEMA));
 	json_object_set_new(root, "artifact", json_string(hex));
@@ -549,36 +594,18 @@ static int cache_write(const struct store *s, const struct artifact *a, const st
 	json_object_set_new(root, "source-ino", json_integer((json_int_t)src->st_ino));
 	if (a->kind == ART_DEB)
 		json_object_set_new(root, "deb-version", json_string(st->deb_version));
-	json_object_set_new(root, "entries", arr);
-	for (size_t i = 0; i < l->n; i++) {
-		const struct tree_entry *x = &l->v[i];
-		json_t *o = json_object();
-		if (!o)
+	json_object_set_new(root, "entries", json_integer((json_int_t)l->n));
+	for (o = json_incref(root); o; ) {
+		_cleanup_free_ char *line = json_dumps(o, JSON_COMPACT_FLAGS);
+		json_decref(o);
+		if (!line)
 			return ingot_fail(e, -ENOMEM, "out of memory");
-		json_object_set_new(o, "path", json_string(x->path));
-		json_object_set_new(o, "type", json_string(tree_type_name(x->type)));
-		json_object_set_new(o, "mode", json_integer(x->mode));
-		if (x->type == TREE_FILE) {
-			hex_encode(x->sha256, 32, hex);
-			json_object_set_new(o, "size", json_integer((json_int_t)x->size));
-			json_object_set_new(o, "sha256", json_string(hex));
-			json_object_set_new(o, "offset", json_integer((json_int_t)x->loc.off));
-		}
-		if (x->target)
-			json_object_set_new(o, "target", json_string(x->target));
-		if (x->type == TREE_CHR || x->type == TREE_BLK) {
-			json_object_set_new(o, "major", json_integer(x->rdev_major));
-			json_object_set_new(o, "minor", json_integer(x->rdev_minor));
-		}
-		json_array_append_new(arr, o);
+		strbuf_addstr(&text, line);
+		strbuf_addch(&text, '\n');
+		if ((r = cache_entry_next(&ce, &o, e)) < 0)
+			return r;
 	}
-	{
-		size_t n;
-		_cleanup_free_ char *text = json_canonical(root, &n);
-		if (!text)
-			return ingot_fail(e, -ENOMEM, "out of memory");
-		return store_write_file(s, p, text, n, e);
-	}
+	return store_write_file(s, p, text.buf, text.len, e);
 }
 
 static int type_from_name(const char *s, enum tree_type *t)
@@ -609,18 +636,19 @@ struct cache_meta {
 static int cache_read(const struct store *s, const struct artifact *a, struct tree *l,
 		      struct unpack_stats *st, struct cache_meta *cm)
 {
-	_cleanup_free_ char *p = store_unpacked_path(s, a->sha256, ".json");
+	_cleanup_free_ char *p = store_unpacked_path(s, a->sha256, ".jsonl");
 	_cleanup_free_ char *pack = store_unpacked_path(s, a->sha256, ".pack");
+	_cleanup_free_ char *buf = NULL;
 	_cleanup_json_ json_t *root = NULL;
 	ingot_error e = { 0 };
 	char hex[SHA256_HEX_LEN + 1];
 	const char *str;
-	json_t *arr, *o;
-	json_int_t asz, psz, mt, ino;
+	json_int_t asz, psz, mt, ino, n;
 	uint64_t have;
-	size_t i;
+	size_t len, pos = 0;
 
-	if (!p || json_read_file(p, &root, &e) < 0)
+	if (!p || read_file(p, INGOT_JSON_MAX, &buf, &len, &e) < 0 ||
+	    json_read_line(p, buf, len, &pos, &root, &e) < 0)
 		return -ENOENT;
 	hex_encode(a->sha256, 32, hex);
 	if (json_get_str(root, "schema", "cache", &str, &e) < 0 || strcmp(str, CACHE_SCHEMA) ||
@@ -630,7 +658,7 @@ static int cache_read(const struct store *s, const struct artifact *a, struct tr
 	    json_get_int(root, "pack-size", "cache", &psz, &e) < 0 || psz < 0 ||
 	    json_get_int(root, "source-mtime-ns", "cache", &mt, &e) < 0 ||
 	    json_get_int(root, "source-ino", "cache", &ino, &e) < 0 ||
-	    json_get_arr(root, "entries", "cache", &arr, &e) < 0)
+	    json_get_int(root, "entries", "cache", &n, &e) < 0 || n < 0)
 		return -EINVAL;
 	if (file_size(pack, &have) < 0 || have != (uint64_t)psz)
 		return -ENOENT;
@@ -643,11 +671,13 @@ static int cache_read(const struct store *s, const struct artifact *a, struct tr
 	st->artifact_bytes = (uint64_t)asz;
 	cm->mtime_ns = (uint64_t)mt;
 	cm->ino = (uint64_t)ino;
-	json_array_foreach(arr, i, o) {
+	for (json_int_t i = 0; i < n; i++) {
+		_cleanup_json_ json_t *o = NULL;
 		struct tree_entry ent = { .origin = a->name };
 		json_int_t mode = 0, v, off;
 		const char *path, *type;
-		if (json_get_str(o, "path", "entry", &path, &e) < 0 || json_get_str(o, "type", "entry", &type, &e) < 0 ||
+		if (json_read_line(p, buf, len, &pos, &o, &e) < 0 ||
+		    json_get_str(o, "path", "entry", &path, &e) < 0 || json_get_str(o, "type", "entry", &type, &e) < 0 ||
 		    json_get_int(o, "mode", "entry", &mode, &e) < 0 || type_from_name(type, &ent.type) < 0 ||
 		    mode < 0 || mode > 07777)
 			return -EINVAL;
@@ -682,7 +712,8 @@ static int cache_read(const struct store *s, const struct artifact *a, struct tr
 			return -EINVAL;
 		st->entries++;
 	}
-	return 0;
+	/* The count in the header and the lines agree, to the last byte. */
+	return pos == len ? 0 : -EINVAL;
 }
 
 /* A cached artifact whose source is still there must still match its pin,

@@ -70,6 +70,21 @@ int unpack_apply(const struct artifact *a, const struct tree *listing, struct tr
 struct archive;
 int unpack_read_member(struct archive *a, size_t max, char **out, size_t *len);
 
+/* A reader of tar formats only (a recipe saying "tar" must not accept a
+ * zip or cpio), any compression. */
+struct archive *unpack_tar_reader(void);
+
+/* The data.tar.* of a .deb read straight out of the outer ar stream,
+ * without a copy of the member: inner is opened on the member outer is
+ * at; m and its buffer (UNPACK_MEMBER_BUF bytes) outlive inner.
+ * ARCHIVE_OK, or libarchive's error in inner. */
+#define UNPACK_MEMBER_BUF (256u << 10)
+struct ar_member {
+	struct archive *outer;
+	char *buf;
+};
+int unpack_open_member(struct archive *inner, struct ar_member *m);
+
 /* Does pattern match path or one of its parent directories?  fnmatch(3)
  * without FNM_PATHNAME, so "*" also crosses '/'.  Exposed for tests. */
 bool unpack_glob_match(const char *pattern, const char *path);

@@ -30,18 +30,14 @@ static int sign_pae(const char *type, const uint8_t *payload, size_t len,
 	return 0;
 }
 
-int envelope_sign_statement(const json_t *st, const struct signing_key *k, json_t **envelope,
-			    ingot_error *e)
+int envelope_sign_payload(const char *payload, size_t len, const struct signing_key *k,
+			  json_t **envelope, ingot_error *e)
 {
 	_cleanup_json_ json_t *env = NULL;
-	_cleanup_free_ char *payload = NULL, *b64 = NULL;
+	_cleanup_free_ char *b64 = NULL;
 	json_t *entry = NULL;
-	size_t len;
 	int r;
 
-	payload = json_compact(st, &len);
-	if (!payload)
-		return ingot_fail(e, -ENOMEM, "out of memory");
 	if (len > ENVELOPE_PAYLOAD_MAX)
 		return ingot_fail(e, -E2BIG, "statement: %zu bytes, limit %u", len, ENVELOPE_PAYLOAD_MAX);
 	b64 = base64_encode(payload, len, NULL);
@@ -57,6 +53,17 @@ int envelope_sign_statement(const json_t *st, const struct signing_key *k, json_
 		return ingot_fail(e, -ENOMEM, "out of memory");
 	*envelope = TAKE_PTR(env);
 	return 0;
+}
+
+int envelope_sign_statement(const json_t *st, const struct signing_key *k, json_t **envelope,
+			    ingot_error *e)
+{
+	size_t len;
+	_cleanup_free_ char *payload = json_compact(st, &len);
+
+	if (!payload)
+		return ingot_fail(e, -ENOMEM, "out of memory");
+	return envelope_sign_payload(payload, len, k, envelope, e);
 }
 
 int envelope_create(const json_t *manifest, const struct signing_key *k, json_t **envelope,

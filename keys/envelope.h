@@ -35,6 +35,10 @@ int envelope_create(const json_t *manifest, const struct signing_key *k, json_t 
  * with one signature by k; envelope_create is this over the manifest's. */
 int envelope_sign_statement(const json_t *statement, const struct signing_key *k,
 			    json_t **envelope, ingot_error *e);
+/* The same over payload, a statement's compact bytes made by the caller
+ * (a build writes its manifest's without holding its files[]). */
+int envelope_sign_payload(const char *payload, size_t len, const struct signing_key *k,
+			  json_t **envelope, ingot_error *e);
 /* Add k's signature to an existing envelope (checked for shape first).
  * -EEXIST if k already signed it. */
 int envelope_add_signature(json_t *envelope, const struct signing_key *k, ingot_error *e);

@@ -13,6 +13,28 @@ void sha256_buf(const void *data, size_t len, uint8_t out[SHA256_LEN])
 	EVP_Digest(data, len, out, &n, EVP_sha256(), NULL);
 }
 
+EVP_MD_CTX *sha256_begin(void)
+{
+	EVP_MD_CTX *c = EVP_MD_CTX_new();
+	if (c && !EVP_DigestInit_ex(c, EVP_sha256(), NULL)) {
+		EVP_MD_CTX_free(c);
+		return NULL;
+	}
+	return c;
+}
+
+int sha256_write(void *c, const char *buf, size_t len, ingot_error *e)
+{
+	return EVP_DigestUpdate(c, buf, len) ? 0 : ingot_fail(e, -ENOMEM, "sha256: out of memory");
+}
+
+void sha256_end(EVP_MD_CTX *c, uint8_t out[SHA256_LEN])
+{
+	unsigned int n = 0;
+	EVP_DigestFinal_ex(c, out, &n);
+	EVP_MD_CTX_free(c);
+}
+
 int sha256_fd(int fd, const char *name, uint8_t out[SHA256_LEN], uint64_t *size, ingot_error *e)
 {
 	EVP_MD_CTX *ctx = EVP_MD_CTX_new();

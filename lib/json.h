@@ -22,9 +22,45 @@ int json_write_file(const char *path, const json_t *j, int mode, ingot_error *e)
 typedef char *(*json_dump_fn)(const json_t *j, size_t *len);
 int json_write_file_as(const char *path, const json_t *j, json_dump_fn dump, int mode,
 		       ingot_error *e);
+/* Streaming serialisation of a document whose large arrays (a manifest's
+ * files, an SBOM's files and relationships) are made an element at a
+ * time, so no more than one element is ever in memory: the document holds
+ * json_splice_mark(i) where sp[i]'s array goes, and json_dump_spliced
+ * writes exactly the bytes json_dump_callback(doc, flags) would write
+ * with each mark replaced by its array.  jansson stays the only JSON
+ * writer: it dumps the document and each element; this only frames the
+ * arrays and indents their elements as jansson does at their depth. */
+typedef int (*json_next_fn)(void *ctx, json_t **elem, ingot_error *e);
+struct json_splice {
+	json_next_fn next;   /* *elem: next element (new reference); NULL after the last */
+	void *ctx;
+};
+/* Where the bytes go: 0, or a negative errno with e filled. */
+struct json_out {
+	int (*write)(void *ctx, const char *buf, size_t len, ingot_error *e);
+	void *ctx;
+};
+#define JSON_SPLICE_MAX 8
+/* A placeholder for sp[i] (i < JSON_SPLICE_MAX); a new reference. */
+json_t *json_splice_mark(unsigned i);
+/* Each of sp[0..n) must be marked exactly once in doc.  *len (optional)
+ * gets the byte count written.  -ENOMEM, -EINVAL (marks), or what
+ * out->write or a next function returned. */
+int json_dump_spliced(const json_t *doc, size_t flags, const struct json_splice *sp, size_t n,
+		      const struct json_out *out, size_t *len, ingot_error *e);
+/* A json_out appending to a struct strbuf (ctx). */
+int json_out_strbuf(void *sb, const char *buf, size_t len, ingot_error *e);
+
 /* Load a JSON file; errors name the file, line and column. */
 int json_read_file(const char *path, json_t **out, ingot_error *e);
 int json_read_buf(const char *name, const char *buf, size_t len, json_t **out, ingot_error *e);
+
+/* JSON Lines (one compact value and '\n' a line), read a line at a time
+ * so a long listing is never one tree: *out gets the value at *pos,
+ * which moves past its line.  -EBADMSG unless a JSON object or array
+ * fills the line. */
+int json_read_line(const char *name, const char *buf, size_t len, size_t *pos, json_t **out,
+		   ingot_error *e);
 
 /* Typed getters for reading documents: on failure they fill e with
  * "<what>: field '<key>': expected <type>" and return -EINVAL. */

@@ -41,13 +41,10 @@ int dsse_pae(const char *type, const void *body, size_t body_len, uint8_t **out,
 	return *out ? 0 : -ENOMEM;
 }
 
-int statement_for_manifest(const char *name, const json_t *manifest, json_t **out,
-			   ingot_error *e)
+/* The statement around a manifest its caller has checked. */
+static int statement_wrap(const json_t *manifest, json_t **out, ingot_error *e)
 {
 	json_t *image = json_object_get(manifest, "image");
-	int r = manifest_check(name, manifest, e);
-	if (r < 0)
-		return r;
 	/* The subjects are the image file the manifest describes and, when
 	 * the build wrote one, its SBOM, so tools that only speak in-toto can
 	 * match either file to its signed statement. */
@@ -72,6 +69,20 @@ int statement_for_manifest(const char *name, const json_t *manifest, json_t **ou
 	}
 	*out = st;
 	return 0;
+}
+
+int statement_for_manifest(const char *name, const json_t *manifest, json_t **out,
+			   ingot_error *e)
+{
+	int r = manifest_check(name, manifest, e);
+	return r < 0 ? r : statement_wrap(manifest, out, e);
+}
+
+int statement_for_manifest_head(const char *name, const json_t *head, json_t **out,
+				ingot_error *e)
+{
+	int r = manifest_check_head(name, head, e);
+	return r < 0 ? r : statement_wrap(head, out, e);
 }
 
 /* The base64 alphabets DSSE allows (standard and URL-safe) and padding:

@@ -43,6 +43,12 @@ int dsse_pae(const char *type, const void *body, size_t body_len, uint8_t **out,
 int statement_for_manifest(const char *name, const json_t *manifest, json_t **out,
 			   ingot_error *e);
 
+/* The same for a manifest head (builder/manifest.h): checked with
+ * manifest_check_head, its files[] a splice mark the caller fills and
+ * has checked entry by entry. */
+int statement_for_manifest_head(const char *name, const json_t *head, json_t **out,
+				ingot_error *e);
+
 /* json_canonical(env), byte for byte, without jansson escaping the
  * payload (most of an envelope's bytes) character by character: it is
  * copied as is when it is base64 and sorts first, as in every envelope

@@ -362,24 +362,53 @@ static size_t dumped_size(const json_t *j, size_t flags)
 	return json_dump_callback(j, count_bytes, &n, flags) == 0 ? n : SIZE_MAX;
 }
 
-int manifest_check_size(const json_t *m, const struct manifest_limits *l, ingot_error *e)
+int manifest_check_sizes(size_t files, size_t canonical, size_t compact,
+			 const struct manifest_limits *l, ingot_error *e)
 {
-	size_t files = json_array_size(json_object_get(m, "files")), n;
-
 	if (files > l->max_files)
 		return ingot_fail(e, -EFBIG, "manifest: %zu files, readers accept at most %zu",
 				  files, l->max_files);
-	n = dumped_size(m, JSON_CANONICAL_FLAGS) + 1;   /* json_canonical adds a newline */
-	if (n > l->file_max)
+	if (canonical > l->file_max)
 		return ingot_fail(e, -EFBIG, "manifest: %zu bytes as written, readers accept at most "
-				  "%zu (%zu files)", n, l->file_max, files);
+				  "%zu (%zu files)", canonical, l->file_max, files);
 	/* The statement's compact form is the manifest's plus a fixed
 	 * wrapper (subject, types): bound it by the manifest's own. */
-	n = dumped_size(m, JSON_COMPACT_FLAGS) + STATEMENT_OVERHEAD_MAX;
-	if (n > l->payload_max)
+	if (compact > SIZE_MAX - STATEMENT_OVERHEAD_MAX ||
+	    compact + STATEMENT_OVERHEAD_MAX > l->payload_max)
 		return ingot_fail(e, -EFBIG, "manifest: its signed statement would be %zu bytes, "
-				  "readers accept at most %zu (%zu files)", n, l->payload_max, files);
+				  "readers accept at most %zu (%zu files)",
+				  compact > SIZE_MAX - STATEMENT_OVERHEAD_MAX ? SIZE_MAX
+									     : compact + STATEMENT_OVERHEAD_MAX,
+				  l->payload_max, files);
 	return 0;
+}
+
+int manifest_check_size(const json_t *m, const struct manifest_limits *l, ingot_error *e)
+{
+	size_t files = json_array_size(json_object_get(m, "files"));
+
+	if (files > l->max_files)   /* before dumping what could be huge */
+		return manifest_check_sizes(files, 0, 0, l, e);
+	size_t canonical = dumped_size(m, JSON_CANONICAL_FLAGS);
+	if (canonical != SIZE_MAX)
+		canonical++;   /* json_canonical adds a newline */
+	return manifest_check_sizes(files, canonical, dumped_size(m, JSON_COMPACT_FLAGS), l, e);
+}
+
+int manifest_check_head(const char *name, const json_t *m, ingot_error *e)
+{
+	/* A shallow copy: only the top level is new. */
+	_cleanup_json_ json_t *head = json_copy((json_t *)m);
+
+	if (!head || json_object_set_new(head, "files", json_array()) < 0)
+		return ingot_fail(e, -ENOMEM, "out of memory");
+	return manifest_check(name, head, e);
+}
+
+int manifest_check_file(const char *name, size_t i, const json_t *f, const char *prev,
+			ingot_error *e)
+{
+	return check_file(name, i, f, prev, MANIFEST_FULL, e);
 }
 
 int manifest_load(const char *path, json_t **out, ingot_error *e)

@@ -47,6 +47,18 @@ static inline int manifest_check(const char *name, const json_t *m, ingot_error 
  * (MANIFEST_LIMITS; tests pass smaller ones). */
 int manifest_check_size(const json_t *m, const struct manifest_limits *l, ingot_error *e);
 
+/* The same checks in parts, for a writer that never holds files[] whole
+ * (builder/manifest.c streams it): manifest_check_head is manifest_check
+ * of m with files[] empty, whatever m's "files" member holds;
+ * manifest_check_file checks entry i (prev: entry i-1's path, or NULL);
+ * manifest_check_sizes is manifest_check_size from the counts (compact:
+ * the manifest's compact bytes). */
+int manifest_check_head(const char *name, const json_t *m, ingot_error *e);
+int manifest_check_file(const char *name, size_t i, const json_t *f, const char *prev,
+			ingot_error *e);
+int manifest_check_sizes(size_t files, size_t canonical, size_t compact,
+			 const struct manifest_limits *l, ingot_error *e);
+
 /* Load a manifest file (at most MANIFEST_FILE_MAX bytes) and check it in full. */
 int manifest_load(const char *path, json_t **out, ingot_error *e);
 

@@ -41,7 +41,7 @@ grep -qx "size      $(stat -c %s "$T/a/demo-h100.sqfs") bytes" "$T/sum1" || fail
 grep -qx "files     18 (51 entries)" "$T/sum1" || fail "summary files: $(cat "$T/sum1")"
 grep -q "^root      [0-9a-f]\{64\}$" "$T/sum1" || fail "summary root"
 grep -qx "artifacts 6 (0 from cache)" "$T/sum1" || fail "summary artifacts: $(cat "$T/sum1")"
-assert_eq 4 "$(ls "$T/store/unpacked" | grep -c '\.json$')" "cached listings (tar and deb artifacts)"
+assert_eq 4 "$(ls "$T/store/unpacked" | grep -c '\.jsonl$')" "cached listings (tar and deb artifacts)"
 assert_eq 4 "$(ls "$T/store/unpacked" | grep -c '\.pack$')" "packs (tar and deb artifacts)"
 assert_eq "" "$(ls -A "$T/store/tmp")" "no temporaries left in the store"
 # warm: every listing comes from the unpack cache, every artifact from

@@ -48,7 +48,8 @@ no_outputs() {
 	local f
 	for f in $OUTS; do assert_no_file "$1/$f"; done
 }
-# Every blob's bytes hash to its name; cached listings are valid JSON.
+# Every blob's bytes hash to its name; cached listings are whole JSON
+# Lines (each line JSON, as many entries as the header says).
 store_ok() {
 	local b n=0
 	[ -d "$1/blobs" ] || return 0
@@ -56,9 +57,14 @@ store_ok() {
 		[ "$(sha256 "$b")" = "$(basename "$b")" ] || fail "store $1: blob $b does not match its name"
 		n=$((n + 1))
 	done < <(find "$1/blobs" -type f)
-	for b in "$1"/unpacked/*.json; do
+	for b in "$1"/unpacked/*.jsonl; do
 		[ -e "$b" ] || continue
-		python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$b" || fail "store $1: $b is not JSON"
+		python3 -c '
+import json, sys
+lines = open(sys.argv[1]).read().split("\n")
+assert lines.pop() == "", "no final line break"
+rows = [json.loads(l) for l in lines]
+assert rows[0]["entries"] == len(rows) - 1, "entry count"' "$b" || fail "store $1: $b is not a whole JSON Lines listing"
 	done
 	echo "store $1: $n blobs verified"
 }

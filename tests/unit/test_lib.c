@@ -230,6 +230,85 @@ static void test_json_canonical(void **state)
 	assert_non_null(strstr(e.msg, "m.json:1:"));
 }
 
+/* json_dump_spliced gives json_dumps' bytes: arrays at several depths,
+ * in objects and in arrays, empty, long enough to cross the writer's
+ * buffer, under every kind of flags. */
+struct from_array {
+	json_t *a;
+	size_t i;
+};
+
+static int next_of(void *ctx, json_t **el, ingot_error *e)
+{
+	struct from_array *f = ctx;
+	(void)e;
+	*el = json_incref(json_array_get(f->a, f->i++));
+	return 0;
+}
+
+static int fail_out(void *ctx, const char *buf, size_t len, ingot_error *e)
+{
+	(void)ctx;
+	(void)buf;
+	(void)len;
+	return ingot_fail(e, -ENOSPC, "disk full");
+}
+
+static void test_json_spliced(void **state)
+{
+	static const size_t flags[] = { JSON_CANONICAL_FLAGS, JSON_COMPACT_FLAGS, JSON_INDENT(4),
+					0, JSON_INDENT(3) | JSON_SORT_KEYS | JSON_ENSURE_ASCII };
+	_cleanup_json_ json_t *big = json_array(), *rels = json_pack("[{s:[i,i],s:{s:s}},s,[]]", "x", 1, 2,
+						     "y", "k", "v\n\"t\"", "s");
+	_cleanup_json_ json_t *empty = json_array(), *nums = json_pack("[i,i,i]", 1, 2, 3);
+	_cleanup_json_ json_t *full = NULL, *skel = NULL;
+	(void)state;
+
+	for (int i = 0; i < 3000; i++)
+		json_array_append_new(big, json_pack("{s:s,s:i,s:{s:[s]}}", "path", "/usr/lib/x\u00e9",
+						     "n", i, "o", "deep", "\t"));
+	full = json_pack("{s:O,s:{s:{s:O},s:s},s:[O,i],s:O,s:i}", "files", big, "a", "b", "rels", rels,
+			 "c", "d", "arr", nums, 7, "none", empty, "z", 1);
+	skel = json_pack("{s:o,s:{s:{s:o},s:s},s:[o,i],s:o,s:i}", "files", json_splice_mark(0), "a", "b",
+			 "rels", json_splice_mark(1), "c", "d", "arr", json_splice_mark(2), 7, "none",
+			 json_splice_mark(3), "z", 1);
+	assert_non_null(full);
+	assert_non_null(skel);
+	for (size_t k = 0; k < ARRAY_SIZE(flags); k++) {
+		struct from_array f[4] = { { big, 0 }, { rels, 0 }, { nums, 0 }, { empty, 0 } };
+		struct json_splice sp[4] = { { next_of, &f[0] }, { next_of, &f[1] }, { next_of, &f[2] },
+					     { next_of, &f[3] } };
+		_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+		struct json_out out = { json_out_strbuf, &sb };
+		_cleanup_free_ char *want = json_dumps(full, flags[k]);
+		ingot_error e = { 0 };
+		size_t len = 0;
+
+		assert_int_equal(json_dump_spliced(skel, flags[k], sp, 4, &out, &len, &e), 0);
+		assert_int_equal(len, strlen(want));
+		assert_int_equal(sb.len, strlen(want));
+		assert_memory_equal(sb.buf, want, sb.len);
+	}
+	{
+		struct from_array f = { nums, 0 };
+		struct json_splice sp = { next_of, &f };
+		_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+		struct json_out out = { json_out_strbuf, &sb }, bad = { fail_out, NULL };
+		_cleanup_json_ json_t *twice = json_pack("[o,s]", json_splice_mark(0), "\001ingot-splice-0");
+		_cleanup_json_ json_t *one = json_pack("[o]", json_splice_mark(0));
+		ingot_error e = { 0 };
+
+		/* A document string dumping as a mark is refused, not spliced. */
+		assert_int_equal(json_dump_spliced(twice, JSON_COMPACT_FLAGS, &sp, 1, &out, NULL, &e), -EINVAL);
+		/* A mark for every array, an array for every mark. */
+		assert_int_equal(json_dump_spliced(one, JSON_COMPACT_FLAGS, &sp, 2, &out, NULL, &e), -EINVAL);
+		assert_int_equal(json_dump_spliced(empty, JSON_COMPACT_FLAGS, &sp, 1, &out, NULL, &e), -EINVAL);
+		f.i = 0;
+		assert_int_equal(json_dump_spliced(one, JSON_COMPACT_FLAGS, &sp, 1, &bad, NULL, &e), -ENOSPC);
+		assert_string_equal(e.msg, "disk full");
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -241,6 +320,7 @@ int main(void)
 		cmocka_unit_test(test_atomic_abort_leaves_nothing),
 		cmocka_unit_test(test_yaml_errors),
 		cmocka_unit_test(test_json_canonical),
+		cmocka_unit_test(test_json_spliced),
 	};
 	return cmocka_run_group_tests_name("lib", tests, NULL, NULL);
 }

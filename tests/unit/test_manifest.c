@@ -21,6 +21,7 @@
 #include "lib/digest.h"
 #include "lib/fileio.h"
 #include "lib/json.h"
+#include "lib/strbuf.h"
 
 struct fixture {
 	char dir[64];
@@ -349,6 +350,49 @@ static void test_limits(void **state)
 	assert_non_null(strstr(e.msg, "m: files: 1048577 entries, limit 1048576"));
 }
 
+/* What a build writes (head, seal, files[] spliced) is the bytes of the
+ * whole manifest as a tree, and the seal's compact count is exact; an
+ * entry a reader would refuse stops the seal. */
+static void test_streamed_equals_tree(void **state)
+{
+	struct fixture *f = *state;
+	_cleanup_json_ json_t *m = build(f), *head = NULL;
+	_cleanup_free_ char *want = json_canonical(m, NULL), *compact = json_compact(m, NULL);
+	_cleanup_strbuf_ struct strbuf got = STRBUF_INIT;
+	struct manifest_files mf;
+	ingot_error e = { 0 };
+	size_t clen = 0, len = 0;
+
+	assert_int_equal(manifest_build_head(&f->r, NULL, &f->io, &f->ii, &f->vi, &head, &e), 0);
+	assert_int_equal(manifest_seal(head, &f->t, &clen, &e), 0);
+	assert_int_equal(clen, strlen(compact));
+	manifest_files_init(&mf, &f->t, false);
+	assert_int_equal(json_dump_spliced(head, JSON_CANONICAL_FLAGS,
+					   &(struct json_splice){ manifest_files_next, &mf }, 1,
+					   &(struct json_out){ json_out_strbuf, &got }, &len, &e), 0);
+	manifest_files_release(&mf);
+	strbuf_addch(&got, '\n');
+	assert_int_equal(len + 1, strlen(want));
+	assert_string_equal(got.buf, want);
+
+	/* The seal checks each entry as a reader would: a path over the
+	 * schema's string limit (still last in order) is refused. */
+	json_decref(TAKE_PTR(head));
+	assert_int_equal(manifest_build_head(&f->r, NULL, &f->io, &f->ii, &f->vi, &head, &e), 0);
+	{
+		struct tree_entry *last = &f->t.v[f->t.n - 1];
+		size_t n = strlen(last->path);
+		char *longer = realloc(last->path, n + MANIFEST_MAX_STRING + 1);
+
+		assert_non_null(longer);
+		memset(longer + n, 'z', MANIFEST_MAX_STRING);
+		longer[n + MANIFEST_MAX_STRING] = '\0';
+		last->path = longer;
+	}
+	assert_true(manifest_seal(head, &f->t, &clen, &e) < 0);
+	assert_non_null(strstr(e.msg, ".path: expected an absolute path"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -359,6 +403,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_build_errors, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_check_errors, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_limits, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_streamed_equals_tree, setup, teardown),
 	};
 	return cmocka_run_group_tests_name("manifest", tests, NULL, NULL);
 }

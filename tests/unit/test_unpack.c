@@ -237,7 +237,7 @@ static void test_list_and_cache(void **state)
 	assert_string_equal(tree_find(&l, "pkg/lib/libx.so")->target, "libx.so.1");
 	assert_int_equal(tree_find(&l, "pkg/bin")->mode, 0750);
 
-	/* second time from unpacked/<sha>.json, same listing */
+	/* second time from unpacked/<sha>.jsonl, same listing */
 	assert_int_equal(unpack_list(&f->s, &a, NULL, &l2, &st2, &e), 0);
 	assert_true(st2.cached);
 	assert_int_equal(st2.bytes, st.bytes);
@@ -265,12 +265,33 @@ static void test_list_and_cache(void **state)
 	/* a damaged cache is not trusted: unpacked again */
 	char hex[65], cache[256];
 	hex_encode(a.sha256, 32, hex);
-	snprintf(cache, sizeof(cache), "%s/unpacked/%s.json", f->s.root, hex);
+	snprintf(cache, sizeof(cache), "%s/unpacked/%s.jsonl", f->s.root, hex);
 	assert_int_equal(write_file_atomic(cache, "{\"schema\":", 10, 0644, &e), 0);
 	assert_int_equal(unpack_list(&f->s, &a, NULL, &l2, &st2, &e), 0);
 	assert_false(st2.cached);
 	assert_int_equal(l2.n, l.n);
 	tree_free(&l2);
+
+	/* nor is one cut at a line break: each line parses, but the header
+	 * counts one entry more than there are */
+	{
+		_cleanup_free_ char *text = NULL;
+		size_t len;
+		assert_int_equal(read_file(cache, 1u << 20, &text, &len, &e), 0);
+		assert_true(len > 1 && text[len - 1] == '\n');
+		for (len--; len && text[len - 1] != '\n'; len--)
+			;
+		assert_int_equal(write_file_atomic(cache, text, len, 0644, &e), 0);
+		assert_int_equal(unpack_list(&f->s, &a, NULL, &l2, &st2, &e), 0);
+		assert_false(st2.cached);
+		assert_int_equal(l2.n, l.n);
+		tree_free(&l2);
+		/* and the listing it wrote again is trusted */
+		assert_int_equal(unpack_list(&f->s, &a, NULL, &l2, &st2, &e), 0);
+		assert_true(st2.cached);
+		assert_int_equal(l2.n, l.n);
+		tree_free(&l2);
+	}
 
 	/* the recipe's view: strip, include, exclude, dest, modes */
 	static char *inc[] = { "bin", "lib/*" }, *exc[] = { "*.so" };
