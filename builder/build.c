@@ -277,22 +277,6 @@ static void outputs_abort(struct outputs *o)
 	atomic_abort(&o->uki);
 }
 
-/* j serialised by dump (json_canonical, or a faster one giving the same
- * bytes) into a temporary renamed into place by outputs_commit. */
-static int write_json_tmp(struct atomic_file *af, const char *path, const json_t *j,
-			  json_dump_fn dump, ingot_error *e)
-{
-	_cleanup_free_ char *buf = NULL;
-	size_t len;
-	int r = atomic_open(af, path, OUT_MODE, e);
-	if (r < 0)
-		return r;
-	buf = dump(j, &len);
-	if (!buf)
-		return ingot_fail(e, -ENOMEM, "%s: cannot serialise JSON", path);
-	return atomic_write(af, buf, len, e);
-}
-
 /* Rename everything into place.  All the slow work (fsync of every
  * temporary) happens first; then the renames run back to back and the
  * directory is synced once, so a kill leaves either no new name or a
@@ -302,8 +286,10 @@ static int write_json_tmp(struct atomic_file *af, const char *path, const json_t
 static int outputs_commit(struct outputs *o, struct build_result *res, ingot_error *e)
 {
 	bool signed_build = o->envelope.tmp != NULL, boot_build = o->uki.tmp != NULL;
-	struct atomic_file *v[] = { &o->image, &o->verity, &o->manifest, &o->sbom,
-				    signed_build ? &o->envelope : NULL, boot_build ? &o->uki : NULL };
+	/* The image last: a NAME.sqfs from this build means the rest of its
+	 * set is in place too, even after a kill between two renames. */
+	struct atomic_file *v[] = { &o->verity, &o->manifest, &o->sbom, signed_build ? &o->envelope : NULL,
+				    boot_build ? &o->uki : NULL, &o->image };
 	_cleanup_free_ char *dir = NULL;
 	int dfd;
 
@@ -359,31 +345,6 @@ static int out_name(const char *dir, const char *name, const char *ext, char **o
 		*out = path_join(dir, base);
 	}
 	return *out ? 0 : ingot_fail(e, -ENOMEM, "out of memory");
-}
-
-/* NAME.manifest.dsse.json: the signed statement whose predicate is the manifest.
- * Its payload (compact bytes) is made here with files[] spliced in; only
- * it and its base64 are held, never the manifest's tree. */
-static int sign_manifest(const char *key, const json_t *head, const struct tree *t,
-			 struct atomic_file *af, const char *path, ingot_error *e)
-{
-	_cleanup_(signing_key_freep) struct signing_key *k = NULL;
-	_cleanup_json_ json_t *env = NULL, *st = NULL;
-	_cleanup_strbuf_ struct strbuf payload = STRBUF_INIT;
-	struct manifest_files f;
-	int r;
-
-	if ((r = signing_key_load(key, &k, e)) < 0 ||
-	    (r = statement_for_manifest_head("manifest", head, &st, e)) < 0)
-		return r;
-	manifest_files_init(&f, t, false);
-	r = json_dump_spliced(st, JSON_COMPACT_FLAGS, &(struct json_splice){ manifest_files_next, &f }, 1,
-			      &(struct json_out){ json_out_strbuf, &payload }, NULL, e);
-	manifest_files_release(&f);
-	if (r < 0 || (r = envelope_sign_payload(payload.buf, payload.len, k, &env, e)) < 0)
-		return r;
-	strbuf_release(&payload);
-	return write_json_tmp(af, path, env, envelope_canonical, e);
 }
 
 /* A json_out writing to an output's temporary and hashing what it writes
@@ -447,6 +408,32 @@ static int write_manifest(struct atomic_file *af, const char *path, const json_t
 		return rc;
 	++*len;
 	return 0;
+}
+
+/* NAME.manifest.dsse.json: the signed statement whose predicate is the
+ * manifest.  Its payload (compact bytes, about the manifest's: compact)
+ * is made with files[] spliced in and is the one manifest-sized buffer:
+ * the envelope is written with its base64 made as it goes. */
+static int sign_manifest(const char *key, const json_t *head, const struct tree *t, size_t compact,
+			 struct out_file *of, const char *path, ingot_error *e)
+{
+	_cleanup_(signing_key_freep) struct signing_key *k = NULL;
+	_cleanup_json_ json_t *st = NULL;
+	_cleanup_strbuf_ struct strbuf payload = STRBUF_INIT;
+	struct manifest_files f;
+	int r;
+
+	if ((r = signing_key_load(key, &k, e)) < 0 ||
+	    (r = statement_for_manifest_head("manifest", head, &st, e)) < 0)
+		return r;
+	strbuf_init(&payload, compact + 4096);   /* + the statement around it */
+	manifest_files_init(&f, t, false);
+	r = json_dump_spliced(st, JSON_COMPACT_FLAGS, &(struct json_splice){ manifest_files_next, &f }, 1,
+			      &(struct json_out){ json_out_strbuf, &payload }, NULL, e);
+	manifest_files_release(&f);
+	if (r < 0 || (r = atomic_open(of->af, path, OUT_MODE, e)) < 0)
+		return r;
+	return envelope_write_signed(payload.buf, payload.len, k, &(struct json_out){ out_file_write, of }, e);
 }
 
 /* NAME.efi and the manifest's "boot" predictions. */
@@ -552,7 +539,8 @@ static int run_build(const struct build_opts *o, struct recipe *r, struct store 
 		ingot_prefix(e, "%s", r->name);
 		goto done;
 	}
-	if (o->key && (rc = sign_manifest(o->key, manifest, &t, &out->envelope, res->envelope_path, e)) < 0)
+	if (o->key && (rc = sign_manifest(o->key, manifest, &t, compact, &(struct out_file){ &out->envelope, NULL },
+					  res->envelope_path, e)) < 0)
 		goto done;
 	rc = outputs_commit(out, res, e);
 done:

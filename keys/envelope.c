@@ -55,6 +55,22 @@ int envelope_sign_payload(const char *payload, size_t len, const struct signing_
 	return 0;
 }
 
+int envelope_write_signed(const char *payload, size_t len, const struct signing_key *k,
+			  const struct json_out *out, ingot_error *e)
+{
+	_cleanup_json_ json_t *rest = NULL;
+	json_t *entry = NULL;
+	int r;
+
+	if (len > ENVELOPE_PAYLOAD_MAX)
+		return ingot_fail(e, -E2BIG, "statement: %zu bytes, limit %u", len, ENVELOPE_PAYLOAD_MAX);
+	if ((r = sign_pae(ENVELOPE_PAYLOAD_TYPE, (const uint8_t *)payload, len, k, &entry, e)) < 0)
+		return r;
+	if (!(rest = json_pack("{s:s,s:[o]}", "payloadType", ENVELOPE_PAYLOAD_TYPE, "signatures", entry)))
+		return ingot_fail(e, -ENOMEM, "out of memory");
+	return envelope_write(rest, payload, len, out, e);
+}
+
 int envelope_sign_statement(const json_t *st, const struct signing_key *k, json_t **envelope,
 			    ingot_error *e)
 {

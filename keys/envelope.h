@@ -39,6 +39,10 @@ int envelope_sign_statement(const json_t *statement, const struct signing_key *k
  * (a build writes its manifest's without holding its files[]). */
 int envelope_sign_payload(const char *payload, size_t len, const struct signing_key *k,
 			  json_t **envelope, ingot_error *e);
+/* The same, written to out as envelope_canonical would write it, with
+ * no base64 copy of the payload held (manifest/dsse.h envelope_write). */
+int envelope_write_signed(const char *payload, size_t len, const struct signing_key *k,
+			  const struct json_out *out, ingot_error *e);
 /* Add k's signature to an existing envelope (checked for shape first).
  * -EEXIST if k already signed it. */
 int envelope_add_signature(json_t *envelope, const struct signing_key *k, ingot_error *e);

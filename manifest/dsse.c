@@ -90,43 +90,91 @@ int statement_for_manifest_head(const char *name, const json_t *head, json_t **o
 static const char b64_chars[] =
 	"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/-_=";
 
+/* What json_canonical writes after an envelope's "payload" member, given
+ * the other members (rest): "\",\n" closing the payload, then the rest
+ * as it dumps without its "{\n".  NULL unless "payload" sorts before
+ * every other member and there is one (and when out of memory). */
+static char *after_payload(const json_t *rest, size_t *len)
+{
+	static const char close[] = "\",\n";
+	_cleanup_free_ char *tail = NULL;
+	const char *key;
+	json_t *v;
+	size_t tlen;
+	char *out;
+
+	if (json_object_size(rest) < 1)
+		return NULL;
+	json_object_foreach((json_t *)rest, key, v)
+		if (strcmp(key, "payload") <= 0)
+			return NULL;
+	if (!(tail = json_canonical(rest, &tlen)) || tlen < 2 || memcmp(tail, "{\n", 2))
+		return NULL;
+	if (!(out = malloc(sizeof(close) - 1 + tlen - 2 + 1)))
+		return NULL;
+	memcpy(out, close, sizeof(close) - 1);
+	memcpy(out + sizeof(close) - 1, tail + 2, tlen - 2 + 1);
+	*len = sizeof(close) - 1 + tlen - 2;
+	return out;
+}
+
+#define ENVELOPE_HEAD "{\n  \"payload\": \""
+
 char *envelope_canonical(const json_t *env, size_t *len)
 {
-	static const char head[] = "{\n  \"payload\": \"";
 	const json_t *pl = json_object_get(env, "payload");
 	_cleanup_json_ json_t *rest = NULL;
 	_cleanup_free_ char *tail = NULL;
-	const char *key, *b64 = json_string_value(pl);
+	const char *b64 = json_string_value(pl);
 	size_t plen = json_string_length(pl), tlen, n;
-	json_t *v;
 	char *out;
 
-	/* The splice below is exact only when "payload" sorts first, is
-	 * followed by another member and dumps verbatim; anything else takes
-	 * the generic path. */
-	if (!b64 || json_object_size(env) < 2 || strspn(b64, b64_chars) != plen)
+	/* The splice below is exact only when the payload dumps verbatim
+	 * (after_payload checks the rest); anything else takes the generic
+	 * path. */
+	if (!b64 || strspn(b64, b64_chars) != plen)
 		return json_canonical(env, len);
-	json_object_foreach((json_t *)env, key, v)
-		if (v != pl && strcmp(key, "payload") <= 0)
-			return json_canonical(env, len);
-	/* The rest of the envelope through jansson, as json_canonical would
-	 * write it after the payload member: "{\n" then the next member. */
 	rest = json_copy((json_t *)env);
-	if (!rest || json_object_del(rest, "payload") < 0 || !(tail = json_canonical(rest, &tlen)))
+	if (!rest || json_object_del(rest, "payload") < 0)
 		return NULL;
-	if (tlen < 2 || memcmp(tail, "{\n", 2))
+	if (!(tail = after_payload(rest, &tlen)))
 		return json_canonical(env, len);
-	n = sizeof(head) - 1 + plen + 3 + tlen - 2;
+	n = sizeof(ENVELOPE_HEAD) - 1 + plen + tlen;
 	out = malloc(n + 1);
 	if (!out)
 		return NULL;
-	memcpy(out, head, sizeof(head) - 1);
-	memcpy(out + sizeof(head) - 1, b64, plen);
-	memcpy(out + sizeof(head) - 1 + plen, "\",\n", 3);
-	memcpy(out + sizeof(head) - 1 + plen + 3, tail + 2, tlen - 2 + 1);
+	memcpy(out, ENVELOPE_HEAD, sizeof(ENVELOPE_HEAD) - 1);
+	memcpy(out + sizeof(ENVELOPE_HEAD) - 1, b64, plen);
+	memcpy(out + sizeof(ENVELOPE_HEAD) - 1 + plen, tail, tlen + 1);
 	if (len)
 		*len = n;
 	return out;
+}
+
+int envelope_write(const json_t *rest, const void *payload, size_t len, const struct json_out *out,
+		   ingot_error *e)
+{
+	/* Whole base64 quanta a chunk: the chunks' encodings concatenate
+	 * to the encoding of the whole. */
+	enum { CHUNK = 3 * (16u << 10) };
+	const uint8_t *p = payload;
+	_cleanup_free_ char *tail = NULL;
+	size_t tlen;
+	int r;
+
+	if (!(tail = after_payload(rest, &tlen)))
+		return ingot_fail(e, -EINVAL, "envelope: members other than the payload must sort after it");
+	if ((r = out->write(out->ctx, ENVELOPE_HEAD, sizeof(ENVELOPE_HEAD) - 1, e)) < 0)
+		return r;
+	for (size_t off = 0; off < len; off += CHUNK) {
+		size_t n = len - off < CHUNK ? len - off : CHUNK, k;
+		_cleanup_free_ char *b64 = base64_encode(p + off, n, &k);
+		if (!b64)
+			return ingot_fail(e, -ENOMEM, "out of memory");
+		if ((r = out->write(out->ctx, b64, k, e)) < 0)
+			return r;
+	}
+	return out->write(out->ctx, tail, tlen, e);
 }
 
 /* Signature entries are {"keyid","sig"}; DSSE allows keyid to be absent

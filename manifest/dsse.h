@@ -14,6 +14,7 @@
 #include <jansson.h>
 
 #include "lib/err.h"
+#include "lib/json.h"
 #include "manifest/schema.h"
 
 #define ENVELOPE_PAYLOAD_TYPE "application/vnd.in-toto+json"
@@ -55,6 +56,13 @@ int statement_for_manifest_head(const char *name, const json_t *head, json_t **o
  * ingot writes; otherwise this is json_canonical.  NULL: out of memory.
  * Written with json_write_file_as(path, env, envelope_canonical, ...). */
 char *envelope_canonical(const json_t *env, size_t *len);
+
+/* The same bytes for the envelope rest plus {"payload": base64(payload)},
+ * the payload encoded as it is written, so a large one is held once (by
+ * the caller).  rest: the other members (payloadType, signatures), all
+ * sorting after "payload" (-EINVAL otherwise). */
+int envelope_write(const json_t *rest, const void *payload, size_t len, const struct json_out *out,
+		   ingot_error *e);
 
 /* Check the envelope's structure and limits without verifying anything
  * (name is used in messages).  *payload gets the decoded payload. */

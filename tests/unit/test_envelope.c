@@ -20,6 +20,7 @@
 #include "lib/digest.h"
 #include "lib/fileio.h"
 #include "lib/json.h"
+#include "lib/strbuf.h"
 #include "lib/time.h"
 #include "helpers.h"
 
@@ -236,6 +237,39 @@ static void test_canonical_splice(void **state)
 	json_object_set_new(env, "payload", json_integer(1));
 	json_object_set_new(env, "signatures", json_array());
 	expect_canonical(env);   /* not a string */
+}
+
+/* envelope_write_signed writes what envelope_sign_payload's envelope
+ * dumps as, the payload encoded a chunk at a time: payloads around the
+ * chunk (48 KiB) and base64 quantum boundaries. */
+static void test_write_signed(void **state)
+{
+	static const size_t sizes[] = { 0, 1, 2, 3, 49151, 49152, 49153, 3 * 49152 + 2 };
+	(void)state;
+
+	for (size_t i = 0; i < ARRAY_SIZE(sizes); i++) {
+		_cleanup_free_ char *payload = malloc(sizes[i] + 1), *want = NULL;
+		_cleanup_json_ json_t *env = NULL;
+		_cleanup_strbuf_ struct strbuf got = STRBUF_INIT;
+		ingot_error e = { 0 };
+
+		assert_non_null(payload);
+		for (size_t j = 0; j < sizes[i]; j++)
+			payload[j] = (char)(j * 7 + i);
+		assert_int_equal(envelope_sign_payload(payload, sizes[i], ka, &env, &e), 0);
+		assert_non_null(want = json_canonical(env, NULL));
+		assert_int_equal(envelope_write_signed(payload, sizes[i], ka,
+						       &(struct json_out){ json_out_strbuf, &got }, &e), 0);
+		assert_string_equal(got.buf, want);
+	}
+	{
+		/* a member sorting before the payload cannot be written so */
+		_cleanup_json_ json_t *rest = json_pack("{s:b}", "a", 1);
+		_cleanup_strbuf_ struct strbuf got = STRBUF_INIT;
+		ingot_error e = { 0 };
+		assert_int_equal(envelope_write(rest, "x", 1, &(struct json_out){ json_out_strbuf, &got }, &e),
+				 -EINVAL);
+	}
 }
 
 static void test_valid(void **state)
@@ -519,6 +553,7 @@ int main(void)
 		cmocka_unit_test(test_create_shape),
 		cmocka_unit_test(test_deterministic),
 		cmocka_unit_test(test_canonical_splice),
+		cmocka_unit_test(test_write_signed),
 		cmocka_unit_test(test_valid),
 		cmocka_unit_test(test_threshold),
 		cmocka_unit_test(test_untrusted),
