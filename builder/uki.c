@@ -207,6 +207,7 @@ static int load_parts(const struct boot_spec *b, struct boot_parts *bp, ingot_er
 	if (is_deb(&bp->kernel_file)) {
 		if ((r = deb_extract(&bp->kernel_file, b->kernel.path, pick_kernel, bp, e)) < 0)
 			return r;
+		blob_release(&bp->kernel_file);   /* tens of MiB; what it held is picked */
 		if (!bp->vmlinuz.data)
 			return ingot_fail(e, -EINVAL, "boot.kernel: %s: expected a boot/vmlinuz-* file in the package, got none",
 					  b->kernel.path);
@@ -225,6 +226,7 @@ static int load_parts(const struct boot_spec *b, struct boot_parts *bp, ingot_er
 	if (is_deb(&bp->stub_file)) {
 		if ((r = deb_extract(&bp->stub_file, b->stub.path, pick_stub, bp, e)) < 0)
 			return r;
+		blob_release(&bp->stub_file);
 		if (!bp->stub.data)
 			return ingot_fail(e, -EINVAL, "boot.stub: %s: expected /%s in the package, got none", b->stub.path,
 					  STUB_DEB_PATH);

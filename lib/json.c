@@ -196,8 +196,8 @@ int json_dump_spliced(const json_t *doc, size_t flags, const struct json_splice 
 	w->e = e;
 	for (p = s; (q = strstr(p, MARK_DUMPED)); ) {
 		const char *d = q + sizeof(MARK_DUMPED) - 1, *line = q;
-		char *end;
-		unsigned long i = strtoul(d, &end, 10);
+		char *end = (char *)d;
+		unsigned long i = *d >= '0' && *d <= '9' ? strtoul(d, &end, 10) : 0;
 
 		if (end == d || *end != '"' || i >= n || seen[i])
 			return ingot_fail(e, -EINVAL, "JSON splice: mark %.*s unknown or seen twice",
