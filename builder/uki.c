@@ -115,15 +115,13 @@ void uki_cmdline(const char *name, const struct verity_info *vi, const char *ext
 
 struct boot_parts {
 	const struct boot_spec *b;
-	struct blob kernel_file, stub_file, init;
+	struct blob init;
 	struct blob vmlinuz, stub;      /* the kernel and stub themselves */
 	struct blob *modules;           /* b->n_modules, in recipe order */
 };
 
 static void boot_parts_free(struct boot_parts *bp)
 {
-	blob_release(&bp->kernel_file);
-	blob_release(&bp->stub_file);
 	blob_release(&bp->init);
 	blob_release(&bp->vmlinuz);
 	blob_release(&bp->stub);
@@ -195,45 +193,30 @@ static int check_module_order(const struct boot_spec *b, const struct blob *mods
 
 static int load_parts(const struct boot_spec *b, struct boot_parts *bp, ingot_error *e)
 {
-	int r;
+	int kdeb = 0, sdeb = 0, r = 0;
 
 	bp->b = b;
 	if (!(bp->modules = calloc(b->n_modules + 1, sizeof(*bp->modules))))
 		return ingot_fail(e, -ENOMEM, "out of memory");
-	if ((r = boot_input_read(&b->kernel, "boot.kernel", &bp->kernel_file, e)) < 0 ||
-	    (r = boot_input_read(&b->stub, "boot.stub", &bp->stub_file, e)) < 0 ||
+	/* Packages are streamed: only the files picked are held. */
+	if ((kdeb = boot_input_take(&b->kernel, "boot.kernel", pick_kernel, bp, &bp->vmlinuz, e)) < 0 ||
+	    (sdeb = boot_input_take(&b->stub, "boot.stub", pick_stub, bp, &bp->stub, e)) < 0 ||
 	    (r = boot_input_read(&b->init, "boot.init", &bp->init, e)) < 0)
-		return r;
-	if (is_deb(&bp->kernel_file)) {
-		if ((r = deb_extract(&bp->kernel_file, b->kernel.path, pick_kernel, bp, e)) < 0)
-			return r;
-		blob_release(&bp->kernel_file);   /* tens of MiB; what it held is picked */
-		if (!bp->vmlinuz.data)
-			return ingot_fail(e, -EINVAL, "boot.kernel: %s: expected a boot/vmlinuz-* file in the package, got none",
-					  b->kernel.path);
-	} else if (b->n_modules) {
+		return kdeb < 0 ? kdeb : sdeb < 0 ? sdeb : r;
+	if (kdeb && !bp->vmlinuz.data)
+		return ingot_fail(e, -EINVAL, "boot.kernel: %s: expected a boot/vmlinuz-* file in the package, got none",
+				  b->kernel.path);
+	if (!kdeb && b->n_modules)
 		return ingot_fail(e, -EINVAL, "boot.modules: expected none with a vmlinuz file as boot.kernel (modules come from a linux-image .deb)");
-	} else {
-		bp->vmlinuz = bp->kernel_file;
-		bp->kernel_file = (struct blob){ 0 };
-	}
 	for (size_t i = 0; i < b->n_modules; i++)
 		if (!bp->modules[i].data)
 			return ingot_fail(e, -EINVAL, "boot.modules[%zu]: expected %s.ko in %s, got none", i,
 					  b->modules[i], b->kernel.path);
 	if ((r = check_module_order(b, bp->modules, e)) < 0)
 		return r;
-	if (is_deb(&bp->stub_file)) {
-		if ((r = deb_extract(&bp->stub_file, b->stub.path, pick_stub, bp, e)) < 0)
-			return r;
-		blob_release(&bp->stub_file);
-		if (!bp->stub.data)
-			return ingot_fail(e, -EINVAL, "boot.stub: %s: expected /%s in the package, got none", b->stub.path,
-					  STUB_DEB_PATH);
-	} else {
-		bp->stub = bp->stub_file;
-		bp->stub_file = (struct blob){ 0 };
-	}
+	if (sdeb && !bp->stub.data)
+		return ingot_fail(e, -EINVAL, "boot.stub: %s: expected /%s in the package, got none", b->stub.path,
+				  STUB_DEB_PATH);
 	return 0;
 }
 

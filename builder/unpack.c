@@ -45,16 +45,6 @@ struct reader {
 	bool have_control;        /* a .deb's control.tar member was read */
 };
 
-/* The artifact's own bytes, hashed as libarchive reads them, so it is
- * read once and its pin checked without a copy in the store. */
-struct source {
-	int fd;
-	EVP_MD_CTX *md;
-	char *buf;
-	uint64_t total;
-	int err;
-};
-
 static void archive_freep(struct archive **a)
 {
 	if (*a)
@@ -62,9 +52,7 @@ static void archive_freep(struct archive **a)
 }
 #define _cleanup_archive_ __attribute__((cleanup(archive_freep)))
 
-/* libarchive leaves no message on some failures (a gzip stream cut
- * before its trailer): never print "(null)". */
-static const char *archive_error(struct archive *ar)
+const char *unpack_archive_error(struct archive *ar)
 {
 	const char *m = archive_error_string(ar);
 	return m && *m ? m : "unexpected end of data (truncated or corrupt archive)";
@@ -154,7 +142,7 @@ static int read_file_data(struct reader *rd, struct archive *ar, const char *raw
 		char *p = writebehind_tail(&rd->wb, &room);
 		la_ssize_t n = archive_read_data(ar, p, room < DATA_BUF ? room : DATA_BUF);
 		if (n < 0)
-			return ingot_fail(rd->e, -EIO, "%s: archive entry '%s': %s", rd->a->name, raw, archive_error(ar));
+			return ingot_fail(rd->e, -EIO, "%s: archive entry '%s': %s", rd->a->name, raw, unpack_archive_error(ar));
 		if (n == 0)
 			break;
 		if ((r = check_bytes(rd, raw, ent->size + (uint64_t)n)) < 0)
@@ -260,7 +248,7 @@ static int read_archive(struct reader *rd, struct archive *ar, const char *what)
 		if (r == ARCHIVE_EOF)
 			return 0;
 		if (r < ARCHIVE_WARN)
-			return ingot_fail(rd->e, -EINVAL, "%s: %s: %s", rd->a->name, what, archive_error(ar));
+			return ingot_fail(rd->e, -EINVAL, "%s: %s: %s", rd->a->name, what, unpack_archive_error(ar));
 		if ((r = read_entry(rd, ar, ae)) < 0)
 			return r;
 	}
@@ -292,7 +280,7 @@ static int check_filter(struct reader *rd, struct archive *inner, const char *me
 
 static la_ssize_t source_read(struct archive *ar, void *ctx, const void **buf)
 {
-	struct source *src = ctx;
+	struct unpack_source *src = ctx;
 	ssize_t n;
 
 	do
@@ -310,20 +298,44 @@ static la_ssize_t source_read(struct archive *ar, void *ctx, const void **buf)
 	return n;
 }
 
-static int open_source(struct archive *ar, struct source *src)
+int unpack_source_begin(struct unpack_source *src, int fd)
 {
-	if (archive_read_open(ar, src, NULL, source_read, NULL) != ARCHIVE_OK)
-		return -EINVAL;
-	return 0;
+	*src = (struct unpack_source){ .fd = fd, .md = EVP_MD_CTX_new(), .buf = malloc(DATA_BUF) };
+	if (src->md && src->buf && EVP_DigestInit_ex(src->md, EVP_sha256(), NULL))
+		return 0;
+	unpack_source_end(src, NULL);
+	return -ENOMEM;
 }
 
-static int list_tar(struct reader *rd, struct source *src)
+int unpack_source_open(struct archive *ar, struct unpack_source *src)
+{
+	return archive_read_open(ar, src, NULL, source_read, NULL);
+}
+
+int unpack_source_end(struct unpack_source *src, uint8_t got[32])
+{
+	/* Hash what the archive reader left (tar padding after the end
+	 * marker, trailing bytes): the pin covers the whole file. */
+	for (ssize_t n = 1; got && n > 0 && !src->err;) {
+		const void *b;
+		n = source_read(NULL, src, &b);
+	}
+	if (got)
+		EVP_DigestFinal_ex(src->md, got, NULL);
+	EVP_MD_CTX_free(src->md);
+	free(src->buf);
+	src->md = NULL;
+	src->buf = NULL;
+	return src->err ? -src->err : 0;
+}
+
+static int list_tar(struct reader *rd, struct unpack_source *src)
 {
 	_cleanup_archive_ struct archive *ar = unpack_tar_reader();
 	if (!ar)
 		return ingot_fail(rd->e, -ENOMEM, "out of memory");
-	if (open_source(ar, src) < 0)
-		return ingot_fail(rd->e, -EINVAL, "%s: %s: %s", rd->a->name, rd->a->source, archive_error(ar));
+	if (unpack_source_open(ar, src) != ARCHIVE_OK)
+		return ingot_fail(rd->e, -EINVAL, "%s: %s: %s", rd->a->name, rd->a->source, unpack_archive_error(ar));
 	return read_archive(rd, ar, rd->a->source);
 }
 
@@ -409,7 +421,7 @@ static int read_control(struct reader *rd, struct archive *outer, const char *me
 				  rd->a->name, rd->a->source, member, UNPACK_CONTROL_MAX);
 	if (r == -EIO)
 		return ingot_fail(rd->e, -EINVAL, "%s: %s: %s: %s", rd->a->name, rd->a->source, member,
-				  archive_error(outer));
+				  unpack_archive_error(outer));
 	if (r < 0 || !inner)
 		return ingot_fail(rd->e, -ENOMEM, "out of memory");
 	rd->have_control = true;
@@ -417,7 +429,7 @@ static int read_control(struct reader *rd, struct archive *outer, const char *me
 	archive_read_support_format_tar(inner);
 	if (archive_read_open_memory(inner, ctl, ctl_len) != ARCHIVE_OK)
 		return ingot_fail(rd->e, -EINVAL, "%s: %s: %s: %s", rd->a->name, rd->a->source, member,
-				  archive_error(inner));
+				  unpack_archive_error(inner));
 	if ((r = check_filter(rd, inner, member, filter)) < 0)
 		return r;
 	while ((r = archive_read_next_header(inner, &ae)) == ARCHIVE_OK) {
@@ -425,13 +437,13 @@ static int read_control(struct reader *rd, struct archive *outer, const char *me
 		if (p && (!strcmp(p, "./control") || !strcmp(p, "control"))) {
 			if (unpack_read_member(inner, UNPACK_CONTROL_MAX, &control, &control_len) < 0)
 				return ingot_fail(rd->e, -EINVAL, "%s: %s: %s: cannot read the control file: %s",
-						  rd->a->name, rd->a->source, member, archive_error(inner));
+						  rd->a->name, rd->a->source, member, unpack_archive_error(inner));
 			return control_version(rd, member, control);
 		}
 	}
 	if (r < ARCHIVE_WARN)
 		return ingot_fail(rd->e, -EINVAL, "%s: %s: %s: %s", rd->a->name, rd->a->source, member,
-				  archive_error(inner));
+				  unpack_archive_error(inner));
 	return ingot_fail(rd->e, -EINVAL, "%s: %s: %s: expected a control file, got none",
 			  rd->a->name, rd->a->source, member);
 }
@@ -446,7 +458,7 @@ static int read_data(struct reader *rd, struct archive *outer, char *mbuf, const
 	if (!inner || asprintf(&what, "%s: %s", rd->a->source, member) < 0)
 		return ingot_fail(rd->e, -ENOMEM, "out of memory");
 	if (unpack_open_member(inner, &m) != ARCHIVE_OK)
-		return ingot_fail(rd->e, -EINVAL, "%s: %s: %s", rd->a->name, what, archive_error(inner));
+		return ingot_fail(rd->e, -EINVAL, "%s: %s: %s", rd->a->name, what, unpack_archive_error(inner));
 	if ((r = check_filter(rd, inner, member, filter)) < 0)
 		return r;
 	return read_archive(rd, inner, what);
@@ -454,7 +466,7 @@ static int read_data(struct reader *rd, struct archive *outer, char *mbuf, const
 
 /* deb(5) member by member, in dpkg-deb's order and with its rules
  * (builder/deb.h); members after data.tar are not read, as in dpkg-deb. */
-static int list_deb(struct reader *rd, struct source *src)
+static int list_deb(struct reader *rd, struct unpack_source *src)
 {
 	_cleanup_archive_ struct archive *outer = archive_read_new();
 	_cleanup_free_ char *mbuf = malloc(UNPACK_MEMBER_BUF);
@@ -465,9 +477,9 @@ static int list_deb(struct reader *rd, struct source *src)
 	if (!outer || !mbuf)
 		return ingot_fail(rd->e, -ENOMEM, "out of memory");
 	archive_read_support_format_ar(outer);
-	if (open_source(outer, src) < 0)
+	if (unpack_source_open(outer, src) != ARCHIVE_OK)
 		return ingot_fail(rd->e, -EINVAL, "%s: %s: expected a Debian package (ar archive), got: %s",
-				  rd->a->name, rd->a->source, archive_error(outer));
+				  rd->a->name, rd->a->source, unpack_archive_error(outer));
 	for (;;) {
 		const char *name;
 		r = archive_read_next_header(outer, &ae);
@@ -475,7 +487,7 @@ static int list_deb(struct reader *rd, struct source *src)
 			break;
 		if (r < ARCHIVE_WARN)
 			return ingot_fail(rd->e, -EINVAL, "%s: %s: expected a Debian package (ar archive), got: %s",
-					  rd->a->name, rd->a->source, archive_error(outer));
+					  rd->a->name, rd->a->source, unpack_archive_error(outer));
 		name = archive_entry_pathname(ae);
 		if (!name)
 			name = "";
@@ -747,8 +759,8 @@ static int unpack_source(struct reader *rd)
 {
 	const struct artifact *a = rd->a;
 	_cleanup_close_ int fd = -1;
-	_cleanup_free_ char *sbuf = NULL, *pack = NULL;
-	struct source src = { .fd = -1 };
+	_cleanup_free_ char *pack = NULL;
+	struct unpack_source src;
 	struct stat sb;
 	uint8_t got[32];
 	int r, r2;
@@ -766,39 +778,26 @@ static int unpack_source(struct reader *rd)
 		return store_pin_mismatch(a->name, a->sha256, got, rd->e);
 	if (lseek(fd, 0, SEEK_SET) < 0)
 		return ingot_fail(rd->e, -errno, "%s: %s: seek: %s", a->name, a->path, strerror(errno));
-	src.fd = fd;
-	src.md = EVP_MD_CTX_new();
-	sbuf = malloc(DATA_BUF);
-	if (!src.md || !sbuf || !EVP_DigestInit_ex(src.md, EVP_sha256(), NULL)) {
-		EVP_MD_CTX_free(src.md);
+	if (unpack_source_begin(&src, fd) < 0)
 		return ingot_fail(rd->e, -ENOMEM, "out of memory");
-	}
-	src.buf = sbuf;
 	rd->pack_fd = store_tmp_create(rd->s, "pack", &rd->pack_tmp, rd->e);
 	if (rd->pack_fd < 0) {
-		EVP_MD_CTX_free(src.md);
+		unpack_source_end(&src, NULL);
 		return rd->pack_fd;
 	}
 	if ((r = writebehind_start(&rd->wb, rd->pack_fd, PACK_BUF, PACK_NBUF)) < 0) {
-		EVP_MD_CTX_free(src.md);
+		unpack_source_end(&src, NULL);
 		return ingot_fail(rd->e, r, "%s: cannot start the pack writer: %s", a->name, strerror(-r));
 	}
 	r = a->kind == ART_DEB ? list_deb(rd, &src) : list_tar(rd, &src);
 	r2 = writebehind_finish(&rd->wb);
 	if (r >= 0 && r2 < 0)
 		r = pack_failed(rd, r2);
-	/* Hash what the archive reader left (tar padding after the end
-	 * marker, trailing bytes): the pin covers the whole file, and the
-	 * bytes unpacked must be the bytes checked above (a source rewritten
-	 * meanwhile is a pin mismatch, reported before any parse error). */
-	for (ssize_t n = 1; n > 0 && !src.err;) {
-		const void *b;
-		n = source_read(NULL, &src, &b);
-	}
-	EVP_DigestFinal_ex(src.md, got, NULL);
-	EVP_MD_CTX_free(src.md);
-	if (src.err)
-		return ingot_fail(rd->e, -src.err, "%s: %s: read failed: %s", a->name, a->path, strerror(src.err));
+	/* The bytes unpacked must be the bytes checked above: a source
+	 * rewritten meanwhile is a pin mismatch, reported before any parse
+	 * error. */
+	if ((r2 = unpack_source_end(&src, got)) < 0)
+		return ingot_fail(rd->e, r2, "%s: %s: read failed: %s", a->name, a->path, strerror(-r2));
 	if (memcmp(got, a->sha256, 32))
 		return store_pin_mismatch(a->name, a->sha256, got, rd->e);
 	if (r < 0)

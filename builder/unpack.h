@@ -20,6 +20,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <openssl/types.h>
 #include "recipes/recipe.h"
 #include "builder/store.h"
 #include "builder/tree.h"
@@ -70,9 +71,31 @@ int unpack_apply(const struct artifact *a, const struct tree *listing, struct tr
 struct archive;
 int unpack_read_member(struct archive *a, size_t max, char **out, size_t *len);
 
+/* libarchive's message for ar's last error; libarchive leaves none on
+ * some failures (a stream cut before its trailer): never "(null)". */
+const char *unpack_archive_error(struct archive *ar);
+
 /* A reader of tar formats only (a recipe saying "tar" must not accept a
  * zip or cpio), any compression. */
 struct archive *unpack_tar_reader(void);
+
+/* An archive's source file, hashed as libarchive reads it, so that it
+ * is read once and its pin is checked over the very bytes unpacked.
+ * unpack_source_begin: src reads fd from where it is; -ENOMEM.
+ * unpack_source_open: ARCHIVE_OK, or libarchive's error in ar.
+ * unpack_source_end: hashes what the reader left (the pin covers the
+ * whole file) into got and frees src's buffers; -errno of a failed read.
+ * With got NULL it only frees them.  total counts every byte hashed. */
+struct unpack_source {
+	int fd;
+	EVP_MD_CTX *md;
+	char *buf;
+	uint64_t total;
+	int err;            /* errno of a failed read */
+};
+int unpack_source_begin(struct unpack_source *src, int fd);
+int unpack_source_open(struct archive *ar, struct unpack_source *src);
+int unpack_source_end(struct unpack_source *src, uint8_t got[32]);
 
 /* The data.tar.* of a .deb read straight out of the outer ar stream,
  * without a copy of the member: inner is opened on the member outer is

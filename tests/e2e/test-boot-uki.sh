@@ -101,6 +101,44 @@ recipe "$T/r2.yaml" "console=ttyS0 quiet"
 assert_ne "$(jq -r .boot.uki.authenticode_sha256 "$M")" "$(jq -r .boot.uki.authenticode_sha256 "$T/c/uki-test.manifest.json")" "Authenticode"
 assert_ne "$(jq -r .boot.pcr11.predicted.sha256 "$M")" "$(jq -r .boot.pcr11.predicted.sha256 "$T/c/uki-test.manifest.json")" "PCR 11"
 
+note "packages: a linux-image .deb and a systemd-boot-efi .deb, streamed out"
+MK="python3 $SRC/scripts/mkart.py"
+mkdir -p "$T/kroot/boot" "$T/kroot/lib/modules/6.1.0-t/kernel/drivers/block" "$T/sroot/usr/lib/systemd/boot/efi"
+cp "$STUB" "$T/kroot/boot/vmlinuz-6.1.0-t"
+cp "$STUB" "$T/sroot/usr/lib/systemd/boot/efi/linuxx64.efi.stub"
+$MK ko --out "$T/kroot/lib/modules/6.1.0-t/kernel/drivers/block/virtio_blk.ko" --name virtio_blk --version 1.0
+$MK blob --out "$T/kroot/boot/System.map-6.1.0-t" --size 262144 --seed 5
+$MK deb --out "$T/k.deb" --package linux-image-6.1.0-t --version 6.1.0-1 --root "$T/kroot"
+$MK deb --out "$T/s.deb" --package systemd-boot-efi --version 252-1 --root "$T/sroot"
+debs() { # FILE KERNEL_DEB KERNEL_SHA [MODULES]
+	sed -e "s|^  kernel:.*|  kernel: {source: $2, sha256: $3}|" \
+	    -e "s|^  stub:.*|  stub: {source: $T/s.deb, sha256: $(sha256 "$T/s.deb")}|" "$T/r.yaml" > "$1"
+	[ -z "${4:-}" ] || echo "  modules: [$4]" >> "$1"
+}
+debs "$T/d.yaml" "$T/k.deb" "$(sha256 "$T/k.deb")"
+"$INGOT" build "$T/d.yaml" -o "$T/d" --store "$T/store" --no-lint --quiet
+assert_eq "k.deb $(sha256 "$T/k.deb")" "$(jq -r '.boot.kernel | "\(.source) \(.sha256)"' "$T/d/uki-test.manifest.json")" "manifest boot.kernel"
+debs "$T/dm.yaml" "$T/k.deb" "$(sha256 "$T/k.deb")" virtio_blk
+"$INGOT" build "$T/dm.yaml" -o "$T/dm" --store "$T/store" --no-lint --quiet
+/usr/bin/python3 - "$T/dm/uki-test.efi" "$STUB" "$T/kroot/lib/modules/6.1.0-t/kernel/drivers/block/virtio_blk.ko" <<'PY' || fail "the UKI from packages lacks the kernel or the module"
+import pefile, sys
+p = pefile.PE(sys.argv[1])
+sec = {s.Name.rstrip(b'\0'): s.get_data()[:s.Misc_VirtualSize] for s in p.sections}
+assert sec[b'.linux'] == open(sys.argv[2], 'rb').read(), '.linux is not boot/vmlinuz-*'
+b = sec[b'.initrd']; ko = open(sys.argv[3], 'rb').read()
+i = b.index(b'lib/modules/00-virtio_blk.ko\0')
+assert ko in b[i:], 'module bytes'
+PY
+note "packages: the pin is checked over every byte, before any parse error"
+debs "$T/bad4.yaml" "$T/k.deb" 0000000000000000000000000000000000000000000000000000000000000000
+expect_exit 1 "boot.kernel: $T/k.deb: expected sha256 0000" "$INGOT" build "$T/bad4.yaml" -o "$T/bad" --store "$T/store" --no-lint
+head -c 3000 "$T/k.deb" > "$T/cut.deb"
+debs "$T/bad5.yaml" "$T/cut.deb" "$(sha256 "$T/cut.deb")"
+expect_exit 1 "boot.kernel: $T/cut.deb: data.tar.xz: unexpected end of data" "$INGOT" build "$T/bad5.yaml" -o "$T/bad" --store "$T/store" --no-lint
+assert_no_file "$T/bad/uki-test.efi"
+debs "$T/bad6.yaml" "$T/k.deb" "$(sha256 "$T/k.deb")" virtio_net
+expect_exit 1 "boot.modules[0]: expected virtio_net.ko in $T/k.deb, got none" "$INGOT" build "$T/bad6.yaml" -o "$T/bad" --store "$T/store" --no-lint
+
 note "refusals"
 recipe "$T/bad.yaml" "console=ttyS0" 0000000000000000000000000000000000000000000000000000000000000000
 expect_exit 1 "boot.stub: $STUB: expected sha256 0000" "$INGOT" build "$T/bad.yaml" -o "$T/bad" --store "$T/store" --no-lint
