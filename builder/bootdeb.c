@@ -143,20 +143,17 @@ int boot_input_take(const struct boot_input *in, const char *field, deb_pick_fn 
 	if ((uint64_t)st.st_size > BOOT_INPUT_MAX)
 		return ingot_fail(e, -EFBIG, "%s: %s: file too large (%llu bytes, limit %zu)", field, in->path,
 				  (unsigned long long)st.st_size, BOOT_INPUT_MAX);
-	/* The pin first, as for artifacts: a wrong file costs a read, never
-	 * a decompression. */
-	if ((r = sha256_fd(fd, in->path, got, NULL, e)) < 0)
-		return ingot_prefix(e, "%s", field);
-	if (memcmp(got, in->sha256, SHA256_LEN))
-		return pin_mismatch(in, field, got, e);
-	if (lseek(fd, 0, SEEK_SET) < 0)
-		return ingot_fail(e, -errno, "%s: %s: seek: %s", field, in->path, strerror(errno));
-	/* Then streamed, hashed again as it is read: a kernel package is
-	 * tens of MiB, and only a few of its files are kept.  The bytes used
-	 * must be the bytes checked (a file rewritten meanwhile is a pin
-	 * mismatch, reported before any parse error). */
-	if (!(outer = archive_read_new()) || unpack_source_begin(&src, fd) < 0)
+	/* The pin first, as for artifacts; then streamed, hashed again as it
+	 * is read: a kernel package is tens of MiB, and only a few of its
+	 * files are kept.  The bytes used must be the bytes checked (a file
+	 * rewritten meanwhile is a pin mismatch, reported before any parse
+	 * error). */
+	if (!(outer = archive_read_new()))
 		return ingot_fail(e, -ENOMEM, "out of memory");
+	if ((r = unpack_source_begin_pinned(&src, fd, in->path, in->sha256, got, e)) < 0)
+		return ingot_prefix(e, "%s", field);
+	if (r > 0)
+		return pin_mismatch(in, field, got, e);
 	archive_read_support_format_ar(outer);
 	if (unpack_source_open(outer, &src) != ARCHIVE_OK)
 		r = ingot_fail(e, -EINVAL, "%s: expected a Debian package: %s", in->path, unpack_archive_error(outer));

@@ -532,7 +532,7 @@ static int run_build(const struct build_opts *o, struct recipe *r, struct store 
 		rc = ingot_fail(e, -ENOMEM, "out of memory");
 		goto done;
 	}
-	if ((rc = manifest_seal(manifest, &t, &compact, e)) < 0 ||
+	if ((rc = manifest_seal(manifest, r->name, &vi, &t, &compact, e)) < 0 ||
 	    (rc = write_manifest(&out->manifest, res->manifest_path, manifest, &t, &canonical, e)) < 0)
 		goto done;
 	if ((rc = manifest_check_sizes(res->entries, canonical, compact, &MANIFEST_LIMITS, e)) < 0) {

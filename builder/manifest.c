@@ -256,22 +256,17 @@ int manifest_build_head(const struct recipe *r, const uint64_t *sizes, const str
 	return 0;
 }
 
-int manifest_seal(json_t *m, const struct tree *t, size_t *compact, ingot_error *e)
+int manifest_seal(json_t *m, const char *name, const struct verity_info *vi, const struct tree *t,
+		  size_t *compact, ingot_error *e)
 {
 	struct manifest_files f;
 	struct json_splice sp = { manifest_files_next, &f };
 	_cleanup_free_ char *mc = NULL;
 	json_t *meas;
-	uint8_t content[32], img[32], root[32];
-	const char *name = json_string_value(json_object_get(json_object_get(m, "recipe"), "name"));
-	const char *img_hex = json_string_value(json_object_get(json_object_get(m, "image"), "sha256"));
-	const char *root_hex = json_string_value(json_object_get(json_object_get(m, "verity"), "root_hash"));
+	uint8_t content[32];
 	size_t len = 0;
 	int rc;
 
-	if (!name || !img_hex || !root_hex || hex_decode(img_hex, img, 32) < 0 ||
-	    hex_decode(root_hex, root, 32) < 0)
-		return ingot_fail(e, -EINVAL, "manifest: sealed before its image and verity members");
 	/* The measurement binds the rest of the manifest (content digest),
 	 * so it is computed last, over everything else.  This pass also
 	 * checks each files[] entry as a reader will. */
@@ -280,7 +275,7 @@ int manifest_seal(json_t *m, const struct tree *t, size_t *compact, ingot_error 
 	manifest_files_release(&f);
 	if (rc < 0)
 		return rc;
-	meas = attest_predict_measurement(name, img, root, content, ATTEST_DEFAULT_PCR);
+	meas = attest_predict_measurement(name, vi->image_sha256, vi->root_hash, content, ATTEST_DEFAULT_PCR);
 	if (!meas)
 		return ingot_fail(e, -EINVAL, "manifest: recipe name \"%s\" cannot be measured "
 				  "(1..255 printable characters, no spaces)", name);
@@ -309,7 +304,7 @@ int manifest_build_sized(const struct recipe *r, const uint64_t *sizes, const st
 	if (!files)
 		return ingot_fail(e, -ENOMEM, "out of memory");
 	if ((rc = manifest_build_head(r, sizes, io, ii, vi, &m, e)) < 0 ||
-	    (rc = manifest_seal(m, t, NULL, e)) < 0)
+	    (rc = manifest_seal(m, r->name, vi, t, NULL, e)) < 0)
 		return rc;
 	/* The whole tree: the entries the seal checked, in order. */
 	manifest_files_init(&f, t, false);

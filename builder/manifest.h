@@ -36,14 +36,16 @@ int manifest_build_sized(const struct recipe *r, const uint64_t *sizes, const st
 /* The same in parts, for a build that never holds files[] whole: the
  * head is the manifest with files[] a json_splice_mark(0) and no
  * "measurement" yet; the caller adds any other member ("boot", "sbom"),
- * then manifest_seal computes the measurement over everything, files
+ * then manifest_seal computes the measurement (of the recipe's name and
+ * the head's vi, as manifest_build_head was given) over everything, files
  * included, and checks the result as a reader would (*compact, optional:
  * its compact byte count, for manifest_check_sizes).  The bytes of the
  * manifest are then json_dump_spliced(head, ...) with manifest_files as
  * the splice: the same as json_canonical(manifest_build(...)). */
 int manifest_build_head(const struct recipe *r, const uint64_t *sizes, const struct image_opts *io,
 			const struct image_info *ii, const struct verity_info *vi, json_t **out, ingot_error *e);
-int manifest_seal(json_t *head, const struct tree *t, size_t *compact, ingot_error *e);
+int manifest_seal(json_t *head, const char *name, const struct verity_info *vi, const struct tree *t,
+		  size_t *compact, ingot_error *e);
 
 /* files[]'s entries made one at a time from the finalized tree t (a
  * json_splice's next; ctx is the struct).  check: check each entry as

@@ -81,8 +81,9 @@ static int add_packages(const struct recipe *r, const struct unpack_stats *stats
 	return bad ? -ENOMEM : 0;
 }
 
-/* The regular files of t in order, each with its SPDX id and owner (the
- * artifact's package, else the image): what both generated arrays walk. */
+/* The regular files of t in order, each with its SPDX id and, when owner
+ * is not NULL, its owner (the artifact's package, else the image): what
+ * both generated arrays walk. */
 struct sbom_walk {
 	const struct recipe *r;
 	const struct tree *t;
@@ -99,6 +100,8 @@ static const struct tree_entry *walk_next(struct sbom_walk *w, char id[48], char
 		return NULL;
 	te = &w->t->v[w->i++];
 	snprintf(id, 48, "SPDXRef-File-%zu", ++w->n);
+	if (!owner)
+		return te;
 	snprintf(owner, 48, "%s", IMAGE_ID);
 	for (size_t k = 0; te->origin && k < w->r->n_artifacts; k++)
 		if (!strcmp(te->origin, w->r->artifacts[k].name))
@@ -109,9 +112,9 @@ static const struct tree_entry *walk_next(struct sbom_walk *w, char id[48], char
 /* files[]: one per regular file. */
 static int files_next(void *ctx, json_t **el, ingot_error *e)
 {
-	char id[48], owner[48];
+	char id[48];
 	_cleanup_free_ char *name = NULL;
-	const struct tree_entry *te = walk_next(ctx, id, owner);
+	const struct tree_entry *te = walk_next(ctx, id, NULL);
 
 	*el = NULL;
 	if (!te)

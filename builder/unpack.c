@@ -300,11 +300,27 @@ static la_ssize_t source_read(struct archive *ar, void *ctx, const void **buf)
 
 int unpack_source_begin(struct unpack_source *src, int fd)
 {
-	*src = (struct unpack_source){ .fd = fd, .md = EVP_MD_CTX_new(), .buf = malloc(DATA_BUF) };
-	if (src->md && src->buf && EVP_DigestInit_ex(src->md, EVP_sha256(), NULL))
+	*src = (struct unpack_source){ .fd = fd, .md = sha256_begin(), .buf = malloc(DATA_BUF) };
+	if (src->md && src->buf)
 		return 0;
 	unpack_source_end(src, NULL);
 	return -ENOMEM;
+}
+
+int unpack_source_begin_pinned(struct unpack_source *src, int fd, const char *path, const uint8_t pin[32],
+			       uint8_t got[32], ingot_error *e)
+{
+	int r = sha256_fd(fd, path, got, NULL, e);
+
+	if (r < 0)
+		return r;
+	if (memcmp(got, pin, 32))
+		return 1;
+	if (lseek(fd, 0, SEEK_SET) < 0)
+		return ingot_fail(e, -errno, "%s: seek: %s", path, strerror(errno));
+	if (unpack_source_begin(src, fd) < 0)
+		return ingot_fail(e, -ENOMEM, "out of memory");
+	return 0;
 }
 
 int unpack_source_open(struct archive *ar, struct unpack_source *src)
@@ -770,16 +786,11 @@ static int unpack_source(struct reader *rd)
 	if (fstat(fd, &sb) < 0)
 		return ingot_fail(rd->e, -errno, "%s: %s: %s", a->name, a->path, strerror(errno));
 	posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
-	/* The pin first: an archive is small next to what it unpacks to, and
-	 * a wrong one must cost a read, never a decompression. */
-	if ((r = sha256_fd(fd, a->path, got, NULL, rd->e)) < 0)
+	/* The pin first: an archive is small next to what it unpacks to. */
+	if ((r = unpack_source_begin_pinned(&src, fd, a->path, a->sha256, got, rd->e)) < 0)
 		return ingot_prefix(rd->e, "%s", a->name);
-	if (memcmp(got, a->sha256, 32))
+	if (r > 0)
 		return store_pin_mismatch(a->name, a->sha256, got, rd->e);
-	if (lseek(fd, 0, SEEK_SET) < 0)
-		return ingot_fail(rd->e, -errno, "%s: %s: seek: %s", a->name, a->path, strerror(errno));
-	if (unpack_source_begin(&src, fd) < 0)
-		return ingot_fail(rd->e, -ENOMEM, "out of memory");
 	rd->pack_fd = store_tmp_create(rd->s, "pack", &rd->pack_tmp, rd->e);
 	if (rd->pack_fd < 0) {
 		unpack_source_end(&src, NULL);

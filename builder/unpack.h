@@ -94,6 +94,12 @@ struct unpack_source {
 	int err;            /* errno of a failed read */
 };
 int unpack_source_begin(struct unpack_source *src, int fd);
+/* The pin first, with a read of its own (a wrong file costs a read, never
+ * a decompression), then unpack_source_begin on fd from its start: 0; 1
+ * with got set when fd's bytes do not match pin (src not begun); -errno
+ * with e filled (messages name path). */
+int unpack_source_begin_pinned(struct unpack_source *src, int fd, const char *path, const uint8_t pin[32],
+			       uint8_t got[32], ingot_error *e);
 int unpack_source_open(struct archive *ar, struct unpack_source *src);
 int unpack_source_end(struct unpack_source *src, uint8_t got[32]);
 

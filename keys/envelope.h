@@ -35,8 +35,7 @@ int envelope_create(const json_t *manifest, const struct signing_key *k, json_t 
  * with one signature by k; envelope_create is this over the manifest's. */
 int envelope_sign_statement(const json_t *statement, const struct signing_key *k,
 			    json_t **envelope, ingot_error *e);
-/* The same over payload, a statement's compact bytes made by the caller
- * (a build writes its manifest's without holding its files[]). */
+/* The same over payload, a statement's compact bytes made by the caller. */
 int envelope_sign_payload(const char *payload, size_t len, const struct signing_key *k,
 			  json_t **envelope, ingot_error *e);
 /* The same, written to out as envelope_canonical would write it, with

@@ -364,7 +364,7 @@ static void test_streamed_equals_tree(void **state)
 	size_t clen = 0, len = 0;
 
 	assert_int_equal(manifest_build_head(&f->r, NULL, &f->io, &f->ii, &f->vi, &head, &e), 0);
-	assert_int_equal(manifest_seal(head, &f->t, &clen, &e), 0);
+	assert_int_equal(manifest_seal(head, f->r.name, &f->vi, &f->t, &clen, &e), 0);
 	assert_int_equal(clen, strlen(compact));
 	manifest_files_init(&mf, &f->t, false);
 	assert_int_equal(json_dump_spliced(head, JSON_CANONICAL_FLAGS,
@@ -389,7 +389,7 @@ static void test_streamed_equals_tree(void **state)
 		longer[n + MANIFEST_MAX_STRING] = '\0';
 		last->path = longer;
 	}
-	assert_true(manifest_seal(head, &f->t, &clen, &e) < 0);
+	assert_true(manifest_seal(head, f->r.name, &f->vi, &f->t, &clen, &e) < 0);
 	assert_non_null(strstr(e.msg, ".path: expected an absolute path"));
 }
 
