@@ -56,11 +56,11 @@ $(BUILD)/ingot: $(CLI_OBJ) $(BUILD)/libingot.a
 # The initramfs /init of boot images: static, it runs before any library
 # is reachable (boot/init.c).  Always -O2: sanitizers (make asan's OPT)
 # cannot link statically, and the UKI pins its bytes.
-$(BUILD)/ingot-init: boot/init.c
+$(BUILD)/ingot-init: boot/init.c attest/boot-contract.h
 	@mkdir -p $(dir $@)
 	@# libcrypto.a's unused dlopen/getaddrinfo paths make ld warn; keep
 	@# its output only when the link fails.
-	$(CC) -std=c11 -Wall -Wextra -Werror -O2 -D_GNU_SOURCE -static -o $@ $< -lcrypto -lpthread \
+	$(CC) -std=c11 -Wall -Wextra -Werror -O2 -D_GNU_SOURCE -I. -static -o $@ $< -lcrypto -lpthread \
 	  2>$@.log || { cat $@.log >&2; rm -f $@; exit 1; }
 
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libingot.a

@@ -20,15 +20,10 @@
 #include <stdint.h>
 
 #include "attest/bank.h"
+#include "attest/boot-contract.h"
 #include "lib/err.h"
 #include "lib/strbuf.h"
 
-#define BOOT_PCR_FIRMWARE_APP 4
-#define BOOT_PCR_CMDLINE_EFI 9
-#define BOOT_PCR_UKI 11
-#define BOOT_PCR_CMDLINE 12
-#define BOOT_PCR_IMAGE 15
-#define BOOT_EVENT_PREFIX "ingot:boot:v1 "
 
 struct uki_part {
 	const char *name;     /* ".linux" */

@@ -34,8 +34,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#define EVENT_PREFIX "ingot:boot:v1 "   /* attest/bootpredict.h BOOT_EVENT_PREFIX */
-#define IMAGE_PCR 15
+#include "attest/boot-contract.h"
+
 #define ROOT_DEV "/dev/ingot-root"
 #define NEWROOT "/sysroot"
 #define DISK_WAIT_S 60
@@ -105,10 +105,10 @@ static int hex_ok(const char *s, size_t min, size_t max)
 static int parse_cmdline(struct params *p)
 {
 	static const struct { const char *key; size_t off, size; } keys[] = {
-		{ "ingot.image=", offsetof(struct params, image), sizeof(p->image) },
-		{ "ingot.root=", offsetof(struct params, root), sizeof(p->root) },
-		{ "ingot.salt=", offsetof(struct params, salt), sizeof(p->salt) },
-		{ "ingot.blocks=", offsetof(struct params, blocks), sizeof(p->blocks) },
+		{ BOOT_KEY_IMAGE, offsetof(struct params, image), sizeof(p->image) },
+		{ BOOT_KEY_ROOT, offsetof(struct params, root), sizeof(p->root) },
+		{ BOOT_KEY_SALT, offsetof(struct params, salt), sizeof(p->salt) },
+		{ BOOT_KEY_BLOCKS, offsetof(struct params, blocks), sizeof(p->blocks) },
 		{ "ingot.test=", offsetof(struct params, test), sizeof(p->test) },
 	};
 	char buf[4096];
@@ -282,10 +282,10 @@ static int pcr_extend(int pcr, const void *data, size_t len)
 static int measure_image(const struct params *p)
 {
 	char ev[512];
-	int n = snprintf(ev, sizeof(ev), EVENT_PREFIX "image=%s verity=%s", p->image, p->root);
-	if (pcr_extend(IMAGE_PCR, ev, (size_t)n) < 0)
+	int n = snprintf(ev, sizeof(ev), BOOT_EVENT_PREFIX "image=%s verity=%s", p->image, p->root);
+	if (pcr_extend(BOOT_PCR_IMAGE, ev, (size_t)n) < 0)
 		return -1;
-	say("measured into PCR %d: %s", IMAGE_PCR, ev);
+	say("measured into PCR %d: %s", BOOT_PCR_IMAGE, ev);
 	return 0;
 }
 
@@ -442,7 +442,7 @@ static int evidence(const struct params *p, int measured)
 		return fail("%s: no input", disk);
 	read_small(NEWROOT "/tmp/in/nonce", nonce, sizeof(nonce));
 	read_small(NEWROOT "/tmp/in/action", action, sizeof(action));
-	if (measured && !strcmp(action, "extend15") && pcr_extend(IMAGE_PCR, "tampered", 8) < 0)
+	if (measured && !strcmp(action, "extend15") && pcr_extend(BOOT_PCR_IMAGE, "tampered", 8) < 0)
 		rc = -1;
 	if (measured && rc == 0) {
 		/* verify refuses this node for its tuple (QEMU has no GPU): its

@@ -105,7 +105,7 @@ void uki_cmdline(const char *name, const struct verity_info *vi, const char *ext
 
 	hex_encode(vi->root_hash, 32, root);
 	hex_encode(vi->salt, vi->salt_len, salt);
-	strbuf_addf(out, "ingot.image=%s ingot.root=%s ingot.salt=%s ingot.blocks=%" PRIu64, name, root, salt,
+	strbuf_addf(out, BOOT_KEY_IMAGE "%s " BOOT_KEY_ROOT "%s " BOOT_KEY_SALT "%s " BOOT_KEY_BLOCKS "%" PRIu64, name, root, salt,
 		    vi->data_blocks);
 	if (extra && *extra)
 		strbuf_addf(out, " %s", extra);

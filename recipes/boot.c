@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attest/boot-contract.h"
 #include "lib/cleanup.h"
 #include "lib/digest.h"
 #include "lib/fileio.h"
@@ -86,7 +87,7 @@ static int parse_cmdline(struct ydoc *d, yaml_node_t *n, struct boot_spec *b, in
 	if (strlen(b->cmdline) > BOOT_CMDLINE_MAX)
 		return ydoc_fail(d, n, e, "boot.cmdline: expected at most %d characters", BOOT_CMDLINE_MAX);
 	/* ingot writes these itself; one given here would contradict them. */
-	static const char *const own[] = { "ingot.image=", "ingot.root=", "ingot.salt=", "ingot.blocks=" };
+	static const char *const own[] = { BOOT_KEY_IMAGE, BOOT_KEY_ROOT, BOOT_KEY_SALT, BOOT_KEY_BLOCKS };
 	for (const char *p = b->cmdline; *p; p++) {
 		if ((unsigned char)*p < ' ' || (unsigned char)*p > '~')
 			return ydoc_fail(d, n, e, "boot.cmdline: expected printable ASCII, got byte 0x%02x",
