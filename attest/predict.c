@@ -124,9 +124,11 @@ static int get_hex32(const json_t *manifest, const char *key, const char *sub,
 	return 0;
 }
 
-int attest_event_data_from_manifest(const json_t *manifest, struct strbuf *out, ingot_error *e)
+/* The event data and, into img, root and cd, the digests it names:
+ * each computed once for both callers. */
+static int event_data(const json_t *manifest, struct strbuf *out, uint8_t img[32],
+		      uint8_t root[32], uint8_t cd[32], const char **namep, ingot_error *e)
 {
-	uint8_t img[32], root[32], cd[32];
 	const char *name;
 	json_t *recipe;
 	int r;
@@ -148,7 +150,16 @@ int attest_event_data_from_manifest(const json_t *manifest, struct strbuf *out, 
 	r = attest_content_digest(manifest, cd);
 	if (r < 0)
 		return ingot_fail(e, r, "manifest: cannot compute the content digest");
+	*namep = name;
 	return attest_event_data(name, img, root, cd, out);
+}
+
+int attest_event_data_from_manifest(const json_t *manifest, struct strbuf *out, ingot_error *e)
+{
+	uint8_t img[32], root[32], cd[32];
+	const char *name;
+
+	return event_data(manifest, out, img, root, cd, &name, e);
 }
 
 json_t *attest_measurement_for_manifest(const json_t *manifest, int pcr, ingot_error *e)
@@ -159,7 +170,7 @@ json_t *attest_measurement_for_manifest(const json_t *manifest, int pcr, ingot_e
 	const char *name;
 
 	strbuf_init(&ev, 256);
-	if (attest_event_data_from_manifest(manifest, &ev, e) < 0)
+	if (event_data(manifest, &ev, img, root, cd, &name, e) < 0)
 		return NULL;
 	have = json_object_get(manifest, "measurement");
 	if (pcr < 0 && json_is_integer(json_object_get(have, "pcr")))
@@ -170,11 +181,6 @@ json_t *attest_measurement_for_manifest(const json_t *manifest, int pcr, ingot_e
 		ingot_fail(e, -EINVAL, "manifest: measurement.pcr: expected 0-%d, got %d", PCR_COUNT - 1, pcr);
 		return NULL;
 	}
-	/* The fields were validated by attest_event_data_from_manifest. */
-	name = json_string_value(json_object_get(json_object_get(manifest, "recipe"), "name"));
-	hex_decode(json_string_value(json_object_get(json_object_get(manifest, "image"), "sha256")), img, 32);
-	hex_decode(json_string_value(json_object_get(json_object_get(manifest, "verity"), "root_hash")), root, 32);
-	attest_content_digest(manifest, cd);
 	m = attest_predict_measurement(name, img, root, cd, (unsigned)pcr);
 	if (!m)
 		ingot_fail(e, -ENOMEM, "manifest: cannot compute the measurement");

@@ -93,6 +93,25 @@ int envelope_verify_json(const char *name, const json_t *env, const struct keyri
 			 const struct verify_policy *p, json_t **manifest_out,
 			 struct verify_outcome *out, ingot_error *e);
 
+/* What verifying a manifest envelope gives, each piece made once: the
+ * authenticated payload bytes, the statement parsed from them (only
+ * after the signatures held), its predicate and the manifest's content
+ * digest (attest/predict.h attest_content_digest). */
+struct verified_manifest {
+	uint8_t *payload;
+	size_t payload_len;
+	json_t *statement;
+	json_t *manifest;              /* the statement's predicate (own reference) */
+	uint8_t content_digest[32];
+};
+void verified_manifest_free(struct verified_manifest *vm);
+
+/* envelope_verify_json, keeping what it decoded and parsed in *vm
+ * (zeroed first; free with verified_manifest_free, also on failure). */
+int envelope_verify_manifest(const char *name, const json_t *env, const struct keyring *kr,
+			     const struct verify_policy *p, struct verified_manifest *vm,
+			     struct verify_outcome *out, ingot_error *e);
+
 /* Record out's serial for out's recipe in the state file (created if
  * absent, atomically), unless a serial as high is already there. */
 int envelope_record_state(const char *state_path, const struct verify_outcome *out,

@@ -5,10 +5,13 @@
 #include "keys/envelope.h"
 
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
+#include "attest/predict.h"
 #include "lib/base64.h"
 #include "lib/cleanup.h"
 #include "lib/digest.h"
@@ -211,29 +214,43 @@ int envelope_verify_signatures(const char *name, const json_t *env, const struct
 	return 0;
 }
 
-int envelope_verify_json(const char *name, const json_t *env, const struct keyring *kr,
-			 const struct verify_policy *p, json_t **manifest_out,
-			 struct verify_outcome *out, ingot_error *e)
+void verified_manifest_free(struct verified_manifest *vm)
 {
-	_cleanup_free_ uint8_t *payload = NULL;
-	_cleanup_json_ json_t *m = NULL;
+	free(vm->payload);
+	json_decref(vm->statement);
+	json_decref(vm->manifest);
+	memset(vm, 0, sizeof(*vm));
+}
+
+/* want_digest: a large manifest's digest is a pass over all of it, made
+ * only for callers that use it. */
+static int verify_manifest(const char *name, const json_t *env, const struct keyring *kr,
+			   const struct verify_policy *p, struct verified_manifest *vm,
+			   bool want_digest, struct verify_outcome *out, ingot_error *e)
+{
 	struct verify_outcome tmp;
+	const json_t *m;
 	const char *recipe;
-	size_t len;
 	int r;
 
 	if (!out)
 		out = &tmp;
 	memset(out, 0, sizeof(*out));
+	memset(vm, 0, sizeof(*vm));
 
-	r = envelope_verify_signatures(name, env, kr, &payload, &len, out, e);
+	r = envelope_verify_signatures(name, env, kr, &vm->payload, &vm->payload_len, out, e);
 	if (r < 0)
 		return r;
 
 	/* Authenticated from here on; now interpret it. */
-	r = envelope_statement_manifest(name, payload, len, MANIFEST_FULL, NULL, &m, e);
+	r = envelope_statement_manifest(name, vm->payload, vm->payload_len, MANIFEST_FULL,
+					&vm->statement, &vm->manifest, e);
 	if (r < 0)
 		return with_status(e, r, ENVELOPE_EXIT_MALFORMED);
+	m = vm->manifest;
+	if (want_digest && (r = attest_content_digest(m, vm->content_digest)) < 0)
+		return ingot_fail_status(e, r, ENVELOPE_EXIT_IO, "%s: cannot compute the content digest",
+					 name);
 
 	recipe = json_string_value(json_object_get(json_object_get(m, "recipe"), "name"));
 	/* The state file keys serials by this name: a cut name would let
@@ -250,9 +267,27 @@ int envelope_verify_json(const char *name, const json_t *env, const struct keyri
 	if ((r = check_expiry(name, m, p->now, out, e)) < 0 ||
 	    (p->state_path && (r = check_rollback(name, p->state_path, out, e)) < 0))
 		return r;
-	if (manifest_out)
-		*manifest_out = TAKE_PTR(m);
 	return 0;
+}
+
+int envelope_verify_manifest(const char *name, const json_t *env, const struct keyring *kr,
+			     const struct verify_policy *p, struct verified_manifest *vm,
+			     struct verify_outcome *out, ingot_error *e)
+{
+	return verify_manifest(name, env, kr, p, vm, true, out, e);
+}
+
+int envelope_verify_json(const char *name, const json_t *env, const struct keyring *kr,
+			 const struct verify_policy *p, json_t **manifest_out,
+			 struct verify_outcome *out, ingot_error *e)
+{
+	struct verified_manifest vm;
+	int r = verify_manifest(name, env, kr, p, &vm, false, out, e);
+
+	if (r == 0 && manifest_out)
+		*manifest_out = json_incref(vm.manifest);
+	verified_manifest_free(&vm);
+	return r;
 }
 
 int envelope_record_state(const char *state_path, const struct verify_outcome *out,

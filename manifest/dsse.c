@@ -120,44 +120,17 @@ static char *after_payload(const json_t *rest, size_t *len)
 
 #define ENVELOPE_HEAD "{\n  \"payload\": \""
 
-char *envelope_canonical(const json_t *env, size_t *len)
-{
-	const json_t *pl = json_object_get(env, "payload");
-	_cleanup_json_ json_t *rest = NULL;
-	_cleanup_free_ char *tail = NULL;
-	const char *b64 = json_string_value(pl);
-	size_t plen = json_string_length(pl), tlen, n;
-	char *out;
-
-	/* The splice below is exact only when the payload dumps verbatim
-	 * (after_payload checks the rest); anything else takes the generic
-	 * path. */
-	if (!b64 || strspn(b64, b64_chars) != plen)
-		return json_canonical(env, len);
-	rest = json_copy((json_t *)env);
-	if (!rest || json_object_del(rest, "payload") < 0)
-		return NULL;
-	if (!(tail = after_payload(rest, &tlen)))
-		return json_canonical(env, len);
-	n = sizeof(ENVELOPE_HEAD) - 1 + plen + tlen;
-	out = malloc(n + 1);
-	if (!out)
-		return NULL;
-	memcpy(out, ENVELOPE_HEAD, sizeof(ENVELOPE_HEAD) - 1);
-	memcpy(out + sizeof(ENVELOPE_HEAD) - 1, b64, plen);
-	memcpy(out + sizeof(ENVELOPE_HEAD) - 1 + plen, tail, tlen + 1);
-	if (len)
-		*len = n;
-	return out;
-}
-
-int envelope_write(const json_t *rest, const void *payload, size_t len, const struct json_out *out,
-		   ingot_error *e)
+/* The one envelope writer: json_canonical's bytes for rest plus
+ * {"payload": ...}, the payload given either as its base64 (b64) or as
+ * the bytes to encode (raw, encoded a chunk at a time so a large one is
+ * held once, by the caller). */
+static int write_envelope(const json_t *rest, const char *b64, const void *raw, size_t len,
+			  const struct json_out *out, ingot_error *e)
 {
 	/* Whole base64 quanta a chunk: the chunks' encodings concatenate
 	 * to the encoding of the whole. */
 	enum { CHUNK = 3 * (16u << 10) };
-	const uint8_t *p = payload;
+	const uint8_t *p = raw;
 	_cleanup_free_ char *tail = NULL;
 	size_t tlen;
 	int r;
@@ -166,15 +139,46 @@ int envelope_write(const json_t *rest, const void *payload, size_t len, const st
 		return ingot_fail(e, -EINVAL, "envelope: members other than the payload must sort after it");
 	if ((r = out->write(out->ctx, ENVELOPE_HEAD, sizeof(ENVELOPE_HEAD) - 1, e)) < 0)
 		return r;
-	for (size_t off = 0; off < len; off += CHUNK) {
+	if (b64 && (r = out->write(out->ctx, b64, len, e)) < 0)
+		return r;
+	for (size_t off = 0; !b64 && off < len; off += CHUNK) {
 		size_t n = len - off < CHUNK ? len - off : CHUNK, k;
-		_cleanup_free_ char *b64 = base64_encode(p + off, n, &k);
-		if (!b64)
+		_cleanup_free_ char *enc = base64_encode(p + off, n, &k);
+		if (!enc)
 			return ingot_fail(e, -ENOMEM, "out of memory");
-		if ((r = out->write(out->ctx, b64, k, e)) < 0)
+		if ((r = out->write(out->ctx, enc, k, e)) < 0)
 			return r;
 	}
 	return out->write(out->ctx, tail, tlen, e);
+}
+
+char *envelope_canonical(const json_t *env, size_t *len)
+{
+	const json_t *pl = json_object_get(env, "payload");
+	_cleanup_json_ json_t *rest = NULL;
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+	const char *b64 = json_string_value(pl);
+	size_t plen = json_string_length(pl);
+	ingot_error e = { 0 };
+
+	/* The splice is exact only when the payload dumps verbatim and
+	 * sorts first (write_envelope checks the rest); anything else takes
+	 * the generic path. */
+	if (!b64 || strspn(b64, b64_chars) != plen)
+		return json_canonical(env, len);
+	rest = json_copy((json_t *)env);
+	if (!rest || json_object_del(rest, "payload") < 0)
+		return NULL;
+	strbuf_init(&sb, plen + 1024);
+	if (write_envelope(rest, b64, NULL, plen, &(struct json_out){ json_out_strbuf, &sb }, &e) < 0)
+		return e.code == -EINVAL ? json_canonical(env, len) : NULL;
+	return strbuf_detach(&sb, len);
+}
+
+int envelope_write(const json_t *rest, const void *payload, size_t len, const struct json_out *out,
+		   ingot_error *e)
+{
+	return write_envelope(rest, NULL, payload, len, out, e);
 }
 
 /* Signature entries are {"keyid","sig"}; DSSE allows keyid to be absent

@@ -53,7 +53,7 @@ static json_t *node_identity(const struct verify_opts *o, const char *root)
 
 /* Manifest facts for the report header, whatever the signature says. */
 static void describe_manifest(struct verify_report *r, const char *path, const char *file_sha256,
-			      const json_t *m)
+			      const json_t *m, const uint8_t *content_digest)
 {
 	uint8_t cd[32], d[32];
 	char chex[65], hex[65];
@@ -65,7 +65,9 @@ static void describe_manifest(struct verify_report *r, const char *path, const c
 		json_object_set_new(r->manifest, "sha256", json_string(file_sha256));
 	if (!m)
 		return;
-	if (attest_content_digest(m, cd) == 0) {
+	if (content_digest)
+		memcpy(cd, content_digest, sizeof(cd));
+	if (content_digest || attest_content_digest(m, cd) == 0) {
 		hex_encode(cd, 32, chex);
 		json_object_set_new(r->manifest, "content_digest", json_string(chex));
 	}
@@ -92,18 +94,38 @@ static void describe_manifest(struct verify_report *r, const char *path, const c
 	}
 }
 
+/* The predicate of an envelope whose signatures did not hold (or could
+ * not be checked), so the other checks can still describe the node;
+ * parsed only then, and never trusted. */
+static json_t *unverified_manifest(const char *path, const json_t *doc)
+{
+	_cleanup_free_ uint8_t *payload = NULL;
+	_cleanup_json_ json_t *st = NULL;
+	ingot_error e = { 0 };
+	size_t plen = 0;
+	json_t *pred;
+
+	if (envelope_parse(path, doc, &payload, &plen, &e) < 0)
+		return NULL;
+	st = json_loadb((const char *)payload, plen, 0, NULL);
+	pred = json_object_get(st, "predicate");
+	return json_is_object(pred) ? json_incref(pred) : NULL;
+}
+
 /* Signature, expiry and rollback through the keyring; *m gets the
  * manifest (the verified one, or the unverified payload so the other
- * checks can still describe the node).  The file is read once: its
- * sha256 (file_sha256, "" if unread) is of the bytes verified. */
+ * checks can still describe the node) and, when verified, cd its
+ * content digest (*have_cd set).  The file is read once: its sha256
+ * (file_sha256, "" if unread) is of the bytes verified. */
 static void check_signature(const struct verify_opts *o, struct verify_report *r, json_t **m,
-			    char file_sha256[SHA256_HEX_LEN + 1])
+			    char file_sha256[SHA256_HEX_LEN + 1], uint8_t cd[32], bool *have_cd)
 {
 	_cleanup_json_ json_t *doc = NULL;
 	uint8_t d[SHA256_LEN];
 	ingot_error e = { 0 };
 
 	*m = NULL;
+	*have_cd = false;
 	*file_sha256 = '\0';
 	if (manifest_read_file(o->manifest_path, &doc, d, &e) < 0) {
 		report_set(r, CHECK_SIGNATURE, ST_ERROR, "cannot read manifest: %s", e.msg);
@@ -127,24 +149,15 @@ static void check_signature(const struct verify_opts *o, struct verify_report *r
 		return;
 	}
 
-	/* Unverified payload, for the report only. */
-	uint8_t *payload = NULL;
-	size_t plen = 0;
-	if (envelope_parse(o->manifest_path, doc, &payload, &plen, &e) == 0) {
-		json_t *st = json_loadb((const char *)payload, plen, 0, NULL);
-		json_t *pred = json_object_get(st, "predicate");
-		if (json_is_object(pred))
-			*m = json_incref(pred);
-		json_decref(st);
-		free(payload);
-	}
 	if (!o->keyring_path) {
+		*m = unverified_manifest(o->manifest_path, doc);
 		report_set(r, CHECK_SIGNATURE, ST_ERROR, "no keyring given (--keyring): "
 			   "cannot check the envelope's signatures");
 		return;
 	}
 	_cleanup_keyring_ struct keyring *kr = NULL;
 	if (keyring_load(o->keyring_path, &kr, &e) < 0) {
+		*m = unverified_manifest(o->manifest_path, doc);
 		report_set(r, CHECK_SIGNATURE, ST_ERROR, "%s", e.msg);
 		return;
 	}
@@ -153,12 +166,13 @@ static void check_signature(const struct verify_opts *o, struct verify_report *r
 		.state_path = o->state_path,
 	};
 	struct verify_outcome out;
-	json_t *verified = NULL;
+	struct verified_manifest vm;
 	memset(&out, 0, sizeof(out));
 	ingot_error_clear(&e);
-	if (envelope_verify_json(o->manifest_path, doc, kr, &pol, &verified, &out, &e) < 0 ||
+	if (envelope_verify_manifest(o->manifest_path, doc, kr, &pol, &vm, &out, &e) < 0 ||
 	    (o->state_path && envelope_record_state(o->state_path, &out, &e) < 0)) {
-		json_decref(verified);
+		verified_manifest_free(&vm);
+		*m = unverified_manifest(o->manifest_path, doc);
 		/* I/O trouble is "could not check"; anything else is a forgery,
 		 * an expired or a rolled-back manifest. */
 		report_set(r, CHECK_SIGNATURE, e.status == ENVELOPE_EXIT_IO ? ST_ERROR : ST_FAIL,
@@ -166,8 +180,10 @@ static void check_signature(const struct verify_opts *o, struct verify_report *r
 		report_evidence(r, CHECK_SIGNATURE, "envelope_verify exit class %d", e.status);
 		return;
 	}
-	json_decref(*m);
-	*m = verified;
+	*m = json_incref(vm.manifest);
+	memcpy(cd, vm.content_digest, sizeof(vm.content_digest));
+	*have_cd = true;
+	verified_manifest_free(&vm);
 	report_set(r, CHECK_SIGNATURE, ST_PASS, "%u of %u required trusted signatures valid, serial %llu",
 		   out.valid, out.threshold, (unsigned long long)out.serial);
 	json_t *signers = json_array();
@@ -221,8 +237,11 @@ int verify_node(const struct verify_opts *o, struct verify_report *r, ingot_erro
 
 	char file_sha256[SHA256_HEX_LEN + 1];
 
-	check_signature(o, r, &m, file_sha256);
-	describe_manifest(r, o->manifest_path, file_sha256, m);
+	uint8_t cd[32];
+	bool have_cd;
+
+	check_signature(o, r, &m, file_sha256, cd, &have_cd);
+	describe_manifest(r, o->manifest_path, file_sha256, m, have_cd ? cd : NULL);
 
 	ret = node_probe_run(root, &probe, e);
 	if (ret < 0)

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "builder/image.h"
+#include "attest/predict.h"
 #include "builder/manifest.h"
 #include "keys/envelope.h"
 #include "lib/base64.h"
@@ -295,6 +296,37 @@ static void test_valid(void **state)
 	expect_status(envb, ring_ab1, NULL, 0, NULL);
 }
 
+/* envelope_verify_manifest hands back what it decoded and parsed, each
+ * made once: the payload bytes, the statement, its predicate and the
+ * content digest; a forgery gives none of them. */
+static void test_verify_manifest(void **state)
+{
+	_cleanup_json_ json_t *env = envelope(ka), *forged = NULL;
+	_cleanup_free_ uint8_t *payload = NULL;
+	struct verified_manifest vm;
+	struct verify_outcome out;
+	uint8_t cd[32];
+	size_t len;
+	ingot_error e = { 0 };
+	(void)state;
+
+	assert_int_equal(envelope_verify_manifest("env", env, ring_a, &now_ok, &vm, &out, &e), 0);
+	assert_int_equal(envelope_parse("env", env, &payload, &len, &e), 0);
+	assert_int_equal(vm.payload_len, len);
+	assert_memory_equal(vm.payload, payload, len);
+	assert_true(json_equal(vm.manifest, manifest));
+	assert_ptr_equal(json_object_get(vm.statement, "predicate"), vm.manifest);
+	assert_int_equal(attest_content_digest(manifest, cd), 0);
+	assert_memory_equal(vm.content_digest, cd, 32);
+	verified_manifest_free(&vm);
+
+	forged = envelope(kc);
+	assert_true(envelope_verify_manifest("env", forged, ring_a, &now_ok, &vm, &out, &e) < 0);
+	assert_null(vm.statement);
+	assert_null(vm.manifest);
+	verified_manifest_free(&vm);
+}
+
 static void test_threshold(void **state)
 {
 	_cleanup_json_ json_t *env = envelope(ka);
@@ -555,6 +587,7 @@ int main(void)
 		cmocka_unit_test(test_canonical_splice),
 		cmocka_unit_test(test_write_signed),
 		cmocka_unit_test(test_valid),
+		cmocka_unit_test(test_verify_manifest),
 		cmocka_unit_test(test_threshold),
 		cmocka_unit_test(test_untrusted),
 		cmocka_unit_test(test_tampered),
