@@ -17,7 +17,7 @@ CFLAGS   += -std=c11 -Wall -Wextra -Werror $(OPT) -D_GNU_SOURCE -I. $(PKG_CFLAGS
 LDFLAGS  ?=
 LIBS     := $(PKG_LIBS) -lpthread
 
-PARTS    := lib builder recipes attest verify manifest keys audit
+PARTS    := lib manifest attest recipes keys image builder verify ops audit
 LIB_SRC  := $(foreach p,$(PARTS),$(wildcard $(p)/*.c))
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
 # ar(1) keys archive members by basename: two parts with a file of the

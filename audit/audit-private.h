@@ -42,13 +42,6 @@ struct audit_ctx {
 
 void audit_ctx_free(struct audit_ctx *c);
 
-/* audit/ring.c: the promotions (--promotions) and the rings a node's
- * image holds, as row["ring"]. */
-struct promotion_set;
-int audit_rings_load(struct audit_ctx *c, ingot_error *e);
-void audit_rings_free(struct audit_ctx *c);
-void audit_ring_of(const struct audit_ctx *c, const json_t *m, json_t *row);
-
 /* Keyring, --nonces, --aks, --nodes and the manifests directory. */
 int audit_load_inputs(struct audit_ctx *c, ingot_error *e);
 /* The pool's current manifest: the valid one with the highest serial. */

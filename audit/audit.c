@@ -1,6 +1,7 @@
 /* The audit driver: every report through node.c, then what only the
  * whole pool shows (replayed nonces, missing nodes), verdicts and order. */
 #include "audit/audit-private.h"
+#include "ops/ring.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -302,7 +303,8 @@ int audit_run(const struct audit_opts *o, json_t **out, ingot_error *e)
 	struct tm tm;
 	int r;
 
-	if ((r = audit_load_inputs(&c, e)) < 0 || (r = audit_rings_load(&c, e)) < 0)
+	if ((r = audit_load_inputs(&c, e)) < 0 ||
+	    (r = rings_load(c.o->promotions_dir, c.o->promotion_keyring, &c.rings, e)) < 0)
 		return r;
 	c.rows = json_object();
 	if ((r = check_all_reports(&c, dups, e)) < 0)

@@ -1,6 +1,7 @@
 /* Inputs of an audit: the keyring, the auditor's side files and the pool
  * manifests, each checked once before any report is read. */
 #include "audit/audit-private.h"
+#include "ops/ring.h"
 
 #include <ctype.h>
 #include <stdarg.h>
@@ -34,7 +35,7 @@ void audit_ctx_free(struct audit_ctx *c)
 	json_decref(c->nodes);
 	json_decref(c->rows);
 	json_decref(c->manifests_out);
-	audit_rings_free(c);
+	rings_free(c->rings);
 }
 
 /* ---- small parsers ---------------------------------------------------- */

@@ -1,6 +1,7 @@
 /* The checks of one node report: quote, AK, nonce, event log, image and
  * tuple.  A problem is a finding on the node's row, never an error. */
 #include "audit/audit-private.h"
+#include "ops/ring.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -327,7 +328,7 @@ json_t *audit_node_report(struct audit_ctx *c, const char *path, const char *fil
 	if (runs) {
 		json_object_set_new(row, "tuple_digest", json_string(runs->tuple_digest));
 		json_object_set_new(row, "serial", json_integer(runs->serial));
-		audit_ring_of(c, runs->m, row);
+		rings_of_manifest(c->rings, runs->m, row);
 		if (runs->expired)
 			audit_add_finding(row, "expired-manifest", "runs %s serial %lld, which has expired",
 				    runs->pool, (long long)runs->serial);

@@ -15,7 +15,7 @@
 
 #include <openssl/evp.h>
 
-#include "builder/sqfs-io.h"
+#include "image/sqfs-io.h"
 #include "lib/cleanup.h"
 #include "lib/digest.h"
 #include "lib/fileio.h"

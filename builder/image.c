@@ -36,7 +36,7 @@
 #include <sqfs/super.h>
 
 #include "builder/blockcache.h"
-#include "builder/sqfs-io.h"
+#include "image/sqfs-io.h"
 #include "builder/store.h"
 #include "builder/tree.h"
 #include "lib/cleanup.h"

@@ -27,20 +27,6 @@ void tree_free(struct tree *t)
 	tree_init(t);
 }
 
-const char *tree_type_name(enum tree_type t)
-{
-	switch (t) {
-	case TREE_DIR: return "dir";
-	case TREE_FILE: return "file";
-	case TREE_SYMLINK: return "symlink";
-	case TREE_CHR: return "char";
-	case TREE_BLK: return "block";
-	case TREE_FIFO: return "fifo";
-	case TREE_SOCK: return "socket";
-	}
-	return "unknown";
-}
-
 static int cmp_entry(const void *a, const void *b)
 {
 	return strcmp(((const struct tree_entry *)a)->path, ((const struct tree_entry *)b)->path);

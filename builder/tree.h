@@ -9,17 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "builder/store.h"
+#include "image/filetype.h"
 #include "lib/err.h"
-
-enum tree_type {
-	TREE_DIR,
-	TREE_FILE,
-	TREE_SYMLINK,
-	TREE_CHR,
-	TREE_BLK,
-	TREE_FIFO,
-	TREE_SOCK,
-};
 
 struct tree_entry {
 	char *path;          /* relative, no leading or trailing '/', never "" */
@@ -68,6 +59,5 @@ int tree_finalize(struct tree *t, ingot_error *e);
 /* Entry count of each type, for summaries. */
 size_t tree_count(const struct tree *t, enum tree_type type);
 
-const char *tree_type_name(enum tree_type t);
 
 #endif

@@ -4,7 +4,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "audit/evidence.h"
+#include "ops/evidence.h"
 #include "cli/cli.h"
 #include "keys/envelope.h"
 #include "lib/time.h"

@@ -6,8 +6,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "builder/inspect.h"
-#include "audit/inspect-doc.h"
+#include "image/inspect.h"
+#include "image/inspect-doc.h"
 #include "cli/cli.h"
 #include "lib/cleanup.h"
 #include "lib/digest.h"

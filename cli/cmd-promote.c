@@ -4,8 +4,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "audit/evidence.h"
-#include "audit/promote.h"
+#include "ops/evidence.h"
+#include "ops/promote.h"
 #include "cli/cli.h"
 #include "keys/envelope.h"
 #include "lib/time.h"

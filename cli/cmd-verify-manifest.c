@@ -4,7 +4,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "builder/image.h"
+#include "image/verity.h"
 #include "cli/cli.h"
 #include "keys/envelope.h"
 #include "keys/keyring.h"

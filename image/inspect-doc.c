@@ -1,4 +1,4 @@
-#include "audit/inspect-doc.h"
+#include "image/inspect-doc.h"
 
 #include <string.h>
 

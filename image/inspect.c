@@ -1,7 +1,7 @@
 /* Image listing through libsquashfs' reader: superblock, compressor
  * options, id table, fragment table, then the whole directory hierarchy
  * (metadata only) and a streaming read of each file's data. */
-#include "builder/inspect.h"
+#include "image/inspect.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -19,7 +19,7 @@
 #include <sqfs/meta_reader.h>
 #include <sqfs/super.h>
 
-#include "builder/sqfs-io.h"
+#include "image/sqfs-io.h"
 #include "lib/cleanup.h"
 #include "lib/digest.h"
 #include "lib/json.h"

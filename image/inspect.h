@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <jansson.h>
 
-#include "builder/tree.h"
+#include "image/filetype.h"
 #include "lib/err.h"
 
 struct image_entry {

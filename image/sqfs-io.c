@@ -1,4 +1,4 @@
-#include "builder/sqfs-io.h"
+#include "image/sqfs-io.h"
 
 #include <errno.h>
 #include <fcntl.h>

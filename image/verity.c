@@ -14,7 +14,7 @@
  * checking reads the stored one and compares.  While level 0 is hashed
  * a second thread computes the image's plain sha256 from the same
  * buffers, so the image is read once. */
-#include "builder/image.h"
+#include "image/verity.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -6,7 +6,7 @@
  *           {"name": "GPU Memory", "results": [{"gpu_id": "0", "status": "Pass"}, ...]}]}]},
  *    "Driver Version Detected": "580.95.05", "version": "3.3.7"}
  * A result's "warnings" ([{"warning": text, "error_id": n}]) say why it failed. */
-#include "audit/evidence.h"
+#include "ops/evidence.h"
 
 #include <string.h>
 #include <strings.h>

@@ -8,7 +8,7 @@
  *   # Out of bounds values : 0 OK
  *   # Avg bus bandwidth    : 132.429
  * NCCL's own "host:pid:tid [dev] NCCL INFO ..." lines may be interleaved. */
-#include "audit/evidence.h"
+#include "ops/evidence.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -1,7 +1,7 @@
 /* Evidence statements: a parsed test result about one image, signed by the
  * runner.  Signing goes through keys/ (envelope_sign_statement), so an
  * evidence envelope is checked exactly like a manifest's. */
-#include "audit/evidence.h"
+#include "ops/evidence.h"
 
 #include <string.h>
 #include <unistd.h>

@@ -1,4 +1,4 @@
-#include "audit/promote.h"
+#include "ops/promote.h"
 
 #include <inttypes.h>
 #include <stdarg.h>
@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "audit/evidence.h"
+#include "ops/evidence.h"
 #include "manifest/mdoc.h"
 #include "keys/envelope.h"
 #include "keys/keyring.h"

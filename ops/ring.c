@@ -1,44 +1,47 @@
-/* The audit's ring column: which rings the image a node runs holds, from
- * the promotion statements (--promotions, --promotion-keyring), checked
- * with the same code as `ingot verify --ring`. */
+/* Which rings an image holds, from the promotion statements (the audit's
+ * --promotions, --promotion-keyring), checked with the same code as
+ * `ingot verify --ring`. */
+#include "ops/ring.h"
+
 #include <stdlib.h>
 
-#include "audit/audit-private.h"
 #include "keys/keyring.h"
 #include "lib/cleanup.h"
 #include "verify/promotion.h"
 
-int audit_rings_load(struct audit_ctx *c, ingot_error *e)
+int rings_load(const char *promotions_dir, const char *keyring_path, struct promotion_set **out,
+	       ingot_error *e)
 {
 	_cleanup_keyring_ struct keyring *kr = NULL;
 	int r;
 
-	if (!c->o->promotions_dir)
+	*out = NULL;
+	if (!promotions_dir)
 		return 0;
-	if (!c->o->promotion_keyring)
+	if (!keyring_path)
 		return ingot_fail(e, -EINVAL, "--promotions needs --promotion-keyring");
-	if ((r = keyring_load(c->o->promotion_keyring, &kr, e)) < 0)
+	if ((r = keyring_load(keyring_path, &kr, e)) < 0)
 		return r;
-	c->rings = calloc(1, sizeof(*c->rings));
-	if (!c->rings)
+	*out = calloc(1, sizeof(**out));
+	if (!*out)
 		return ingot_fail(e, -ENOMEM, "audit: out of memory");
-	return promotions_load(c->o->promotions_dir, kr, NULL, c->rings, e);
+	return promotions_load(promotions_dir, kr, NULL, *out, e);
 }
 
-void audit_rings_free(struct audit_ctx *c)
+void rings_free(struct promotion_set *set)
 {
-	if (c->rings)
-		promotions_free(c->rings);
-	free(c->rings);
+	if (set)
+		promotions_free(set);
+	free(set);
 }
 
-void audit_ring_of(const struct audit_ctx *c, const json_t *m, json_t *row)
+void rings_of_manifest(const struct promotion_set *set, const json_t *m, json_t *row)
 {
 	const char *image = json_string_value(json_object_get(json_object_get(m, "image"), "sha256"));
 	char held[512];
 
-	if (!c->rings)
+	if (!set)
 		return;
-	promotion_rings_held(c->rings, image ? image : "", held, sizeof(held));
+	promotion_rings_held(set, image ? image : "", held, sizeof(held));
 	json_object_set_new(row, "ring", json_string(*held ? held : "-"));
 }

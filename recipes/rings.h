@@ -2,7 +2,7 @@
  * canary, production), what evidence an image needs before it may be
  * promoted there, which keys may sign each kind of evidence and how many
  * of them, the promotion keys, and the minimum soak time in the previous
- * ring.  Parsed here only; audit/promote.c applies it. */
+ * ring.  Parsed here only; ops/promote.c applies it. */
 #ifndef INGOT_RECIPES_RINGS_H
 #define INGOT_RECIPES_RINGS_H
 

@@ -4,7 +4,7 @@
  * `ingot verify-manifest` makes). */
 #include "verify/checks.h"
 
-#include "builder/image.h"
+#include "image/verity.h"
 #include "lib/digest.h"
 
 void check_image(const struct verify_opts *o, const json_t *m, struct verify_report *r)

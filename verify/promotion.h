@@ -1,6 +1,6 @@
 /* Promotion statements: a signed record that one image (by sha256) was
  * promoted to one ring (lab, canary, production) with a serial, and which
- * evidence justified it.  `ingot promote` writes them (audit/promote.c);
+ * evidence justified it.  `ingot promote` writes them (ops/promote.c);
  * admission reads them here, below audit, so a node can check that its
  * image holds its ring.  Also the generic opener for ingot's own in-toto
  * statements (evidence, promotions): signatures first, then the shape. */

@@ -1,8 +1,8 @@
-/* libFuzzer harness: the evidence parsers (audit/evidence.h) on the same
+/* libFuzzer harness: the evidence parsers (ops/evidence.h) on the same
  * bytes - all_reduce_perf stdout, dcgmi diag JSON, a rollback record.  Each
  * must refuse (leaving no result) or return a result of the documented shape. */
 #include "tests/fuzz/fuzz_common.h"
-#include "audit/evidence.h"
+#include "ops/evidence.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {

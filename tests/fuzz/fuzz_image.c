@@ -1,12 +1,12 @@
 /* libFuzzer harness: the squashfs image reader behind `ingot inspect`
- * (builder/inspect.h image_list): the input is the image's bytes.
+ * (image/inspect.h image_list): the input is the image's bytes.
  * Superblock cross-checks, table bounds, the directory walk, inode count,
  * file data through the data reader.  Besides "no crash, no leak, no
  * huge allocation" (rss_limit_mb), a listing that succeeds must be
  * internally consistent: absolute paths in strictly ascending order. */
 #include <fcntl.h>
 #include "tests/fuzz/fuzz_common.h"
-#include "builder/inspect.h"
+#include "image/inspect.h"
 #include "lib/fileio.h"
 
 static char image_path[512];

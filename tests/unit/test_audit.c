@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "audit/audit.h"
-#include "audit/inspect-doc.h"
+#include "image/inspect-doc.h"
 #include "manifest/mdoc.h"
 #include "manifest/dsse.h"
 #include "lib/base64.h"

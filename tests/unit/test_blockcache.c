@@ -18,7 +18,7 @@
 
 #include "builder/blockcache.h"
 #include "builder/image.h"
-#include "builder/sqfs-io.h"
+#include "image/sqfs-io.h"
 #include "builder/store.h"
 #include "builder/tree.h"
 #include "lib/cleanup.h"

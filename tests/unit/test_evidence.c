@@ -1,9 +1,9 @@
-/* Units for the evidence parsers (audit/evidence-nccl.c, evidence-dcgm.c,
+/* Units for the evidence parsers (ops/evidence-nccl.c, evidence-dcgm.c,
  * evidence.c) on real-format samples in tests/fixtures/evidence/ and on
  * hostile variants of them. */
 #include "tests/unit/helpers.h"
 
-#include "audit/evidence.h"
+#include "ops/evidence.h"
 #include "lib/json.h"
 
 #define FX "tests/fixtures/evidence/"

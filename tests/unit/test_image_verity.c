@@ -1,4 +1,4 @@
-/* Units for builder/verity.c: the dm-verity tree of small synthetic
+/* Units for image/verity.c: the dm-verity tree of small synthetic
  * images (1, 2, 128, 129 and 300 blocks: the level boundaries) against a
  * reference computed here, independently, with EVP; verity_check on good
  * and damaged files; salt and UUID derivation. */

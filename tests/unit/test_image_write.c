@@ -1,4 +1,4 @@
-/* Units for builder/image.c and builder/inspect.c: a tree with every
+/* Units for builder/image.c and image/inspect.c: a tree with every
  * entry type written by image_write and read back by image_list (which
  * uses libsquashfs' reader, not our writer); identical bytes whatever
  * the worker count and the order entries were added in; errors for a
@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "builder/image.h"
-#include "builder/inspect.h"
+#include "image/inspect.h"
 #include "builder/store.h"
 #include "builder/tree.h"
 #include "lib/cleanup.h"
