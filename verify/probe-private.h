@@ -1,5 +1,6 @@
-/* Internals shared by the probe's files (nodeprobe.c, probe-nvidia.c,
- * probe-stack.c); not for use outside verify/. */
+/* Internals shared by the probe's files (probe-facts.c, which defines
+ * the helpers, nodeprobe.c and the probes probe-*.c); not for use
+ * outside verify/. */
 #ifndef INGOT_VERIFY_PROBE_IMPL_H
 #define INGOT_VERIFY_PROBE_IMPL_H
 
