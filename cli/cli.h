@@ -8,6 +8,7 @@
 #include "lib/err.h"
 
 #include "lib/meta.h"
+#include "cli/parse-options.h"
 
 /* Exit statuses shared by all commands; commands document extra ones. */
 enum {
@@ -29,14 +30,11 @@ int cmd_diff(int argc, char **argv);
 int cmd_evidence(int argc, char **argv);
 int cmd_promote(int argc, char **argv);
 
+/* cli/parse-options.c: */
 /* "ingot: <msg>" on stderr; returns status (or e->status when set). */
 int cli_error(const ingot_error *e, int status);
 /* "ingot CMD: usage error: <msg>\nTry 'ingot CMD --help'." ; returns EXIT_USAGE. */
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* Option parsing for commands whose only options are --json and --help:
- * returns -1 to go on (optind at the first operand), else the exit status
- * to return (help printed, or a usage error). */
-int cli_json_opts(int argc, char **argv, const char *cmd, const char *help, int *json);
 struct signing_key;
 /* Load each --key file (passphrase from INGOT_KEY_PASSPHRASE): 0, or the
  * exit status after printing why (keys loaded so far are freed). */

@@ -2,6 +2,7 @@
 #include <ctype.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -13,49 +14,41 @@
 #include "lib/digest.h"
 #include "lib/json.h"
 
-static const char inspect_help[] =
-"NAME\n"
-"    ingot inspect - list an image's files, or describe a manifest or envelope\n"
-"\n"
-"SYNOPSIS\n"
-"    ingot inspect [--json] IMAGE\n"
-"    ingot inspect [--json] MANIFEST.json | ENVELOPE.dsse.json\n"
-"\n"
-"DESCRIPTION\n"
-"    Reads a squashfs image (NAME.sqfs) with libsquashfs and prints one line per\n"
-"    entry, sorted by path in byte order (the manifest's order):\n"
-"\n"
-"      MODE UID/GID SIZE SHA256 PATH [-> TARGET]\n"
-"\n"
-"    MODE is ls-style (drwxr-xr-x); SIZE is the content length of files and\n"
-"    MAJOR,MINOR for devices (0 otherwise); SHA256 is the sha256 of a file's\n"
-"    content, as the manifest's files[].sha256, and '-' for anything else.\n"
-"    Every file's data is read and decompressed, so a damaged compressed block\n"
-"    is found. The root directory itself is not listed. Bytes outside printable\n"
-"    ASCII in paths are shown as \\ooo octal escapes.\n"
-"\n"
-"    Given a manifest or a DSSE envelope (a JSON file), prints what it claims:\n"
-"    recipe, serial, expiry, image digest, verity root, the tuple, and for an\n"
-"    envelope the signers' key ids (marked \"not verified\": use\n"
-"    'ingot verify-manifest' to check them against a keyring).\n"
-"\n"
-"OPTIONS\n"
-"    --json      print {\"image\": {...}, \"files\": [...]} as canonical JSON;\n"
-"                files[] items have the manifest's fields (path, type, mode,\n"
-"                uid, gid, size, sha256, target) plus mtime and, for devices,\n"
-"                major and minor\n"
-"    -h, --help  show this help\n"
-"\n"
-"EXIT STATUS\n"
-"    0   the image was read completely\n"
-"    1   the image is unreadable, truncated or corrupted (one line on stderr),\n"
-"        or the JSON document is not a manifest or envelope\n"
-"    64  usage error\n"
-"\n"
-"EXAMPLES\n"
-"    ingot inspect out/h100.sqfs\n"
-"    ingot inspect out/h100.sqfs | grep ' /usr/lib/firmware/'\n"
-"    ingot inspect --json out/h100.sqfs | jq -r '.files[] | select(.type==\"file\") | .sha256'\n";
+static const struct cli_command inspect_cmd = {
+	.name = "inspect",
+	.summary = "list an image's files, or describe a manifest or envelope",
+	.synopsis =
+	"    ingot inspect [--json] IMAGE\n"
+	"    ingot inspect [--json] MANIFEST.json | ENVELOPE.dsse.json\n",
+	.description =
+	"    Reads a squashfs image (NAME.sqfs) with libsquashfs and prints one line per\n"
+	"    entry, sorted by path in byte order (the manifest's order):\n"
+	"\n"
+	"      MODE UID/GID SIZE SHA256 PATH [-> TARGET]\n"
+	"\n"
+	"    MODE is ls-style (drwxr-xr-x); SIZE is the content length of files and\n"
+	"    MAJOR,MINOR for devices (0 otherwise); SHA256 is the sha256 of a file's\n"
+	"    content, as the manifest's files[].sha256, and '-' for anything else.\n"
+	"    Every file's data is read and decompressed, so a damaged compressed block\n"
+	"    is found. The root directory itself is not listed. Bytes outside printable\n"
+	"    ASCII in paths are shown as \\ooo octal escapes.\n"
+	"\n"
+	"    Given a manifest or a DSSE envelope (a JSON file), prints what it claims:\n"
+	"    recipe, serial, expiry, image digest, verity root, the tuple, and for an\n"
+	"    envelope the signers' key ids (marked \"not verified\": use\n"
+	"    'ingot verify-manifest' to check them against a keyring).\n",
+	.more =
+	"EXIT STATUS\n"
+	"    0   the image was read completely\n"
+	"    1   the image is unreadable, truncated or corrupted (one line on stderr),\n"
+	"        or the JSON document is not a manifest or envelope\n"
+	"    64  usage error\n"
+	"\n"
+	"EXAMPLES\n"
+	"    ingot inspect out/h100.sqfs\n"
+	"    ingot inspect out/h100.sqfs | grep ' /usr/lib/firmware/'\n"
+	"    ingot inspect --json out/h100.sqfs | jq -r '.files[] | select(.type==\"file\") | .sha256'\n",
+};
 
 static void print_escaped(const char *s)
 {
@@ -134,9 +127,18 @@ int cmd_inspect(int argc, char **argv)
 {
 	struct image_summary sum;
 	ingot_error e = { 0 };
-	int json = 0, c, r;
+	bool json = false;
+	int c, r;
+	const struct cli_option opts[] = {
+		OPT_FLAG(0, "json", &json,
+			 "print {\"image\": {...}, \"files\": [...]} as canonical JSON;\n"
+			 "files[] items have the manifest's fields (path, type, mode,\n"
+			 "uid, gid, size, sha256, target) plus mtime and, for devices,\n"
+			 "major and minor"),
+		OPT_END(),
+	};
 
-	if ((c = cli_json_opts(argc, argv, "inspect", inspect_help, &json)) >= 0)
+	if ((c = cli_parse(&inspect_cmd, opts, argc, argv, &optind)) >= 0)
 		return c;
 	if (argc - optind != 1)
 		return cli_usage_error("inspect", "expected one IMAGE argument, got %d",

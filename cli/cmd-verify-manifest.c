@@ -12,72 +12,51 @@
 #include "lib/json.h"
 #include "lib/time.h"
 
-static const char verify_manifest_help[] =
-"NAME\n"
-"    ingot verify-manifest - check a signed manifest's signatures, expiry and rollback\n"
-"\n"
-"SYNOPSIS\n"
-"    ingot verify-manifest ENVELOPE --keyring KEYRING [--image IMG [--verity V]]\n"
-"                          [--now RFC3339|EPOCH] [--state FILE] [--print-manifest]\n"
-"\n"
-"DESCRIPTION\n"
-"    Verifies the DSSE envelope ENVELOPE (NAME.manifest.dsse.json), in order:\n"
-"      1. structure and limits (payload at most 64 MiB, 64 signatures);\n"
-"      2. signatures over the DSSE PAE bytes: at least the keyring's threshold of\n"
-"         DISTINCT trusted keys must have signed; a key that signed twice counts\n"
-"         once; unknown key ids and bad signatures are named;\n"
-"      3. payloadType application/vnd.in-toto+json, an in-toto Statement v1 with\n"
-"         predicateType https://ingot.dev/manifest/v1, a valid manifest, and a\n"
-"         subject equal to the manifest's image name and sha256;\n"
-"      4. expiry: the manifest's \"expires\" must be after now;\n"
-"      5. rollback: the serial must not be below the last serial recorded for\n"
-"         the same recipe name in the state file (as in TUF); on success a\n"
-"         higher serial is recorded there (atomically);\n"
-"      6. with --image, the image file's sha256 and size; with --verity, the\n"
-"         dm-verity root hash recomputed from IMG and the hash file.\n"
-"    The payload is not interpreted before its signatures verify.\n"
-"\n"
-"    The keyring is JSON: {\"keys\":[{\"name\",\"keyid\",\"public_key\"}],\"threshold\":N}\n"
-"    (see `ingot keys keyring`).\n"
-"\n"
-"OPTIONS\n"
-"    -k, --keyring FILE     trusted keys and threshold (required)\n"
-"    -i, --image IMG        check the image's sha256 and size\n"
-"    -V, --verity FILE      check the verity hash tree's root (needs --image)\n"
-"    -t, --now TIME         time for the expiry check, RFC 3339 or Unix seconds\n"
-"                           (default: the current time)\n"
-"    -s, --state FILE       rollback state: last-seen serial per recipe name\n"
-"    -p, --print-manifest   print the verified manifest (canonical JSON) on stdout\n"
-"    -h, --help             show this help\n"
-"\n"
-"EXIT STATUS\n"
-"    0   verified\n"
-"    1   I/O error (missing file, unreadable keyring, cannot write the state)\n"
-"    2   malformed: not JSON, wrong structure, over a limit, bad keyring or state\n"
-"    3   signatures: fewer valid signatures by distinct trusted keys than the threshold\n"
-"    4   expired\n"
-"    5   rollback: serial below the last one seen\n"
-"    6   the image or verity file does not match the signed manifest\n"
-"    64  usage error\n"
-"\n"
-"EXAMPLES\n"
-"    ingot verify-manifest out/demo.manifest.dsse.json --keyring pool.keyring.json\n"
-"    ingot verify-manifest demo.manifest.dsse.json --keyring pool.keyring.json \\\n"
-"        --image demo.sqfs --verity demo.verity --state /var/lib/ingot/state.json\n"
-"    ingot verify-manifest demo.manifest.dsse.json -k ring.json --now 2027-01-01T00:00:00Z\n";
+static const struct cli_command verify_manifest_cmd = {
+	.name = "verify-manifest",
+	.summary = "check a signed manifest's signatures, expiry and rollback",
+	.synopsis =
+	"    ingot verify-manifest ENVELOPE --keyring KEYRING [--image IMG [--verity V]]\n"
+	"                          [--now RFC3339|EPOCH] [--state FILE] [--print-manifest]\n",
+	.description =
+	"    Verifies the DSSE envelope ENVELOPE (NAME.manifest.dsse.json), in order:\n"
+	"      1. structure and limits (payload at most 64 MiB, 64 signatures);\n"
+	"      2. signatures over the DSSE PAE bytes: at least the keyring's threshold of\n"
+	"         DISTINCT trusted keys must have signed; a key that signed twice counts\n"
+	"         once; unknown key ids and bad signatures are named;\n"
+	"      3. payloadType application/vnd.in-toto+json, an in-toto Statement v1 with\n"
+	"         predicateType https://ingot.dev/manifest/v1, a valid manifest, and a\n"
+	"         subject equal to the manifest's image name and sha256;\n"
+	"      4. expiry: the manifest's \"expires\" must be after now;\n"
+	"      5. rollback: the serial must not be below the last serial recorded for\n"
+	"         the same recipe name in the state file (as in TUF); on success a\n"
+	"         higher serial is recorded there (atomically);\n"
+	"      6. with --image, the image file's sha256 and size; with --verity, the\n"
+	"         dm-verity root hash recomputed from IMG and the hash file.\n"
+	"    The payload is not interpreted before its signatures verify.\n"
+	"\n"
+	"    The keyring is JSON: {\"keys\":[{\"name\",\"keyid\",\"public_key\"}],\"threshold\":N}\n"
+	"    (see `ingot keys keyring`).\n",
+	.more =
+	"EXIT STATUS\n"
+	"    0   verified\n"
+	"    1   I/O error (missing file, unreadable keyring, cannot write the state)\n"
+	"    2   malformed: not JSON, wrong structure, over a limit, bad keyring or state\n"
+	"    3   signatures: fewer valid signatures by distinct trusted keys than the threshold\n"
+	"    4   expired\n"
+	"    5   rollback: serial below the last one seen\n"
+	"    6   the image or verity file does not match the signed manifest\n"
+	"    64  usage error\n"
+	"\n"
+	"EXAMPLES\n"
+	"    ingot verify-manifest out/demo.manifest.dsse.json --keyring pool.keyring.json\n"
+	"    ingot verify-manifest demo.manifest.dsse.json --keyring pool.keyring.json \\\n"
+	"        --image demo.sqfs --verity demo.verity --state /var/lib/ingot/state.json\n"
+	"    ingot verify-manifest demo.manifest.dsse.json -k ring.json --now 2027-01-01T00:00:00Z\n",
+};
 
 int cmd_verify_manifest(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "keyring", required_argument, NULL, 'k' },
-		{ "image", required_argument, NULL, 'i' },
-		{ "verity", required_argument, NULL, 'V' },
-		{ "now", required_argument, NULL, 't' },
-		{ "state", required_argument, NULL, 's' },
-		{ "print-manifest", no_argument, NULL, 'p' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
 	_cleanup_(keyring_freep) struct keyring *kr = NULL;
 	_cleanup_json_ json_t *m = NULL;
 	struct verify_policy pol = { .now = time(NULL) };
@@ -88,27 +67,23 @@ int cmd_verify_manifest(int argc, char **argv)
 	bool print = false;
 	int c;
 
-	if (cli_wants_help(argc, argv)) {
-		fputs(verify_manifest_help, stdout);
-		return EXIT_OK;
-	}
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "k:i:V:t:s:ph", opts, NULL)) != -1) {
-		switch (c) {
-		case 'k': keyring = optarg; break;
-		case 'i': image = optarg; break;
-		case 'V': verity = optarg; break;
-		case 't':
-			if (time_parse(optarg, &pol.now) < 0)
-				return cli_usage_error("verify-manifest", "--now: expected RFC 3339 "
-						       "(2027-01-31T00:00:00Z) or Unix seconds, got '%s'", optarg);
-			break;
-		case 's': pol.state_path = optarg; break;
-		case 'p': print = true; break;
-		case 'h': fputs(verify_manifest_help, stdout); return EXIT_OK;
-		default: return cli_usage_error("verify-manifest", "unknown option");
-		}
-	}
+	const struct cli_option opts[] = {
+		OPT_STRING('k', "keyring", &keyring, "FILE", "trusted keys and threshold (required)"),
+		OPT_STRING('i', "image", &image, "IMG", "check the image's sha256 and size"),
+		OPT_STRING('V', "verity", &verity, "FILE",
+			   "check the verity hash tree's root (needs --image)"),
+		OPT_CALLBACK('t', "now", &pol.now, "TIME",
+			     "time for the expiry check, RFC 3339 or Unix seconds\n"
+			     "(default: the current time)", cli_parse_time),
+		OPT_STRING('s', "state", &pol.state_path, "FILE",
+			   "rollback state: last-seen serial per recipe name"),
+		OPT_FLAG('p', "print-manifest", &print,
+			 "print the verified manifest (canonical JSON) on stdout"),
+		OPT_END(),
+	};
+
+	if ((c = cli_parse(&verify_manifest_cmd, opts, argc, argv, &optind)) >= 0)
+		return c;
 	if (argc - optind != 1)
 		return cli_usage_error("verify-manifest", "expected one ENVELOPE file");
 	if (!keyring)

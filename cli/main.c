@@ -1,6 +1,4 @@
 /* ingot: build golden GPU-node images and prove what each node runs. */
-#include <getopt.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -62,60 +60,6 @@ static const struct {
 	{ "evidence", cmd_evidence },
 	{ "promote", cmd_promote },
 };
-
-int cli_error(const ingot_error *e, int status)
-{
-	fprintf(stderr, "ingot: %s\n", e->msg[0] ? e->msg : "unknown error");
-	return e->status ? e->status : status;
-}
-
-int cli_usage_error(const char *cmd, const char *fmt, ...)
-{
-	va_list ap;
-	fprintf(stderr, "ingot %s: ", cmd);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "\nTry 'ingot %s --help'.\n", cmd);
-	return EXIT_USAGE;
-}
-
-int cli_wants_help(int argc, char **argv)
-{
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--"))
-			break;
-		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
-			return 1;
-	}
-	return 0;
-}
-
-int cli_json_opts(int argc, char **argv, const char *cmd, const char *help, int *json)
-{
-	static const struct option opts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
-	int c;
-
-	*json = 0;
-	if (cli_wants_help(argc, argv)) {
-		fputs(help, stdout);
-		return EXIT_OK;
-	}
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'j': *json = 1; break;
-		case 'h': fputs(help, stdout); return EXIT_OK;
-		default: return cli_usage_error(cmd, "unknown option '%s'", argv[optind - 1]);
-		}
-	}
-	return -1;
-}
 
 int main(int argc, char **argv)
 {
