@@ -12,75 +12,53 @@
 #include "cli/cli.h"
 #include "lib/digest.h"
 
-static const char build_help[] =
-"NAME\n"
-"    ingot build - build a pool image, its dm-verity tree and manifest from a recipe\n"
-"\n"
-"SYNOPSIS\n"
-"    ingot build RECIPE -o OUTDIR [--store DIR] [--workers N] [--key KEY]\n"
-"                [--rules DIR] [--date YYYY-MM-DD] [--no-lint] [--max-entries N]\n"
-"                [--max-unpacked-bytes N[K|M|G|T]] [--quiet]\n"
-"\n"
-"DESCRIPTION\n"
-"    Reads the YAML recipe (see docs/builder.md), checks its tuple against the\n"
-"    version-chain rules, unpacks every artifact into the content-addressed store\n"
-"    (refusing any whose bytes do not match its sha256 pin; a warm store does not\n"
-"    read an unchanged artifact again), stages the image tree, and writes into\n"
-"    OUTDIR:\n"
-"\n"
-"        NAME.sqfs                squashfs image, byte-identical for equal recipes\n"
-"        NAME.verity              dm-verity hash tree (veritysetup format 1)\n"
-"        NAME.manifest.json       every digest of the build (docs/CONTRACTS.md)\n"
-"        NAME.spdx.json           SPDX 2.3 SBOM: the artifacts as packages, every file\n"
-"                                 with its sha256 (docs/builder.md)\n"
-"        NAME.manifest.dsse.json  DSSE envelope signed with --key (only with --key)\n"
-"\n"
-"    NAME is the recipe's name. Files are written under temporary names and\n"
-"    renamed into place only when the whole build succeeded: a failed or\n"
-"    interrupted build leaves no file under an output name. Nothing of the build\n"
-"    machine (clock, user, host name, locale, TZ, umask, directory order, thread\n"
-"    count) reaches the outputs; every timestamp is the recipe's epoch.\n"
-"\n"
-"    On success a summary goes to stdout: image path, sha256, size, file count,\n"
-"    verity root hash. When stderr is a terminal, per-artifact progress\n"
-"    (\"artifact I/N NAME BYTES\") goes to stderr.\n"
-"\n"
-"OPTIONS\n"
-"    -o, --output OUTDIR  directory for the outputs (created if missing); required\n"
-"    -s, --store DIR      artifact store (default $XDG_CACHE_HOME/ingot, else\n"
-"                         ~/.cache/ingot)\n"
-"    -j, --workers N      threads for unpacking and compression, 1..64 (default 1);\n"
-"                         the outputs are identical for every N\n"
-"    -k, --key KEY        sign the manifest with this private key (PEM, from\n"
-"                         `ingot keys generate`)\n"
-"        --rules DIR      lint rules directory (default: the installed rules)\n"
-"        --date DATE      date the lint rules are evaluated at (default: today, UTC)\n"
-"        --no-lint        skip the tuple lint\n"
-"        --max-entries N  refuse an artifact with more than N entries (default\n"
-"                         1048576), a guard against archive bombs\n"
-"        --max-unpacked-bytes N[K|M|G|T]\n"
-"                         refuse a build whose artifacts unpack to more than N\n"
-"                         bytes of files, all together (default: the recipe's\n"
-"                         max-unpacked-bytes, else 32G); an entry whose declared\n"
-"                         size crosses it is refused before it is read\n"
-"    -q, --quiet          print nothing on success\n"
-"    -h, --help           show this help\n"
-"\n"
-"ENVIRONMENT\n"
-"    SOURCE_DATE_EPOCH  replaces the recipe's epoch, only if the recipe says\n"
-"                       allow-source-date-epoch: true\n"
-"    XDG_CACHE_HOME     parent of the default store\n"
-"\n"
-"EXIT STATUS\n"
-"    0   the outputs were written\n"
-"    1   the build failed: invalid recipe, artifact missing or not matching its\n"
-"        pin, hostile archive, path conflict, lint error, I/O error\n"
-"    64  usage error\n"
-"\n"
-"EXAMPLES\n"
-"    ingot build recipes/demo.yaml -o out/demo --store out/store\n"
-"    ingot build pool.yaml -o /srv/images -j 4 --key release.key\n"
-"    SOURCE_DATE_EPOCH=1767225600 ingot build pool.yaml -o out\n";
+static const struct cli_command build_cmd = {
+	.name = "build",
+	.summary = "build a pool image, its dm-verity tree and manifest from a recipe",
+	.synopsis =
+	"    ingot build RECIPE -o OUTDIR [--store DIR] [--workers N] [--key KEY]\n"
+	"                [--rules DIR] [--date YYYY-MM-DD] [--no-lint] [--max-entries N]\n"
+	"                [--max-unpacked-bytes N[K|M|G|T]] [--quiet]\n",
+	.description =
+	"    Reads the YAML recipe (see docs/builder.md), checks its tuple against the\n"
+	"    version-chain rules, unpacks every artifact into the content-addressed store\n"
+	"    (refusing any whose bytes do not match its sha256 pin; a warm store does not\n"
+	"    read an unchanged artifact again), stages the image tree, and writes into\n"
+	"    OUTDIR:\n"
+	"\n"
+	"        NAME.sqfs                squashfs image, byte-identical for equal recipes\n"
+	"        NAME.verity              dm-verity hash tree (veritysetup format 1)\n"
+	"        NAME.manifest.json       every digest of the build (docs/CONTRACTS.md)\n"
+	"        NAME.spdx.json           SPDX 2.3 SBOM: the artifacts as packages, every file\n"
+	"                                 with its sha256 (docs/builder.md)\n"
+	"        NAME.manifest.dsse.json  DSSE envelope signed with --key (only with --key)\n"
+	"\n"
+	"    NAME is the recipe's name. Files are written under temporary names and\n"
+	"    renamed into place only when the whole build succeeded: a failed or\n"
+	"    interrupted build leaves no file under an output name. Nothing of the build\n"
+	"    machine (clock, user, host name, locale, TZ, umask, directory order, thread\n"
+	"    count) reaches the outputs; every timestamp is the recipe's epoch.\n"
+	"\n"
+	"    On success a summary goes to stdout: image path, sha256, size, file count,\n"
+	"    verity root hash. When stderr is a terminal, per-artifact progress\n"
+	"    (\"artifact I/N NAME BYTES\") goes to stderr.\n",
+	.more =
+	"ENVIRONMENT\n"
+	"    SOURCE_DATE_EPOCH  replaces the recipe's epoch, only if the recipe says\n"
+	"                       allow-source-date-epoch: true\n"
+	"    XDG_CACHE_HOME     parent of the default store\n"
+	"\n"
+	"EXIT STATUS\n"
+	"    0   the outputs were written\n"
+	"    1   the build failed: invalid recipe, artifact missing or not matching its\n"
+	"        pin, hostile archive, path conflict, lint error, I/O error\n"
+	"    64  usage error\n"
+	"\n"
+	"EXAMPLES\n"
+	"    ingot build recipes/demo.yaml -o out/demo --store out/store\n"
+	"    ingot build pool.yaml -o /srv/images -j 4 --key release.key\n"
+	"    SOURCE_DATE_EPOCH=1767225600 ingot build pool.yaml -o out\n",
+};
 
 static void progress(void *ctx, size_t done, size_t total, const char *name, uint64_t bytes, bool cached)
 {
@@ -119,23 +97,30 @@ static int parse_count(const char *s, bool suffixes, uint64_t *out)
 	return 0;
 }
 
+static const char *parse_entries(const char *arg, void *value)
+{
+	return parse_count(arg, false, value) < 0 ? "a positive integer" : NULL;
+}
+
+static const char *parse_bytes(const char *arg, void *value)
+{
+	return parse_count(arg, true, value) < 0 ?
+	       "a positive integer with an optional K, M, G or T suffix" : NULL;
+}
+
+static const char *parse_workers(const char *arg, void *value)
+{
+	char *end;
+	long n = strtol(arg, &end, 10);
+
+	if (*arg < '0' || *arg > '9' || *end || n < 1 || n > 64)
+		return "an integer in [1, 64]";
+	*(unsigned *)value = (unsigned)n;
+	return NULL;
+}
+
 int cmd_build(int argc, char **argv)
 {
-	enum { OPT_RULES = 256, OPT_DATE, OPT_NO_LINT, OPT_MAX_ENTRIES, OPT_MAX_BYTES };
-	static const struct option opts[] = {
-		{ "output", required_argument, NULL, 'o' },
-		{ "store", required_argument, NULL, 's' },
-		{ "workers", required_argument, NULL, 'j' },
-		{ "key", required_argument, NULL, 'k' },
-		{ "rules", required_argument, NULL, OPT_RULES },
-		{ "date", required_argument, NULL, OPT_DATE },
-		{ "no-lint", no_argument, NULL, OPT_NO_LINT },
-		{ "max-entries", required_argument, NULL, OPT_MAX_ENTRIES },
-		{ "max-unpacked-bytes", required_argument, NULL, OPT_MAX_BYTES },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 }
-	};
 	struct build_opts o = { .workers = 1 };
 	struct build_result res;
 	ingot_error e = { 0 };
@@ -143,45 +128,35 @@ int cmd_build(int argc, char **argv)
 	bool quiet = false;
 	int c;
 
-	if (cli_wants_help(argc, argv)) {
-		fputs(build_help, stdout);
-		return EXIT_OK;
-	}
-	opterr = 0;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, ":o:s:j:k:qh", opts, NULL)) != -1) {
-		switch (c) {
-		case 'o': o.outdir = optarg; break;
-		case 's': o.store = optarg; break;
-		case 'k': o.key = optarg; break;
-		case OPT_RULES: o.rules_dir = optarg; break;
-		case OPT_DATE: o.date = optarg; break;
-		case OPT_NO_LINT: o.no_lint = true; break;
-		case 'q': quiet = true; break;
-		case OPT_MAX_ENTRIES:
-			if (parse_count(optarg, false, &o.max_entries) < 0)
-				return cli_usage_error("build", "--max-entries: expected a positive integer, got '%s'", optarg);
-			break;
-		case OPT_MAX_BYTES:
-			if (parse_count(optarg, true, &o.max_unpacked_bytes) < 0)
-				return cli_usage_error("build", "--max-unpacked-bytes: expected a positive integer with an optional K, M, G or T suffix, got '%s'", optarg);
-			break;
-		case 'j': {
-			char *end;
-			long n = strtol(optarg, &end, 10);
-			if (*optarg < '0' || *optarg > '9' || *end || n < 1 || n > 64)
-				return cli_usage_error("build", "--workers: expected an integer in [1, 64], got '%s'", optarg);
-			o.workers = (unsigned)n;
-			break;
-		}
-		case ':':
-			return cli_usage_error("build", "option '%s' needs an argument", argv[optind - 1]);
-		default:
-			if (optopt)
-				return cli_usage_error("build", "unknown option '-%c'", optopt);
-			return cli_usage_error("build", "unknown option '%s'", argv[optind - 1]);
-		}
-	}
+	const struct cli_option opts[] = {
+		OPT_STRING('o', "output", &o.outdir, "OUTDIR",
+			   "directory for the outputs (created if missing); required"),
+		OPT_STRING('s', "store", &o.store, "DIR",
+			   "artifact store (default $XDG_CACHE_HOME/ingot, else\n~/.cache/ingot)"),
+		OPT_CALLBACK('j', "workers", &o.workers, "N",
+			     "threads for unpacking and compression, 1..64 (default 1);\n"
+			     "the outputs are identical for every N", parse_workers),
+		OPT_STRING('k', "key", &o.key, "KEY",
+			   "sign the manifest with this private key (PEM, from\n`ingot keys generate`)"),
+		OPT_STRING(0, "rules", &o.rules_dir, "DIR",
+			   "lint rules directory (default: the installed rules)"),
+		OPT_STRING(0, "date", &o.date, "DATE",
+			   "date the lint rules are evaluated at (default: today, UTC)"),
+		OPT_FLAG(0, "no-lint", &o.no_lint, "skip the tuple lint"),
+		OPT_CALLBACK(0, "max-entries", &o.max_entries, "N",
+			     "refuse an artifact with more than N entries (default\n"
+			     "1048576), a guard against archive bombs", parse_entries),
+		OPT_CALLBACK(0, "max-unpacked-bytes", &o.max_unpacked_bytes, "N[K|M|G|T]",
+			     "refuse a build whose artifacts unpack to more than N\n"
+			     "bytes of files, all together (default: the recipe's\n"
+			     "max-unpacked-bytes, else 32G); an entry whose declared\n"
+			     "size crosses it is refused before it is read", parse_bytes),
+		OPT_FLAG('q', "quiet", &quiet, "print nothing on success"),
+		OPT_END(),
+	};
+
+	if ((c = cli_parse(&build_cmd, opts, argc, argv, &optind)) >= 0)
+		return c;
 	if (optind >= argc)
 		return cli_usage_error("build", "missing RECIPE");
 	if (optind + 1 != argc)

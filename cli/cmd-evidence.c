@@ -14,53 +14,45 @@
 
 enum { EVIDENCE_EXIT_REFUSED = 2 };
 
-static const char evidence_help[] =
-"NAME\n"
-"    ingot evidence - record signed test evidence about an image\n"
-"\n"
-"SYNOPSIS\n"
-"    ingot evidence add --manifest M --kind nccl-tests|dcgm-diag|custom|rollback\n"
-"                       --from FILE --key KEY [--key KEY]... [-o OUT] [--level N]\n"
-"                       [--node NAME] [--topology LABEL] [--date TIME]\n"
-"\n"
-"DESCRIPTION\n"
-"    Parses FILE, the output of a real test tool, and writes an in-toto Statement\n"
-"    (predicateType " EVIDENCE_PREDICATE_TYPE ") whose subject is the\n"
-"    image named by the manifest M (its file and sha256) and whose predicate is\n"
-"    the parsed result plus node, topology, NCCL version and date; signed (DSSE)\n"
-"    by each KEY, the test runner's.  Kinds:\n"
-"      nccl-tests  stdout of all_reduce_perf: every row of the size/busbw table,\n"
-"                  out-of-place and in-place, #wrong, out-of-bounds, the average\n"
-"                  bus bandwidth, ranks, hosts and GPU models\n"
-"      dcgm-diag   dcgmi diag -r N -j JSON (give N with --level): every test's\n"
-"                  status (worst over GPUs), warnings, pass/fail counts\n"
-"      custom      any JSON object the runner produces\n"
-"      rollback    a rollback drill: {\"result\": \"pass\"|\"fail\",\n"
-"                  \"rolled_back_to\": IMAGE-SHA256}\n"
-"    Bad input is refused naming the file, the line (or JSON field) and what was\n"
-"    expected; nothing is written then.\n"
-"\n"
-"OPTIONS\n"
-"    --manifest M     the image's manifest or its signed envelope\n"
-"    --kind KIND      see above\n"
-"    --from FILE      the tool's output\n"
-"    --key KEY        runner's private key (repeat for more signatures); an\n"
-"                     encrypted key's passphrase comes from INGOT_KEY_PASSPHRASE\n"
-"    -o OUT           output (default: FILE's base name + " EVIDENCE_SUFFIX "\n"
-"                     in the current directory)\n"
-"    --level N        dcgmi diag -r level (1-4; required for dcgm-diag)\n"
-"    --node NAME      node the test ran on (default: first host in the output,\n"
-"                     else this host)\n"
-"    --topology LABEL free-form, e.g. \"2x HGX H100, 8x400G NDR\"\n"
-"    --date TIME      RFC 3339 or epoch (default: now)\n"
-"\n"
-"EXIT STATUS\n"
-"    0   written\n"
-"    1   failure (key refused, I/O)\n"
-"    2   the manifest or the tool output was refused\n"
-"    64  usage error\n";
+static const struct cli_command evidence_cmd = {
+	.name = "evidence",
+	.summary = "record signed test evidence about an image",
+	.synopsis =
+	"    ingot evidence add --manifest M --kind nccl-tests|dcgm-diag|custom|rollback\n"
+	"                       --from FILE --key KEY [--key KEY]... [-o OUT] [--level N]\n"
+	"                       [--node NAME] [--topology LABEL] [--date TIME]\n",
+	.description =
+	"    Parses FILE, the output of a real test tool, and writes an in-toto Statement\n"
+	"    (predicateType " EVIDENCE_PREDICATE_TYPE ") whose subject is the\n"
+	"    image named by the manifest M (its file and sha256) and whose predicate is\n"
+	"    the parsed result plus node, topology, NCCL version and date; signed (DSSE)\n"
+	"    by each KEY, the test runner's.  Kinds:\n"
+	"      nccl-tests  stdout of all_reduce_perf: every row of the size/busbw table,\n"
+	"                  out-of-place and in-place, #wrong, out-of-bounds, the average\n"
+	"                  bus bandwidth, ranks, hosts and GPU models\n"
+	"      dcgm-diag   dcgmi diag -r N -j JSON (give N with --level): every test's\n"
+	"                  status (worst over GPUs), warnings, pass/fail counts\n"
+	"      custom      any JSON object the runner produces\n"
+	"      rollback    a rollback drill: {\"result\": \"pass\"|\"fail\",\n"
+	"                  \"rolled_back_to\": IMAGE-SHA256}\n"
+	"    Bad input is refused naming the file, the line (or JSON field) and what was\n"
+	"    expected; nothing is written then.\n",
+	.more =
+	"EXIT STATUS\n"
+	"    0   written\n"
+	"    1   failure (key refused, I/O)\n"
+	"    2   the manifest or the tool output was refused\n"
+	"    64  usage error\n",
+};
 
-enum { OPT_MANIFEST = 256, OPT_KIND, OPT_FROM, OPT_KEY, OPT_LEVEL, OPT_NODE, OPT_TOPOLOGY, OPT_DATE };
+static const char *parse_level(const char *arg, void *value)
+{
+	if (strlen(arg) != 1 || *arg < '1' || *arg > '4')
+		return "1 to 4";
+	*(unsigned *)value = (unsigned)(*arg - '0');
+	return NULL;
+}
+
 
 static char *default_output(const char *from)
 {
@@ -91,19 +83,6 @@ int cli_load_keys(const char *const *paths, size_t n, struct signing_key **keys)
 
 static int evidence_add(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "manifest", required_argument, NULL, OPT_MANIFEST },
-		{ "kind", required_argument, NULL, OPT_KIND },
-		{ "from", required_argument, NULL, OPT_FROM },
-		{ "key", required_argument, NULL, OPT_KEY },
-		{ "output", required_argument, NULL, 'o' },
-		{ "level", required_argument, NULL, OPT_LEVEL },
-		{ "node", required_argument, NULL, OPT_NODE },
-		{ "topology", required_argument, NULL, OPT_TOPOLOGY },
-		{ "date", required_argument, NULL, OPT_DATE },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
 	struct evidence_opts o = { .date = time(NULL) };
 	const char *keypaths[SIGN_MAX_KEYS];
 	struct signing_key *keys[SIGN_MAX_KEYS];
@@ -114,36 +93,33 @@ static int evidence_add(int argc, char **argv)
 	size_t n_keys = 0;
 	int c, r;
 
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
-		switch (c) {
-		case OPT_MANIFEST: o.manifest_path = optarg; break;
-		case OPT_KIND: o.kind = optarg; break;
-		case OPT_FROM: o.from = optarg; break;
-		case OPT_KEY:
-			if (n_keys == SIGN_MAX_KEYS)
-				return cli_usage_error("evidence", "--key: at most %d keys", SIGN_MAX_KEYS);
-			keypaths[n_keys++] = optarg;
-			break;
-		case 'o': out = optarg; break;
-		case OPT_LEVEL:
-			if (strlen(optarg) != 1 || *optarg < '1' || *optarg > '4')
-				return cli_usage_error("evidence", "--level: expected 1 to 4, got '%s'", optarg);
-			o.dcgm_level = (unsigned)(*optarg - '0');
-			break;
-		case OPT_NODE: o.node = optarg; break;
-		case OPT_TOPOLOGY: o.topology = optarg; break;
-		case OPT_DATE:
-			if (time_parse(optarg, &o.date) < 0)
-				return cli_usage_error("evidence", "--date: expected RFC 3339 or epoch "
-						       "seconds, got '%s'", optarg);
-			break;
-		case 'h': fputs(evidence_help, stdout); return EXIT_OK;
-		default: return cli_usage_error("evidence", "unknown or incomplete option '%s'",
-						argv[optind - 1]);
-		}
-	}
+	struct cli_list keylist = { keypaths, 0, SIGN_MAX_KEYS };
+	const struct cli_option opts[] = {
+		OPT_STRING(0, "manifest", &o.manifest_path, "M",
+			   "the image's manifest or its signed envelope"),
+		OPT_STRING(0, "kind", &o.kind, "KIND", "see above"),
+		OPT_STRING(0, "from", &o.from, "FILE", "the tool's output"),
+		OPT_LIST(0, "key", &keylist, "KEY",
+			 "runner's private key (repeat for more signatures); an\n"
+			 "encrypted key's passphrase comes from INGOT_KEY_PASSPHRASE"),
+		OPT_STRING('o', "output", &out, "OUT",
+			   "output (default: FILE's base name + " EVIDENCE_SUFFIX "\n"
+			   "in the current directory)"),
+		OPT_CALLBACK(0, "level", &o.dcgm_level, "N",
+			     "dcgmi diag -r level (1-4; required for dcgm-diag)", parse_level),
+		OPT_STRING(0, "node", &o.node, "NAME",
+			   "node the test ran on (default: first host in the output,\n"
+			   "else this host)"),
+		OPT_STRING(0, "topology", &o.topology, "LABEL",
+			   "free-form, e.g. \"2x HGX H100, 8x400G NDR\""),
+		OPT_CALLBACK(0, "date", &o.date, "TIME", "RFC 3339 or epoch (default: now)",
+			     cli_parse_time),
+		OPT_END(),
+	};
+
+	if ((c = cli_parse(&evidence_cmd, opts, argc, argv, &optind)) >= 0)
+		return c;
+	n_keys = keylist.n;
 	if (optind < argc)
 		return cli_usage_error("evidence", "unexpected argument '%s'", argv[optind]);
 	if (!o.manifest_path || !o.kind || !o.from || !n_keys)
@@ -170,9 +146,7 @@ int cmd_evidence(int argc, char **argv)
 {
 	if (argc >= 2 && !strcmp(argv[1], "add"))
 		return evidence_add(argc - 1, argv + 1);
-	if (cli_wants_help(argc, argv)) {
-		fputs(evidence_help, stdout);
-		return EXIT_OK;
-	}
+	if (cli_wants_help(argc, argv))
+		return evidence_add(argc, argv);   /* its table gives the help */
 	return cli_usage_error("evidence", "expected the subcommand 'add'");
 }

@@ -72,8 +72,8 @@ struct cli_command {
 void cli_help(const struct cli_command *c, const struct cli_option *opts, FILE *out);
 
 /* Parse argv[1..] against opts (a table local to the command, its
- * values pointing at the command's variables).  Options and operands may mix; "--" ends the
- * options.  -h/--help anywhere before "--" prints c's help.  Returns -1
+ * values pointing at the command's variables).  Options and operands
+ * may mix; "--" ends the options.  -h/--help anywhere before "--" prints c's help.  Returns -1
  * with *first the index of the first operand (operands moved to the end,
  * in order), or the exit status to return: 0 after help, EXIT_USAGE
  * after a usage error on stderr. */
