@@ -5,6 +5,7 @@
 
 #include "attest/predict.h"
 #include "lib/digest.h"
+#include "lib/json.h"
 
 int boot_predict_pcr11(const struct bank *b, const struct uki_part *parts, size_t n, uint8_t *out)
 {
@@ -31,13 +32,6 @@ int boot_image_event(const char *name, const uint8_t root[32], struct strbuf *ou
 	return 0;
 }
 
-static int set_hex(json_t *o, const char *key, const uint8_t *d, size_t len)
-{
-	char hex[2 * BANK_MAX_DIGEST + 1];
-	hex_encode(d, len, hex);
-	return json_object_set_new(o, key, json_string(hex));
-}
-
 json_t *boot_predict_single_event(const void *data, size_t len)
 {
 	json_t *o = json_object();
@@ -46,7 +40,7 @@ json_t *boot_predict_single_event(const void *data, size_t len)
 	for (size_t i = 0; o && i < BANK_COUNT; i++) {
 		const struct bank *b = &bank_table[i];
 		memset(pcr, 0, b->size);
-		if (bank_hash(b, data, len, d) < 0 || bank_extend(b, pcr, d) < 0 || set_hex(o, b->name, pcr, b->size) < 0) {
+		if (bank_hash(b, data, len, d) < 0 || bank_extend(b, pcr, d) < 0 || json_set_hex(o, b->name, pcr, b->size) < 0) {
 			json_decref(o);
 			return NULL;
 		}
@@ -61,7 +55,7 @@ json_t *boot_predict_pcr11_json(const struct uki_part *parts, size_t n)
 
 	for (size_t i = 0; o && i < BANK_COUNT; i++) {
 		if (boot_predict_pcr11(&bank_table[i], parts, n, pcr) < 0 ||
-		    set_hex(o, bank_table[i].name, pcr, bank_table[i].size) < 0) {
+		    json_set_hex(o, bank_table[i].name, pcr, bank_table[i].size) < 0) {
 			json_decref(o);
 			return NULL;
 		}

@@ -35,14 +35,6 @@ int attest_event_data(const char *image_name, const uint8_t image_sha256[32],
 	return 0;
 }
 
-static int set_hex(json_t *obj, const char *key, const uint8_t *d, size_t len)
-{
-	char hex[2 * BANK_MAX_DIGEST + 1];
-
-	hex_encode(d, len, hex);
-	return json_object_set_new(obj, key, json_string(hex));
-}
-
 json_t *attest_predict_measurement(const char *image_name, const uint8_t image_sha256[32],
 				   const uint8_t verity_root[32],
 				   const uint8_t content_digest[32], unsigned pcr)
@@ -68,13 +60,13 @@ json_t *attest_predict_measurement(const char *image_name, const uint8_t image_s
 		uint8_t d[BANK_MAX_DIGEST], p[BANK_MAX_DIGEST] = { 0 };
 
 		if (bank_hash(b, ev.buf, ev.len, d) < 0 || bank_extend(b, p, d) < 0 ||
-		    set_hex(digests, b->name, d, b->size) || set_hex(predicted, b->name, p, b->size))
+		    json_set_hex(digests, b->name, d, b->size) || json_set_hex(predicted, b->name, p, b->size))
 			return NULL;
 	}
 	if (json_object_set_new(m, "pcr", json_integer(pcr)) ||
 	    json_object_set_new(m, "event_type", json_integer(ATTEST_EV_IPL)) ||
 	    json_object_set_new(m, "event_data", json_string(ev.buf)) ||
-	    set_hex(m, "content_digest", content_digest, 32))
+	    json_set_hex(m, "content_digest", content_digest, 32))
 		return NULL;
 	return TAKE_PTR(m);
 }

@@ -14,6 +14,7 @@
 #include "attest/nonce.h"
 #include "lib/base64.h"
 #include "lib/cleanup.h"
+#include "lib/ecdsa.h"
 #include "lib/digest.h"
 #include "lib/json.h"
 
@@ -176,23 +177,14 @@ static int signature_bytes(const TPMT_SIGNATURE *sig, EVP_PKEY *key, uint8_t **d
 			   size_t *slen, uint16_t *hash_alg, int *key_fits)
 {
 	if (sig->sigAlg == TPM2_ALG_ECDSA) {
-		ECDSA_SIG *es = ECDSA_SIG_new();
-		BIGNUM *r = BN_bin2bn(sig->signature.ecdsa.signatureR.buffer, sig->signature.ecdsa.signatureR.size, NULL);
-		BIGNUM *ss = BN_bin2bn(sig->signature.ecdsa.signatureS.buffer, sig->signature.ecdsa.signatureS.size, NULL);
-		int n;
+		const TPMS_SIGNATURE_ECDSA *ec = &sig->signature.ecdsa;
+		size_t n;
 
-		if (!es || !r || !ss || !ECDSA_SIG_set0(es, r, ss)) {
-			ECDSA_SIG_free(es);
-			BN_free(r);
-			BN_free(ss);
-			return -ENOMEM;
-		}
-		n = i2d_ECDSA_SIG(es, der);
-		ECDSA_SIG_free(es);
-		if (n <= 0)
+		if (ecdsa_rs_to_der(ec->signatureR.buffer, ec->signatureR.size, ec->signatureS.buffer,
+				    ec->signatureS.size, der, &n) < 0)
 			return -ENOMEM;
 		*s = *der;
-		*slen = (size_t)n;
+		*slen = n;
 		*hash_alg = sig->signature.ecdsa.hash;
 		*key_fits = EVP_PKEY_is_a(key, "EC");
 		return 0;

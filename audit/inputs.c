@@ -16,6 +16,7 @@
 #include "keys/envelope.h"
 #include "keys/key.h"
 #include "lib/cleanup.h"
+#include "lib/str.h"
 #include "lib/fileio.h"
 #include "lib/json.h"
 #include "lib/strbuf.h"
@@ -187,12 +188,6 @@ static int check_nonce(const char *s)
 }
 
 /* ---- manifests -------------------------------------------------------- */
-
-static int ends_with(const char *s, const char *suffix)
-{
-	size_t a = strlen(s), b = strlen(suffix);
-	return a >= b && !strcmp(s + a - b, suffix);
-}
 
 int audit_list_dir(const char *dir, const char *suffix, struct dirent ***out, int *n, ingot_error *e)
 {

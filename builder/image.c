@@ -41,6 +41,7 @@
 #include "builder/tree.h"
 #include "lib/cleanup.h"
 #include "lib/digest.h"
+#include "lib/str.h"
 
 #define NO_XATTR 0xFFFFFFFFu
 
@@ -87,12 +88,6 @@ static int sqfs_fail(struct writer *w, int code, const char *what, ingot_error *
 				  strerror(sqfs_fd_errno(w->file)));
 	return ingot_fail(e, sqfs_to_errno(code), "%s: %s: %s", w->name, what,
 			  sqfs_strerror(code));
-}
-
-static const char *base_name(const char *path)
-{
-	const char *s = strrchr(path, '/');
-	return s ? s + 1 : path;
 }
 
 /* Index of the entry whose path is the first len bytes of key, or SIZE_MAX. */

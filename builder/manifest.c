@@ -14,6 +14,7 @@
 #include "builder/tree.h"
 #include "lib/meta.h"
 #include "lib/cleanup.h"
+#include "lib/str.h"
 #include "lib/digest.h"
 #include "lib/json.h"
 #include "lib/strbuf.h"
@@ -28,12 +29,6 @@ static const char *kind_name(enum artifact_kind k)
 	case ART_FILE: return "file";
 	}
 	return "?";
-}
-
-static const char *base_name(const char *p)
-{
-	const char *s = strrchr(p, '/');
-	return s ? s + 1 : p;
 }
 
 static json_t *hex_json(const uint8_t *b, size_t n)

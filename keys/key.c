@@ -17,6 +17,7 @@
 #include <openssl/x509.h>
 
 #include "lib/cleanup.h"
+#include "lib/ecdsa.h"
 #include "lib/digest.h"
 #include "lib/fileio.h"
 
@@ -384,32 +385,9 @@ int signing_key_sign(const struct signing_key *k, const void *msg, size_t len, u
  * SEQUENCE OpenSSL verifies; *der is malloc'd.  -EINVAL if not 64 bytes. */
 static int p256_raw_to_der(const uint8_t *sig, size_t siglen, uint8_t **der, size_t *der_len)
 {
-	ECDSA_SIG *es;
-	BIGNUM *r, *s;
-	unsigned char *p = NULL;
-	int n;
-
 	if (siglen != 64)
 		return -EINVAL;
-	es = ECDSA_SIG_new();
-	r = BN_bin2bn(sig, 32, NULL);
-	s = BN_bin2bn(sig + 32, 32, NULL);
-	if (!es || !r || !s || ECDSA_SIG_set0(es, r, s) != 1) {
-		BN_free(r);
-		BN_free(s);
-		ECDSA_SIG_free(es);
-		return -ENOMEM;
-	}
-	n = i2d_ECDSA_SIG(es, &p);
-	ECDSA_SIG_free(es);
-	if (n <= 0)
-		return -ENOMEM;
-	*der = malloc((size_t)n);
-	if (*der)
-		memcpy(*der, p, (size_t)n);
-	OPENSSL_free(p);
-	*der_len = (size_t)n;
-	return *der ? 0 : -ENOMEM;
+	return ecdsa_rs_to_der(sig, 32, sig + 32, 32, der, der_len);
 }
 
 int key_verify(EVP_PKEY *pkey, const void *msg, size_t len, const uint8_t *sig, size_t siglen)

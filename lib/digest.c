@@ -1,4 +1,5 @@
 #include "lib/digest.h"
+#include "lib/str.h"
 
 #include <fcntl.h>
 #include <openssl/evp.h>
@@ -83,17 +84,6 @@ void hex_encode(const uint8_t *in, size_t len, char *out)
 		out[2 * i + 1] = hx[in[i] & 15];
 	}
 	out[2 * len] = '\0';
-}
-
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
 }
 
 int hex_decode(const char *in, uint8_t *out, size_t len)

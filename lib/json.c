@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "lib/cleanup.h"
+#include "lib/digest.h"
 #include "lib/fileio.h"
 #include "lib/strbuf.h"
 
@@ -297,4 +298,14 @@ int json_get_obj(const json_t *obj, const char *key, const char *what, json_t **
 int json_get_arr(const json_t *obj, const char *key, const char *what, json_t **out, ingot_error *e)
 {
 	return get_typed(obj, key, what, JSON_ARRAY, "an array", out, e);
+}
+
+int json_set_hex(json_t *o, const char *key, const uint8_t *d, size_t len)
+{
+	_cleanup_free_ char *hex = malloc(2 * len + 1);
+
+	if (!hex)
+		return -1;
+	hex_encode(d, len, hex);
+	return json_object_set_new(o, key, json_string(hex));
 }

@@ -3,6 +3,7 @@
 #ifndef INGOT_JSON_H
 #define INGOT_JSON_H
 
+#include <stdint.h>
 #include <jansson.h>
 #include "lib/err.h"
 
@@ -71,5 +72,8 @@ int json_get_arr(const json_t *obj, const char *key, const char *what, json_t **
 
 /* jansson 2.14 provides json_decrefp() for cleanup attributes. */
 #define _cleanup_json_ __attribute__((cleanup(json_decrefp)))
+
+/* o[key] = the lower-case hex of d[0..len): 0, or -1 as jansson's setters. */
+int json_set_hex(json_t *o, const char *key, const uint8_t *d, size_t len);
 
 #endif

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "lib/cleanup.h"
+#include "lib/str.h"
 #include "lib/digest.h"
 #include "lib/fileio.h"
 #include "lib/imgpath.h"
@@ -162,14 +163,6 @@ static int parse_image_path(struct parser *p, yaml_node_t *n, const char *field,
 	if (!*out)
 		return ingot_fail(p->e, -ENOMEM, "out of memory");
 	return 0;
-}
-
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9') return c - '0';
-	if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-	return -1;
 }
 
 /* source: a path or a file:// URL; relative ones resolve against the

@@ -1,0 +1,79 @@
+/* Units for the shared small helpers: lib/str.h, json_set_hex
+ * (lib/json.h) and ecdsa_rs_to_der (lib/ecdsa.h). */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdlib.h>
+
+#include "lib/ecdsa.h"
+#include "lib/json.h"
+#include "lib/str.h"
+
+static void test_base_name(void **state)
+{
+	(void)state;
+	assert_string_equal(base_name("a/b/c.deb"), "c.deb");
+	assert_string_equal(base_name("c.deb"), "c.deb");
+	assert_string_equal(base_name("dir/"), "");
+}
+
+static void test_ends_with(void **state)
+{
+	(void)state;
+	assert_true(ends_with("x.report.json", ".json"));
+	assert_true(ends_with(".json", ".json"));
+	assert_false(ends_with("json", ".json"));
+	assert_false(ends_with("x.jsonl", ".json"));
+	assert_true(ends_with("x", ""));
+}
+
+static void test_hexval(void **state)
+{
+	(void)state;
+	assert_int_equal(hexval('0'), 0);
+	assert_int_equal(hexval('9'), 9);
+	assert_int_equal(hexval('a'), 10);
+	assert_int_equal(hexval('F'), 15);
+	assert_int_equal(hexval('g'), -1);
+	assert_int_equal(hexval('\0'), -1);
+}
+
+static void test_json_set_hex(void **state)
+{
+	const uint8_t d[] = { 0x00, 0xab, 0xff };
+	json_t *o = json_object();
+	(void)state;
+	assert_int_equal(json_set_hex(o, "k", d, sizeof(d)), 0);
+	assert_string_equal(json_string_value(json_object_get(o, "k")), "00abff");
+	json_decref(o);
+}
+
+static void test_ecdsa_der(void **state)
+{
+	/* r = 1, s = 0x80 (a leading zero byte keeps it positive), given
+	 * with leading zeros as P1363 pads them */
+	const uint8_t r[] = { 0, 0, 1 }, s[] = { 0, 0x80 };
+	const uint8_t want[] = { 0x30, 0x07, 0x02, 0x01, 0x01, 0x02, 0x02, 0x00, 0x80 };
+	uint8_t *der = NULL;
+	size_t len = 0;
+	(void)state;
+	assert_int_equal(ecdsa_rs_to_der(r, sizeof(r), s, sizeof(s), &der, &len), 0);
+	assert_int_equal(len, sizeof(want));
+	assert_memory_equal(der, want, sizeof(want));
+	free(der);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_base_name),
+		cmocka_unit_test(test_ends_with),
+		cmocka_unit_test(test_hexval),
+		cmocka_unit_test(test_json_set_hex),
+		cmocka_unit_test(test_ecdsa_der),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
