@@ -17,6 +17,7 @@
 #include "attest/quote.h"
 #include "lib/base64.h"
 #include "lib/cleanup.h"
+#include "lib/escape.h"
 #include "lib/json.h"
 #include "lib/strbuf.h"
 #include "verify/node-report.h"
@@ -32,11 +33,10 @@ void audit_add_finding(json_t *row, const char *code, const char *fmt, ...)
 	va_end(ap);
 	/* Details quote what nodes wrote; keep them one line of plain text
 	 * so a report cannot forge lines or terminal escapes in the table. */
-	for (char *p = buf; *p; p++)
-		if ((unsigned char)*p < 0x20 || *p == 0x7f)
-			*p = '?';
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+	strbuf_add_escaped(&sb, buf, strlen(buf));
 	json_array_append_new(json_object_get(row, "findings"),
-			      json_pack("{s:s,s:s}", "code", code, "detail", buf));
+			      json_pack("{s:s,s:s}", "code", code, "detail", sb.buf ? sb.buf : ""));
 }
 
 json_t *audit_new_row(const char *node, const char *pool, const char *file)
@@ -233,13 +233,9 @@ static json_t *plain_text(const json_t *v)
 {
 	if (!json_is_string(v))
 		return v ? json_incref((json_t *)v) : json_null();
-	_cleanup_free_ char *s = strdup(json_string_value(v));
-	if (!s)
-		return json_null();
-	for (char *p = s; *p; p++)
-		if ((unsigned char)*p < 0x20 || *p == 0x7f)
-			*p = '?';
-	return json_string(s) ?: json_null();
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+	strbuf_add_escaped(&sb, json_string_value(v), json_string_length(v));
+	return json_string(sb.buf ? sb.buf : "") ?: json_null();
 }
 
 static void check_tuple(const struct pmanifest *want, const json_t *report, json_t *row)

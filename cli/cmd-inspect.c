@@ -12,6 +12,7 @@
 #include "cli/cli.h"
 #include "lib/cleanup.h"
 #include "lib/digest.h"
+#include "lib/escape.h"
 #include "lib/json.h"
 
 static const struct cli_command inspect_cmd = {
@@ -52,14 +53,10 @@ static const struct cli_command inspect_cmd = {
 
 static void print_escaped(const char *s)
 {
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		if (*p == '\\')
-			fputs("\\\\", stdout);
-		else if (*p < 0x20 || *p >= 0x7f)
-			printf("\\%03o", *p);
-		else
-			putchar(*p);
-	}
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+
+	strbuf_add_escaped_octal(&sb, s, strlen(s));
+	fwrite(sb.buf, 1, sb.len, stdout);
 }
 
 static int print_line(const struct image_entry *ent, void *user, ingot_error *e)

@@ -96,6 +96,19 @@ void strbuf_add_escaped(struct strbuf *sb, const char *s, size_t n)
 
 /* The largest cut point <= at that does not fall inside a UTF-8
  * sequence or a \xNN / \n escape written by strbuf_add_escaped. */
+void strbuf_add_escaped_octal(struct strbuf *sb, const char *s, size_t n)
+{
+	strbuf_grow(sb, n);
+	for (const unsigned char *p = (const unsigned char *)s; p < (const unsigned char *)s + n; p++) {
+		if (*p == '\\')
+			strbuf_add(sb, "\\\\", 2);
+		else if (*p < 0x20 || *p >= 0x7f)
+			strbuf_addf(sb, "\\%03o", *p);
+		else
+			strbuf_addch(sb, (char)*p);
+	}
+}
+
 static size_t safe_cut_left(const char *b, size_t start, size_t at)
 {
 	while (at > start && ((unsigned char)b[at] & 0xc0) == 0x80)

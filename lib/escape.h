@@ -24,6 +24,11 @@ bool utf8_valid(const char *s);
  * UTF-8 passes unchanged, so the result is idempotent. */
 void strbuf_add_escaped(struct strbuf *sb, const char *s, size_t n);
 
+/* The ls -b form, for listings that must stay ASCII and
+ * byte-exact (`ingot inspect`): a backslash doubled, every byte below
+ * 0x20 or from 0x7f up as \ooo octal, everything else unchanged. */
+void strbuf_add_escaped_octal(struct strbuf *sb, const char *s, size_t n);
+
 /* Shorten sb->buf[off, off+len) to at most max bytes by replacing its
  * middle with "...", never splitting a UTF-8 sequence or an escape;
  * returns the new length of that span. */

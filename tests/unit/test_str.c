@@ -9,6 +9,7 @@
 #include <stdlib.h>
 
 #include "lib/ecdsa.h"
+#include "lib/escape.h"
 #include "lib/json.h"
 #include "lib/str.h"
 
@@ -66,6 +67,21 @@ static void test_ecdsa_der(void **state)
 	free(der);
 }
 
+/* The two escapes of lib/escape.h: \xNN for text, ls -b octal for
+ * `ingot inspect`'s listing. */
+static void test_escapes(void **state)
+{
+	const char in[] = "a\\b\nc\x1b\xc3\xa9";   /* a \ b LF c ESC e-acute */
+	struct strbuf sb = STRBUF_INIT;
+	(void)state;
+	strbuf_add_escaped_octal(&sb, in, sizeof(in) - 1);
+	assert_string_equal(sb.buf, "a\\\\b\\012c\\033\\303\\251");
+	strbuf_release(&sb);
+	strbuf_add_escaped(&sb, in, sizeof(in) - 1);
+	assert_string_equal(sb.buf, "a\\b\\nc\\x1b\xc3\xa9");
+	strbuf_release(&sb);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -74,6 +90,7 @@ int main(void)
 		cmocka_unit_test(test_hexval),
 		cmocka_unit_test(test_json_set_hex),
 		cmocka_unit_test(test_ecdsa_der),
+		cmocka_unit_test(test_escapes),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
