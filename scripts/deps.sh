@@ -6,7 +6,7 @@ set -eu
 PKGS="build-essential pkg-config libarchive-dev libyaml-dev libsquashfs-dev libssl-dev
 libtss2-dev libcmocka-dev libjansson-dev squashfs-tools squashfs-tools-ng cryptsetup-bin
 swtpm swtpm-tools tpm2-tools zstd xz-utils binutils kmod jq xxd time python3 python3-jsonschema openssl chromium valgrind clang libclang-rt-14-dev
-groff-base man-db systemd
+groff-base man-db mandoc systemd
 qemu-system-x86 ovmf systemd-boot-efi sbsigntool python3-pefile"
 
 missing=""

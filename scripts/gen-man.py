@@ -15,8 +15,12 @@ import os
 import re
 import subprocess
 import sys
+import textwrap
 
 SOURCE = "ingot"
+# The .TH date: that of the release the pages describe, fixed so the
+# pages are the same on every run (mandoc -Tlint wants one).
+DATE = "2026-12-04"
 
 
 def help_text(ingot, args):
@@ -50,7 +54,7 @@ def commands(top):
 
 
 def to_roff(text, page):
-    out = [f'.TH {page.upper()} 1 "" "{SOURCE}" "ingot manual"']
+    out = [f'.TH {page.upper()} 1 {DATE} "{SOURCE}" "ingot manual"']
     section, body = None, []
 
     def flush():
@@ -61,7 +65,9 @@ def to_roff(text, page):
             name = " ".join(l.strip() for l in body if l.strip())
             head, _, what = name.partition(" - ")
             head = head.replace(" ", "-")   # "ingot build" is page ingot-build
-            out.append(f"{esc(head)} \\- {esc(what)}")
+            # Filled text: broken at spaces, lines stay within 80 bytes.
+            out.extend(textwrap.wrap(f"{esc(head)} \\- {esc(what)}", 80,
+                                     break_long_words=False, break_on_hyphens=False))
             return
         lines = [l[4:] if l.startswith("    ") else l for l in body]
         while lines and not lines[-1].strip():

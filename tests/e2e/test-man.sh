@@ -1,7 +1,7 @@
 #!/bin/bash
 # The manual: docs/man/ is what scripts/gen-man.py makes of the current
 # --help texts (so help and man never drift), groff renders every page
-# without a warning, `make install` puts them where man(1) finds them, and
+# without a warning, mandoc -Tlint is clean, `make install` puts them where man(1) finds them, and
 # systemd-analyze verify resolves the unit's Documentation= through them.
 . "$(dirname "$0")/lib.sh"
 
@@ -21,6 +21,13 @@ for p in "$SRC"/docs/man/*.1; do
 	name=$(basename "$p" .1)
 	command -v lexgrog >/dev/null &&
 		assert_contains "$(lexgrog "$p")" "\"$name - " "whatis entry of $p"
+done
+
+note "mandoc -Tlint finds nothing, style included (a date in .TH, short lines)"
+command -v mandoc >/dev/null || fail "mandoc is missing (scripts/deps.sh installs it)"
+for p in "$SRC"/docs/man/*.1; do
+	out=$(mandoc -Tlint "$p" 2>&1) || fail "mandoc -Tlint $p: $out"
+	[ -z "$out" ] || fail "mandoc -Tlint $p: $out"
 done
 
 note "make install puts the pages where man finds them"
