@@ -20,6 +20,7 @@
 #include "lib/ecdsa.h"
 #include "lib/digest.h"
 #include "lib/fileio.h"
+#include "lib/xalloc.h"
 
 static void bio_freep(BIO **b) { if (*b) BIO_free(*b); }
 static void pkey_freep(EVP_PKEY **k) { if (*k) EVP_PKEY_free(*k); }
@@ -368,9 +369,7 @@ int signing_key_sign(const struct signing_key *k, const void *msg, size_t len, u
 	if (EVP_DigestSignInit(ctx, NULL, md, NULL, k->pkey) != 1 ||
 	    EVP_DigestSign(ctx, NULL, &n, msg, len) != 1)
 		return ingot_fail(e, -EIO, "%s: cannot sign: %s", k->path, ossl_reason(why, sizeof(why)));
-	s = malloc(n);
-	if (!s)
-		return ingot_fail(e, -ENOMEM, "out of memory");
+	s = xmalloc(n);
 	if (EVP_DigestSign(ctx, s, &n, msg, len) != 1) {
 		free(s);
 		return ingot_fail(e, -EIO, "%s: cannot sign: %s", k->path, ossl_reason(why, sizeof(why)));
@@ -441,9 +440,7 @@ int public_key_from_pem(const char *name, const char *pem, size_t len, struct pu
 		EVP_PKEY_free(pkey);
 		pkey = canon;
 	}
-	k = calloc(1, sizeof(*k));
-	if (!k)
-		return ingot_fail(e, -ENOMEM, "out of memory");
+	k = xcalloc(1, sizeof(*k));
 	k->type = type;
 	r = key_id(pkey, k->keyid, e);
 	if (r < 0) {

@@ -4,15 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-static char strbuf_empty[1];
+#include "lib/xalloc.h"
 
-static void *xrealloc(void *p, size_t n)
-{
-	void *r = realloc(p, n);
-	if (!r)
-		abort(); /* out of memory is not a recoverable input error */
-	return r;
-}
+static char strbuf_empty[1];
 
 void strbuf_init(struct strbuf *sb, size_t hint)
 {

@@ -8,6 +8,7 @@
 #include "lib/cleanup.h"
 #include "lib/digest.h"
 #include "lib/fileio.h"
+#include "lib/xalloc.h"
 
 static int dup_scalar(struct ydoc *d, yaml_node_t *n, const char *field, char **out, ingot_error *e)
 {
@@ -64,8 +65,7 @@ static int parse_modules(struct ydoc *d, yaml_node_t *n, struct boot_spec *b, in
 
 	if ((r = ydoc_expect_seq(d, n, "boot.modules", e)) < 0)
 		return r;
-	if (!(b->modules = calloc(BOOT_MAX_MODULES, sizeof(*b->modules))))
-		return ingot_fail(e, -ENOMEM, "out of memory");
+	b->modules = xcalloc(BOOT_MAX_MODULES, sizeof(*b->modules));
 	ydoc_seq_foreach(d, n, it) {
 		snprintf(f, sizeof(f), "boot.modules[%zu]", b->n_modules);
 		if (b->n_modules == BOOT_MAX_MODULES)
@@ -110,8 +110,7 @@ int boot_parse(struct ydoc *d, yaml_node_t *n, const char *dir, struct boot_spec
 	*out = NULL;
 	if ((r = ydoc_expect_map(d, n, "boot", e)) < 0 || (r = ydoc_check_keys(d, n, "boot", keys, e)) < 0)
 		return r;
-	if (!(b = calloc(1, sizeof(*b))))
-		return ingot_fail(e, -ENOMEM, "out of memory");
+	b = xcalloc(1, sizeof(*b));
 	b->line = n->start_mark.line + 1;
 	b->column = n->start_mark.column + 1;
 	if ((r = parse_input(d, n, "kernel", dir, &b->kernel, e)) >= 0 &&

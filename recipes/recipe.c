@@ -14,6 +14,7 @@
 #include "lib/fileio.h"
 #include "lib/imgpath.h"
 #include "lib/yamlx.h"
+#include "lib/xalloc.h"
 #include "recipes/boot.h"
 #include "recipes/tuple.h"
 
@@ -64,9 +65,7 @@ static int dup_str(struct parser *p, yaml_node_t *n, const char *field, char **o
 	int r = ydoc_str(p->d, n, field, &s, p->e);
 	if (r < 0)
 		return r;
-	*out = strdup(s);
-	if (!*out)
-		return ingot_fail(p->e, -ENOMEM, "out of memory");
+	*out = xstrdup(s);
 	return 0;
 }
 
@@ -149,8 +148,7 @@ static int parse_image_path(struct parser *p, yaml_node_t *n, const char *field,
 		size_t n = strlen(s);
 		while (n && s[n - 1] == '/')
 			n--;
-		if (!(cp = strndup(s, n)))
-			return ingot_fail(p->e, -ENOMEM, "out of memory");
+		cp = xstrndup(s, n);
 		s = cp;
 	}
 	if (!*s) {
@@ -159,9 +157,7 @@ static int parse_image_path(struct parser *p, yaml_node_t *n, const char *field,
 	} else if (imgpath_check(s, field, &sub) < 0) {
 		return ydoc_fail(p->d, n, p->e, "%s", sub.msg);
 	}
-	*out = strdup(s);
-	if (!*out)
-		return ingot_fail(p->e, -ENOMEM, "out of memory");
+	*out = xstrdup(s);
 	return 0;
 }
 
@@ -180,9 +176,7 @@ static int parse_source(struct parser *p, yaml_node_t *n, const char *field, str
 		char *o;
 		if (!strncmp(u, "localhost/", 10))
 			u += 9;
-		path = malloc(strlen(u) + 1);
-		if (!path)
-			return ingot_fail(p->e, -ENOMEM, "out of memory");
+		path = xmalloc(strlen(u) + 1);
 		for (o = path; *u; u++) {
 			if (*u == '%') {
 				int h = hexval(u[1]), l = h < 0 ? -1 : hexval(u[2]);
@@ -200,9 +194,7 @@ static int parse_source(struct parser *p, yaml_node_t *n, const char *field, str
 		if (colon)
 			return ydoc_fail(p->d, n, p->e, "%s: expected a path or file:// URL, got scheme '%.*s'",
 					 field, (int)(colon - s), s);
-		path = strdup(s);
-		if (!path)
-			return ingot_fail(p->e, -ENOMEM, "out of memory");
+		path = xstrdup(s);
 	}
 	if (!*path)
 		return ydoc_fail(p->d, n, p->e, "%s: expected a file path, got an empty one", field);
@@ -222,9 +214,7 @@ static int parse_globs(struct parser *p, yaml_node_t *n, const char *field, char
 	int r = ydoc_expect_seq(p->d, n, field, p->e);
 	if (r < 0)
 		return r;
-	*out = calloc(seq_len(n) + 1, sizeof(char *));
-	if (!*out)
-		return ingot_fail(p->e, -ENOMEM, "out of memory");
+	*out = xcalloc(seq_len(n) + 1, sizeof(char *));
 	ydoc_seq_foreach(p->d, n, it) {
 		char f[128];
 		const char *s;
@@ -237,9 +227,7 @@ static int parse_globs(struct parser *p, yaml_node_t *n, const char *field, char
 			s += s[0] == '/' ? 1 : 2;
 		if (!*s)
 			return ydoc_fail(p->d, it, p->e, "%s: expected a glob pattern, got an empty one", f);
-		(*out)[i] = strdup(s);
-		if (!(*out)[i])
-			return ingot_fail(p->e, -ENOMEM, "out of memory");
+		(*out)[i] = xstrdup(s);
 		*count = ++i;
 	}
 	return 0;
@@ -253,9 +241,7 @@ static int parse_modes(struct parser *p, yaml_node_t *n, const char *field, stru
 	int r = ydoc_expect_seq(p->d, n, field, p->e);
 	if (r < 0)
 		return r;
-	a->modes = calloc(seq_len(n) + 1, sizeof(*a->modes));
-	if (!a->modes)
-		return ingot_fail(p->e, -ENOMEM, "out of memory");
+	a->modes = xcalloc(seq_len(n) + 1, sizeof(*a->modes));
 	ydoc_seq_foreach(p->d, n, it) {
 		struct mode_override *m = &a->modes[i];
 		char f[160];
@@ -277,8 +263,7 @@ static int parse_modes(struct parser *p, yaml_node_t *n, const char *field, stru
 			g++;
 		if (!*g)
 			return ydoc_fail(p->d, v, p->e, "%s: expected a glob pattern below '/', got '/'", f);
-		if (!(m->glob = strdup(g)))
-			return ingot_fail(p->e, -ENOMEM, "out of memory");
+		m->glob = xstrdup(g);
 		a->n_modes = ++i;
 		if ((v = ydoc_get(p->d, it, "mode"))) {
 			snprintf(f, sizeof(f), "%s[%zu].mode", field, i - 1);
@@ -485,8 +470,7 @@ static int parse_content(struct parser *p, yaml_node_t *it, const char *f, struc
 		return ydoc_fail(p->d, v, p->e, "%s: expected at most %u bytes (use an artifact), got %zu",
 				 ff, INLINE_MAX, v->data.scalar.length);
 	fl->len = v->data.scalar.length;
-	if (!(fl->content = malloc(fl->len + 1)))
-		return ingot_fail(p->e, -ENOMEM, "out of memory");
+	fl->content = xmalloc(fl->len + 1);
 	memcpy(fl->content, s, fl->len + 1);
 	return 0;
 }
@@ -616,8 +600,7 @@ static int parse_compression(struct parser *p, yaml_node_t *n)
 			return ydoc_fail(p->d, v, p->e, "compression.algorithm: expected zstd, xz, gzip or lz4, got '%s'%s", s,
 					 !strcmp(s, "lzo") ? " (libsquashfs cannot write LZO: its LZO support is GPL-only)" : "");
 		free(r->compression);
-		if (!(r->compression = strdup(s)))
-			return ingot_fail(p->e, -ENOMEM, "out of memory");
+		r->compression = xstrdup(s);
 	}
 	if ((v = ydoc_get(p->d, n, "level"))) {
 		if (algs[ai].max == 0)
@@ -691,8 +674,7 @@ static int parse_root(struct parser *p, yaml_node_t *root, const char *env_epoch
 	if ((rc = parse_epoch(p, root, env_epoch)) < 0)
 		return rc;
 
-	if (!(r->compression = strdup("zstd")))
-		return ingot_fail(p->e, -ENOMEM, "out of memory");
+	r->compression = xstrdup("zstd");
 	r->block_size = 131072;
 	if ((v = ydoc_get(p->d, root, "compression")) && (rc = parse_compression(p, v)) < 0)
 		return rc;
@@ -706,15 +688,13 @@ static int parse_root(struct parser *p, yaml_node_t *root, const char *env_epoch
 			return rc;
 		if (!rfc3339_ok(s))
 			return ydoc_fail(p->d, v, p->e, "expires: expected an RFC 3339 date-time like 2027-01-31T00:00:00Z, got '%s'", s);
-		if (!(r->expires = strdup(s)))
-			return ingot_fail(p->e, -ENOMEM, "out of memory");
+		r->expires = xstrdup(s);
 	}
 
 	if ((v = ydoc_get(p->d, root, "artifacts"))) {
 		if ((rc = ydoc_expect_seq(p->d, v, "artifacts", p->e)) < 0)
 			return rc;
-		if (!(r->artifacts = calloc(seq_len(v) + 1, sizeof(*r->artifacts))))
-			return ingot_fail(p->e, -ENOMEM, "out of memory");
+		r->artifacts = xcalloc(seq_len(v) + 1, sizeof(*r->artifacts));
 		ydoc_seq_foreach(p->d, v, it) {
 			r->n_artifacts++;
 			if ((rc = parse_artifact(p, it, r->n_artifacts - 1, &r->artifacts[r->n_artifacts - 1])) < 0)
@@ -749,9 +729,7 @@ int recipe_load_buf(const char *name, const char *dir, const char *buf, size_t l
 	int rc;
 
 	*out = NULL;
-	r = calloc(1, sizeof(*r));
-	if (!r)
-		return ingot_fail(e, -ENOMEM, "out of memory");
+	r = xcalloc(1, sizeof(*r));
 	r->file = strdup(name);
 	r->dir = strdup(dir ? dir : ".");
 	if (!r->file || !r->dir) {

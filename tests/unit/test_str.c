@@ -6,12 +6,18 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <signal.h>
+#include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "lib/ecdsa.h"
 #include "lib/escape.h"
 #include "lib/json.h"
 #include "lib/str.h"
+#include "lib/xalloc.h"
 
 static void test_base_name(void **state)
 {
@@ -82,6 +88,38 @@ static void test_escapes(void **state)
 	strbuf_release(&sb);
 }
 
+/* An allocation that cannot be made ends the process with one line. */
+static void test_xalloc_dies(void **state)
+{
+	int fds[2], status;
+	char buf[64] = "";
+	pid_t pid;
+	(void)state;
+
+#ifdef __SANITIZE_ADDRESS__
+	skip();   /* ASan reports the huge request itself, before malloc can fail */
+#endif
+	assert_int_equal(pipe(fds), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		dup2(fds[1], STDERR_FILENO);
+		signal(SIGABRT, SIG_DFL);
+		volatile void *p = xmalloc(SIZE_MAX - 4096);
+		(void)p;
+		_exit(0);
+	}
+	close(fds[1]);
+	assert_true(read(fds[0], buf, sizeof(buf) - 1) > 0);
+	close(fds[0]);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT);
+	assert_string_equal(buf, "ingot: out of memory\n");
+	char *d = xstrdup("abc");
+	assert_string_equal(d, "abc");
+	free(d);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -91,6 +129,7 @@ int main(void)
 		cmocka_unit_test(test_json_set_hex),
 		cmocka_unit_test(test_ecdsa_der),
 		cmocka_unit_test(test_escapes),
+		cmocka_unit_test(test_xalloc_dies),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
