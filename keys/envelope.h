@@ -81,7 +81,7 @@ int envelope_read_file(const char *path, json_t **env, ingot_error *e);
  * then payload type, statement type, subject == the manifest's image
  * name and sha256, the manifest schema, expiry and rollback against the
  * state file.  The image itself is checked by the caller
- * (builder/image.h: image_check_manifest) and the serial recorded with
+ * (image/verity.h: image_check_manifest) and the serial recorded with
  * envelope_record_state once everything passed.  On failure, e->msg
  * names what failed and e->status is one of ENVELOPE_EXIT_*.
  * manifest_out (optional) gets the verified manifest. */
