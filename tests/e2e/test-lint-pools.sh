@@ -48,7 +48,7 @@ INGOT_RULES="$T/one" expect_exit 0 "(3 rules" "$INGOT" lint recipes/b200-open.ya
 # help, usage, bad input
 expect_exit 0 "EXIT STATUS" "$INGOT" lint --help
 expect_exit 64 "expected exactly one RECIPE" "$INGOT" lint
-expect_exit 64 "unknown or incomplete option" "$INGOT" lint --bogus recipes/b200-open.yaml
+expect_exit 64 "unknown option '--bogus'" "$INGOT" lint --bogus recipes/b200-open.yaml
 expect_exit 3 "lint: --date: expected YYYY-MM-DD, got '2026-13-01'" \
 	"$INGOT" lint recipes/b200-open.yaml --date 2026-13-01
 expect_exit 3 "$T/nope.yaml: cannot open" "$INGOT" lint "$T/nope.yaml"
