@@ -145,6 +145,19 @@ boot("boot-not-pe.yaml", "  kernel: %s\n  stub: %s\n  init: %s\n"
      % (pin("notpe.efi", notpe), pin("notpe.efi", notpe), pin("notpe.efi", notpe)))
 boot("boot-wrong-pin.yaml", "  kernel: %s\n  stub: %s\n  init: %s\n"
      % (pin("notpe.efi", good), pin("notpe.efi", notpe), pin("notpe.efi", notpe)))
+# Hostile systemd-stubs (issue 24): the writer checks every PE header field
+# it uses before using it.  The PE images come from the fuzz seeds' maker.
+import importlib.util
+_spec = importlib.util.spec_from_file_location(
+    "gen_seeds", os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fuzz", "gen-seeds.py"))
+_seeds = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_seeds)
+vmlinuz = write("vmlinuz.efi", _seeds.pe_image())
+for case, kw in (("no-sections", dict(nsections=0)), ("no-section-data", dict(raw=0)),
+                 ("falign-2g", dict(file_align=0x80000000)), ("salign-small", dict(sect_align=0x100))):
+    stub = write("stub-%s.efi" % case, _seeds.pe_image(**kw))
+    boot("boot-stub-%s.yaml" % case, "  kernel: %s\n  stub: %s\n  init: %s\n"
+         % (pin("vmlinuz.efi", vmlinuz), pin("stub-%s.efi" % case, stub), pin("notpe.efi", notpe)))
 # --- artifact sources that are not regular files (issue 13.6): refused at
 # once, never read.  special/ holds the FIFO (made by test-bad-input.sh;
 # the table's snapshot skips that directory: reading a FIFO would block).
