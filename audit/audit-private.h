@@ -48,6 +48,11 @@ struct promotion_set;
 int audit_rings_load(struct audit_ctx *c, ingot_error *e);
 void audit_rings_free(struct audit_ctx *c);
 void audit_ring_of(const struct audit_ctx *c, const json_t *m, json_t *row);
+/* A "ring-rollback" finding when the report's ring check met promotions
+ * below the serial its verifier had seen; row["ring_serial"] = {ring, serial}. */
+void audit_ring_report(const json_t *rep, json_t *row);
+/* The same finding on newer when its ring serial is below older's. */
+void audit_ring_compare(json_t *newer, const json_t *older);
 
 /* Keyring, --nonces, --aks, --nodes and the manifests directory. */
 int audit_load_inputs(struct audit_ctx *c, ingot_error *e);
