@@ -163,6 +163,7 @@ struct boot_parts {
 	struct blob init;
 	struct blob vmlinuz, stub;      /* the kernel and stub themselves */
 	struct blob *modules;           /* b->n_modules, in recipe order */
+	size_t budget;                  /* bytes the inputs may still take (BOOT_HELD_MAX) */
 };
 
 static void boot_parts_free(struct boot_parts *bp)
@@ -173,16 +174,6 @@ static void boot_parts_free(struct boot_parts *bp)
 	for (size_t i = 0; bp->modules && i < bp->b->n_modules; i++)
 		blob_release(&bp->modules[i]);
 	free(bp->modules);
-}
-
-/* Module names compare with '-' and '_' equal, as the kernel does. */
-static int modname_eq(const char *a, const char *b, size_t blen)
-{
-	size_t i;
-	for (i = 0; i < blen && a[i]; i++)
-		if (a[i] != b[i] && !((a[i] == '-' || a[i] == '_') && (b[i] == '-' || b[i] == '_')))
-			return 0;
-	return i == blen && !a[i];
 }
 
 static struct blob *pick_kernel(void *ctx, const char *path)
@@ -200,7 +191,7 @@ static struct blob *pick_kernel(void *ctx, const char *path)
 	if (len < 4 || strcmp(base + len - 3, ".ko"))
 		return NULL;
 	for (size_t i = 0; i < bp->b->n_modules; i++)
-		if (modname_eq(bp->b->modules[i], base, len - 3))
+		if (boot_module_eq(bp->b->modules[i], base, len - 3))
 			return &bp->modules[i];
 	return NULL;
 }
@@ -222,7 +213,7 @@ static int check_module_order(const struct boot_spec *b, const struct blob *mods
 		dep = modinfo_get(&mi, "depends");
 		while (r >= 0 && dep && *dep) {
 			size_t k = strcspn(dep, ","), j;
-			for (j = 0; j < i && !modname_eq(b->modules[j], dep, k); j++)
+			for (j = 0; j < i && !boot_module_eq(b->modules[j], dep, k); j++)
 				;
 			if (j == i)
 				r = ingot_fail(e, -EINVAL, "boot.modules[%zu]: %s depends on %.*s: expected %.*s listed before it",
@@ -241,12 +232,13 @@ static int load_parts(const struct boot_spec *b, struct boot_parts *bp, ingot_er
 	int kdeb = 0, sdeb = 0, r = 0;
 
 	bp->b = b;
+	bp->budget = BOOT_HELD_MAX;
 	if (!(bp->modules = calloc(b->n_modules + 1, sizeof(*bp->modules))))
 		return ingot_fail(e, -ENOMEM, "out of memory");
 	/* Packages are streamed: only the files picked are held. */
-	if ((kdeb = boot_input_take(&b->kernel, "boot.kernel", pick_kernel, bp, &bp->vmlinuz, e)) < 0 ||
-	    (sdeb = boot_input_take(&b->stub, "boot.stub", pick_stub, bp, &bp->stub, e)) < 0 ||
-	    (r = boot_input_read(&b->init, "boot.init", &bp->init, e)) < 0)
+	if ((kdeb = boot_input_take(&b->kernel, "boot.kernel", pick_kernel, bp, &bp->budget, &bp->vmlinuz, e)) < 0 ||
+	    (sdeb = boot_input_take(&b->stub, "boot.stub", pick_stub, bp, &bp->budget, &bp->stub, e)) < 0 ||
+	    (r = boot_input_read(&b->init, "boot.init", &bp->budget, &bp->init, e)) < 0)
 		return kdeb < 0 ? kdeb : sdeb < 0 ? sdeb : r;
 	if (kdeb && !bp->vmlinuz.data)
 		return ingot_fail(e, -EINVAL, "boot.kernel: %s: expected a boot/vmlinuz-* file in the package, got none",
