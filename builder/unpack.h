@@ -14,10 +14,15 @@
  *  2. unpack_apply(): apply the recipe's view of the artifact
  *     (strip-components, include/exclude, dest, modes, allow-devices,
  *     replace) and add the entries to the image tree, refusing paths that
- *     go through a symlink or a non-directory already in the tree. */
+ *     go through a symlink or a non-directory already in the tree.
+ *
+ * Three files, one job each: builder/unpack.c reads archives (tar.*,
+ * .deb through builder/deb.c's walk, plain files), builder/unpack-cache.c
+ * keeps the listing cache, builder/unpack-apply.c applies the recipe. */
 #ifndef INGOT_UNPACK_H
 #define INGOT_UNPACK_H
 
+#include <archive.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <openssl/types.h>
@@ -70,6 +75,14 @@ int unpack_apply(const struct artifact *a, const struct tree *listing, struct tr
  * (archive_error(a) says which), -ENOMEM. */
 struct archive;
 int unpack_read_member(struct archive *a, size_t max, char **out, size_t *len);
+
+/* The one cleanup for libarchive readers. */
+static inline void archive_freep(struct archive **a)
+{
+	if (*a)
+		archive_read_free(*a);
+}
+#define _cleanup_archive_ __attribute__((cleanup(archive_freep)))
 
 /* libarchive's message for ar's last error; libarchive leaves none on
  * some failures (a stream cut before its trailer): never "(null)". */
