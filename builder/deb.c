@@ -1,6 +1,7 @@
 #include "builder/deb.h"
 
 #include <archive.h>
+#include <errno.h>
 #include <string.h>
 
 static const struct suffix {
@@ -76,4 +77,30 @@ bool deb_version_ok(const char *v, size_t max)
 	size_t n = strlen(v);
 	return n > 0 && n < max &&
 	       strspn(v, "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.+~:-") == n;
+}
+
+int deb_control_field(const char *control, const char *name, char *out, size_t max)
+{
+	size_t k = strlen(name);
+
+	for (const char *line = control; line && *line;) {
+		const char *nl = strchr(line, '\n'), *end = nl ? nl : line + strlen(line), *v = line + k + 1;
+
+		if (!strncmp(line, name, k) && line[k] == ':') {
+			while (v < end && (*v == ' ' || *v == '\t'))
+				v++;
+			while (end > v && (end[-1] == ' ' || end[-1] == '\t' || end[-1] == '\r'))
+				end--;
+			if (end == v || (size_t)(end - v) >= max)
+				return -EINVAL;
+			for (const char *c = v; c < end; c++)
+				if ((unsigned char)*c < 0x20 || *c == 0x7f)
+					return -EINVAL;
+			memcpy(out, v, (size_t)(end - v));
+			out[end - v] = '\0';
+			return 1;
+		}
+		line = nl ? nl + 1 : NULL;
+	}
+	return 0;
 }

@@ -34,4 +34,10 @@ char *deb_control_version(char *control);
 /* Debian policy's version characters, 1 to max - 1 of them. */
 bool deb_version_ok(const char *v, size_t max);
 
+/* A one-line field of a control file ("Package", "Architecture",
+ * "Maintainer"), blanks around it dropped, into out (max bytes, control
+ * left as it is): 1 found, 0 absent, -EINVAL when the value is empty, too
+ * long or holds a control character. */
+int deb_control_field(const char *control, const char *name, char *out, size_t max);
+
 #endif
