@@ -4,6 +4,7 @@
  * (-u -m -s -f), which the other attest subcommands do not share. */
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "attest/quote-import.h"
@@ -16,6 +17,12 @@
  * all far below this. */
 #define IMPORT_FILE_MAX (64u << 10)
 
+static void free_bufs(char *(*b)[4])
+{
+	for (int i = 0; i < 4; i++)
+		free((*b)[i]);
+}
+
 int cmd_attest_import(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -27,7 +34,7 @@ int cmd_attest_import(int argc, char **argv)
 		{ 0 },
 	};
 	const char *path[4] = { 0 }, *output = NULL;   /* msg, sig, pcrs, ak */
-	_cleanup_free_ char *buf[4] = { 0 };
+	_cleanup_(free_bufs) char *buf[4] = { 0 };
 	_cleanup_json_ json_t *doc = NULL;
 	size_t len[4] = { 0 };
 	ingot_error e = { 0 };
