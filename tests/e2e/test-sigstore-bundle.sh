@@ -6,7 +6,7 @@
 # or v0.1, under the same subject and threshold rules as a bare DSSE
 # envelope; a tampered bundle, an untrusted key, a keyless (certificate)
 # bundle and a wrong subject are refused.  The review readers (inspect)
-# read bundles too.
+# and the evidence readers (promote) read bundles too.
 . "$(dirname "$0")/lib.sh"
 command -v node >/dev/null && command -v npm >/dev/null || skip "node/npm not installed"
 
@@ -84,6 +84,29 @@ bundle "$T/st02.json" "$T/k.key" application/vnd.in-toto+json "$T/b02.json"
 expect_exit 2 "statement._type" vm "$T/b02.json"
 bundle "$T/st.json" "$T/k.key" text/plain "$T/bt.json"
 expect_exit 2 "payloadType: expected" vm "$T/bt.json"
+
+note "evidence readers: test evidence as Sigstore bundles promotes the image"
+FX=$SRC/tests/fixtures/evidence
+"$INGOT" keys generate -o "$T/run" >/dev/null
+"$INGOT" keys generate -o "$T/prom" >/dev/null
+mkdir -p "$T/rings/keyrings" "$T/ev" "$T/evb"
+cp "$SRC/recipes/rings/lab.yaml" "$T/rings/"
+"$INGOT" keys keyring add "$T/rings/keyrings/runners.json" "$T/run.pub" --name runner >/dev/null
+"$INGOT" keys keyring add "$T/rings/keyrings/promoters.json" "$T/prom.pub" --name promoter >/dev/null
+"$INGOT" evidence add --manifest "$D" --kind nccl-tests --from "$FX/all_reduce_perf-1node.txt" \
+	--key "$T/run.key" -o "$T/ev/nccl.evidence.dsse.json" >/dev/null
+"$INGOT" evidence add --manifest "$D" --kind dcgm-diag --level 2 --from "$FX/dcgmi-diag-r2.json" \
+	--key "$T/run.key" -o "$T/ev/dcgm.evidence.dsse.json" >/dev/null
+for f in nccl dcgm; do
+	jq -r .payload "$T/ev/$f.evidence.dsse.json" | base64 -d >"$T/ev-$f.json"
+	bundle "$T/ev-$f.json" "$T/run.key" application/vnd.in-toto+json "$T/evb/$f.evidence.dsse.json"
+done
+expect_exit 0 "promoted to lab" "$INGOT" promote --manifest "$D" --ring lab --evidence "$T/evb" \
+	--key "$T/prom.key" --rings "$T/rings" --promotions "$T/promo" --now 1796000000
+# ... and a bundle by a key the ring does not trust is not evidence
+bundle "$T/ev-nccl.json" "$T/other.key" application/vnd.in-toto+json "$T/evb/nccl.evidence.dsse.json"
+expect_exit 3 "nccl-tests: no evidence signed by 1 of" "$INGOT" promote --manifest "$D" --ring lab --evidence "$T/evb" \
+	--key "$T/prom.key" --rings "$T/rings" --promotions "$T/promo2" --now 1796000000
 
 note "keyless and malformed bundles: one line each, refused"
 jq '.verificationMaterial = {"x509CertificateChain": {"certificates": [{"rawBytes": "AA=="}]}}' "$T/b.json" >"$T/kl.json"
