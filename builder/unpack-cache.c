@@ -92,8 +92,12 @@ int unpack_cache_write(const struct store *s, const struct artifact *a, const st
 	json_object_set_new(root, "source-mtime-ns",
 			    json_integer((json_int_t)mtime_ns(src)));
 	json_object_set_new(root, "source-ino", json_integer((json_int_t)src->st_ino));
-	if (a->kind == ART_DEB)
+	if (a->kind == ART_DEB) {
 		json_object_set_new(root, "deb-version", json_string(st->deb_version));
+		json_object_set_new(root, "deb-package", json_string(st->deb_package));
+		json_object_set_new(root, "deb-arch", json_string(st->deb_arch));
+		json_object_set_new(root, "deb-maintainer", json_string(st->deb_maintainer));
+	}
 	json_object_set_new(root, "entries", json_integer((json_int_t)l->n));
 	for (o = json_incref(root); o; ) {
 		_cleanup_free_ char *line = json_dumps(o, JSON_COMPACT_FLAGS);
@@ -130,6 +134,18 @@ int unpack_file_size(const char *path, uint64_t *size)
 
 /* Load a cached listing; any problem (missing, stale, damaged, pack
  * gone or short) returns < 0 and the artifact is simply unpacked again. */
+/* A string the listing carries for the SBOM ("" allowed). */
+static int cache_label(const json_t *root, const char *key, char *out, size_t max)
+{
+	const char *str;
+	ingot_error e = { 0 };
+
+	if (json_get_str(root, key, "cache", &str, &e) < 0 || strlen(str) >= max)
+		return -EINVAL;
+	strcpy(out, str);
+	return 0;
+}
+
 int unpack_cache_read(const struct store *s, const struct artifact *a, struct tree *l,
 		      struct unpack_stats *st, struct unpack_cache_meta *cm)
 {
@@ -164,6 +180,10 @@ int unpack_cache_read(const struct store *s, const struct artifact *a, struct tr
 		    strlen(str) >= sizeof(st->deb_version))
 			return -EINVAL;
 		strcpy(st->deb_version, str);
+		if (cache_label(root, "deb-package", st->deb_package, sizeof(st->deb_package)) < 0 ||
+		    cache_label(root, "deb-arch", st->deb_arch, sizeof(st->deb_arch)) < 0 ||
+		    cache_label(root, "deb-maintainer", st->deb_maintainer, sizeof(st->deb_maintainer)) < 0)
+			return -EINVAL;
 	}
 	st->artifact_bytes = (uint64_t)asz;
 	cm->mtime_ns = (uint64_t)mt;

@@ -10,7 +10,7 @@
 
 #include "builder/unpack.h"
 
-#define UNPACK_CACHE_SCHEMA "ingot.unpacked/v4"
+#define UNPACK_CACHE_SCHEMA "ingot.unpacked/v5"
 
 /* The source file as it was when its listing was cached. */
 struct unpack_cache_meta {

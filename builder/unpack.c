@@ -390,6 +390,20 @@ int unpack_read_member(struct archive *a, size_t max, char **out, size_t *len)
  * printed, compared and put in the manifest) into the stats. */
 static int control_version(struct reader *rd, const char *member, char *control)
 {
+	/* The SBOM's labels first: deb_control_version edits control. */
+	static const char name_chars[] = "abcdefghijklmnopqrstuvwxyz0123456789.+-";
+	struct { const char *field; char *out; size_t max; bool name; } f[] = {
+		{ "Package", rd->st->deb_package, sizeof(rd->st->deb_package), true },
+		{ "Architecture", rd->st->deb_arch, sizeof(rd->st->deb_arch), true },
+		{ "Maintainer", rd->st->deb_maintainer, sizeof(rd->st->deb_maintainer), false },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(f); i++) {
+		int r = deb_control_field(control, f[i].field, f[i].out, f[i].max);
+		if (r < 0 || (r && f[i].name && strspn(f[i].out, name_chars) != strlen(f[i].out)))
+			return ingot_fail(rd->e, -EINVAL, "%s: %s: %s: control %s: expected 1 to %zu characters%s, got an empty, longer or other value",
+					  rd->a->name, rd->a->source, member, f[i].field, f[i].max - 1,
+					  f[i].name ? " of [a-z0-9.+-]" : " without control characters");
+	}
 	const char *v = deb_control_version(control);
 
 	if (!v)
