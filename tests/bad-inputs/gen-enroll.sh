@@ -23,6 +23,7 @@ ca enroll-ca2
 ek enroll-ek1 enroll-ca1 -algorithm RSA -pkeyopt rsa_keygen_bits:2048
 ek enroll-ek2 enroll-ca2 -algorithm RSA -pkeyopt rsa_keygen_bits:2048
 ek enroll-ek-ecc enroll-ca1 -algorithm EC -pkeyopt ec_paramgen_curve:P-256
+ek enroll-ek-3072 enroll-ca1 -algorithm RSA -pkeyopt rsa_keygen_bits:3072
 openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out enroll-ak.key 2>/dev/null
 openssl pkey -in enroll-ak.key -pubout -out enroll-ak.pem 2>/dev/null
 openssl pkey -in enroll-ak.key -pubout -outform DER -out enroll-ak.der 2>/dev/null
@@ -51,6 +52,7 @@ def request(name, ek="enroll-ek1.der", node="node-1", pub=None, **over):
 request("enroll-good.json")
 request("enroll-other-ca.json", ek="enroll-ek2.der")
 request("enroll-ecc-ek.json", ek="enroll-ek-ecc.der")
+request("enroll-rsa3072-ek.json", ek="enroll-ek-3072.der")
 request("enroll-unrestricted.json", pub=ak_public(AK & ~0x10000))
 request("enroll-not-fixedtpm.json", pub=ak_public(AK & ~0x2))
 request("enroll-decrypt.json", pub=ak_public(AK | 0x20000))
