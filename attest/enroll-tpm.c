@@ -51,30 +51,13 @@ static void ek_template(TPM2B_PUBLIC *p)
 /* The EK from the default template; *pub (optional) gets its public area. */
 static int ek_load(struct tpm *t, ESYS_TR *ek, TPM2B_PUBLIC **pub, ingot_error *e)
 {
-	TPM2B_SENSITIVE_CREATE sens = { 0 };
-	TPM2B_DATA outside = { 0 };
-	TPML_PCR_SELECTION pcrs = { 0 };
-	TPM2B_PUBLIC tmpl, *out = NULL;
-	TPM2B_CREATION_DATA *cdata = NULL;
-	TPM2B_DIGEST *chash = NULL;
-	TPMT_TK_CREATION *ticket = NULL;
+	TPM2B_PUBLIC tmpl;
 	TSS2_RC rc;
 
 	ek_template(&tmpl);
-	rc = Esys_CreatePrimary(t->esys, ESYS_TR_RH_ENDORSEMENT, ESYS_TR_PASSWORD, ESYS_TR_NONE,
-				ESYS_TR_NONE, &sens, &tmpl, &outside, &pcrs, ek, &out, &cdata, &chash,
-				&ticket);
-	Esys_Free(cdata);
-	Esys_Free(chash);
-	Esys_Free(ticket);
-	if (rc != TSS2_RC_SUCCESS) {
-		*ek = ESYS_TR_NONE;
+	rc = tpm_create_primary(t, ESYS_TR_RH_ENDORSEMENT, &tmpl, ek, pub);
+	if (rc != TSS2_RC_SUCCESS)
 		return tpm_fail(e, rc, "TPM %s: cannot create the EK (default RSA template)", t->conf);
-	}
-	if (pub)
-		*pub = out;
-	else
-		Esys_Free(out);
 	return 0;
 }
 

@@ -28,6 +28,12 @@ void tpm_flush(struct tpm *t, ESYS_TR *h);
 int tpm_ak_load(struct tpm *t, const char *dir, ESYS_TR *primary, ESYS_TR *ak, char **pem,
 		ingot_error *e);
 
+/* TPM2_CreatePrimary of tmpl under hierarchy, empty auth and no outside
+ * info or PCRs; *out is ESYS_TR_NONE on failure; *pub (optional) gets
+ * the public area (Esys_Free). */
+TSS2_RC tpm_create_primary(struct tpm *t, ESYS_TR hierarchy, const TPM2B_PUBLIC *tmpl, ESYS_TR *out,
+			   TPM2B_PUBLIC **pub);
+
 /* SubjectPublicKeyInfo PEM (malloc'd) of a TPM public area: ECC P-256
  * or RSA; -EINVAL for another key. */
 int tpm_public_pem(const TPMT_PUBLIC *pub, char **out, ingot_error *e);
