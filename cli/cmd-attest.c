@@ -50,7 +50,7 @@ static const char attest_help[] =
 "    ingot attest verify-quote QUOTE --nonce HEX [--ak-pub PEM] [--pcrs SEL]\n"
 "                              [--seen-nonces FILE] [--accept-weak LIST] [--json]\n"
 "    ingot attest boot-check QUOTE LOG --manifest ENVELOPE --keyring FILE --nonce HEX\n"
-"                            --enrolment FILE [--firmware-ref FILE] [--node ID]\n"
+"                            [--enrolment FILE] [--firmware-ref FILE] [--node ID]\n"
 "                            [--seen-nonces FILE] [--accept-weak LIST]\n"
 "    ingot attest firmware-ref QUOTE LOG --platform NAME --nonce HEX --enrolment FILE\n"
 "                              --keyring FILE --key KEY -o FILE"
@@ -77,7 +77,8 @@ static const char attest_help[] =
 "    quote of sha256 PCRs 0,2,4,7,9,11,12,15 and the firmware event log of a\n"
 "    node booted from the UKI of the signed manifest (verified against the\n"
 "    keyring). The quote must be signed by the AK of the signed enrolment\n"
-"    record (the AK a quote carries proves nothing), over the nonce; the log\n"
+"    record (the AK a quote carries proves nothing; without --enrolment the\n"
+"    verdict is at best \"unverified\"), over the nonce; the log\n"
 "    must replay to the quoted PCRs, every event's data hash to its digest,\n"
 "    every PCR 4 event be allowed by its digest (separator, known actions, the\n"
 "    UKI then its kernel), PCR 7 show Secure Boot on with the manifest's\n"
@@ -607,10 +608,16 @@ static void boot_inputs_release(struct boot_inputs *in)
 	enrolment_release(&in->en);
 }
 
-/* A signed record that does not verify is refused, not an error. */
+/* A signed document that does not verify: refused when its signatures,
+ * expiry or rollback fail, an error when it cannot be read or parsed.
+ * The envelope's own exit classes are not attest's. */
 static int trust_status(const ingot_error *e)
 {
-	return cli_error(e, e->status == ENVELOPE_EXIT_SIGNATURE ? ATTEST_REFUSED : EXIT_FAILURE_);
+	ingot_error copy = *e;
+
+	copy.status = 0;
+	return cli_error(&copy, e->status == ENVELOPE_EXIT_IO || e->status == ENVELOPE_EXIT_MALFORMED ||
+					e->status == 0 ? EXIT_FAILURE_ : ATTEST_REFUSED);
 }
 
 static int load_boot_inputs(const struct args *a, struct boot_inputs *in)
@@ -619,7 +626,9 @@ static int load_boot_inputs(const struct args *a, struct boot_inputs *in)
 	int rc;
 
 	memset(in, 0, sizeof(*in));
-	if (a->npos != 2 || !a->nonce || !a->keyring || !a->enrolment)
+	/* boot-check without an enrolment judges everything else and says
+	 * "unverified"; a reference is only recorded from an enrolled AK. */
+	if (a->npos != 2 || !a->nonce || !a->keyring || (!a->enrolment && !strcmp(a->sub, "firmware-ref")))
 		return cli_usage_error("attest", "%s: expected QUOTE LOG --nonce HEX --keyring FILE --enrolment FILE",
 				       a->sub);
 	if (a->seen && !a->nonce)
@@ -632,7 +641,7 @@ static int load_boot_inputs(const struct args *a, struct boot_inputs *in)
 	}
 	if (keyring_load(a->keyring, &in->kr, &e) < 0)
 		return cli_error(&e, EXIT_FAILURE_);
-	if (enrolment_load(a->enrolment, in->kr, &in->en, &e) < 0)
+	if (a->enrolment && enrolment_load(a->enrolment, in->kr, &in->en, &e) < 0)
 		return trust_status(&e);
 	in->ak = (struct enrolled_ak){ .pem = in->en.ak_pem, .ak_id = in->en.ak_id, .node = in->en.node };
 	if (json_read_file(a->pos[0], &in->quote, &e) < 0 || eventlog_load(a->pos[1], &in->log, &e) < 0)
@@ -664,8 +673,7 @@ static int do_boot_check(const struct args *a)
 	/* The manifest as `ingot verify-manifest` checks it: signatures,
 	 * statement, schema, expiry. */
 	if (envelope_verify(a->manifest, in.kr, &pol, &m, &vo, &e) < 0) {
-		rc = cli_error(&e, e.status == ENVELOPE_EXIT_IO || e.status == ENVELOPE_EXIT_MALFORMED ? EXIT_FAILURE_
-										  : ATTEST_REFUSED);
+		rc = trust_status(&e);
 		goto out;
 	}
 	if (a->firmware_ref && firmware_ref_load(a->firmware_ref, in.kr, &fw, &e) < 0) {
@@ -673,7 +681,8 @@ static int do_boot_check(const struct args *a)
 		goto out;
 	}
 	struct boot_evidence ev = {
-		.quote = in.quote, .log = &in.log, .nonce_hex = a->nonce, .seen_nonces = a->seen, .ak = &in.ak,
+		.quote = in.quote, .log = &in.log, .nonce_hex = a->nonce, .seen_nonces = a->seen,
+		.ak = a->enrolment ? &in.ak : NULL,
 		.node = a->node, .manifest = m, .fw = a->firmware_ref ? &fw : NULL, .accept_weak = a->accept_weak,
 	};
 	attest_boot_verdict(&ev, &res);
