@@ -514,6 +514,30 @@ static void test_not_covered(void **state)
 	expect(f, BOOT_REFUSE, "quote refused (not-covered)");
 }
 
+/* The reference's JSON form parses back to itself; a document with an
+ * unknown key, another schema or a short digest is refused by name. */
+static void test_firmware_ref_json(void **state)
+{
+	struct fixture *f = *state;
+	struct firmware_ref back;
+	ingot_error e = { 0 };
+	json_t *j = firmware_ref_to_json(&f->fw);
+
+	assert_int_equal(firmware_ref_from_json(j, "ref", &back, &e), 0);
+	assert_memory_equal(&back, &f->fw, sizeof(back));
+	json_object_set_new(j, "pcr8", json_object());
+	assert_int_equal(firmware_ref_from_json(j, "ref", &back, &e), -EINVAL);
+	assert_non_null(strstr(e.msg, "ref: unknown key 'pcr8'"));
+	json_object_del(j, "pcr8");
+	json_object_set_new(json_object_get(json_object_get(j, "pcrs"), "sha256"), "2", json_string("abc"));
+	assert_int_equal(firmware_ref_from_json(j, "ref", &back, &e), -EINVAL);
+	assert_non_null(strstr(e.msg, "pcrs.sha256.2: expected 64 lower-case hex digits"));
+	json_object_set_new(j, "schema", json_string("ingot.firmware-ref/v2"));
+	assert_int_equal(firmware_ref_from_json(j, "ref", &back, &e), -EINVAL);
+	assert_non_null(strstr(e.msg, "schema: expected"));
+	json_decref(j);
+}
+
 /* The real firmware logs' event data hash to their digests. */
 static void test_fixture_logs(void **state)
 {
@@ -552,6 +576,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_log_does_not_replay, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_not_made, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_not_covered, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_firmware_ref_json, setup, teardown),
 		cmocka_unit_test(test_fixture_logs),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
