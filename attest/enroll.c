@@ -322,6 +322,12 @@ static int check_ek_cert(const char *name, const uint8_t *der, size_t len, const
 	if (r == 0 && !EVP_PKEY_is_a(s->ek, "RSA"))
 		r = ingot_fail(e, -ENOTSUP, "%s: ek_certificate: expected an RSA EK, got %s: "
 			       "ECC EKs are not supported yet", name, EVP_PKEY_get0_type_name(s->ek));
+	/* MakeCredential follows the RSA-2048 template's SHA-256 and AES-128
+	 * (L-1); the high-range templates use others. */
+	if (r == 0 && EVP_PKEY_get_bits(s->ek) != 2048)
+		r = ingot_fail(e, -ENOTSUP, "%s: ek_certificate: expected an RSA-2048 EK (TCG "
+			       "template L-1), got RSA-%d: not supported yet", name,
+			       EVP_PKEY_get_bits(s->ek));
 	X509_STORE_CTX_free(ctx);
 	X509_STORE_free(st);
 	X509_free(cert);
@@ -403,8 +409,9 @@ int enroll_check_request(const char *name, const json_t *req, const char *ca_pat
 	    (r = b64_field(name, req, "ak_public", &ak, &ak_len, e)) < 0)
 		return r;
 	snprintf(out->node, sizeof(out->node), "%s", field(req, "node"));
-	if ((r = check_ek_cert(name, ek, ek_len, ca_path, now, out, e)) < 0 ||
-	    (r = check_ak(name, ak, ak_len, out, e)) < 0)
+	/* The AK first: pure parsing, so a fuzzer reaches it without a CA. */
+	if ((r = check_ak(name, ak, ak_len, out, e)) < 0 ||
+	    (r = check_ek_cert(name, ek, ek_len, ca_path, now, out, e)) < 0)
 		enroll_subject_release(out);
 	return r;
 }
