@@ -91,7 +91,8 @@ void check_tpm_boot(const struct verify_opts *o, const json_t *m, const json_t *
 		ak = (struct enrolled_ak){ .pem = en.ak_pem, .ak_id = en.ak_id, .node = en.node };
 		struct boot_evidence ev = {
 			.quote = quote, .log = &log, .nonce_hex = nonce_hex, .ak = en.ak_pem ? &ak : NULL,
-			.node = o->node_id, .manifest = m, .fw = have_fw ? &fw : NULL, .accept_weak = o->accept_weak,
+			/* The id the report carries, which the audit binds too. */
+			.node = json_string_value(json_object_get(r->node, "id")), .manifest = m, .fw = have_fw ? &fw : NULL, .accept_weak = o->accept_weak,
 		};
 		attest_boot_verdict(&ev, &res);
 		if (res.qi.ak_id[0])
