@@ -145,6 +145,10 @@ boot("boot-not-pe.yaml", "  kernel: %s\n  stub: %s\n  init: %s\n"
      % (pin("notpe.efi", notpe), pin("notpe.efi", notpe), pin("notpe.efi", notpe)))
 boot("boot-wrong-pin.yaml", "  kernel: %s\n  stub: %s\n  init: %s\n"
      % (pin("notpe.efi", good), pin("notpe.efi", notpe), pin("notpe.efi", notpe)))
+BOOT3 = "  kernel: %s\n  stub: %s\n  init: %s\n" % (pin("notpe.efi", notpe), pin("notpe.efi", notpe), pin("notpe.efi", notpe))
+boot("boot-sb-no-cert.yaml", BOOT3 + "  secure-boot: {key: %s}\n" % pin("notpe.efi", notpe))
+boot("boot-sb-unknown.yaml", BOOT3 + "  secure-boot: {key: %s, cert: %s, crt: x}\n"
+     % (pin("notpe.efi", notpe), pin("notpe.efi", notpe)))
 # --- artifact sources that are not regular files (issue 13.6): refused at
 # once, never read.  special/ holds the FIFO (made by test-bad-input.sh;
 # the table's snapshot skips that directory: reading a FIFO would block).
