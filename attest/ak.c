@@ -124,7 +124,7 @@ static int create_primary(struct tpm *t, enum ak_hierarchy h, ESYS_TR *out, ingo
 }
 
 /* SubjectPublicKeyInfo PEM of a TPM public area. */
-static int public_to_pem(const TPMT_PUBLIC *pub, char **out, ingot_error *e)
+int tpm_public_pem(const TPMT_PUBLIC *pub, char **out, ingot_error *e)
 {
 	OSSL_PARAM_BLD *bld = OSSL_PARAM_BLD_new();
 	OSSL_PARAM *params = NULL;
@@ -247,7 +247,7 @@ int tpm_ak_create(struct tpm *t, const char *dir, enum ak_alg alg, enum ak_hiera
 	if (rc == TSS2_RC_SUCCESS)
 		rc = Tss2_MU_TPM2B_PRIVATE_Marshal(priv, priv_buf, sizeof(priv_buf), &priv_len);
 	if (rc == TSS2_RC_SUCCESS)
-		r = public_to_pem(&pub->publicArea, &pem, e);
+		r = tpm_public_pem(&pub->publicArea, &pem, e);
 	else
 		r = tpm_fail(e, rc, "AK: cannot marshal the key blobs");
 	Esys_Free(pub);

@@ -1,4 +1,5 @@
-/* Internals shared by attest/tpm.c, attest/ak.c and attest/quote-tpm.c. */
+/* Internals shared by attest/tpm.c, attest/ak.c, attest/quote-tpm.c and
+ * attest/enroll*.c. */
 #ifndef INGOT_ATTEST_TPM_PRIVATE_H
 #define INGOT_ATTEST_TPM_PRIVATE_H
 
@@ -26,5 +27,9 @@ void tpm_flush(struct tpm *t, ESYS_TR *h);
  * DIR/ak.pub.pem's contents (malloc'd). */
 int tpm_ak_load(struct tpm *t, const char *dir, ESYS_TR *primary, ESYS_TR *ak, char **pem,
 		ingot_error *e);
+
+/* SubjectPublicKeyInfo PEM (malloc'd) of a TPM public area: ECC P-256
+ * or RSA; -EINVAL for another key. */
+int tpm_public_pem(const TPMT_PUBLIC *pub, char **out, ingot_error *e);
 
 #endif

@@ -24,6 +24,7 @@ int cmd_sign(int argc, char **argv);
 int cmd_verify_manifest(int argc, char **argv);
 int cmd_verify(int argc, char **argv);
 int cmd_attest(int argc, char **argv);
+int cmd_attest_enroll(int argc, char **argv);   /* ingot attest enroll */
 int cmd_audit(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
 int cmd_evidence(int argc, char **argv);
