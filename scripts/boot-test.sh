@@ -2,14 +2,22 @@
 # Boot the image built by scripts/boot-image.sh under QEMU + OVMF + swtpm
 # and check the measured boot on the host:
 #   scripts/boot-test.sh BUILD [OUTDIR]
-# Each case is a real boot (TCG, no KVM here: ~40-90 s each); checks that
-# can share a boot do:
+# First an AK is enrolled (`ingot attest enroll`: an EK certificate from
+# a local CA, credential activation) on a swtpm state with only a SHA-256
+# bank and on one with all four banks; each boot starts from a copy of
+# one, the guest quotes with that AK, and quotes are judged with the
+# enrolled AK only.  Each case is a real boot (TCG, no KVM here: ~40-90 s
+# each, more on a loaded machine); checks that can share a boot do:
 #   good      the signed UKI, Secure Boot on, a TPM with only a SHA-256
 #             bank: admitted; then PCR 15 extended once more in the
-#             guest and quoted again: refused (PCR 15)
+#             guest and quoted again: refused (PCR 15); a quote of the
+#             same PCRs and nonce signed by a software key (its public
+#             key inside the quote): refused (wrong AK)
 #   sboff     the same UKI with Secure Boot off, a TPM with all four
 #             banks: the init extends all four; PCR 7 differs from the
 #             good boot's
+#   chain     systemd-boot (signed) chain-loads the good UKI: an extra
+#             PCR 4 application, refused (PCR 4)
 #   unsigned  the UKI without its signature, Secure Boot on: the
 #             firmware does not run it (Access Denied), no evidence
 #   tampered  one flipped byte in an image block not read at mount: the
@@ -44,17 +52,65 @@ done
 rm -rf "$W" && mkdir -p "$W"
 fails=0
 
-# boot CASE EFI IMAGE VERITY FIRMWARE BANKS [ACTION [STOP]]: one boot;
+# enrol LABEL BANKS: a swtpm state with those PCR banks and an EK certificate
+# from a local CA (swtpm_localca, as a TPM vendor's), and an AK enrolled
+# on it with `ingot attest enroll` (EK chain to the CA bundle, AK
+# attributes, credential activation), all before any boot: the swtpm that
+# QEMU runs cannot be reached by a TCTI meanwhile.  Every boot with those
+# banks starts from a copy of that state, so the guest loads the same AK
+# (sent in the evidence input) and its quotes are judged with the AK of
+# the enrolment record, never with a key that came with the evidence.
+enrol() {
+	local banks=$2 e=$W/enrol-$1 port=$((20000 + RANDOM % 20000)) sp rc=0
+	mkdir -p "$e/tpm" "$W/ca"
+	cat >"$W/ca/localca.conf" <<CONF
+statedir = $W/ca
+signingkey = $W/ca/signkey.pem
+issuercert = $W/ca/issuercert.pem
+certserial = $W/ca/certserial
+CONF
+	printf -- '--platform-manufacturer ingot\n--platform-version 1\n--platform-model boot-test\n' >"$W/ca/localca.options"
+	cat >"$e/setup.conf" <<CONF
+create_certs_tool = $(command -v swtpm_localca)
+create_certs_tool_config = $W/ca/localca.conf
+create_certs_tool_options = $W/ca/localca.options
+active_pcr_banks = $banks
+CONF
+	swtpm_setup --tpm2 --tpmstate "$e/tpm" --create-ek-cert --create-platform-cert --config "$e/setup.conf" \
+		--overwrite >"$e/setup.log" 2>&1 || { echo "boot-test: enrol $banks: swtpm_setup failed" >&2; return 1; }
+	cat "$W/ca/issuercert.pem" "$W/ca/swtpm-localca-rootca-cert.pem" >"$W/ca/bundle.pem"
+	swtpm socket --tpm2 --tpmstate dir="$e/tpm" --server type=tcp,port=$port,bindaddr=127.0.0.1 \
+		--ctrl type=tcp,port=$((port + 1)),bindaddr=127.0.0.1 --flags not-need-init,startup-clear &
+	sp=$!
+	sleep 0.5
+	local tcti="swtpm:host=127.0.0.1,port=$port"
+	{ "$INGOT" attest ak create -o "$e/ak" --tcti "$tcti" &&
+	  "$INGOT" attest enroll request --node boot-test --ak "$e/ak" --tcti "$tcti" -o "$e/req.json" &&
+	  "$INGOT" attest enroll challenge "$e/req.json" --ca "$W/ca/bundle.pem" --state "$e/state" -o "$e/chal.json" &&
+	  "$INGOT" attest enroll answer "$e/chal.json" --ak "$e/ak" --tcti "$tcti" -o "$e/ans.json" &&
+	  "$INGOT" attest enroll finish "$e/ans.json" --state "$e/state" --key "$ROOT/$OUT/signing.key" \
+		-o "$e/enrolment.dsse.json"; } >"$e/enrol.log" 2>&1 || rc=$?
+	kill "$sp" 2>/dev/null || true
+	wait "$sp" 2>/dev/null || true
+	if [ "$rc" != 0 ] || ! "$INGOT" attest enroll check "$e/enrolment.dsse.json" --keyring "$ROOT/$OUT/keyring.json" \
+		>>"$e/enrol.log" 2>&1; then
+		echo "boot-test: enrol $banks: FAIL: $(tail -n 1 "$e/enrol.log")" >&2; return 1
+	fi
+	echo "boot-test: enrol $banks: AK enrolled (EK certificate from the local CA, credential activated)" >&2
+}
+
+# boot CASE EFI IMAGE VERITY FIRMWARE BANKS [ACTION [STOP]]: one boot
+# (EFI: the UKI as the ESP's BOOTX64.EFI, or a directory: the whole ESP);
 # evidence lands in $W/CASE/ev.  FIRMWARE: sb (Secure Boot on, OVMF's
-# snakeoil keys enrolled) or plain; BANKS: all (a fresh swtpm: SHA-1,
-# SHA-256, SHA-384, SHA-512) or sha256 (swtpm_setup --pcr-banks sha256).
+# snakeoil keys enrolled) or plain; BANKS: the PCR banks of the swtpm
+# (enrol BANKS made its state and AK).
 # STOP: a console pattern after which the VM is stopped (a firmware that
 # refuses to boot waits forever).
 boot() {
 	local c=$1 efi=$2 img=$3 verity=$4 fw=$5 banks=$6 action=${7:-} stop=${8:-} d=$W/$1 pid qpid rc=0 t0=$SECONDS
 	local -a machine
 	mkdir -p "$d/esp/EFI/BOOT" "$d/tpm" "$d/ev" "$d/in"
-	cp "$efi" "$d/esp/EFI/BOOT/BOOTX64.EFI"
+	if [ -d "$efi" ]; then cp -r "$efi/." "$d/esp/"; else cp "$efi" "$d/esp/EFI/BOOT/BOOTX64.EFI"; fi
 	if [ "$fw" = sb ]; then
 		cp "$OVMF/OVMF_VARS_4M.snakeoil.fd" "$d/vars.fd"
 		machine=(-machine q35,smm=on -global driver=cfi.pflash01,property=secure,value=on
@@ -63,8 +119,9 @@ boot() {
 		cp "$OVMF/OVMF_VARS_4M.fd" "$d/vars.fd"
 		machine=(-machine q35 -drive if=pflash,format=raw,unit=0,readonly=on,file="$OVMF/OVMF_CODE_4M.fd")
 	fi
-	[ "$banks" = all ] || swtpm_setup --tpm2 --tpmstate "$d/tpm" --pcr-banks "$banks" --overwrite >"$d/swtpm_setup.log" 2>&1 ||
-		{ echo "boot-test: $c: swtpm_setup failed: $(tail -n 1 "$d/swtpm_setup.log")" >&2; return 1; }
+	echo "$banks" > "$d/banks"
+	cp -a "$W/enrol-$banks/tpm/." "$d/tpm/"
+	cp "$W/enrol-$banks/ak/"ak.* "$d/in/"
 	openssl rand -hex 32 > "$d/nonce"
 	cp "$d/nonce" "$d/in/nonce"
 	cp "$B.manifest.dsse.json" "$d/in/manifest.dsse.json"
@@ -113,13 +170,14 @@ boot() {
 # check CASE WANT_EXIT NEEDLE MANIFEST [QUOTE]: boot-check on the case's
 # evidence (QUOTE: quote.json, or quote-after.json of the extend15 action).
 check() {
-	local c=$1 want=$2 needle=$3 m=$4 q=${5:-quote.json} d=$W/$1 rc=0 out
+	local c=$1 want=$2 needle=$3 m=$4 q=${5:-quote.json} d=$W/$1 rc=0 out ak
+	ak=$W/enrol-$(cat "$d/banks")/ak/ak.pub.pem
 	if [ ! -f "$d/ev/$q" ]; then
 		echo "boot-test: $c: FAIL: no quote came back (status: $(cat "$d/ev/status" 2>/dev/null || echo none))" >&2
 		fails=$((fails + 1)); return
 	fi
 	out=$("$INGOT" attest boot-check "$d/ev/$q" "$d/ev/eventlog.bin" --manifest "$m" \
-		--nonce "$(cat "$d/nonce")" --ak-pub "$d/ev/ak.pub.pem" 2>&1) || rc=$?
+		--nonce "$(cat "$d/nonce")" --ak-pub "$ak" 2>&1) || rc=$?
 	echo "boot-test: $c: $q: $out" >&2
 	if [ "$rc" != "$want" ] || [[ "$out" != *"$needle"* ]]; then
 		echo "boot-test: $c: FAIL: expected exit $want and '$needle', got exit $rc" >&2
@@ -136,6 +194,9 @@ else
 	echo "boot-test: FAIL: a second build gave other $NAME.efi bytes" >&2; fails=$((fails + 1))
 fi
 rm -rf "$W/again-store"
+
+enrol sha256 sha256
+enrol all sha1,sha256,sha384,sha512
 
 # console CASE WHAT PATTERN...: each pattern (grep -E) is in the console.
 console() {
@@ -190,6 +251,27 @@ if [ -f "$G/report.json" ]; then
 else
 	echo "boot-test: good: FAIL: no report came back" >&2; fails=$((fails + 1))
 fi
+# A quote of the good boot's PCRs and nonce signed by a software key that
+# ships its own public key in the quote (tests/tools/mkquote: a real
+# TPMS_ATTEST, a real signature): judged with the enrolled AK, refused.
+F=$W/forged
+mkdir -p "$F"
+if [ -f "$G/quote.json" ]; then
+	python3 - "$G/quote.json" >"$F/req" <<'PY'
+import hashlib, json, sys
+q = json.load(open(sys.argv[1])); v = q["pcrs"]["sha256"]
+print(0, q["nonce"], 0xffff, hashlib.sha256(b"".join(bytes.fromhex(v[str(i)]) for i in range(16))).hexdigest())
+PY
+	"$ROOT/$BUILD/tools/mkquote" "$F" 1 <"$F/req" >"$F/signed"
+	python3 - "$G/quote.json" "$F" "$G/software-key-quote.json" <<'PY'
+import json, sys
+q = json.load(open(sys.argv[1])); d = sys.argv[2]
+q["attest"], q["signature"] = open(d + "/signed").read().split()
+q["ak_pub"] = open(d + "/ak-0.pub").read()
+json.dump(q, open(sys.argv[3], "w"))
+PY
+fi
+check good 2 "quote refused (wrong-ak)" "$B.manifest.json" software-key-quote.json
 check good 2 "PCR 15:" "$B.manifest.json" quote-after.json
 TPM=$(jq -r '.checks[] | select(.name == "tpm") | "\(.status): \(.summary)"' "$G/report-after.json" 2>/dev/null || echo none)
 echo "boot-test: good: after extend15, in-guest ingot verify, tpm check: $TPM" >&2
@@ -210,6 +292,20 @@ echo "boot-test: sboff: PCR 7 ${P7O:-none} (Secure Boot on: ${P7G:-none})" >&2
 if [ -z "$P7G" ] || [ -z "$P7O" ] || [ "$P7G" = "$P7O" ]; then
 	echo "boot-test: sboff: FAIL: expected PCR 7 quoted in both boots and different" >&2; fails=$((fails + 1))
 fi
+
+# 2b. another boot application first: systemd-boot (signed with the same
+#     db key, so Secure Boot runs it) chain-loads the good UKI.  The log
+#     has three PCR 4 applications; the first is not the manifest's UKI:
+#     refused at PCR 4.
+SDEB=$(sed -n 's/^    source: \(.*systemd-boot-efi[^/]*\.deb\)$/\1/p' "$ROOT/$OUT/$NAME.yaml")
+mkdir -p "$W/chain-esp/EFI/BOOT" "$W/chain-esp/EFI/Linux" "$W/sdboot"
+dpkg-deb -x "$SDEB" "$W/sdboot"
+sbsign --key "$ROOT/$OUT/secure-boot/db.key" --cert "$ROOT/$OUT/secure-boot/db.pem" \
+	--output "$W/chain-esp/EFI/BOOT/BOOTX64.EFI" "$W/sdboot/usr/lib/systemd/boot/efi/systemd-bootx64.efi" >/dev/null 2>&1
+cp "$B.efi" "$W/chain-esp/EFI/Linux/$NAME.efi"
+boot chain "$W/chain-esp" "$B.sqfs" "$B.verity" sb all
+console chain "systemd-boot ran the good UKI" "EFI stub: UEFI Secure Boot is enabled" "measured into PCR 15"
+check chain 2 "PCR 4: boot application 1" "$B.manifest.json"
 
 # 3. the same UKI without its signature under Secure Boot: the firmware
 #    refuses to run it; nothing of the UKI runs, no evidence
@@ -279,4 +375,4 @@ if [ "$fails" != 0 ]; then
 	echo "boot-test: $fails check(s) failed; consoles under $W ($SECONDS s)" >&2
 	exit 1
 fi
-echo "boot-test: all 6 boots judged as expected in $SECONDS s (good admitted, then refused after extend15; sboff, unsigned, tampered, cmdline, kernel refused or stopped)"
+echo "boot-test: all 7 boots judged as expected in $SECONDS s (good admitted, then refused after extend15 and for a software-key quote; sboff, chain, unsigned, tampered, cmdline, kernel refused or stopped)"
