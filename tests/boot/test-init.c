@@ -5,13 +5,12 @@
  * image and PCR 15 was extended.
  *
  * It reads the host's input, a ustar at the start of the disk with serial
- * ingot-evidence (nonce, manifest.dsse.json, keyring.json, optionally
- * action and an enrolled AK: ak.json ak.pub ak.priv ak.pub.pem, made on
- * this TPM's state before the boot), reads every block of the image (as a files check would: a
+ * ingot-evidence (nonce, manifest.dsse.json, keyring.json, an enrolled AK
+ * made on this TPM's state before the boot: ak.json ak.pub ak.priv
+ * ak.pub.pem and its enrolment.dsse.json, optionally
+ * firmware-ref.dsse.json and action), reads every block of the image (as a files check would: a
  * block changed on disk panics the kernel here, under
- * panic_on_corruption), then runs the image's own ingot: with the
- * enrolled AK (or one made now when none came, which no verifier has
- * enrolled), `ingot
+ * panic_on_corruption), then runs the image's own ingot with that AK: `ingot
  * verify` (its TPM check quotes PCRs 4,7,9,11,12,15 with the host's
  * nonce and judges the firmware log) and a plain quote of PCRs 0-15.
  * Action "extend15" then extends PCR 15 once more, as a process on a
@@ -37,6 +36,7 @@
 #define ROOT_DEV "/dev/ingot-root"   /* boot/init.c made it; /dev moved with the hand-over */
 #define LOG "/sys/kernel/security/tpm0/binary_bios_measurements"
 #define TCTI "device:/dev/tpmrm0"
+#define AK "/tmp/in"                  /* the host's input holds the enrolled AK's files */
 
 /* argv's exit status, or -1. */
 static int run(char *const argv[])
@@ -167,10 +167,17 @@ static int read_input(int fd, const char *dir)
  * check fails; only a missing report is an error) and a plain quote. */
 static int verify_and_quote(const char *ak, const char *nonce, const char *report, const char *quote_out)
 {
+	/* The enrolment record and the platform's firmware reference, when the
+	 * host sent them; without a reference (the reference boot itself) the
+	 * unknown firmware is accepted by name, and the report says so. */
+	int fwref = access("/tmp/in/firmware-ref.dsse.json", R_OK) == 0;
 	char *verify[] = { "/usr/bin/ingot", "verify", "--manifest", "/tmp/in/manifest.dsse.json",
 			   "--keyring", "/tmp/in/keyring.json", "--no-files", "--tcti", TCTI,
 			   "--ak", (char *)ak, "--eventlog", LOG, "--nonce", (char *)nonce, "--node-id", "boot-test",
-			   "--report", (char *)report, "--nfd", "/tmp/nfd", "--brief", NULL };
+			   "--report", (char *)report, "--nfd", "/tmp/nfd", "--brief",
+			   "--enrolment", "/tmp/in/enrolment.dsse.json",
+			   fwref ? "--firmware-ref" : "--accept-weak",
+			   fwref ? "/tmp/in/firmware-ref.dsse.json" : "unknown-firmware", NULL };
 	char *quote[] = { "/usr/bin/ingot", "attest", "quote", "--nonce", (char *)nonce, "--pcrs", "sha256:0-15",
 			  "--ak", (char *)ak, "--tcti", TCTI, "-o", (char *)quote_out, NULL };
 	int st = run(verify);
@@ -182,12 +189,10 @@ static int verify_and_quote(const char *ak, const char *nonce, const char *repor
 static int evidence(void)
 {
 	char dev[32], nonce[130] = "", action[32] = "";
-	char *ak_create[] = { "/usr/bin/ingot", "attest", "ak", "create", "-o", "/tmp/ak", "--tcti", TCTI, NULL };
-	static const char *const files[] = { "status", "report.json", "quote.json", "eventlog.bin", "ak.pub.pem",
+	static const char *const files[] = { "status", "report.json", "quote.json", "eventlog.bin",
 					     "report-after.json", "quote-after.json" };
 	char zero[1024] = { 0 };
-	const char *ak;
-	int fd, rc = 0, sf, enrolled;
+	int fd, rc = 0, sf;
 
 	if (mount("tmpfs", "/tmp", "tmpfs", 0, "mode=0755") < 0 || mkdir("/tmp/in", 0755) < 0)
 		return boot_fail("/tmp: %s", strerror(errno));
@@ -199,17 +204,17 @@ static int evidence(void)
 		return boot_fail(DISK ": no input");
 	boot_read_small("/tmp/in/nonce", nonce, sizeof(nonce));
 	boot_read_small("/tmp/in/action", action, sizeof(action));
-	enrolled = access("/tmp/in/ak.priv", R_OK) == 0;
-	ak = enrolled ? "/tmp/in" : "/tmp/ak";
+	/* The AK the host enrolled; one made here would be no verifier's. */
+	if (access(AK "/ak.priv", R_OK) < 0 || access(AK "/enrolment.dsse.json", R_OK) < 0)
+		return boot_fail(DISK ": input: expected the enrolled AK (ak.*) and enrolment.dsse.json");
 	/* Before any evidence exists: a changed block stops the node here. */
-	if (read_image() < 0 || (!enrolled && run(ak_create) != 0) ||
-	    verify_and_quote(ak, nonce, "/tmp/report.json", "/tmp/quote.json") < 0)
+	if (read_image() < 0 || verify_and_quote(AK, nonce, "/tmp/report.json", "/tmp/quote.json") < 0)
 		rc = -1;
 	if (rc == 0 && !strcmp(action, "extend15") &&
 	    (boot_pcr_extend(BOOT_PCR_IMAGE, "tampered", 8, NULL, 0) < 0 ||
-	     verify_and_quote(ak, nonce, "/tmp/report-after.json", "/tmp/quote-after.json") < 0))
+	     verify_and_quote(AK, nonce, "/tmp/report-after.json", "/tmp/quote-after.json") < 0))
 		rc = -1;
-	if (copy_file(LOG, "/tmp/eventlog.bin") < 0 || (!enrolled && copy_file("/tmp/ak/ak.pub.pem", "/tmp/ak.pub.pem") < 0))
+	if (copy_file(LOG, "/tmp/eventlog.bin") < 0)
 		rc = -1;
 	if ((sf = open("/tmp/status", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) >= 0) {
 		if (write(sf, rc ? "error\n" : "ok\n", rc ? 6 : 3) < 0)
