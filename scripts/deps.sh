@@ -7,7 +7,7 @@ PKGS="build-essential pkg-config libarchive-dev libyaml-dev libsquashfs-dev libs
 libtss2-dev libcmocka-dev libjansson-dev squashfs-tools squashfs-tools-ng cryptsetup-bin
 swtpm swtpm-tools tpm2-tools zstd xz-utils binutils kmod jq xxd time python3 python3-jsonschema openssl chromium valgrind clang libclang-rt-14-dev
 groff-base man-db systemd
-qemu-system-x86 ovmf systemd-boot-efi sbsigntool python3-pefile"
+qemu-system-x86 ovmf systemd-boot-efi sbsigntool python3-pefile mmdebstrap patch"
 
 missing=""
 for p in $PKGS; do
