@@ -163,12 +163,16 @@ RFKEY=$(key minbase "$ROOTFS_HOOK" "$SUITE" "$EPOCH" "$COMPONENTS" "$INCLUDES" $
 ROOTFS=$CACHE/rootfs-$RFKEY.tar
 if [ ! -f "$ROOTFS" ]; then
 	step "root filesystem: mmdebstrap --variant=minbase $SUITE (a few minutes, cached as $ROOTFS)"
+	rm -rf "$ROOTFS.dir"
 	# mmdebstrap copies the host's /etc/hostname and /etc/resolv.conf in:
 	# the image must not depend on the machine that built it.
 	SOURCE_DATE_EPOCH=$EPOCH mmdebstrap --quiet --variant=minbase --components="$COMPONENTS" \
 		--include="$INCLUDES" "${ROOTFS_DEBS[@]}" --customize-hook="$ROOTFS_HOOK" \
-		"$SUITE" "$ROOTFS.tmp" "$MIRROR" >&2
+		"$SUITE" "$ROOTFS.dir" "$MIRROR" >&2
+	# A tar of our own making: sorted, one mtime, numeric owners.
+	tar --sort=name --mtime=@"$EPOCH" --numeric-owner --format=gnu -C "$ROOTFS.dir" -cf "$ROOTFS.tmp" .
 	mv "$ROOTFS.tmp" "$ROOTFS"
+	rm -rf "$ROOTFS.dir"
 fi
 # What apt installed, and the pinned GPU packages at their pinned versions.
 tar -xOf "$ROOTFS" ./var/lib/dpkg/status |
@@ -201,6 +205,15 @@ cp -a verify/boot/image "$L/boot" && tarball "$L/boot" "$CACHE/ingot-boot.tar"
 cp -a verify/boot/test "$L/test" && tarball "$L/test" "$CACHE/ingot-test-layer.tar"
 rm -rf "$L"
 
+# The tuple's versions are the pinned packages' (upstream part).
+tv() { sed -n "/^  $1:/,/^  [a-z]/s/^    version: \"\{0,1\}\([0-9.]*\).*/\1/p" recipes/real/tuple.yaml | head -n 1; }
+up() { pin version "$1" | sed 's/-[^-]*$//; s/-1$//'; }
+[ "$(tv driver)" = "$(up nvidia-open-kernel-source)" ] && [ "$(tv driver)" = "$(up nvidia-smi)" ] ||
+	die "recipes/real/tuple.yaml: driver.version: expected $(up nvidia-open-kernel-source) (inputs.pins), got $(tv driver)"
+case $(up libcudart12) in "$(tv cuda)".*) ;; *)
+	die "recipes/real/tuple.yaml: cuda.version: expected a prefix of $(up libcudart12) (inputs.pins), got $(tv cuda)" ;; esac
+case $(up libnccl2) in "$(tv nccl)"*) ;; *)
+	die "recipes/real/tuple.yaml: nccl.version: expected $(up libnccl2) (inputs.pins), got $(tv nccl)" ;; esac
 version_of() { awk -v p="$1" '$1 == p { print $2 }' "$CACHE/rootfs-$RFKEY.packages"; }
 art() { # NAME KIND SOURCE [EXTRA-LINES]
 	printf '  - name: %s\n    kind: %s\n    source: %s\n    sha256: %s\n' "$1" "$2" "$3" "$(sha "$3")"
@@ -249,27 +262,9 @@ files:
   - path: /etc/ingot/pool
     content: |
       pool=$1
-      tuple=nvidia-$(pin version nvidia-smi | sed 's/-.*//')-open/cuda-12.4/nccl-$(pin version libnccl2 | sed 's/-.*//')
+      tuple=nvidia-$(tv driver)-open/cuda-$(tv cuda)/nccl-$(tv nccl)
 
-tuple:
-  vendor: nvidia
-  platform:
-    os: debian
-    os-version: "13"
-    cpu-arch: x86_64
-  gpu:
-    models: [H100]
-  smi: nvidia-smi
-  driver:
-    version: $(pin version nvidia-open-kernel-source | sed 's/-.*//')
-    flavor: open
-    artifact: nvidia-modules
-  cuda:
-    version: "$(pin version libcudart12 | sed 's/^\([0-9]*\.[0-9]*\).*/\1/')"
-    artifact: rootfs
-  nccl:
-    version: $(pin version libnccl2 | sed 's/-.*//')
-    artifact: rootfs
+$(sed -n '/^tuple:/,$p' recipes/real/tuple.yaml)
 
 # Pins written from the files downloaded and checked against inputs.pins
 boot:
