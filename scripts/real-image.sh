@@ -122,9 +122,9 @@ GCC=$(chroot "$BR" gcc --version | head -n 1)
 SRCDEB=$(deb_path nvidia-open-kernel-source)
 MODKEY=$(key "$BRKEY" "$(sha "$SRCDEB")" "$(cat "${PATCHES[@]}" | sha256sum)" "$(sha scripts/real-modules.sh)")
 MODS=$CACHE/modules-$MODKEY.tar
+cat "${PATCHES[@]}" > "$CACHE/patches-$MODKEY"
 if [ ! -f "$MODS" ]; then
-	step "NVIDIA open modules: building in the chroot (about 5 minutes on 2 cores)"
-	cat "${PATCHES[@]}" > "$CACHE/patches-$MODKEY"
+	step "NVIDIA open modules: building in the chroot (about 5 minutes on 2 idle cores)"
 	scripts/real-modules.sh "$BR" "$SRCDEB" "$CACHE/patches-$MODKEY" "$KV" "m-$MODKEY" "$MODS"
 fi
 if [ "$CHECK" = 1 ]; then
