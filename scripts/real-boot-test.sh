@@ -119,20 +119,29 @@ if [ -f "$G/ev/report.json" ]; then
 	say "good: the image's verifier: $(cat "$G/ev/status" 2>/dev/null) (verdict: $VERD)"
 	grep -q '^refuse' "$G/ev/status" || failed "good: a node without a GPU must not be admitted"
 	[ "$(cat "$G/ev/admitted-target" 2>/dev/null)" = no ] || failed "good: ingot-admitted.target was reached"
-	# the versions the verifier read from the real bits
-	jq -r '.. | objects | select(has("expected") and has("got")) | "\(.field // .name // "?"): expected \(.expected), got \(.got)"' \
-		"$G/ev/report.json" 2>/dev/null | head -n 20 | sed 's/^/real-boot-test: good: tuple: /' >&2 || true
+	# the versions the image's verifier read from the real bits
+	jq -r '.probe.facts[] | select(.value != null) | select(.key | test("^(driver|cuda|nccl|firmware.gsp)")) |
+		"real-boot-test: good: probe: \(.key) = \(.value) (\(.source))"' "$G/ev/report.json" >&2
+	fact() { jq -r --arg k "$1" '.probe.facts[] | select(.key == $k) | .value // empty' "$G/ev/report.json"; }
+	[ "$(fact driver.ko_version)" = 550.163.01 ] && [ "$(fact driver.ko_license)" = "Dual MIT/GPL" ] ||
+		failed "good: the verifier did not read nvidia.ko 550.163.01 (open) from the image"
+	[[ "$(fact cuda.runtime)" == 12.4.* ]] || failed "good: the verifier did not read the CUDA 12.4 runtime"
+	[ "$(fact nccl.version)" = 2.22.3 ] || failed "good: the verifier did not read NCCL 2.22.3"
+	[ "$(fact firmware.gsp)" = 550.163.01 ] || failed "good: the verifier did not read the GSP firmware directory 550.163.01"
+	NOTMADE=$(jq -r '.checks[] | select(.name == "tuple") | .details.not_made[]?.comparison' "$G/ev/report.json")
+	say "good: verify: not made (could not check): ${NOTMADE//$'\n'/, }"
+	[[ "$NOTMADE" == *GPU* ]] || failed "good: the GPU check was not reported as not made"
 	mkdir -p "$T/audit/reports" "$T/audit/manifests"
 	cp "$G/ev/report.json" "$T/audit/reports/real-boot-test.json"
 	cp "$B.manifest.dsse.json" "$T/audit/manifests/"
-	echo "$(jq -r '.node_id // .node // "real-h100-test"' "$G/ev/report.json") $(cat "$G/nonce")" > "$T/audit/nonces"
+	echo "$(jq -r '.node.id // "ingot"' "$G/ev/report.json") $(cat "$G/nonce")" > "$T/audit/nonces"
 	"$INGOT" audit --keyring "$OUT/keyring.json" --manifests "$T/audit/manifests" \
 		--reports "$T/audit/reports" --nonces "$T/audit/nonces" --json "$T/audit/audit.json" >/dev/null 2>&1 || true
 	FIND=$(jq -r '[.. | objects | select(has("findings")) | .findings[] | .code] | unique | join(",")' \
 		"$T/audit/audit.json" 2>/dev/null || echo "?")
 	say "good: ingot audit findings: ${FIND:-none}"
 	case ",$FIND," in
-	*forged-quote*|*nonce-*|*pcr-mismatch*|*log-mismatch*|*unknown-image*|*boot-refused*|*unquoted*|"?")
+	*forged-quote*|*nonce-*|*pcr-mismatch*|*log-mismatch*|*unknown-image*|*boot-refused*|*unquoted*|*,\?,*)
 		failed "good: ingot audit questions the evidence" ;;
 	esac
 else
