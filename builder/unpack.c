@@ -44,12 +44,6 @@ struct reader {
 	const char *what;         /* a .deb's "NAME: SOURCE", for messages */
 };
 
-const char *unpack_archive_error(struct archive *ar)
-{
-	const char *m = archive_error_string(ar);
-	return m && *m ? m : "unexpected end of data (truncated or corrupt archive)";
-}
-
 /* Archive path -> listing path: "./a/b/" -> "a/b".  Returns 1 for the
  * archive root ("." or "./"), which carries nothing. */
 static int normalize(struct reader *rd, const char *raw, const char *what, char **out)
@@ -246,18 +240,6 @@ static int read_archive(struct reader *rd, struct archive *ar, const char *what)
 	}
 }
 
-struct archive *unpack_tar_reader(void)
-{
-	struct archive *ar = archive_read_new();
-	if (!ar)
-		return NULL;
-	/* Only tar formats: a recipe saying "tar" must not accept a zip or cpio. */
-	archive_read_support_filter_all(ar);
-	archive_read_support_format_tar(ar);
-	archive_read_support_format_gnutar(ar);
-	return ar;
-}
-
 static la_ssize_t source_read(struct archive *ar, void *ctx, const void **buf)
 {
 	struct unpack_source *src = ctx;
@@ -333,20 +315,6 @@ static int list_tar(struct reader *rd, struct unpack_source *src)
 	if (unpack_source_open(ar, src) != ARCHIVE_OK)
 		return ingot_fail(rd->e, -EINVAL, "%s: %s: %s", rd->a->name, rd->a->source, unpack_archive_error(ar));
 	return read_archive(rd, ar, rd->a->source);
-}
-
-static la_ssize_t member_read(struct archive *inner, void *ctx, const void **buf)
-{
-	struct ar_member *m = ctx;
-	la_ssize_t n = archive_read_data(m->outer, m->buf, UNPACK_MEMBER_BUF);
-	(void)inner;
-	*buf = m->buf;
-	return n;
-}
-
-int unpack_open_member(struct archive *inner, struct ar_member *m)
-{
-	return archive_read_open(inner, m, NULL, member_read, NULL);
 }
 
 int unpack_read_member(struct archive *a, size_t max, char **out, size_t *len)

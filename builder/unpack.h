@@ -26,6 +26,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <openssl/types.h>
+#include "builder/archive.h"
 #include "recipes/recipe.h"
 #include "builder/store.h"
 #include "builder/tree.h"
@@ -79,21 +80,6 @@ int unpack_apply(const struct artifact *a, const struct tree *listing, struct tr
 struct archive;
 int unpack_read_member(struct archive *a, size_t max, char **out, size_t *len);
 
-/* The one cleanup for libarchive readers. */
-static inline void archive_freep(struct archive **a)
-{
-	if (*a)
-		archive_read_free(*a);
-}
-#define _cleanup_archive_ __attribute__((cleanup(archive_freep)))
-
-/* libarchive's message for ar's last error; libarchive leaves none on
- * some failures (a stream cut before its trailer): never "(null)". */
-const char *unpack_archive_error(struct archive *ar);
-
-/* A reader of tar formats only (a recipe saying "tar" must not accept a
- * zip or cpio), any compression. */
-struct archive *unpack_tar_reader(void);
 
 /* An archive's source file, hashed as libarchive reads it, so that it
  * is read once and its pin is checked over the very bytes unpacked.
@@ -119,16 +105,6 @@ int unpack_source_begin_pinned(struct unpack_source *src, int fd, const char *pa
 int unpack_source_open(struct archive *ar, struct unpack_source *src);
 int unpack_source_end(struct unpack_source *src, uint8_t got[32]);
 
-/* The data.tar.* of a .deb read straight out of the outer ar stream,
- * without a copy of the member: inner is opened on the member outer is
- * at; m and its buffer (UNPACK_MEMBER_BUF bytes) outlive inner.
- * ARCHIVE_OK, or libarchive's error in inner. */
-#define UNPACK_MEMBER_BUF (256u << 10)
-struct ar_member {
-	struct archive *outer;
-	char *buf;
-};
-int unpack_open_member(struct archive *inner, struct ar_member *m);
 
 /* Does pattern match path or one of its parent directories?  fnmatch(3)
  * without FNM_PATHNAME, so "*" also crosses '/'.  Exposed for tests. */
