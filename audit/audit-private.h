@@ -42,6 +42,13 @@ struct audit_ctx {
 
 void audit_ctx_free(struct audit_ctx *c);
 
+/* audit/ring-rollback.c: a "ring-rollback" finding when the report's ring
+ * check met promotions below the serial its verifier had seen;
+ * row["ring_serial"] = {ring, serial}. */
+void audit_ring_report(const json_t *rep, json_t *row);
+/* The same finding on newer when its ring serial is below older's. */
+void audit_ring_compare(json_t *newer, const json_t *older);
+
 /* Keyring, --nonces, --aks, --nodes and the manifests directory. */
 int audit_load_inputs(struct audit_ctx *c, ingot_error *e);
 /* The pool's current manifest: the valid one with the highest serial. */

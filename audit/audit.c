@@ -28,6 +28,7 @@ static const struct {
 	{ "unknown-image", AUDIT_FORGED },
 	{ "boot-refused", AUDIT_FORGED },    /* measured boot chain contradicts the UKI's manifest */
 	{ "boot-unchecked", AUDIT_FORGED },  /* a UKI image's boot chain could not be checked */
+	{ "ring-rollback", AUDIT_DRIFT },   /* ring evidence went backwards (older promotions served) */
 	{ "malformed", AUDIT_DRIFT },
 	{ "missing", AUDIT_DRIFT },
 	{ "unquoted", AUDIT_DRIFT },
@@ -171,6 +172,7 @@ static void keep_newest(struct audit_ctx *c, json_t *row, json_t *dups)
 	if (tb)
 		audit_parse_time(tb, &b);
 	json_array_append(dups, json_object_get(b > a ? old : row, "report"));
+	audit_ring_compare(b > a ? row : old, b > a ? old : row);
 	if (b > a)
 		json_object_set_new(c->rows, node, row);
 	else

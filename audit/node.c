@@ -309,6 +309,7 @@ json_t *audit_node_report(struct audit_ctx *c, const char *path, const char *fil
 		audit_add_finding(row, "stale", "report is %lld s old, limit %lld s",
 			    (long long)(c->o->now - t), (long long)c->o->max_age);
 
+	audit_ring_report(rep, row);
 	const json_t *att = json_object_get(rep, "attestation");
 	const struct pmanifest *runs = NULL;
 	if (!json_is_object(att))

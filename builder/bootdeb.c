@@ -5,6 +5,7 @@
 #include <archive_entry.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,16 +13,11 @@
 #include <unistd.h>
 
 #include "builder/deb.h"
+#include "builder/store.h"
 #include "builder/unpack.h"
 #include "lib/cleanup.h"
 #include "lib/digest.h"
 #include "lib/fileio.h"
-
-static void archive_freep(struct archive **a)
-{
-	if (*a)
-		archive_read_free(*a);
-}
 
 static int pin_mismatch(const struct boot_input *in, const char *field, const uint8_t got[SHA256_LEN],
 			ingot_error *e)
@@ -34,23 +30,94 @@ static int pin_mismatch(const struct boot_input *in, const char *field, const ui
 			  field, in->path, want, have);
 }
 
-int boot_input_read(const struct boot_input *in, const char *field, struct blob *out, ingot_error *e)
+static int over_budget(const char *field, const char *path, const char *member, uint64_t size,
+		       size_t budget, ingot_error *e)
+{
+	return ingot_fail(e, -EFBIG, "%s: %s%s%s: %" PRIu64 " bytes: expected the boot inputs to take at most "
+			  "%zu MiB together (%zu bytes left)", field, path, member ? ": " : "", member ? member : "",
+			  size, BOOT_HELD_MAX >> 20, budget);
+}
+
+static int read_pinned(int fd, const struct boot_input *in, const char *field, size_t *budget,
+		       struct blob *out, ingot_error *e)
 {
 	uint8_t d[SHA256_LEN];
-	int r = read_file(in->path, BOOT_INPUT_MAX, &out->data, &out->len, e);
+	struct stat st;
 
-	if (r < 0)
-		return ingot_prefix(e, "%s", field);
+	if (fstat(fd, &st) < 0)
+		return ingot_fail(e, -errno, "%s: %s: %s", field, in->path, strerror(errno));
+	if ((uint64_t)st.st_size > *budget)
+		return over_budget(field, in->path, NULL, (uint64_t)st.st_size, *budget, e);
+	if (!(out->data = malloc((size_t)st.st_size + 1)))
+		return ingot_fail(e, -ENOMEM, "out of memory");
+	if (pread_all(fd, out->data, (size_t)st.st_size, 0) < 0) {
+		int err = errno;
+		blob_release(out);
+		return ingot_fail(e, -err, "%s: %s: read failed: %s", field, in->path, strerror(err));
+	}
+	out->len = (size_t)st.st_size;
+	out->data[out->len] = '\0';
 	sha256_buf(out->data, out->len, d);
 	if (memcmp(d, in->sha256, SHA256_LEN)) {
 		blob_release(out);
 		return pin_mismatch(in, field, d, e);
 	}
+	*budget -= out->len;
 	return 0;
 }
 
-static int read_data_tar(struct archive *inner, const char *what, deb_pick_fn pick, void *ctx, ingot_error *e)
+int boot_input_read(const struct boot_input *in, const char *field, size_t *budget, struct blob *out,
+		    ingot_error *e)
 {
+	_cleanup_close_ int fd = store_source_open(field, in->path, e);
+
+	if (fd < 0)
+		return fd;
+	return read_pinned(fd, in, field, budget, out, e);
+}
+
+/* The current entry's data, exactly its declared size (taken off the
+ * budget first): never more held than declared, never a regrowing copy. */
+static int read_declared(struct archive *inner, struct archive_entry *ae, const char *field,
+			 const char *path, const char *member, size_t *budget, struct blob *slot,
+			 ingot_error *e)
+{
+	uint64_t size = archive_entry_size_is_set(ae) ? (uint64_t)archive_entry_size(ae) : UINT64_MAX;
+	size_t n = 0;
+	char extra;
+
+	if (size > *budget)
+		return over_budget(field, path, member, size, *budget, e);
+	if (!(slot->data = malloc((size_t)size + 1)))
+		return ingot_fail(e, -ENOMEM, "out of memory");
+	while (n < size) {
+		la_ssize_t k = archive_read_data(inner, slot->data + n, (size_t)size - n);
+		if (k <= 0)
+			return ingot_fail(e, -EINVAL, "%s: %s: %s: cannot read it: %s", field, path, member,
+					  k < 0 ? unpack_archive_error(inner) : "shorter than its declared size");
+		n += (size_t)k;
+	}
+	if (archive_read_data(inner, &extra, 1) != 0)
+		return ingot_fail(e, -EINVAL, "%s: %s: %s: expected %" PRIu64 " bytes (its declared size), got more",
+				  field, path, member, size);
+	slot->data[n] = '\0';
+	slot->len = n;
+	*budget -= n;
+	return 0;
+}
+
+struct take {
+	const char *field, *path;
+	deb_pick_fn pick;
+	void *ctx;
+	size_t *budget;
+};
+
+/* A boot package's data.tar: the files pick chooses, each read whole
+ * into its slot, bounded by its declared size and the budget. */
+static int take_data(void *ctx, struct archive *inner, const char *member, ingot_error *e)
+{
+	struct take *t = ctx;
 	struct archive_entry *ae;
 	int r;
 
@@ -58,76 +125,31 @@ static int read_data_tar(struct archive *inner, const char *what, deb_pick_fn pi
 		const char *p = archive_entry_pathname(ae);
 		struct blob *slot;
 		if (r < ARCHIVE_WARN)
-			return ingot_fail(e, -EINVAL, "%s: data.tar: %s", what, unpack_archive_error(inner));
+			return ingot_fail(e, -EINVAL, "%s: %s: %s: %s", t->field, t->path, member, unpack_archive_error(inner));
 		if (!p || archive_entry_filetype(ae) != AE_IFREG)
 			continue;
 		if (!strncmp(p, "./", 2))
 			p += 2;
-		if (!(slot = pick(ctx, p)))
+		if (!(slot = t->pick(t->ctx, p)))
 			continue;
 		if (slot->data)
-			return ingot_fail(e, -EINVAL, "%s: %s: expected one such file in the package, got two", what, p);
-		r = unpack_read_member(inner, BOOT_INPUT_MAX, &slot->data, &slot->len);
-		if (r < 0)
-			return ingot_fail(e, r, "%s: %s: cannot read it: %s", what, p,
-					  r == -EIO ? unpack_archive_error(inner) : strerror(-r));
+			return ingot_fail(e, -EINVAL, "%s: %s: %s: expected one such file in the package, got two",
+					  t->field, t->path, p);
+		if ((r = read_declared(inner, ae, t->field, t->path, p, t->budget, slot, e)) < 0)
+			return r;
 	}
 	return 0;
 }
 
-/* outer: an ar reader opened on the package. */
-static int deb_walk(struct archive *outer, const char *what, deb_pick_fn pick, void *ctx, ingot_error *e)
-{
-	struct archive_entry *ae;
-	bool seen_binary = false;
-	int seen_control = 0;
-	int r;
-
-	while ((r = archive_read_next_header(outer, &ae)) != ARCHIVE_EOF) {
-		const char *name = archive_entry_pathname(ae);
-		_cleanup_(archive_freep) struct archive *inner = NULL;
-		_cleanup_free_ char *mbuf = NULL;
-		struct ar_member m = { outer, NULL };
-		if (r < ARCHIVE_WARN)
-			return ingot_fail(e, -EINVAL, "%s: expected a Debian package: %s", what, unpack_archive_error(outer));
-		/* The members in dpkg-deb's order and names (builder/deb.h),
-		 * as for every other .deb ingot reads. */
-		if (!name)
-			return ingot_fail(e, -EINVAL, "%s: expected a Debian package: a member without a name", what);
-		if (!seen_binary) {
-			char buf[16];
-			la_ssize_t k = strcmp(name, "debian-binary") ? -1 : archive_read_data(outer, buf, sizeof(buf));
-			if (k < 0 || !deb_binary_ok(buf, (size_t)k))
-				return ingot_fail(e, -EINVAL, "%s: expected a Debian package starting with "
-						  "debian-binary \"2.x\", got member '%s'", what, name);
-			seen_binary = true;
-			continue;
-		}
-		int filter;
-		enum deb_member kind = deb_member_kind(name, &filter);
-		if (kind == DEB_SKIP || (kind == DEB_CONTROL && !seen_control++))
-			continue;
-		if (kind != DEB_DATA)
-			return ingot_fail(e, -EINVAL, "%s: expected control.tar* then data.tar* (as dpkg-deb), "
-					  "got member '%s'", what, name);
-		if (!seen_control)
-			return ingot_fail(e, -EINVAL, "%s: expected control.tar* before '%s' (as dpkg-deb)", what, name);
-		/* Streamed out of the package: a kernel's data.tar is tens of
-		 * MiB, and only a few of its files are kept. */
-		if (!(inner = unpack_tar_reader()) || !(m.buf = mbuf = malloc(UNPACK_MEMBER_BUF)))
-			return ingot_fail(e, -ENOMEM, "out of memory");
-		if (unpack_open_member(inner, &m) != ARCHIVE_OK)
-			return ingot_fail(e, -EINVAL, "%s: %s: %s", what, name, unpack_archive_error(inner));
-		return read_data_tar(inner, what, pick, ctx, e);
-	}
-	return ingot_fail(e, -EINVAL, "%s: expected a Debian package with a data.tar member, got none", what);
-}
-
 int boot_input_take(const struct boot_input *in, const char *field, deb_pick_fn pick, void *ctx,
-		    struct blob *whole, ingot_error *e)
+		    size_t *budget, struct blob *whole, ingot_error *e)
 {
-	_cleanup_close_ int fd = open(in->path, O_RDONLY | O_CLOEXEC);
-	_cleanup_(archive_freep) struct archive *outer = NULL;
+	_cleanup_close_ int fd = store_source_open(field, in->path, e);
+	_cleanup_archive_ struct archive *outer = NULL;
+	struct take t = { field, in->path, pick, ctx, budget };
+	/* Only data.tar is read: the control member is skipped unread. */
+	struct deb_visitor v = { .ctx = &t, .data = take_data };
+	_cleanup_free_ char *what = NULL;
 	struct unpack_source src;
 	uint8_t got[SHA256_LEN];
 	char magic[8];
@@ -135,32 +157,32 @@ int boot_input_take(const struct boot_input *in, const char *field, deb_pick_fn 
 	int r, r2;
 
 	*whole = (struct blob){ 0 };
-	/* Anything but a package (or a file that cannot be read) is read
-	 * whole, with read_file's checks and messages. */
-	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size < 8 ||
-	    pread_all(fd, magic, sizeof(magic), 0) < 0 || memcmp(magic, "!<arch>\n", 8))
-		return boot_input_read(in, field, whole, e);
+	if (fd < 0)
+		return fd;
+	/* Anything but a package is read whole (bounded by the budget). */
+	if (fstat(fd, &st) < 0 || st.st_size < 8 || pread_all(fd, magic, sizeof(magic), 0) < 0 ||
+	    memcmp(magic, "!<arch>\n", 8))
+		return read_pinned(fd, in, field, budget, whole, e);
 	if ((uint64_t)st.st_size > BOOT_INPUT_MAX)
 		return ingot_fail(e, -EFBIG, "%s: %s: file too large (%llu bytes, limit %zu)", field, in->path,
 				  (unsigned long long)st.st_size, BOOT_INPUT_MAX);
-	/* The pin first, as for artifacts; then streamed, hashed again as it
-	 * is read: a kernel package is tens of MiB, and only a few of its
-	 * files are kept.  The bytes used must be the bytes checked (a file
-	 * rewritten meanwhile is a pin mismatch, reported before any parse
-	 * error). */
-	if (!(outer = archive_read_new()))
+	/* The pin first, as for artifacts (nothing is decompressed from a
+	 * file that does not match); then streamed, hashed again as it is
+	 * read: the bytes used must be the bytes checked (a file rewritten
+	 * meanwhile is a pin mismatch, reported before any parse error). */
+	if (!(outer = archive_read_new()) || asprintf(&what, "%s: %s", field, in->path) < 0)
 		return ingot_fail(e, -ENOMEM, "out of memory");
+	v.what = what;
 	if ((r = unpack_source_begin_pinned(&src, fd, in->path, in->sha256, got, e)) < 0)
 		return ingot_prefix(e, "%s", field);
 	if (r > 0)
 		return pin_mismatch(in, field, got, e);
 	archive_read_support_format_ar(outer);
 	if (unpack_source_open(outer, &src) != ARCHIVE_OK)
-		r = ingot_fail(e, -EINVAL, "%s: expected a Debian package: %s", in->path, unpack_archive_error(outer));
+		r = ingot_fail(e, -EINVAL, "%s: %s: expected a Debian package: %s", field, in->path,
+			       unpack_archive_error(outer));
 	else
-		r = deb_walk(outer, in->path, pick, ctx, e);
-	if (r < 0)
-		ingot_prefix(e, "%s", field);
+		r = deb_walk(outer, &v, e);
 	if ((r2 = unpack_source_end(&src, got)) < 0)
 		return ingot_fail(e, r2, "%s: %s: read failed: %s", field, in->path, strerror(-r2));
 	if (memcmp(got, in->sha256, SHA256_LEN))

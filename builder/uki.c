@@ -2,6 +2,7 @@
 #include "builder/uki.h"
 
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -28,8 +29,57 @@ static uint64_t align_up(uint64_t v, uint64_t a)
 static void pad_to(struct strbuf *out, uint64_t align)
 {
 	size_t want = align_up(out->len, align);
+	strbuf_grow(out, want - out->len);
 	while (out->len < want)
 		strbuf_addch(out, 0);
+}
+
+static bool pow2(uint64_t v)
+{
+	return v && !(v & (v - 1));
+}
+
+/* Where the stub's data ends, where its sections end in memory: every
+ * header field the writer uses is checked here, against the PE spec and
+ * the file, before it is used (pe_parse checked that section data lies
+ * inside the file).  Room for n more section headers is required. */
+static int stub_layout(const struct pe_image *pe, size_t n, uint64_t *va, uint64_t *data_end,
+		       ingot_error *e)
+{
+	uint64_t first_raw = UINT64_MAX, table_end;
+
+	/* PE spec: FileAlignment a power of two from 512 to 64 KiB,
+	 * SectionAlignment one at least as large. */
+	if (!pow2(pe->file_align) || pe->file_align < 512 || pe->file_align > 65536)
+		return ingot_fail(e, -EINVAL, "boot.stub: FileAlignment: expected a power of two from 512 to 65536, "
+				  "got %" PRIu32, pe->file_align);
+	if (!pow2(pe->sect_align) || pe->sect_align < pe->file_align)
+		return ingot_fail(e, -EINVAL, "boot.stub: SectionAlignment: expected a power of two of at least "
+				  "FileAlignment (%" PRIu32 "), got %" PRIu32, pe->file_align, pe->sect_align);
+	*va = 0;
+	*data_end = pe->size_of_headers;
+	for (unsigned i = 0; i < pe->nsections; i++) {
+		const struct pe_section *x = &pe->sections[i];
+		if (x->vaddr + (uint64_t)x->vsize > *va)
+			*va = x->vaddr + (uint64_t)x->vsize;
+		if (!x->raw_size)
+			continue;
+		if (x->raw_off < pe->size_of_headers)
+			return ingot_fail(e, -EINVAL, "boot.stub: section %s: expected its data after the headers "
+					  "(SizeOfHeaders %" PRIu32 "), got offset %" PRIu32, x->name,
+					  pe->size_of_headers, x->raw_off);
+		if (x->raw_off + (uint64_t)x->raw_size > *data_end)
+			*data_end = x->raw_off + (uint64_t)x->raw_size;
+		if (x->raw_off < first_raw)
+			first_raw = x->raw_off;
+	}
+	if (first_raw == UINT64_MAX)
+		return ingot_fail(e, -EINVAL, "boot.stub: expected sections with file data, got %u sections, none with data",
+				  pe->nsections);
+	table_end = pe->sections_off + (uint64_t)(pe->nsections + n) * PE_SECTION_HEADER;
+	if (table_end > pe->size_of_headers || table_end > first_raw || pe->nsections + n > PE_MAX_SECTIONS)
+		return ingot_fail(e, -EINVAL, "boot.stub: expected room for %zu more section headers, got none", n);
+	return 0;
 }
 
 int uki_assemble(const void *stub, size_t stub_len, const struct uki_section *s, size_t n,
@@ -37,7 +87,7 @@ int uki_assemble(const void *stub, size_t stub_len, const struct uki_section *s,
 {
 	const uint8_t *p = stub;
 	struct pe_image pe;
-	uint64_t va = 0, data_end = 0, first_raw = UINT32_MAX, table_end, shift;
+	uint64_t va = 0, data_end = 0, shift, vma_align;
 	uint8_t *h;
 	int r;
 
@@ -46,43 +96,38 @@ int uki_assemble(const void *stub, size_t stub_len, const struct uki_section *s,
 	if (pe.cert_size)
 		return ingot_fail(e, -EINVAL, "boot.stub: expected an unsigned stub, got one with a certificate table "
 				  "(sections added after signing void the signature)");
-	for (unsigned i = 0; i < pe.nsections; i++) {
-		const struct pe_section *x = &pe.sections[i];
-		va = va > x->vaddr + (uint64_t)x->vsize ? va : x->vaddr + (uint64_t)x->vsize;
-		if (x->raw_size) {
-			data_end = data_end > x->raw_off + (uint64_t)x->raw_size ? data_end : x->raw_off + (uint64_t)x->raw_size;
-			first_raw = first_raw < x->raw_off ? first_raw : x->raw_off;
-		}
-	}
-	table_end = pe.sections_off + (uint64_t)(pe.nsections + n) * PE_SECTION_HEADER;
-	if (table_end > pe.size_of_headers || table_end > first_raw || pe.nsections + n > PE_MAX_SECTIONS)
-		return ingot_fail(e, -EINVAL, "boot.stub: expected room for %zu more section headers, got none", n);
+	if ((r = stub_layout(&pe, n, &va, &data_end, e)) < 0)
+		return r;
+	vma_align = pe.sect_align > UKI_VMA_ALIGN ? pe.sect_align : UKI_VMA_ALIGN;
 
 	strbuf_add(out, p, data_end);
 	pad_to(out, pe.file_align);
-	h = (uint8_t *)out->buf + pe.sections_off + (size_t)pe.nsections * PE_SECTION_HEADER;
 	for (size_t i = 0; i < n; i++) {
 		uint8_t hdr[PE_SECTION_HEADER] = { 0 };
 		size_t name_len = strlen(s[i].name);
-		if (name_len > 8 || s[i].len > UINT32_MAX / 2)
-			return ingot_fail(e, -EINVAL, "uki: section %s: expected a name of at most 8 characters and under 2 GiB",
-					  s[i].name);
-		va = align_up(va, UKI_VMA_ALIGN);
+		if (name_len > 8 || s[i].len > UINT32_MAX / 2 ||
+		    out->len + align_up(s[i].len, pe.file_align) > UINT32_MAX)
+			return ingot_fail(e, -EINVAL, "uki: section %s: expected a name of at most 8 characters and "
+					  "an image under 4 GiB", s[i].name);
+		va = align_up(va, vma_align);
 		memcpy(hdr, s[i].name, name_len);
 		le_put(hdr + 8, s[i].len, 4);
 		le_put(hdr + 12, va, 4);
 		le_put(hdr + 16, align_up(s[i].len, pe.file_align), 4);
 		le_put(hdr + 20, out->len, 4);
 		le_put(hdr + 36, UKI_SECTION_FLAGS, 4);
-		memcpy(h + i * PE_SECTION_HEADER, hdr, sizeof(hdr));
+		/* Inside the copied headers: stub_layout checked the table's room. */
+		h = (uint8_t *)out->buf + pe.sections_off + (pe.nsections + i) * PE_SECTION_HEADER;
+		memcpy(h, hdr, sizeof(hdr));
 		strbuf_add(out, s[i].data, s[i].len);
 		pad_to(out, pe.file_align);
-		h = (uint8_t *)out->buf + pe.sections_off + (size_t)pe.nsections * PE_SECTION_HEADER;
 		va += s[i].len;
 	}
-	if (va > UINT32_MAX)
-		return ingot_fail(e, -EFBIG, "uki: expected an image under 4 GiB, got %" PRIu64 " bytes", va);
 	shift = out->len - data_end;
+	if (va > UINT32_MAX || out->len + (stub_len - data_end) > UINT32_MAX ||
+	    (pe.symtab_off >= data_end && pe.symtab_off + shift > UINT32_MAX))
+		return ingot_fail(e, -EFBIG, "uki: expected an image under 4 GiB, got %" PRIu64 " bytes",
+				  va > out->len ? va : (uint64_t)out->len);
 	/* The stub's trailing bytes (its COFF symbol table) follow the new
 	 * sections, as objcopy leaves them; Authenticode covers them there. */
 	strbuf_add(out, p + data_end, stub_len - data_end);
@@ -118,6 +163,7 @@ struct boot_parts {
 	struct blob init;
 	struct blob vmlinuz, stub;      /* the kernel and stub themselves */
 	struct blob *modules;           /* b->n_modules, in recipe order */
+	size_t budget;                  /* bytes the inputs may still take (BOOT_HELD_MAX) */
 };
 
 static void boot_parts_free(struct boot_parts *bp)
@@ -128,16 +174,6 @@ static void boot_parts_free(struct boot_parts *bp)
 	for (size_t i = 0; bp->modules && i < bp->b->n_modules; i++)
 		blob_release(&bp->modules[i]);
 	free(bp->modules);
-}
-
-/* Module names compare with '-' and '_' equal, as the kernel does. */
-static int modname_eq(const char *a, const char *b, size_t blen)
-{
-	size_t i;
-	for (i = 0; i < blen && a[i]; i++)
-		if (a[i] != b[i] && !((a[i] == '-' || a[i] == '_') && (b[i] == '-' || b[i] == '_')))
-			return 0;
-	return i == blen && !a[i];
 }
 
 static struct blob *pick_kernel(void *ctx, const char *path)
@@ -155,7 +191,7 @@ static struct blob *pick_kernel(void *ctx, const char *path)
 	if (len < 4 || strcmp(base + len - 3, ".ko"))
 		return NULL;
 	for (size_t i = 0; i < bp->b->n_modules; i++)
-		if (modname_eq(bp->b->modules[i], base, len - 3))
+		if (boot_module_eq(bp->b->modules[i], base, len - 3))
 			return &bp->modules[i];
 	return NULL;
 }
@@ -177,7 +213,7 @@ static int check_module_order(const struct boot_spec *b, const struct blob *mods
 		dep = modinfo_get(&mi, "depends");
 		while (r >= 0 && dep && *dep) {
 			size_t k = strcspn(dep, ","), j;
-			for (j = 0; j < i && !modname_eq(b->modules[j], dep, k); j++)
+			for (j = 0; j < i && !boot_module_eq(b->modules[j], dep, k); j++)
 				;
 			if (j == i)
 				r = ingot_fail(e, -EINVAL, "boot.modules[%zu]: %s depends on %.*s: expected %.*s listed before it",
@@ -196,12 +232,13 @@ static int load_parts(const struct boot_spec *b, struct boot_parts *bp, ingot_er
 	int kdeb = 0, sdeb = 0, r = 0;
 
 	bp->b = b;
+	bp->budget = BOOT_HELD_MAX;
 	if (!(bp->modules = calloc(b->n_modules + 1, sizeof(*bp->modules))))
 		return ingot_fail(e, -ENOMEM, "out of memory");
 	/* Packages are streamed: only the files picked are held. */
-	if ((kdeb = boot_input_take(&b->kernel, "boot.kernel", pick_kernel, bp, &bp->vmlinuz, e)) < 0 ||
-	    (sdeb = boot_input_take(&b->stub, "boot.stub", pick_stub, bp, &bp->stub, e)) < 0 ||
-	    (r = boot_input_read(&b->init, "boot.init", &bp->init, e)) < 0)
+	if ((kdeb = boot_input_take(&b->kernel, "boot.kernel", pick_kernel, bp, &bp->budget, &bp->vmlinuz, e)) < 0 ||
+	    (sdeb = boot_input_take(&b->stub, "boot.stub", pick_stub, bp, &bp->budget, &bp->stub, e)) < 0 ||
+	    (r = boot_input_read(&b->init, "boot.init", &bp->budget, &bp->init, e)) < 0)
 		return kdeb < 0 ? kdeb : sdeb < 0 ? sdeb : r;
 	if (kdeb && !bp->vmlinuz.data)
 		return ingot_fail(e, -EINVAL, "boot.kernel: %s: expected a boot/vmlinuz-* file in the package, got none",

@@ -42,15 +42,8 @@ struct reader {
 	char *pack_tmp;
 	uint64_t pack_off;
 	struct writebehind wb;    /* file data goes straight into its buffers */
-	bool have_control;        /* a .deb's control.tar member was read */
+	const char *what;         /* a .deb's "NAME: SOURCE", for messages */
 };
-
-static void archive_freep(struct archive **a)
-{
-	if (*a)
-		archive_read_free(*a);
-}
-#define _cleanup_archive_ __attribute__((cleanup(archive_freep)))
 
 const char *unpack_archive_error(struct archive *ar)
 {
@@ -266,18 +259,6 @@ struct archive *unpack_tar_reader(void)
 	return ar;
 }
 
-/* The compression a member's suffix promises is the one it has
- * (dpkg-deb picks the decompressor by the suffix). */
-static int check_filter(struct reader *rd, struct archive *inner, const char *member, int want)
-{
-	if (archive_filter_code(inner, 0) != want)
-		return ingot_fail(rd->e, -EINVAL, "%s: %s: member '%s': expected %s data, got %s",
-				  rd->a->name, rd->a->source, member,
-				  want == ARCHIVE_FILTER_NONE ? "uncompressed" : "its suffix's compressed",
-				  archive_filter_name(inner, 0));
-	return 0;
-}
-
 static la_ssize_t source_read(struct archive *ar, void *ctx, const void **buf)
 {
 	struct unpack_source *src = ctx;
@@ -424,8 +405,9 @@ static int control_version(struct reader *rd, const char *member, char *control)
 
 /* Read the control.tar member once, as it streams by, and keep only its
  * control file's Version (the listing carries it to the tuple check). */
-static int read_control(struct reader *rd, struct archive *outer, const char *member, int filter)
+static int read_control(void *ctx, struct archive *outer, const char *member, int filter, ingot_error *e)
 {
+	struct reader *rd = ctx;
 	_cleanup_archive_ struct archive *inner = archive_read_new();
 	_cleanup_free_ char *ctl = NULL, *control = NULL;
 	struct archive_entry *ae;
@@ -440,13 +422,12 @@ static int read_control(struct reader *rd, struct archive *outer, const char *me
 				  unpack_archive_error(outer));
 	if (r < 0 || !inner)
 		return ingot_fail(rd->e, -ENOMEM, "out of memory");
-	rd->have_control = true;
 	archive_read_support_filter_all(inner);
 	archive_read_support_format_tar(inner);
 	if (archive_read_open_memory(inner, ctl, ctl_len) != ARCHIVE_OK)
 		return ingot_fail(rd->e, -EINVAL, "%s: %s: %s: %s", rd->a->name, rd->a->source, member,
 				  unpack_archive_error(inner));
-	if ((r = check_filter(rd, inner, member, filter)) < 0)
+	if ((r = deb_check_filter(inner, rd->what, member, filter, e)) < 0)
 		return r;
 	while ((r = archive_read_next_header(inner, &ae)) == ARCHIVE_OK) {
 		const char *p = archive_entry_pathname(ae);
@@ -464,83 +445,33 @@ static int read_control(struct reader *rd, struct archive *outer, const char *me
 			  rd->a->name, rd->a->source, member);
 }
 
-static int read_data(struct reader *rd, struct archive *outer, char *mbuf, const char *member, int filter)
+/* A .deb's data.tar, streamed out of the package. */
+static int read_data(void *ctx, struct archive *inner, const char *member, ingot_error *e)
 {
-	_cleanup_archive_ struct archive *inner = unpack_tar_reader();
-	struct ar_member m = { .outer = outer, .buf = mbuf };
+	struct reader *rd = ctx;
 	_cleanup_free_ char *what = NULL;
-	int r;
 
-	if (!inner || asprintf(&what, "%s: %s", rd->a->source, member) < 0)
-		return ingot_fail(rd->e, -ENOMEM, "out of memory");
-	if (unpack_open_member(inner, &m) != ARCHIVE_OK)
-		return ingot_fail(rd->e, -EINVAL, "%s: %s: %s", rd->a->name, what, unpack_archive_error(inner));
-	if ((r = check_filter(rd, inner, member, filter)) < 0)
-		return r;
+	if (asprintf(&what, "%s: %s", rd->a->source, member) < 0)
+		return ingot_fail(e, -ENOMEM, "out of memory");
 	return read_archive(rd, inner, what);
 }
 
-/* deb(5) member by member, in dpkg-deb's order and with its rules
- * (builder/deb.h); members after data.tar are not read, as in dpkg-deb. */
+/* deb(5) with dpkg-deb's rules (builder/deb.h: deb_walk): the control
+ * file's Version, then data.tar's entries. */
 static int list_deb(struct reader *rd, struct unpack_source *src)
 {
 	_cleanup_archive_ struct archive *outer = archive_read_new();
-	_cleanup_free_ char *mbuf = malloc(UNPACK_MEMBER_BUF);
-	struct archive_entry *ae;
-	bool first = true;
-	int r, filter;
+	_cleanup_free_ char *what = NULL;
+	struct deb_visitor v = { .ctx = rd, .control = read_control, .data = read_data };
 
-	if (!outer || !mbuf)
+	if (!outer || asprintf(&what, "%s: %s", rd->a->name, rd->a->source) < 0)
 		return ingot_fail(rd->e, -ENOMEM, "out of memory");
 	archive_read_support_format_ar(outer);
 	if (unpack_source_open(outer, src) != ARCHIVE_OK)
-		return ingot_fail(rd->e, -EINVAL, "%s: %s: expected a Debian package (ar archive), got: %s",
-				  rd->a->name, rd->a->source, unpack_archive_error(outer));
-	for (;;) {
-		const char *name;
-		r = archive_read_next_header(outer, &ae);
-		if (r == ARCHIVE_EOF)
-			break;
-		if (r < ARCHIVE_WARN)
-			return ingot_fail(rd->e, -EINVAL, "%s: %s: expected a Debian package (ar archive), got: %s",
-					  rd->a->name, rd->a->source, unpack_archive_error(outer));
-		name = archive_entry_pathname(ae);
-		if (!name)
-			name = "";
-		if (first) {
-			char v[16];
-			la_ssize_t n = strcmp(name, "debian-binary") ? -1 : archive_read_data(outer, v, sizeof(v));
-			if (n < 0 || !deb_binary_ok(v, (size_t)n))
-				return ingot_fail(rd->e, -EINVAL, "%s: %s: expected a Debian package starting with debian-binary \"2.N\\n\", got member '%.64s'%s",
-						  rd->a->name, rd->a->source, name, n < 0 ? "" : " with other content");
-			first = false;
-			continue;
-		}
-		switch (deb_member_kind(name, &filter)) {
-		case DEB_SKIP:
-			continue;
-		case DEB_CONTROL:
-			if (rd->have_control)
-				return ingot_fail(rd->e, -EINVAL, "%s: %s: expected one control.tar member, got a second: '%.64s'",
-						  rd->a->name, rd->a->source, name);
-			if ((r = read_control(rd, outer, name, filter)) < 0)
-				return r;
-			continue;
-		case DEB_DATA:
-			if (!rd->have_control)
-				break;
-			return read_data(rd, outer, mbuf, name, filter);
-		case DEB_BAD_SUFFIX:
-			return ingot_fail(rd->e, -EINVAL, "%s: %s: member '%.64s': expected a compression suffix dpkg-deb knows (control.tar: none, .gz, .xz, .zst; data.tar: also .bz2, .lzma)",
-					  rd->a->name, rd->a->source, name);
-		case DEB_UNKNOWN:
-			break;
-		}
-		return ingot_fail(rd->e, -EINVAL, "%s: %s: expected member %s next, got '%.64s' (only members named _* may come between)",
-				  rd->a->name, rd->a->source, rd->have_control ? "data.tar" : "control.tar", name);
-	}
-	return ingot_fail(rd->e, -EINVAL, "%s: %s: expected a Debian package with %s member, got none",
-			  rd->a->name, rd->a->source, rd->have_control ? "a data.tar" : "control.tar and data.tar");
+		return ingot_fail(rd->e, -EINVAL, "%s: expected a Debian package (ar archive), got: %s", what,
+				  unpack_archive_error(outer));
+	v.what = rd->what = what;
+	return deb_walk(outer, &v, rd->e);
 }
 
 /* --- listing cache (unpacked/<sha>.json) --- */

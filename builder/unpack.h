@@ -18,6 +18,7 @@
 #ifndef INGOT_UNPACK_H
 #define INGOT_UNPACK_H
 
+#include <archive.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <openssl/types.h>
@@ -70,6 +71,14 @@ int unpack_apply(const struct artifact *a, const struct tree *listing, struct tr
  * (archive_error(a) says which), -ENOMEM. */
 struct archive;
 int unpack_read_member(struct archive *a, size_t max, char **out, size_t *len);
+
+/* The one cleanup for libarchive readers. */
+static inline void archive_freep(struct archive **a)
+{
+	if (*a)
+		archive_read_free(*a);
+}
+#define _cleanup_archive_ __attribute__((cleanup(archive_freep)))
 
 /* libarchive's message for ar's last error; libarchive leaves none on
  * some failures (a stream cut before its trailer): never "(null)". */

@@ -117,4 +117,11 @@ int envelope_verify_manifest(const char *name, const json_t *env, const struct k
 int envelope_record_state(const char *state_path, const struct verify_outcome *out,
 			  ingot_error *e);
 
+/* Promotion serials, in the same state file ("promotions": {"RING": N}):
+ * the highest serial of a promotion to ring this verifier has seen (0:
+ * none; files written before they were recorded have none), and raising
+ * it (atomically, never lowering it).  e->status as above on failure. */
+int state_promotion_serial(const char *state_path, const char *ring, uint64_t *last, ingot_error *e);
+int state_record_promotion(const char *state_path, const char *ring, uint64_t serial, ingot_error *e);
+
 #endif

@@ -107,11 +107,18 @@ static int check_signatures(const char *name, const json_t *env, const uint8_t *
 
 /* ---- rollback state ---------------------------------------------------- */
 
+static int with_status(ingot_error *e, int r, int status)
+{
+	if (e && !e->status)
+		e->status = status;
+	return r;
+}
+
 static int state_load(const char *path, json_t **out, ingot_error *e)
 {
 	_cleanup_free_ char *buf = NULL;
 	_cleanup_json_ json_t *st = NULL;
-	json_t *serials, *v;
+	json_t *serials, *promotions, *v;
 	const char *key;
 	size_t len;
 	int r;
@@ -127,27 +134,70 @@ static int state_load(const char *path, json_t **out, ingot_error *e)
 	if (r < 0)
 		return r;
 	serials = json_object_get(st, "serials");
+	promotions = json_object_get(st, "promotions");
 	if (!json_is_object(st) || !json_is_string(json_object_get(st, "schema")) ||
 	    strcmp(json_string_value(json_object_get(st, "schema")), STATE_SCHEMA) ||
-	    !json_is_object(serials))
-		return ingot_fail(e, -EINVAL, "%s: expected a state file {\"schema\":\"%s\",\"serials\":{...}}",
-				  path, STATE_SCHEMA);
+	    !json_is_object(serials) || (promotions && !json_is_object(promotions)))
+		return ingot_fail(e, -EINVAL, "%s: expected a state file {\"schema\":\"%s\",\"serials\":{...}"
+				  "[,\"promotions\":{...}]}", path, STATE_SCHEMA);
 	json_object_foreach(serials, key, v)
 		if (!json_is_integer(v) || json_integer_value(v) < 0)
 			return ingot_fail(e, -EINVAL, "%s: serials.%.64s: expected a non-negative integer",
 					  path, key);
+	json_object_foreach(promotions, key, v)
+		if (!json_is_integer(v) || json_integer_value(v) < 0)
+			return ingot_fail(e, -EINVAL, "%s: promotions.%.64s: expected a non-negative integer",
+					  path, key);
+	/* Files written before promotion serials were recorded have none. */
+	if (!promotions && json_object_set_new(st, "promotions", json_object()) < 0)
+		return ingot_fail(e, -ENOMEM, "out of memory");
 	*out = TAKE_PTR(st);
 	return 0;
 }
 
-/* ---- the whole check --------------------------------------------------- */
-
-static int with_status(ingot_error *e, int r, int status)
+static int state_status(ingot_error *e, int r)
 {
-	if (e && !e->status)
-		e->status = status;
-	return r;
+	return with_status(e, r, r == -EINVAL || r == -EBADMSG ? ENVELOPE_EXIT_MALFORMED : ENVELOPE_EXIT_IO);
 }
+
+/* Raise section.key to serial in the state file (one atomic write),
+ * never lowering what is there, even if another run raced ahead. */
+static int state_raise(const char *path, const char *section, const char *key, uint64_t serial,
+		       ingot_error *e)
+{
+	_cleanup_json_ json_t *state = NULL;
+	json_t *obj, *last;
+	int r = state_load(path, &state, e);
+
+	if (r < 0)
+		return state_status(e, r);
+	obj = json_object_get(state, section);
+	last = json_object_get(obj, key);
+	if (last && (uint64_t)json_integer_value(last) >= serial)
+		return 0;
+	if (json_object_set_new(obj, key, json_integer((json_int_t)serial)) < 0)
+		return ingot_fail_status(e, -ENOMEM, ENVELOPE_EXIT_IO, "out of memory");
+	r = json_write_file(path, state, 0644, e);
+	return r < 0 ? with_status(e, r, ENVELOPE_EXIT_IO) : 0;
+}
+
+int state_promotion_serial(const char *state_path, const char *ring, uint64_t *last, ingot_error *e)
+{
+	_cleanup_json_ json_t *state = NULL;
+	int r = state_load(state_path, &state, e);
+
+	if (r < 0)
+		return state_status(e, r);
+	*last = (uint64_t)json_integer_value(json_object_get(json_object_get(state, "promotions"), ring));
+	return 0;
+}
+
+int state_record_promotion(const char *state_path, const char *ring, uint64_t serial, ingot_error *e)
+{
+	return state_raise(state_path, "promotions", ring, serial, e);
+}
+
+/* ---- the whole check --------------------------------------------------- */
 
 static int check_expiry(const char *name, const json_t *m, time_t now,
 			struct verify_outcome *out, ingot_error *e)
@@ -176,8 +226,7 @@ static int check_rollback(const char *name, const char *state_path, struct verif
 	int r = state_load(state_path, &state, e);
 
 	if (r < 0)
-		return with_status(e, r, r == -EINVAL || r == -EBADMSG ? ENVELOPE_EXIT_MALFORMED
-								 : ENVELOPE_EXIT_IO);
+		return state_status(e, r);
 	last = json_object_get(json_object_get(state, "serials"), out->recipe);
 	out->last_serial = last ? (uint64_t)json_integer_value(last) : 0;
 	if (last && out->serial < out->last_serial)
@@ -293,20 +342,7 @@ int envelope_verify_json(const char *name, const json_t *env, const struct keyri
 int envelope_record_state(const char *state_path, const struct verify_outcome *out,
 			  ingot_error *e)
 {
-	_cleanup_json_ json_t *state = NULL;
-	int r = state_load(state_path, &state, e);
-	if (r < 0)
-		return with_status(e, r, r == -EINVAL || r == -EBADMSG ? ENVELOPE_EXIT_MALFORMED
-								 : ENVELOPE_EXIT_IO);
-	json_t *serials = json_object_get(state, "serials");
-	json_t *last = json_object_get(serials, out->recipe);
-
-	if (last && (uint64_t)json_integer_value(last) >= out->serial)
-		return 0;   /* never lower what was seen, even if another run raced ahead */
-	if (json_object_set_new(serials, out->recipe, json_integer((json_int_t)out->serial)) < 0)
-		return ingot_fail_status(e, -ENOMEM, ENVELOPE_EXIT_IO, "out of memory");
-	r = json_write_file(state_path, state, 0644, e);
-	return r < 0 ? with_status(e, r, ENVELOPE_EXIT_IO) : 0;
+	return state_raise(state_path, "serials", out->recipe, out->serial, e);
 }
 
 int envelope_read_file(const char *path, json_t **env, ingot_error *e)

@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,14 +76,37 @@ static int parse_i64(const char *s, int64_t *out)
 	return errno || *end ? -EINVAL : 0;
 }
 
-static int parse_num(const char *s, double *out)
+/* A number as nccl-tests prints it (printf %f, or %g for the average):
+ * digits, an optional fraction, for %g an optional exponent.  Never a
+ * sign, hex, nan or inf: anything else is not its output, and a negative
+ * or infinite bandwidth is no measurement. */
+static int parse_num(const char *s, bool exponent, double *out)
 {
+	const char *c = s;
 	char *end;
-	if (!isdigit((unsigned char)*s) && *s != '-' && *s != '.')
+
+	if (!isdigit((unsigned char)*c))
+		return -EINVAL;
+	while (isdigit((unsigned char)*c))
+		c++;
+	if (*c == '.') {
+		if (!isdigit((unsigned char)*++c))
+			return -EINVAL;
+		while (isdigit((unsigned char)*c))
+			c++;
+	}
+	if (exponent && *c == 'e') {
+		c += c[1] == '+' || c[1] == '-' ? 2 : 1;
+		if (!isdigit((unsigned char)*c))
+			return -EINVAL;
+		while (isdigit((unsigned char)*c))
+			c++;
+	}
+	if (*c)
 		return -EINVAL;
 	errno = 0;
 	*out = strtod(s, &end);
-	return errno || *end || *out != *out ? -EINVAL : 0;
+	return errno || end != c || !isfinite(*out) ? -EINVAL : 0;
 }
 
 static void add_unique(json_t *arr, const char *s)
@@ -161,7 +185,8 @@ static json_t *half_row(char **tok)
 {
 	double t, alg, bus;
 	uint64_t wrong;
-	if (parse_num(tok[0], &t) < 0 || parse_num(tok[1], &alg) < 0 || parse_num(tok[2], &bus) < 0)
+	if (parse_num(tok[0], false, &t) < 0 || parse_num(tok[1], false, &alg) < 0 ||
+	    parse_num(tok[2], false, &bus) < 0)
 		return NULL;
 	/* "N/A" when the run was made without validation (-c 0). */
 	json_t *w = !strcmp(tok[3], "N/A") ? json_null()
@@ -196,8 +221,9 @@ static int parse_row(struct nccl_parse *p, char *line, ingot_error *e)
 	if (!oop || !ip) {
 		json_decref(oop);
 		json_decref(ip);
-		return fail_at(p, e, "expected numbers for time, algbw, busbw and an integer "
-			       "(or N/A) for #wrong", copy);
+		return fail_at(p, e, "expected numbers for time, algbw, busbw as nccl-tests prints "
+			       "them (plain decimals: no sign, hex, nan or inf) and an integer (or "
+			       "N/A) for #wrong", copy);
 	}
 	if (json_array_size(json_object_get(p->res, "rows")) == NCCL_MAX_ROWS) {
 		json_decref(oop);
@@ -215,9 +241,13 @@ static int parse_row(struct nccl_parse *p, char *line, ingot_error *e)
 static int parse_comment(struct nccl_parse *p, char *line, ingot_error *e)
 {
 	const char *body = line + 1 + strspn(line + 1, " ");
-	unsigned long long oob;
-	char verdict[16];
+	_cleanup_free_ char *toks = strdup(line + 1);
+	char *tok[8];
+	uint64_t oob;
 	double avg;
+
+	if (!toks)
+		return ingot_fail(e, -ENOMEM, "out of memory");
 
 	if (!strncmp(body, "nccl-tests version ", 19)) {
 		note_tests_version(p, line);
@@ -232,17 +262,19 @@ static int parse_comment(struct nccl_parse *p, char *line, ingot_error *e)
 	} else if (!strncmp(body, "size ", 5)) {
 		return parse_table_head(p, line, e);
 	} else if (!strncmp(body, "Out of bounds values", 20)) {
-		if (sscanf(body, "Out of bounds values : %llu %15s", &oob, verdict) != 2)
+		/* "# Out of bounds values : %d %s" */
+		if (split(toks, tok, 7) != 7 || strcmp(tok[4], ":") || parse_u64(tok[5], &oob) < 0 ||
+		    (strcmp(tok[6], "OK") && strcmp(tok[6], "FAILED")))
 			return fail_at(p, e, "expected \"# Out of bounds values : N OK|FAILED\"", line);
 		json_object_set_new(p->res, "out_of_bounds", json_integer((json_int_t)oob));
-		json_object_set_new(p->res, "out_of_bounds_ok",
-				    json_boolean(oob == 0 && !strcmp(verdict, "OK")));
+		json_object_set_new(p->res, "out_of_bounds_ok", json_boolean(oob == 0 && !strcmp(tok[6], "OK")));
 	} else if (!strncmp(body, "Avg bus bandwidth", 17)) {
-		const char *colon = strchr(body, ':');
-		char *end;
-		if (!colon || (avg = strtod(colon + 1, &end), end == colon + 1) || avg < 0)
-			return fail_at(p, e, "expected \"# Avg bus bandwidth : GB/s\"", line);
-		json_object_set_new(p->res, "avg_busbw", json_real(avg));
+		/* "# Avg bus bandwidth    : %g"; never a silent null. */
+		if (split(toks, tok, 5) != 5 || strcmp(tok[3], ":") || parse_num(tok[4], true, &avg) < 0)
+			return fail_at(p, e, "expected \"# Avg bus bandwidth : N\" with N in GB/s as "
+				       "nccl-tests prints it (a plain decimal: no sign, hex, nan or inf)", line);
+		if (json_object_set_new(p->res, "avg_busbw", json_real(avg)) < 0)
+			return ingot_fail(e, -ENOMEM, "out of memory");
 		p->avg = true;
 	}
 	return 0;   /* other comments ("# Using devices", units) carry nothing we need */

@@ -57,6 +57,15 @@ static int module_name_ok(const char *s)
 	return strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-") == n;
 }
 
+int boot_module_eq(const char *a, const char *b, size_t blen)
+{
+	size_t i;
+	for (i = 0; i < blen && a[i]; i++)
+		if (a[i] != b[i] && !((a[i] == '-' || a[i] == '_') && (b[i] == '-' || b[i] == '_')))
+			return 0;
+	return i == blen && !a[i];
+}
+
 static int parse_modules(struct ydoc *d, yaml_node_t *n, struct boot_spec *b, ingot_error *e)
 {
 	yaml_node_t *it;
@@ -72,9 +81,13 @@ static int parse_modules(struct ydoc *d, yaml_node_t *n, struct boot_spec *b, in
 			return ydoc_fail(d, it, e, "%s: expected at most %d modules", f, BOOT_MAX_MODULES);
 		if ((r = dup_scalar(d, it, f, &b->modules[b->n_modules], e)) < 0)
 			return r;
-		if (!module_name_ok(b->modules[b->n_modules++]))
-			return ydoc_fail(d, it, e, "%s: expected a module name ([A-Za-z0-9_-]), got '%s'", f,
-					 b->modules[b->n_modules - 1]);
+		const char *m = b->modules[b->n_modules++];
+		if (!module_name_ok(m))
+			return ydoc_fail(d, it, e, "%s: expected a module name ([A-Za-z0-9_-]), got '%s'", f, m);
+		for (size_t j = 0; j + 1 < b->n_modules; j++)
+			if (boot_module_eq(b->modules[j], m, strlen(m)))
+				return ydoc_fail(d, it, e, "%s: expected each module once, got '%s' twice "
+						 "(boot.modules[%zu] is '%s')", f, m, j, b->modules[j]);
 	}
 	return 0;
 }

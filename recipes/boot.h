@@ -40,6 +40,10 @@ struct boot_spec {
 	size_t line, column;
 };
 
+/* Is a (NUL-terminated) the module name b[0..blen)?  '-' and '_' are
+ * equal, as the kernel has them. */
+int boot_module_eq(const char *a, const char *b, size_t blen);
+
 /* Parse the `boot:` mapping; dir is the recipe's directory. */
 int boot_parse(struct ydoc *d, yaml_node_t *n, const char *dir, struct boot_spec **out, ingot_error *e);
 void boot_free(struct boot_spec *b);

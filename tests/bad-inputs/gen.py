@@ -145,6 +145,33 @@ boot("boot-not-pe.yaml", "  kernel: %s\n  stub: %s\n  init: %s\n"
      % (pin("notpe.efi", notpe), pin("notpe.efi", notpe), pin("notpe.efi", notpe)))
 boot("boot-wrong-pin.yaml", "  kernel: %s\n  stub: %s\n  init: %s\n"
      % (pin("notpe.efi", good), pin("notpe.efi", notpe), pin("notpe.efi", notpe)))
+# Hostile systemd-stubs (issue 24): the writer checks every PE header field
+# it uses before using it.  The PE images come from the fuzz seeds' maker.
+import importlib.util
+_spec = importlib.util.spec_from_file_location(
+    "gen_seeds", os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fuzz", "gen-seeds.py"))
+_seeds = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_seeds)
+vmlinuz = write("vmlinuz.efi", _seeds.pe_image())
+for case, kw in (("no-sections", dict(nsections=0)), ("no-section-data", dict(raw=0)),
+                 ("falign-2g", dict(file_align=0x80000000)), ("salign-small", dict(sect_align=0x100))):
+    stub = write("stub-%s.efi" % case, _seeds.pe_image(**kw))
+    boot("boot-stub-%s.yaml" % case, "  kernel: %s\n  stub: %s\n  init: %s\n"
+         % (pin("vmlinuz.efi", vmlinuz), pin("stub-%s.efi" % case, stub), pin("notpe.efi", notpe)))
+# nccl-tests stdout with numbers it never prints (issue 24): a hex float,
+# a negative bandwidth, nan as the average.  Also the fuzz seeds.
+NCCL_HEAD = ("# nThread 1 nGpus 1 minBytes 1073741824 maxBytes 1073741824 step: 2(factor)\n"
+             "#  Rank  0 Group  0 Pid   101 on      nodeA device  0 [0x18] NVIDIA H100 80GB HBM3\n"
+             "#       size         count      type   redop    root     time   algbw   busbw #wrong"
+             "     time   algbw   busbw #wrong\n")
+def nccl(busbw="368.15", avg="368.0"):
+    return (NCCL_HEAD + "  1073741824     268435456     float     sum      -1   5468.6  196.35  %s      0"
+            "   5473.0  196.19  367.86      0\n# Out of bounds values : 0 OK\n"
+            "# Avg bus bandwidth    : %s\n" % (busbw, avg))
+write("nccl-hex.txt", nccl(busbw="0x1p30"))
+write("nccl-negative.txt", nccl(busbw="-368.15"))
+write("nccl-avg-nan.txt", nccl(avg="nan"))
+write("nccl-avg-inf.txt", nccl(avg="inf"))
 # --- artifact sources that are not regular files (issue 13.6): refused at
 # once, never read.  special/ holds the FIFO (made by test-bad-input.sh;
 # the table's snapshot skips that directory: reading a FIFO would block).

@@ -54,3 +54,57 @@ note "without --promotions, the table is unchanged (no RING column)"
 case "$(cat plain.txt)" in *RING*) fail "RING column without --promotions" ;; esac
 expect_exit 64 "" "$INGOT" audit --keyring "$G/keyring.json" --manifests "$G/manifests" --reports "$G/reports" \
 	--promotions
+
+note "a node whose ring evidence went backwards is reported (ring-rollback)"
+# h100-001's verifier met promotions up to serial 1 after recording serial 3
+# (verify --ring --state); a copy of its report says so in its ring check.
+mkdir back && cp -a "$G/reports/." back/
+R=$(grep -l '"h100-001"' back/*.json | head -n 1)
+[ -n "$R" ] || fail "no report for h100-001"
+python3 - "$R" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+r["checks"] = [c for c in r["checks"] if c["name"] != "ring"] + [
+    {"name": "ring", "status": "fail", "summary": "ring lab: refusing a rollback of the ring", "evidence": [],
+     "details": {"ring": "lab", "standing": "current", "serial": 1, "ring_serial": 1, "ring_serial_seen": 3}}]
+json.dump(r, open(sys.argv[1], "w"))
+PY
+"$INGOT" audit --keyring "$G/keyring.json" --manifests "$G/manifests" --now $NOW --reports back \
+	--nonces "$G/nonces.txt" --aks "$G/aks.txt" --nodes "$G/nodes.txt" --max-age 1h \
+	--promotions promo --promotion-keyring rings/keyrings/promoters.json --json back.json >back.txt || true
+python3 - back.json audit.json <<'PY'
+import json, sys
+rows = {r["node"]: r for r in json.load(open(sys.argv[1]))["nodes"]}
+codes = [f["code"] for f in rows["h100-001"]["findings"]]
+assert "ring-rollback" in codes, codes
+msg = [f for f in rows["h100-001"]["findings"] if f["code"] == "ring-rollback"][0]
+assert "ring lab: verified against promotions up to serial 1, serial 3 was seen before" in json.dumps(msg), msg
+# nobody else is flagged
+others = [n for n, r in rows.items() if n != "h100-001" and any(f["code"] == "ring-rollback" for f in r["findings"])]
+assert not others, others
+PY
+# Over time: the node's newest report verified against fewer promotions
+# than an older one (no --state on the node: the audit still sees it).
+mkdir back2 && cp -a "$G/reports/." back2/
+R=$(grep -l '"h100-001"' back2/*.json | head -n 1)
+python3 - "$R" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+def ring(serial):
+    return [c for c in r["checks"] if c["name"] != "ring"] + [
+        {"name": "ring", "status": "pass", "summary": "", "evidence": [],
+         "details": {"ring": "lab", "standing": "current", "serial": serial, "ring_serial": serial,
+                     "ring_serial_seen": None}}]
+old = dict(r, checks=ring(3), time="2026-11-30T00:00:00Z")
+json.dump(old, open(sys.argv[1][:-5] + "-older.json", "w"))
+json.dump(dict(r, checks=ring(1)), open(sys.argv[1], "w"))
+PY
+"$INGOT" audit --keyring "$G/keyring.json" --manifests "$G/manifests" --now $NOW --reports back2 \
+	--nonces "$G/nonces.txt" --aks "$G/aks.txt" --nodes "$G/nodes.txt" \
+	--promotions promo --promotion-keyring rings/keyrings/promoters.json --json back2.json >back2.txt || true
+python3 - back2.json <<'PY'
+import json, sys
+rows = {r["node"]: r for r in json.load(open(sys.argv[1]))["nodes"]}
+f = [f for f in rows["h100-001"]["findings"] if f["code"] == "ring-rollback"]
+assert f and "the newest report verified against promotions up to serial 1, an older one" in json.dumps(f), rows["h100-001"]
+PY

@@ -176,6 +176,30 @@ expect_exit 0 "promoted to ring canary, serial 3" vfy2 canary
 # production still runs v1: v2 was never promoted there
 expect_exit 15 "was never promoted to ring production" vfy2 production
 
+note "ring rollback: --state records each ring's highest promotion serial; an older promotions directory is refused"
+vfy_old() { # PROMOTIONS-DIR [extra]: v1 on a canary node
+	local dir=$1
+	shift
+	"$INGOT" verify --manifest v1.dsse.json --keyring release.json --root "$T/h100.root" \
+		--image pool.sqfs --verity pool.verity --tcti none --now 2026-11-10T00:00:00Z \
+		--ring canary --promotions "$dir" --promotion-keyring rings/keyrings/promoters.json "$@"
+}
+mkdir old-promo && cp promo/canary-0001.promotion.dsse.json old-promo/
+# without state, the superseded promotion served alone re-admits v1 (the attack)
+expect_exit 0 "promoted to ring canary, serial 1" vfy_old old-promo
+# a state file written before promotion serials were recorded still reads
+printf '{"schema":"ingot.verify-state/v1","serials":{"pool":1}}\n' >ring-state.json
+expect_exit 15 "retired by serial 3 after the rollback" vfy_old promo --state ring-state.json
+assert_eq 3 "$(python3 -c 'import json; print(json.load(open("ring-state.json"))["promotions"]["canary"])')" \
+	"canary's promotion serial recorded"
+assert_eq 1 "$(python3 -c 'import json; print(json.load(open("ring-state.json"))["serials"]["pool"])')" \
+	"manifest serials kept"
+expect_exit 15 "ring canary: the promotions verified reach serial 1, serial 3 was seen before (state file ring-state.json): refusing a rollback of the ring" \
+	vfy_old old-promo --state ring-state.json --json
+assert_eq 1 "$(python3 -c 'import json,sys; r=json.loads(sys.stdin.read()); print([c["details"]["ring_serial"] for c in r["checks"] if c["name"]=="ring"][0])' <<<"$OUT")" "served serial in the report"
+assert_eq 3 "$(python3 -c 'import json; print(json.load(open("ring-state.json"))["promotions"]["canary"])')" \
+	"the recorded serial is never lowered"
+
 note "diff: v1 -> v2 keeps the tuple; a candidate that moves NCCL alone is warned about"
 expect_exit 1 "" "$INGOT" diff v1.dsse.json v2.dsse.json
 case "$OUT" in *"never upgrade one component alone"*) fail "v1 -> v2 warned: $OUT" ;; esac

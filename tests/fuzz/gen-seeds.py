@@ -176,13 +176,55 @@ def modinfo():
     out("fuzz_modinfo", "far-table", data[:40] + struct.pack("<Q", 1 << 33) + data[48:])
 
 
+def pe_image(nsections=2, file_align=0x200, sect_align=0x1000, raw=None, cert=False):
+    """A minimal PE32+ image shaped like systemd-stub: room in the headers
+    for four more section headers, a COFF symbol table at the end."""
+    opt_size, sec_off, hdrs = 240, 0x40 + 4 + 20 + 240, 0x400
+    secs = [(b".text", 0x1000, 0x100, 0x200, 0x400), (b".data", 0x2000, 0x80, 0x200, 0x600)]
+    secs = (secs + secs)[:nsections]
+    if raw is not None:
+        secs = [(n, va, vs, raw, ro) for n, va, vs, _, ro in secs]
+    body_end = 0x800
+    symtab = body_end
+    img = bytearray(body_end)
+    img[0:2] = b"MZ"
+    struct.pack_into("<I", img, 0x3c, 0x40)
+    img[0x40:0x44] = b"PE\0\0"
+    struct.pack_into("<HHIIIHH", img, 0x44, 0x8664, len(secs), 0, symtab, 1, opt_size, 0x22)
+    o = 0x58
+    struct.pack_into("<H", img, o, 0x20b)
+    struct.pack_into("<II", img, o + 32, sect_align, file_align)
+    struct.pack_into("<II", img, o + 56, 0x3000, hdrs)
+    struct.pack_into("<I", img, o + 108, 16)
+    if cert:
+        struct.pack_into("<II", img, o + 112 + 8 * 4, body_end, 18)
+    for i, (name, va, vs, rs, ro) in enumerate(secs):
+        struct.pack_into("<8sIIII12xI", img, sec_off + 40 * i, name, vs, va, rs, ro, 0x60000020)
+    for i in range(0x400, body_end):
+        img[i] = (i * 7) & 0xff
+    return bytes(img) + b"_start\0\0" + bytes(10)
+
+
+def pe():
+    out("fuzz_pe", "stub.efi", pe_image())
+    # the hostile stubs of issue 24: each refused by the UKI writer
+    out("fuzz_pe", "no-sections.efi", pe_image(nsections=0))
+    out("fuzz_pe", "no-section-data.efi", pe_image(raw=0))
+    out("fuzz_pe", "falign-2g.efi", pe_image(file_align=0x80000000))
+    out("fuzz_pe", "falign-0.efi", pe_image(file_align=0))
+    out("fuzz_pe", "salign-small.efi", pe_image(sect_align=0x100))
+    out("fuzz_pe", "signed.efi", pe_image(cert=True))
+    out("fuzz_pe", "four-sections.efi", pe_image(nsections=4))
+
+
 def main():
     ingot = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "build", "ingot")
     for h in ("fuzz_recipe", "fuzz_rules", "fuzz_unpack", "fuzz_quote", "fuzz_eventlog", "fuzz_envelope",
-              "fuzz_modinfo"):
+              "fuzz_modinfo", "fuzz_pe"):
         shutil.rmtree(os.path.join(CORPUS, h), ignore_errors=True)
         os.makedirs(os.path.join(CORPUS, h))
-    recipes(); rules(); unpack(); quote(); eventlog(); envelope(ingot); modinfo()
+    recipes(); rules(); unpack(); quote(); eventlog(); envelope(ingot); modinfo(); pe()
 
 
-main()
+if __name__ == "__main__":
+    main()

@@ -143,6 +143,36 @@ static void test_nccl_refused(void **state)
 	nccl_bad("# nThread 1 nGpus 1\n#  Rank  0 Group  0 Pid  1 on \xff\xff device  0 [0x18] X\n",
 		 "t.txt:2: byte 0xff: expected printable ASCII text");
 
+	/* Issue 24: only the number forms nccl-tests prints (%f in the table,
+	 * %g for the average); hex floats, signs, nan and inf are refused with
+	 * file:line, never recorded as a value or as a silent null. */
+	static const char *const bad_bw[] = { "0x1p30", "-368.15", "+368.15", "nan", "inf", "1e5",
+					      "368.", ".5", "368,15", "-nan" };
+	for (size_t i = 0; i < sizeof(bad_bw) / sizeof(*bad_bw); i++) {
+		_cleanup_free_ char *row = NULL;
+		assert_true(asprintf(&row, "  1073741824  268435456  float  sum  -1  5468.6  196.35  "
+				     "%s  0  5473.0  196.19  367.86  0\n", bad_bw[i]) > 0);
+		_cleanup_free_ char *t = cat3(head, row, tail_ok);
+		nccl_bad(t, "t.txt:7: expected numbers for time, algbw, busbw as nccl-tests prints them");
+	}
+	static const char *const bad_avg[] = { "nan", "-nan", "inf", "0x1p30", "-3", "", "368.0 GB/s",
+					       "1e999" };
+	for (size_t i = 0; i < sizeof(bad_avg) / sizeof(*bad_avg); i++) {
+		_cleanup_free_ char *tail = NULL;
+		assert_true(asprintf(&tail, "# Out of bounds values : 0 OK\n# Avg bus bandwidth    : %s\n",
+				     bad_avg[i]) > 0);
+		_cleanup_free_ char *t = cat3(head, row1, tail);
+		nccl_bad(t, "t.txt:9: expected \"# Avg bus bandwidth : N\" with N in GB/s");
+	}
+	_cleanup_free_ char *neg_oob = cat3(head, row1, "# Out of bounds values : -1 OK\n"
+					    "# Avg bus bandwidth    : 368.0\n");
+	nccl_bad(neg_oob, "t.txt:8: expected \"# Out of bounds values : N OK|FAILED\"");
+	/* %g's exponent form is what nccl-tests prints for a large average. */
+	_cleanup_free_ char *exp_avg = cat3(head, row1, "# Out of bounds values : 0 OK\n"
+					    "# Avg bus bandwidth    : 1.5e+06 \n");
+	_cleanup_json_ json_t *re = nccl_ok(exp_avg);
+	assert_true(json_real_value(json_object_get(re, "avg_busbw")) == 1.5e6);
+
 	json_t *res = NULL;
 	ingot_error e = { 0 };
 	assert_int_equal(evidence_parse_nccl("bin", "# nThread\0\n", 11, &res, &e), -EINVAL);

@@ -122,6 +122,67 @@ static void test_uki_layout(void **state)
 	assert_memory_equal(out.buf + pe.symtab_off, stub + in.symtab_off, 18);
 }
 
+/* Hostile stubs: every header field the writer uses is checked before
+ * use, so each is refused with one line (and under ASan, with no read or
+ * write out of bounds; a huge FileAlignment would pad a byte at a time). */
+static void expect_refused(const char *stub, size_t len, const char *want)
+{
+	_cleanup_strbuf_ struct strbuf out = STRBUF_INIT;
+	const struct uki_section s[] = { { ".osrel", "ID=x\n", 5 } };
+	ingot_error e = { 0 };
+
+	assert_int_equal(uki_assemble(stub, len, s, 1, &out, &e), -EINVAL);
+	if (!strstr(e.msg, want))
+		fail_msg("got \"%s\", expected \"%s\"", e.msg, want);
+	assert_null(strchr(e.msg, '\n'));
+}
+
+static void test_uki_hostile_stub(void **state)
+{
+	_cleanup_free_ char *stub = NULL;
+	struct pe_image pe;
+	ingot_error e = { 0 };
+	size_t len;
+	(void)state;
+
+	if (load_stub(&stub, &len) < 0)
+		skip();
+	assert_int_equal(pe_parse(stub, len, "stub", &pe, &e), 0);
+	char *c = malloc(len);
+	uint8_t *u = (uint8_t *)c;
+	assert_non_null(c);
+
+	memcpy(c, stub, len);   /* zero sections */
+	le_put(u + pe.coff_off + 2, 0, 2);
+	expect_refused(c, len, "expected sections with file data, got 0 sections");
+
+	memcpy(c, stub, len);   /* sections without file data */
+	for (unsigned i = 0; i < pe.nsections; i++)
+		le_put(u + pe.sections_off + i * PE_SECTION_HEADER + 16, 0, 4);
+	expect_refused(c, len, "none with data");
+
+	memcpy(c, stub, len);
+	le_put(u + pe.opt_off + 36, 0x80000000u, 4);
+	expect_refused(c, len, "FileAlignment: expected a power of two from 512 to 65536, got 2147483648");
+
+	memcpy(c, stub, len);
+	le_put(u + pe.opt_off + 36, 0, 4);
+	expect_refused(c, len, "FileAlignment");
+
+	memcpy(c, stub, len);
+	le_put(u + pe.opt_off + 36, 768, 4);
+	expect_refused(c, len, "FileAlignment");
+
+	memcpy(c, stub, len);   /* SectionAlignment below FileAlignment */
+	le_put(u + pe.opt_off + 32, 256, 4);
+	expect_refused(c, len, "SectionAlignment: expected a power of two of at least FileAlignment");
+
+	memcpy(c, stub, len);   /* section data overlapping the headers */
+	le_put(u + pe.sections_off + 20, 0, 4);
+	expect_refused(c, len, "expected its data after the headers");
+	free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -129,6 +190,7 @@ int main(void)
 		cmocka_unit_test(test_cpio_refusals),
 		cmocka_unit_test(test_pe_truncated),
 		cmocka_unit_test(test_uki_layout),
+		cmocka_unit_test(test_uki_hostile_stub),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
