@@ -123,8 +123,8 @@ static int create_primary(struct tpm *t, enum ak_hierarchy h, ESYS_TR *out, ingo
 	return 0;
 }
 
-/* SubjectPublicKeyInfo PEM of a TPM public area. */
-static int public_to_pem(const TPMT_PUBLIC *pub, char **out, ingot_error *e)
+/* SubjectPublicKeyInfo PEM of a TPM public area (tpm-private.h). */
+int public_to_pem(const TPMT_PUBLIC *pub, char **out, ingot_error *e)
 {
 	OSSL_PARAM_BLD *bld = OSSL_PARAM_BLD_new();
 	OSSL_PARAM *params = NULL;

@@ -5,6 +5,7 @@
 #include <openssl/ec.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
+#include <openssl/rsa.h>
 #include <openssl/bio.h>
 #include <openssl/err.h>
 #include <stdlib.h>
@@ -171,7 +172,8 @@ static int ak_id(EVP_PKEY *key, char out[SHA256_HEX_LEN + 1])
 	return 0;
 }
 
-/* The signature as OpenSSL verifies it: DER for ECDSA, raw for RSASSA.
+/* The signature as OpenSSL verifies it: DER for ECDSA, raw for RSASSA
+ * and RSAPSS.
  * 0 and *s set, or -EPROTONOSUPPORT for another scheme. */
 static int signature_bytes(const TPMT_SIGNATURE *sig, EVP_PKEY *key, uint8_t **der, const uint8_t **s,
 			   size_t *slen, uint16_t *hash_alg, int *key_fits)
@@ -189,7 +191,8 @@ static int signature_bytes(const TPMT_SIGNATURE *sig, EVP_PKEY *key, uint8_t **d
 		*key_fits = EVP_PKEY_is_a(key, "EC");
 		return 0;
 	}
-	if (sig->sigAlg == TPM2_ALG_RSASSA) {
+	if (sig->sigAlg == TPM2_ALG_RSASSA || sig->sigAlg == TPM2_ALG_RSAPSS) {
+		/* rsassa and rsapss are the same TPMS_SIGNATURE_RSA */
 		*s = sig->signature.rsassa.sig.buffer;
 		*slen = sig->signature.rsassa.sig.size;
 		*hash_alg = sig->signature.rsassa.hash;
@@ -209,6 +212,7 @@ static int check_signature(EVP_PKEY *key, const TPMT_SIGNATURE *sig, const uint8
 	const struct bank *h;
 	size_t slen;
 	EVP_MD_CTX *ctx;
+	EVP_PKEY_CTX *pctx = NULL;
 	int ok, fits, r;
 
 	r = signature_bytes(sig, key, &der, &s, &slen, hash_alg, &fits);
@@ -221,7 +225,13 @@ static int check_signature(EVP_PKEY *key, const TPMT_SIGNATURE *sig, const uint8
 	ctx = EVP_MD_CTX_new();
 	if (!ctx)
 		return -ENOMEM;
-	ok = EVP_DigestVerifyInit(ctx, NULL, bank_md(h), NULL, key) == 1 &&
+	/* RSA-PSS: the TPM's salt is as long as the key allows (TPM 2.0
+	 * Part 1, B.7) or the digest's length (FIPS 186-4 TPMs); the salt
+	 * length is read from the signature, as tpm2_checkquote does. */
+	ok = EVP_DigestVerifyInit(ctx, &pctx, bank_md(h), NULL, key) == 1 &&
+	     (sig->sigAlg != TPM2_ALG_RSAPSS ||
+	      (EVP_PKEY_CTX_set_rsa_padding(pctx, RSA_PKCS1_PSS_PADDING) == 1 &&
+	       EVP_PKEY_CTX_set_rsa_pss_saltlen(pctx, RSA_PSS_SALTLEN_AUTO) == 1)) &&
 	     EVP_DigestVerify(ctx, s, slen, msg, len) == 1;
 	EVP_MD_CTX_free(ctx);
 	ERR_clear_error();
@@ -315,7 +325,7 @@ static int verify_signature(struct quote_doc *d, const char *trusted_ak_pem, str
 			      !d->doc_key ? "ak_pub" : "trusted AK");
 	r = check_signature(d->key, &d->s, d->attest, d->attest_len, hash_alg);
 	if (r < 0)
-		return refuse(qi, VERDICT_MALFORMED, e, -EBADMSG, "quote: signature: expected ECDSA or RSASSA with sha1/256/384/512, got scheme 0x%x hash 0x%x",
+		return refuse(qi, VERDICT_MALFORMED, e, -EBADMSG, "quote: signature: expected ECDSA, RSASSA or RSAPSS with sha1/256/384/512, got scheme 0x%x hash 0x%x",
 			      d->s.sigAlg, *hash_alg);
 	if (r == 0) {
 		if (trusted_ak_pem && EVP_PKEY_eq(d->key, d->doc_key) != 1)

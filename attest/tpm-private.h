@@ -27,4 +27,8 @@ void tpm_flush(struct tpm *t, ESYS_TR *h);
 int tpm_ak_load(struct tpm *t, const char *dir, ESYS_TR *primary, ESYS_TR *ak, char **pem,
 		ingot_error *e);
 
+/* SubjectPublicKeyInfo PEM (malloc'd) of an ECC P-256 or RSA public
+ * area: the AK's, and tpm2_readpublic's for `attest import`. */
+int public_to_pem(const TPMT_PUBLIC *pub, char **out, ingot_error *e);
+
 #endif

@@ -367,7 +367,7 @@ static int out_file_write(void *ctx, const char *buf, size_t len, ingot_error *e
  * manifest ("sbom"), so the signed statement names it as its second
  * subject. */
 static int write_sbom(const struct recipe *r, const struct unpack_stats *stats, const struct tree *t,
-		      struct outputs *o, const struct build_result *res, json_t **member, ingot_error *e)
+		      const struct store *s, struct outputs *o, const struct build_result *res, json_t **member, ingot_error *e)
 {
 	const char *base = strrchr(res->sbom_path, '/') ? strrchr(res->sbom_path, '/') + 1 : res->sbom_path;
 	struct out_file of = { &o->sbom, sha256_begin() };
@@ -378,7 +378,7 @@ static int write_sbom(const struct recipe *r, const struct unpack_stats *stats, 
 	if (!of.md)
 		return ingot_fail(e, -ENOMEM, "out of memory");
 	if ((rc = atomic_open(&o->sbom, res->sbom_path, OUT_MODE, e)) >= 0)
-		rc = sbom_write(r, stats, t, res->image_sha256, &(struct json_out){ out_file_write, &of }, e);
+		rc = sbom_write(r, stats, t, s, res->image_sha256, &(struct json_out){ out_file_write, &of }, e);
 	sha256_end(of.md, d);
 	if (rc < 0)
 		return rc;
@@ -524,7 +524,7 @@ static int run_build(const struct build_opts *o, struct recipe *r, struct store 
 	/* The manifest's head (all but files[]) gets every member, then the
 	 * seal measures and checks the whole; written and signed with
 	 * files[] made from the tree as they go (builder/manifest.h). */
-	if ((rc = write_sbom(r, stats, &t, out, res, &sbom_member, e)) < 0 ||
+	if ((rc = write_sbom(r, stats, &t, s, out, res, &sbom_member, e)) < 0 ||
 	    (rc = manifest_build_head(r, sizes, &io, &ii, &vi, &manifest, e)) < 0 ||
 	    (r->boot && (rc = build_uki(r, &vi, res, out, manifest, e)) < 0))
 		goto done;

@@ -3,6 +3,7 @@
 #include <archive.h>
 #include <archive_entry.h>
 #include <stdlib.h>
+#include <errno.h>
 #include <string.h>
 
 #include "builder/unpack.h"
@@ -161,4 +162,29 @@ int deb_walk(struct archive *outer, const struct deb_visitor *v, ingot_error *e)
 	}
 	return ingot_fail(e, -EINVAL, "%s: expected a Debian package with %s member, got none", v->what,
 			  have_control ? "a data.tar" : "control.tar and data.tar");
+}
+int deb_control_field(const char *control, const char *name, char *out, size_t max)
+{
+	size_t k = strlen(name);
+
+	for (const char *line = control; line && *line;) {
+		const char *nl = strchr(line, '\n'), *end = nl ? nl : line + strlen(line), *v = line + k + 1;
+
+		if (!strncmp(line, name, k) && line[k] == ':') {
+			while (v < end && (*v == ' ' || *v == '\t'))
+				v++;
+			while (end > v && (end[-1] == ' ' || end[-1] == '\t' || end[-1] == '\r'))
+				end--;
+			if (end == v || (size_t)(end - v) >= max)
+				return -EINVAL;
+			for (const char *c = v; c < end; c++)
+				if ((unsigned char)*c < 0x20 || *c == 0x7f)
+					return -EINVAL;
+			memcpy(out, v, (size_t)(end - v));
+			out[end - v] = '\0';
+			return 1;
+		}
+		line = nl ? nl + 1 : NULL;
+	}
+	return 0;
 }

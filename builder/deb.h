@@ -60,5 +60,10 @@ int deb_walk(struct archive *outer, const struct deb_visitor *v, ingot_error *e)
 /* The compression a member's suffix promises is the one it has
  * (dpkg-deb picks the decompressor by the suffix). */
 int deb_check_filter(struct archive *inner, const char *what, const char *member, int want, ingot_error *e);
+/* A one-line field of a control file ("Package", "Architecture",
+ * "Maintainer"), blanks around it dropped, into out (max bytes, control
+ * left as it is): 1 found, 0 absent, -EINVAL when the value is empty, too
+ * long or holds a control character. */
+int deb_control_field(const char *control, const char *name, char *out, size_t max);
 
 #endif

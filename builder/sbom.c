@@ -1,24 +1,47 @@
 #include "builder/sbom.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include <openssl/evp.h>
+
+#include "builder/dep5.h"
 #include "lib/cleanup.h"
 #include "lib/digest.h"
 #include "lib/json.h"
 #include "lib/meta.h"
+#include "lib/strbuf.h"
 #include "recipes/tuple.h"
 
 /* Names go in "name" members; SPDX ids ([A-Za-z0-9.-]+) are positional
  * so any artifact or file name is safe. */
 #define IMAGE_ID "SPDXRef-Image"
+#define SHA1_LEN 20
+#define COPYRIGHT_MAX (1u << 20)
 
-static json_t *sha256_checksums(const uint8_t sha[32])
+/* What the first pass learns, so the packages (which sort before
+ * nothing they depend on) can carry verification codes and licenses:
+ * each regular file's SHA-1 and owner (0: the image, k + 1: artifact k),
+ * in tree order. */
+struct sbom_files {
+	uint8_t (*sha1)[SHA1_LEN];
+	size_t *owner;
+	size_t n;
+};
+
+static void sbom_files_free(struct sbom_files *f)
 {
-	char hex[SHA256_HEX_LEN + 1];
-	hex_encode(sha, 32, hex);
-	return json_pack("[{s:s,s:s}]", "algorithm", "SHA256", "checksumValue", hex);
+	free(f->sha1);
+	free(f->owner);
+}
+
+static json_t *checksum(const char *alg, const uint8_t *d, size_t len)
+{
+	char hex[2 * SHA256_LEN + 1];
+	hex_encode(d, len, hex);
+	return json_pack("{s:s,s:s}", "algorithm", alg, "checksumValue", hex);
 }
 
 static json_t *relationship(const char *a, const char *type, const char *b)
@@ -27,107 +50,409 @@ static json_t *relationship(const char *a, const char *type, const char *b)
 			 "relatedSpdxElement", b);
 }
 
+static size_t owner_of(const struct recipe *r, const struct tree_entry *te)
+{
+	for (size_t k = 0; te->origin && k < r->n_artifacts; k++)
+		if (!strcmp(te->origin, r->artifacts[k].name))
+			return k + 1;
+	return 0;
+}
+
+static void owner_id(size_t owner, char id[48])
+{
+	if (owner)
+		snprintf(id, 48, "SPDXRef-Package-%zu", owner);
+	else
+		snprintf(id, 48, "%s", IMAGE_ID);
+}
+
+/* A file's bytes from the store, through fn (SHA-1, or collecting the
+ * copyright text).  The store is the build's trusted cache: the bytes
+ * are the ones the image writer read. */
+static int read_content(const struct store *s, const struct tree_entry *te, EVP_MD_CTX *md,
+			struct strbuf *sb, ingot_error *e)
+{
+	struct store_content c;
+	char buf[64 << 10];
+	ssize_t n;
+	int r = store_content_open(s, &te->loc, te->sha256, te->size, &c, e);
+
+	if (r < 0)
+		return r;
+	while ((n = store_content_read(&c, buf, sizeof(buf))) > 0) {
+		if (md && EVP_DigestUpdate(md, buf, (size_t)n) != 1)
+			n = -ENOMEM;
+		else if (sb)
+			strbuf_add(sb, buf, (size_t)n);
+		if (n < 0)
+			break;
+	}
+	if (n < 0)
+		r = ingot_fail(e, (int)n, "SBOM: %s: reading %s failed", te->path, c.path);
+	store_content_close(&c);
+	return r;
+}
+
+/* SPDX 2.3 requires a SHA1 per file: a content label for tools that
+ * match on it, never a trust decision (the sha256 beside it is what the
+ * manifest and its signature vouch for). */
+static int file_sha1(const struct store *s, const struct tree_entry *te, uint8_t out[SHA1_LEN], ingot_error *e)
+{
+	EVP_MD_CTX *md = EVP_MD_CTX_new();
+	unsigned len = 0;
+	int r;
+
+	if (!md || EVP_DigestInit_ex(md, EVP_sha1(), NULL) != 1) {
+		EVP_MD_CTX_free(md);
+		return ingot_fail(e, -ENOMEM, "SBOM: out of memory");
+	}
+	r = read_content(s, te, md, NULL, e);
+	if (r >= 0 && EVP_DigestFinal_ex(md, out, &len) != 1)
+		r = ingot_fail(e, -ENOMEM, "SBOM: SHA-1 failed");
+	EVP_MD_CTX_free(md);
+	return r;
+}
+
+static int scan_files(const struct recipe *r, const struct tree *t, const struct store *s, struct sbom_files *f,
+		      ingot_error *e)
+{
+	size_t n = 0;
+	int rc;
+
+	for (size_t i = 0; i < t->n; i++)
+		n += t->v[i].type == TREE_FILE;
+	f->sha1 = calloc(n ? n : 1, sizeof(*f->sha1));
+	f->owner = calloc(n ? n : 1, sizeof(*f->owner));
+	if (!f->sha1 || !f->owner)
+		return ingot_fail(e, -ENOMEM, "SBOM: out of memory");
+	for (size_t i = 0; i < t->n; i++) {
+		if (t->v[i].type != TREE_FILE)
+			continue;
+		if ((rc = file_sha1(s, &t->v[i], f->sha1[f->n], e)) < 0)
+			return rc;
+		f->owner[f->n++] = owner_of(r, &t->v[i]);
+	}
+	return 0;
+}
+
+static int cmp_sha1(const void *a, const void *b)
+{
+	return memcmp(a, b, SHA1_LEN);
+}
+
+/* SPDX's package verification code: SHA-1 over the sorted lower-case
+ * hex SHA-1s of the package's files (sorting the bytes sorts the hex).
+ * The image's is over every file in it.  0 files: returns 0. */
+static int verification_code(const struct sbom_files *f, size_t owner, char hex[2 * SHA1_LEN + 1], ingot_error *e)
+{
+	_cleanup_free_ uint8_t (*v)[SHA1_LEN] = malloc((f->n ? f->n : 1) * SHA1_LEN);
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+	uint8_t code[SHA1_LEN];
+	char one[2 * SHA1_LEN + 1];
+	size_t n = 0;
+
+	if (!v)
+		return ingot_fail(e, -ENOMEM, "SBOM: out of memory");
+	for (size_t i = 0; i < f->n; i++)
+		if (!owner || f->owner[i] == owner)
+			memcpy(v[n++], f->sha1[i], SHA1_LEN);
+	if (!n)
+		return 0;
+	qsort(v, n, SHA1_LEN, cmp_sha1);
+	strbuf_init(&sb, n * 2 * SHA1_LEN + 1);
+	for (size_t i = 0; i < n; i++) {
+		hex_encode(v[i], SHA1_LEN, one);
+		strbuf_add(&sb, one, 2 * SHA1_LEN);
+	}
+	if (!sb.buf || !EVP_Digest(sb.buf, sb.len, code, NULL, EVP_sha1(), NULL))
+		return ingot_fail(e, -ENOMEM, "SBOM: out of memory");
+	hex_encode(code, SHA1_LEN, hex);
+	return 1;
+}
+
+/* The tuple component whose COMPONENT.artifact names artifact a
+ * ("driver", "cuda", ...) into comp; false when none does. */
+static bool artifact_component(const struct recipe *r, const struct artifact *a, char comp[64])
+{
+	for (size_t k = 0; k < tuple_size(r->tuple); k++) {
+		const struct tuple_value *v = tuple_at(r->tuple, k);
+		size_t len = strlen(v->path);
+
+		if (len < 9 || len - 9 >= 64 || strcmp(v->path + len - 9, ".artifact") || !v->str ||
+		    strcmp(v->str, a->name))
+			continue;
+		snprintf(comp, 64, "%.*s", (int)(len - 9), v->path);
+		return true;
+	}
+	return false;
+}
+
 /* The version an artifact carries: a .deb's control Version, else the
  * tuple component that names it (COMPONENT.artifact -> COMPONENT.version). */
 static const char *artifact_version(const struct recipe *r, size_t i, const struct unpack_stats *stats)
 {
-	const struct artifact *a = &r->artifacts[i];
+	char comp[64], path[96];
+	const struct tuple_value *ver;
 
 	if (stats && stats[i].deb_version[0])
 		return stats[i].deb_version;
-	for (size_t k = 0; k < tuple_size(r->tuple); k++) {
-		const struct tuple_value *v = tuple_at(r->tuple, k);
-		size_t len = strlen(v->path);
-		char path[96];
-		const struct tuple_value *ver;
+	if (!artifact_component(r, &r->artifacts[i], comp))
+		return NULL;
+	snprintf(path, sizeof(path), "%s.version", comp);
+	return (ver = tuple_get(r->tuple, path)) && ver->str ? ver->str : NULL;
+}
 
-		if (len < 9 || strcmp(v->path + len - 9, ".artifact") || !v->str || strcmp(v->str, a->name) ||
-		    len - 9 + sizeof(".version") > sizeof(path))
-			continue;
-		snprintf(path, sizeof(path), "%.*s.version", (int)(len - 9), v->path);
-		if ((ver = tuple_get(r->tuple, path)) && ver->str)
-			return ver->str;
+/* purl's percent-encoding: everything but unreserved characters. */
+static void purl_add(struct strbuf *sb, const char *s)
+{
+	for (; *s; s++) {
+		if ((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
+		    strchr(".-_~", *s))
+			strbuf_addch(sb, *s);
+		else
+			strbuf_addf(sb, "%%%02X", (unsigned char)*s);
 	}
+}
+
+static json_t *external_ref(const char *category, const char *type, const char *locator)
+{
+	return json_pack("{s:s,s:s,s:s}", "referenceCategory", category, "referenceType", type,
+			 "referenceLocator", locator);
+}
+
+/* CPE products in NVD's dictionary for the tuple's NVIDIA components:
+ * only these, a guessed CPE would match nothing or the wrong thing. */
+static const char *nvd_product(const char *vendor, const char *comp)
+{
+	static const char *const map[][2] = {
+		{ "driver", "gpu_display_driver" },
+		{ "cuda", "cuda_toolkit" },
+		{ "container-toolkit", "container_toolkit" },
+	};
+	if (!vendor || strcmp(vendor, "nvidia"))
+		return NULL;
+	for (size_t i = 0; i < ARRAY_SIZE(map); i++)
+		if (!strcmp(map[i][0], comp))
+			return map[i][1];
 	return NULL;
 }
 
-static int add_packages(const struct recipe *r, const struct unpack_stats *stats, const uint8_t image_sha256[32],
-			json_t *pkgs, json_t *rels)
+/* externalRefs: the purl (a .deb's from its control file, as Debian
+ * tooling names it; a tuple component's as pkg:generic/VENDOR/NAME) and
+ * a cpe23Type where NVD has a product for it.  NULL: nothing to refer
+ * to. */
+static json_t *external_refs(const struct recipe *r, size_t i, const struct unpack_stats *st, const char *ver)
 {
-	json_t *img = json_pack("{s:s,s:s,s:s,s:s,s:b,s:o,s:s}", "SPDXID", IMAGE_ID, "name", r->name,
-				"versionInfo", r->version, "downloadLocation", "NOASSERTION",
-				"filesAnalyzed", 0, "checksums", sha256_checksums(image_sha256),
-				"primaryPackagePurpose", "OPERATING_SYSTEM");
-	int bad = json_array_append_new(pkgs, img);
+	const struct artifact *a = &r->artifacts[i];
+	const struct tuple_value *vend = tuple_get(r->tuple, "vendor"), *tv;
+	const char *vendor = vend ? vend->str : NULL, *product;
+	_cleanup_strbuf_ struct strbuf purl = STRBUF_INIT, cpe = STRBUF_INIT;
+	char comp[64], path[96];
+	json_t *refs;
 
-	for (size_t i = 0; i < r->n_artifacts && !bad; i++) {
-		const struct artifact *a = &r->artifacts[i];
-		const char *ver = artifact_version(r, i, stats);
-		char id[48];
-		json_t *p;
-
-		snprintf(id, sizeof(id), "SPDXRef-Package-%zu", i + 1);
-		/* filesAnalyzed false: no SPDX package verification code (it
-		 * is SHA-1 based); the files are related below instead. */
-		p = json_pack("{s:s,s:s,s:s,s:b,s:o,s:s}", "SPDXID", id, "name", a->name,
-			      "downloadLocation", a->source, "filesAnalyzed", 0,
-			      "checksums", sha256_checksums(a->sha256), "primaryPackagePurpose",
-			      a->kind == ART_FILE ? "FILE" : "ARCHIVE");
-		if (p && ver)
-			bad |= json_object_set_new(p, "versionInfo", json_string(ver));
-		bad |= json_array_append_new(pkgs, p);
-		bad |= json_array_append_new(rels, relationship(IMAGE_ID, "CONTAINS", id));
+	if (!ver)
+		return NULL;
+	if (st && st->deb_package[0]) {
+		strbuf_addstr(&purl, "pkg:deb/debian/");
+		purl_add(&purl, st->deb_package);
+		strbuf_addch(&purl, '@');
+		purl_add(&purl, ver);
+		if (st->deb_arch[0]) {
+			strbuf_addstr(&purl, "?arch=");
+			purl_add(&purl, st->deb_arch);
+		}
+	} else if (a->kind != ART_DEB && artifact_component(r, a, comp)) {
+		strbuf_addstr(&purl, "pkg:generic/");
+		if (vendor) {
+			purl_add(&purl, vendor);
+			strbuf_addch(&purl, '/');
+		}
+		purl_add(&purl, a->name);
+		strbuf_addch(&purl, '@');
+		purl_add(&purl, ver);
+	} else {
+		return NULL;
 	}
-	return bad ? -ENOMEM : 0;
+	refs = json_pack("[o]", external_ref("PACKAGE-MANAGER", "purl", purl.buf ? purl.buf : ""));
+	/* NVD's versions are upstream ones: the tuple's, not a Debian revision */
+	if (refs && artifact_component(r, a, comp) && (product = nvd_product(vendor, comp)) &&
+	    snprintf(path, sizeof(path), "%s.version", comp) > 0 && (tv = tuple_get(r->tuple, path)) && tv->str &&
+	    strspn(tv->str, "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.-_") == strlen(tv->str)) {
+		strbuf_addf(&cpe, "cpe:2.3:a:%s:%s:%s:*:*:*:*:*:*:*", vendor, product, tv->str);
+		json_array_append_new(refs, external_ref("SECURITY", "cpe23Type", cpe.buf ? cpe.buf : ""));
+	}
+	return refs;
 }
 
-/* The regular files of t in order, each with its SPDX id and, when owner
- * is not NULL, its owner (the artifact's package, else the image): what
- * both generated arrays walk. */
+/* "Name <email>" (Debian's Maintainer) as SPDX's "Organization: Name
+ * (email)": who supplied the package; a team or a person, SPDX wants one
+ * of the two words and Debian does not say which. */
+static json_t *supplier(const struct unpack_stats *st)
+{
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+	const char *m = st ? st->deb_maintainer : "", *lt = strchr(m, '<'), *gt = lt ? strchr(lt, '>') : NULL;
+	size_t n;
+
+	if (!*m || strpbrk(m, "()"))
+		return json_string("NOASSERTION");
+	n = lt ? (size_t)(lt - m) : strlen(m);
+	while (n && m[n - 1] == ' ')
+		n--;
+	if (!n)
+		return json_string("NOASSERTION");
+	strbuf_addstr(&sb, "Organization: ");
+	strbuf_add(&sb, m, n);
+	if (lt && gt && gt > lt + 1)
+		strbuf_addf(&sb, " (%.*s)", (int)(gt - lt - 1), lt + 1);
+	return json_string(sb.buf ? sb.buf : "NOASSERTION");
+}
+
+/* A .deb's licenseDeclared: its usr/share/doc/PACKAGE/copyright when
+ * that is a DEP-5 file among the files it installed, else NOASSERTION. */
+static int deb_license(const struct recipe *r, size_t i, const struct unpack_stats *st, const struct tree *t,
+		       const struct store *s, char out[DEP5_LICENSE_MAX], ingot_error *e)
+{
+	_cleanup_free_ char *want = NULL;
+	size_t wl;
+
+	snprintf(out, DEP5_LICENSE_MAX, "NOASSERTION");
+	if (!st || !st->deb_package[0] || asprintf(&want, "usr/share/doc/%s/copyright", st->deb_package) < 0)
+		return want || !st || !st->deb_package[0] ? 0 : ingot_fail(e, -ENOMEM, "SBOM: out of memory");
+	wl = strlen(want);
+	for (size_t k = 0; k < t->n; k++) {
+		const struct tree_entry *te = &t->v[k];
+		size_t pl = strlen(te->path);
+		_cleanup_strbuf_ struct strbuf text = STRBUF_INIT;
+		int rc;
+
+		if (te->type != TREE_FILE || owner_of(r, te) != i + 1 || pl < wl || strcmp(te->path + pl - wl, want) ||
+		    (pl > wl && te->path[pl - wl - 1] != '/'))
+			continue;
+		if (te->size > COPYRIGHT_MAX)
+			return 0;
+		if ((rc = read_content(s, te, NULL, &text, e)) < 0)
+			return rc;
+		dep5_license(text.buf ? text.buf : "", text.len, out);
+		return 0;
+	}
+	return 0;
+}
+
+/* The URL the recipe gives, else NOASSERTION: a local path (even as
+ * file://) says nothing to whoever reads the SBOM elsewhere. */
+static const char *download_location(const struct artifact *a)
+{
+	const char *colon = strstr(a->source, "://");
+	return colon && colon > a->source && strncmp(a->source, "file://", 7) ? a->source : "NOASSERTION";
+}
+
+static const char *purpose(const struct artifact *a)
+{
+	if (a->kind == ART_DEB)
+		return "INSTALL";
+	if (a->kind == ART_FILE)
+		return strncmp(a->dest, "lib/firmware/", 13) && strncmp(a->dest, "/lib/firmware/", 14) ? "FILE" : "FIRMWARE";
+	return "ARCHIVE";
+}
+
+/* filesAnalyzed with its verification code when the package lists files,
+ * else false (and no file is related to it). */
+static int set_files_analyzed(json_t *p, const struct sbom_files *f, size_t owner, ingot_error *e)
+{
+	char code[2 * SHA1_LEN + 1];
+	int has = verification_code(f, owner, code, e);
+
+	if (has < 0)
+		return has;
+	if (json_object_set_new(p, "filesAnalyzed", json_boolean(has)) < 0 ||
+	    (has && json_object_set_new(p, "packageVerificationCode",
+					json_pack("{s:s}", "packageVerificationCodeValue", code)) < 0))
+		return ingot_fail(e, -ENOMEM, "SBOM: out of memory");
+	return 0;
+}
+
+static int add_packages(const struct recipe *r, const struct unpack_stats *stats, const struct tree *t,
+			const struct store *s, const struct sbom_files *f, const uint8_t image_sha256[32],
+			json_t *pkgs, json_t *rels, ingot_error *e)
+{
+	json_t *img = json_pack("{s:s,s:s,s:s,s:s,s:[o],s:s,s:s,s:s,s:s,s:s}", "SPDXID", IMAGE_ID,
+				"name", r->name, "versionInfo", r->version, "downloadLocation", "NOASSERTION",
+				"checksums", checksum("SHA256", image_sha256, 32),
+				"primaryPackagePurpose", "OPERATING_SYSTEM", "supplier", "NOASSERTION",
+				"licenseConcluded", "NOASSERTION", "licenseDeclared", "NOASSERTION",
+				"copyrightText", "NOASSERTION");
+	int rc;
+
+	if (!img || json_array_append_new(pkgs, img) < 0)
+		return ingot_fail(e, -ENOMEM, "SBOM: out of memory");
+	if ((rc = set_files_analyzed(img, f, 0, e)) < 0)
+		return rc;
+	for (size_t i = 0; i < r->n_artifacts; i++) {
+		const struct artifact *a = &r->artifacts[i];
+		const struct unpack_stats *st = stats ? &stats[i] : NULL;
+		const char *ver = artifact_version(r, i, stats);
+		char id[48], lic[DEP5_LICENSE_MAX];
+		json_t *p, *refs;
+
+		owner_id(i + 1, id);
+		if ((rc = deb_license(r, i, st, t, s, lic, e)) < 0)
+			return rc;
+		p = json_pack("{s:s,s:s,s:s,s:[o],s:s,s:o,s:s,s:s,s:s}", "SPDXID", id, "name", a->name,
+			      "downloadLocation", download_location(a), "checksums", checksum("SHA256", a->sha256, 32),
+			      "primaryPackagePurpose", purpose(a), "supplier", supplier(st),
+			      "licenseConcluded", "NOASSERTION", "licenseDeclared", lic, "copyrightText", "NOASSERTION");
+		if (!p || json_array_append_new(pkgs, p) < 0 ||
+		    (ver && json_object_set_new(p, "versionInfo", json_string(ver)) < 0) ||
+		    ((refs = external_refs(r, i, st, ver)) && json_object_set_new(p, "externalRefs", refs) < 0) ||
+		    json_array_append_new(rels, relationship(IMAGE_ID, "CONTAINS", id)) < 0)
+			return ingot_fail(e, -ENOMEM, "SBOM: out of memory");
+		if ((rc = set_files_analyzed(p, f, i + 1, e)) < 0)
+			return rc;
+	}
+	return 0;
+}
+
+/* The regular files of t in order, each with its SPDX id and index in
+ * the scan: what both generated arrays walk. */
 struct sbom_walk {
-	const struct recipe *r;
 	const struct tree *t;
+	const struct sbom_files *f;
 	size_t i, n;
 };
 
-static const struct tree_entry *walk_next(struct sbom_walk *w, char id[48], char owner[48])
+static const struct tree_entry *walk_next(struct sbom_walk *w, char id[48], size_t *k)
 {
-	const struct tree_entry *te;
-
 	while (w->i < w->t->n && w->t->v[w->i].type != TREE_FILE)
 		w->i++;
 	if (w->i == w->t->n)
 		return NULL;
-	te = &w->t->v[w->i++];
-	snprintf(id, 48, "SPDXRef-File-%zu", ++w->n);
-	if (!owner)
-		return te;
-	snprintf(owner, 48, "%s", IMAGE_ID);
-	for (size_t k = 0; te->origin && k < w->r->n_artifacts; k++)
-		if (!strcmp(te->origin, w->r->artifacts[k].name))
-			snprintf(owner, 48, "SPDXRef-Package-%zu", k + 1);
-	return te;
+	*k = w->n++;
+	snprintf(id, 48, "SPDXRef-File-%zu", w->n);
+	return &w->t->v[w->i++];
 }
 
-/* files[]: one per regular file. */
+/* files[]: one per regular file, SHA1 and SHA256. */
 static int files_next(void *ctx, json_t **el, ingot_error *e)
 {
+	struct sbom_walk *w = ctx;
 	char id[48];
+	size_t k;
 	_cleanup_free_ char *name = NULL;
-	const struct tree_entry *te = walk_next(ctx, id, NULL);
+	const struct tree_entry *te = walk_next(w, id, &k);
 
 	*el = NULL;
 	if (!te)
 		return 0;
 	if (asprintf(&name, "./%s", te->path) < 0 ||
-	    !(*el = json_pack("{s:s,s:s,s:o}", "SPDXID", id, "fileName", name, "checksums",
-			      sha256_checksums(te->sha256))))
+	    !(*el = json_pack("{s:s,s:s,s:[o,o]}", "SPDXID", id, "fileName", name, "checksums",
+			      checksum("SHA1", w->f->sha1[k], SHA1_LEN), checksum("SHA256", te->sha256, 32))))
 		return ingot_fail(e, -ENOMEM, "SBOM: out of memory");
 	return 0;
 }
 
 /* relationships[]: the document's and packages' first (head), then one
- * CONTAINS per regular file. */
+ * CONTAINS per regular file, from the package that put it there (the
+ * image for inline files). */
 struct sbom_rels {
 	json_t *head;
 	size_t k;
@@ -138,28 +463,31 @@ static int rels_next(void *ctx, json_t **el, ingot_error *e)
 {
 	struct sbom_rels *rl = ctx;
 	char id[48], owner[48];
+	size_t k;
 
 	*el = NULL;
 	if (rl->k < json_array_size(rl->head)) {
 		*el = json_incref(json_array_get(rl->head, rl->k++));
 		return 0;
 	}
-	if (!walk_next(&rl->w, id, owner))
+	if (!walk_next(&rl->w, id, &k))
 		return 0;
+	owner_id(rl->w.f->owner[k], owner);
 	*el = relationship(owner, "CONTAINS", id);
 	return *el ? 0 : ingot_fail(e, -ENOMEM, "SBOM: out of memory");
 }
 
 int sbom_write(const struct recipe *r, const struct unpack_stats *stats, const struct tree *t,
-	       const uint8_t image_sha256[32], const struct json_out *out, ingot_error *e)
+	       const struct store *s, const uint8_t image_sha256[32], const struct json_out *out, ingot_error *e)
 {
 	char hex[SHA256_HEX_LEN + 1], created[32], ns[256];
 	time_t when = (time_t)r->epoch;
 	struct tm tm;
 	json_t *pkgs = json_array();
 	_cleanup_json_ json_t *doc = NULL, *rels = json_array();
-	struct sbom_walk files = { r, t, 0, 0 };
-	struct sbom_rels rl = { rels, 0, { r, t, 0, 0 } };
+	struct sbom_files f = { 0 };
+	struct sbom_walk files = { t, &f, 0, 0 };
+	struct sbom_rels rl = { rels, 0, { t, &f, 0, 0 } };
 	const struct json_splice sp[] = { { files_next, &files }, { rels_next, &rl } };
 	int rc;
 
@@ -173,11 +501,15 @@ int sbom_write(const struct recipe *r, const struct unpack_stats *stats, const s
 			"creationInfo", "created", created, "creators", "Tool: ingot-" INGOT_VERSION,
 			"documentDescribes", IMAGE_ID, "packages", pkgs, "files", json_splice_mark(0),
 			"relationships", json_splice_mark(1));
-	if (!doc || !rels || json_array_append_new(rels, relationship("SPDXRef-DOCUMENT", "DESCRIBES", IMAGE_ID)) ||
-	    add_packages(r, stats, image_sha256, pkgs, rels) < 0)
+	if (!doc || !rels || json_array_append_new(rels, relationship("SPDXRef-DOCUMENT", "DESCRIBES", IMAGE_ID)))
 		return ingot_fail(e, -ENOMEM, "%s: SBOM: out of memory", r->name);
-	/* The bytes of json_canonical(the whole document). */
-	if ((rc = json_dump_spliced(doc, JSON_CANONICAL_FLAGS, sp, ARRAY_SIZE(sp), out, NULL, e)) < 0)
+	if ((rc = scan_files(r, t, s, &f, e)) < 0 ||
+	    (rc = add_packages(r, stats, t, s, &f, image_sha256, pkgs, rels, e)) < 0 ||
+	    /* The bytes of json_canonical(the whole document). */
+	    (rc = json_dump_spliced(doc, JSON_CANONICAL_FLAGS, sp, ARRAY_SIZE(sp), out, NULL, e)) < 0) {
+		sbom_files_free(&f);
 		return rc;
+	}
+	sbom_files_free(&f);
 	return out->write(out->ctx, "\n", 1, e);
 }

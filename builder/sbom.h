@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <jansson.h>
 
+#include "builder/store.h"
 #include "builder/tree.h"
 #include "builder/unpack.h"
 #include "lib/err.h"
@@ -20,9 +21,10 @@
 
 /* Write the document's bytes (canonical JSON) to out, a file's entries
  * made one at a time.  stats: the n_artifacts unpack results (for .deb
- * versions); t: the finalized staging tree; image_sha256: the image's
+ * versions); t: the finalized staging tree; s: the store holding its
+ * files' bytes (read again for SPDX's per-file SHA1); image_sha256: the image's
  * digest (it names the document). */
 int sbom_write(const struct recipe *r, const struct unpack_stats *stats, const struct tree *t,
-	       const uint8_t image_sha256[32], const struct json_out *out, ingot_error *e);
+	       const struct store *s, const uint8_t image_sha256[32], const struct json_out *out, ingot_error *e);
 
 #endif

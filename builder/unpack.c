@@ -26,7 +26,7 @@
 #define DATA_BUF (256u << 10)
 #define PACK_BUF (1u << 20)   /* write-behind buffers, PACK_NBUF of them */
 #define PACK_NBUF 4
-#define CACHE_SCHEMA "ingot.unpacked/v4"
+#define CACHE_SCHEMA "ingot.unpacked/v5"
 
 /* Per-artifact reading state. */
 struct reader {
@@ -391,6 +391,20 @@ int unpack_read_member(struct archive *a, size_t max, char **out, size_t *len)
  * printed, compared and put in the manifest) into the stats. */
 static int control_version(struct reader *rd, const char *member, char *control)
 {
+	/* The SBOM's labels first: deb_control_version edits control. */
+	static const char name_chars[] = "abcdefghijklmnopqrstuvwxyz0123456789.+-";
+	struct { const char *field; char *out; size_t max; bool name; } f[] = {
+		{ "Package", rd->st->deb_package, sizeof(rd->st->deb_package), true },
+		{ "Architecture", rd->st->deb_arch, sizeof(rd->st->deb_arch), true },
+		{ "Maintainer", rd->st->deb_maintainer, sizeof(rd->st->deb_maintainer), false },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(f); i++) {
+		int r = deb_control_field(control, f[i].field, f[i].out, f[i].max);
+		if (r < 0 || (r && f[i].name && strspn(f[i].out, name_chars) != strlen(f[i].out)))
+			return ingot_fail(rd->e, -EINVAL, "%s: %s: %s: control %s: expected 1 to %zu characters%s, got an empty, longer or other value",
+					  rd->a->name, rd->a->source, member, f[i].field, f[i].max - 1,
+					  f[i].name ? " of [a-z0-9.+-]" : " without control characters");
+	}
 	const char *v = deb_control_version(control);
 
 	if (!v)
@@ -551,8 +565,12 @@ static int cache_write(const struct store *s, const struct artifact *a, const st
 	json_object_set_new(root, "source-mtime-ns",
 			    json_integer((json_int_t)mtime_ns(src)));
 	json_object_set_new(root, "source-ino", json_integer((json_int_t)src->st_ino));
-	if (a->kind == ART_DEB)
+	if (a->kind == ART_DEB) {
 		json_object_set_new(root, "deb-version", json_string(st->deb_version));
+		json_object_set_new(root, "deb-package", json_string(st->deb_package));
+		json_object_set_new(root, "deb-arch", json_string(st->deb_arch));
+		json_object_set_new(root, "deb-maintainer", json_string(st->deb_maintainer));
+	}
 	json_object_set_new(root, "entries", json_integer((json_int_t)l->n));
 	for (o = json_incref(root); o; ) {
 		_cleanup_free_ char *line = json_dumps(o, JSON_COMPACT_FLAGS);
@@ -583,6 +601,18 @@ static int file_size(const char *path, uint64_t *size)
 	if (!path || stat(path, &sb) < 0 || !S_ISREG(sb.st_mode))
 		return -ENOENT;
 	*size = (uint64_t)sb.st_size;
+	return 0;
+}
+
+/* A string the listing carries for the SBOM ("" allowed). */
+static int cache_label(const json_t *root, const char *key, char *out, size_t max)
+{
+	const char *str;
+	ingot_error e = { 0 };
+
+	if (json_get_str(root, key, "cache", &str, &e) < 0 || strlen(str) >= max)
+		return -EINVAL;
+	strcpy(out, str);
 	return 0;
 }
 
@@ -626,6 +656,10 @@ static int cache_read(const struct store *s, const struct artifact *a, struct tr
 		    strlen(str) >= sizeof(st->deb_version))
 			return -EINVAL;
 		strcpy(st->deb_version, str);
+		if (cache_label(root, "deb-package", st->deb_package, sizeof(st->deb_package)) < 0 ||
+		    cache_label(root, "deb-arch", st->deb_arch, sizeof(st->deb_arch)) < 0 ||
+		    cache_label(root, "deb-maintainer", st->deb_maintainer, sizeof(st->deb_maintainer)) < 0)
+			return -EINVAL;
 	}
 	st->artifact_bytes = (uint64_t)asz;
 	cm->mtime_ns = (uint64_t)mt;

@@ -48,6 +48,9 @@ struct unpack_stats {
 	uint64_t artifact_bytes; /* size of the artifact itself */
 	char deb_version[128];   /* a .deb's control Version, read once while
 				  * unpacking (kept in the listing); "" otherwise */
+	/* and its Package, Architecture and Maintainer, for the SBOM's purl
+	 * and supplier ("" when the control file has none) */
+	char deb_package[128], deb_arch[32], deb_maintainer[256];
 };
 
 /* Stage 1, from a->path (a plain file artifact is imported as a blob;

@@ -41,6 +41,7 @@ static const char attest_help[] =
 "    ingot attest ak create -o DIR [--alg ecc|rsa] [--hierarchy owner|endorsement]\n"
 "                           [--tcti TCTI]\n"
 "    ingot attest quote --nonce HEX --pcrs SEL [--ak DIR] [--tcti TCTI] -o FILE\n"
+"    ingot attest import -m MSG -s SIG -f PCRS -u AK_PUB -o FILE\n"
 "    ingot attest verify-quote QUOTE --nonce HEX [--ak-pub PEM] [--pcrs SEL]\n"
 "                              [--seen-nonces FILE] [--accept-weak LIST] [--json]\n"
 "    ingot attest boot-check QUOTE LOG --manifest FILE --nonce HEX [--ak-pub PEM]\n"
@@ -79,10 +80,20 @@ static const char attest_help[] =
 "    TPMS_ATTEST and TPMT_SIGNATURE as returned, the PCR values, the AK's PEM,\n"
 "    the nonce).\n"
 "\n"
+"    import turns a quote made by tpm2-tools into a quote document: MSG,\n"
+"    SIG and PCRS are tpm2_quote's -m, -s and -o files (PCRS in its default\n"
+"    serialized form or -F values), AK_PUB is tpm2_readpublic's -o file\n"
+"    (TPM2B_PUBLIC) or a PEM public key. The PCR selection and the nonce are\n"
+"    the signed TPMS_ATTEST's; the files must belong together (signed by\n"
+"    AK_PUB, the values hashing to the signed digest) or nothing is written.\n"
+"    Trusting the AK and the nonce is verify-quote's job.\n"
+"\n"
 "    verify-quote checks a quote offline: the AK signature over TPMS_ATTEST,\n"
 "    TPM_GENERATED_VALUE, TPM_ST_ATTEST_QUOTE, the nonce, that the quoted PCR\n"
-"    selection is the reported one, and the PCR digest. With --seen-nonces a\n"
-"    nonce already listed is refused and an accepted one is recorded. It\n"
+"    selection is the reported one, and the PCR digest. ECDSA, RSASSA and\n"
+"    RSA-PSS signatures verify (PSS: the salt length the signature has).\n"
+"    With --seen-nonces a nonce already listed is refused and an accepted one\n"
+"    is recorded. It\n"
 "    prints the AK's id (sha256 of its DER public key, as 'ingot keys id').\n"
 "    Weak evidence verifies as tpm2_checkquote would but is refused unless\n"
 "    accepted by name: 'sha1-signature' (signed over a SHA-1 digest) and\n"
@@ -130,6 +141,8 @@ static const char attest_help[] =
 "    ingot attest measure --manifest out/h100.manifest.json\n"
 "    ingot attest ak create -o /var/lib/ingot/ak\n"
 "    ingot attest quote --nonce $(openssl rand -hex 32) --pcrs sha256:0-7,15 -o q.json\n"
+"    tpm2_quote -c ak.ctx -l sha256:0-7,15 -q $NONCE -m msg -s sig -o pcrs\n"
+"    ingot attest import -m msg -s sig -f pcrs -u ak.pub -o q.json\n"
 "    ingot attest verify-quote q.json --nonce $NONCE --ak-pub ak.pub.pem \\\n"
 "        --seen-nonces seen.txt\n"
 "    ingot attest eventlog /sys/kernel/security/tpm0/binary_bios_measurements\n"
@@ -585,7 +598,9 @@ int cmd_attest(int argc, char **argv)
 		return EXIT_OK;
 	}
 	if (argc < 2)
-		return cli_usage_error("attest", "expected a subcommand: measure, predict, ak, quote, verify-quote, eventlog");
+		return cli_usage_error("attest", "expected a subcommand: measure, predict, ak, quote, import, verify-quote, eventlog");
+	if (!strcmp(argv[1], "import"))
+		return cmd_attest_import(argc - 1, argv + 1);
 	for (size_t i = 0; i < ARRAY_SIZE(subs); i++) {
 		if (strcmp(argv[1], subs[i].name))
 			continue;

@@ -254,10 +254,10 @@ int envelope_verify_signatures(const char *name, const json_t *env, const struct
 	if (r < 0)
 		return r;
 	type = json_string_value(json_object_get(env, "payloadType"));
-	if (strcmp(type, ENVELOPE_PAYLOAD_TYPE))
+	if (!envelope_payload_type_ok(type))
 		return ingot_fail_status(e, -EINVAL, ENVELOPE_EXIT_MALFORMED,
-					 "%s: payloadType: expected \"%s\", got \"%.64s\"", name,
-					 ENVELOPE_PAYLOAD_TYPE, type);
+					 "%s: payloadType: expected \"%s\" or \"%s\", got \"%.64s\"", name,
+					 ENVELOPE_PAYLOAD_TYPE, ENVELOPE_PAYLOAD_TYPE_V1, type);
 	*payload = TAKE_PTR(pl);
 	*payload_len = len;
 	return 0;

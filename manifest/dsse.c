@@ -298,8 +298,8 @@ int envelope_statement_manifest(const char *name, const uint8_t *payload, size_t
 		    strcmp(key, "predicate"))
 			return ingot_fail(e, -EINVAL, "%s: statement: unknown field '%.64s'", name, key);
 	v = json_object_get(st, "_type");
-	if (!json_is_string(v) || strcmp(json_string_value(v), STATEMENT_TYPE))
-		return ingot_fail(e, -EINVAL, "%s: statement._type: expected \"%s\", got %s%.64s%s", name,
+	if (!json_is_string(v) || !statement_type_ok(json_string_value(v)))
+		return ingot_fail(e, -EINVAL, "%s: statement._type: expected \"%s\" (or v0.1), got %s%.64s%s", name,
 				  STATEMENT_TYPE, json_is_string(v) ? "\"" : "",
 				  json_is_string(v) ? json_string_value(v) : "a non-string",
 				  json_is_string(v) ? "\"" : "");
@@ -345,10 +345,73 @@ _Static_assert(4ull * ((ENVELOPE_PAYLOAD_MAX + 2ull) / 3) +
 	       (uint64_t)ENVELOPE_MAX_SIGS * (ENVELOPE_SIG_B64_MAX + ENVELOPE_TYPE_MAX + 64) +
 	       4096 <= ENVELOPE_FILE_MAX, "ENVELOPE_FILE_MAX below the largest envelope");
 
+bool envelope_payload_type_ok(const char *type)
+{
+	return !strcmp(type, ENVELOPE_PAYLOAD_TYPE) || !strcmp(type, ENVELOPE_PAYLOAD_TYPE_V1);
+}
+
+bool statement_type_ok(const char *type)
+{
+	return !strcmp(type, STATEMENT_TYPE) || !strcmp(type, STATEMENT_TYPE_V01);
+}
+
+/* verificationMaterial: a public key (its hint is only a hint, as a DSSE
+ * keyid is), nothing keyless. */
+static int bundle_material(const char *name, const json_t *vm, ingot_error *e)
+{
+	static const char *const known[] = { "publicKey", "x509CertificateChain", "certificate", "tlogEntries",
+					     "timestampVerificationData" };
+	const char *key;
+	json_t *v;
+
+	if (!json_is_object(vm))
+		return ingot_fail(e, -EINVAL, "%s: verificationMaterial: expected an object", name);
+	json_object_foreach((json_t *)vm, key, v) {
+		size_t i = 0;
+		while (i < ARRAY_SIZE(known) && strcmp(key, known[i]))
+			i++;
+		if (i == ARRAY_SIZE(known))
+			return ingot_fail(e, -EINVAL, "%s: verificationMaterial: unknown field '%.64s'", name, key);
+		if (i == 1 || i == 2)
+			return ingot_fail(e, -EPROTONOSUPPORT, "%s: verificationMaterial.%s: expected publicKey, got a keyless (Fulcio certificate) bundle, which needs Sigstore's trust root: not supported, sign with a key in the keyring",
+					  name, key);
+	}
+	if (!json_is_object(json_object_get(vm, "publicKey")))
+		return ingot_fail(e, -EINVAL, "%s: verificationMaterial.publicKey: expected an object ({\"hint\": ...})", name);
+	return 0;
+}
+
+int sigstore_bundle_envelope(const char *name, const json_t *doc, json_t **env, ingot_error *e)
+{
+	const json_t *mt = json_object_get(doc, "mediaType"), *dsse;
+	const char *key;
+	json_t *v;
+	int r;
+
+	*env = NULL;
+	if (!json_is_object(doc) || !mt)
+		return 0;
+	if (!json_is_string(mt) || strncmp(json_string_value(mt), SIGSTORE_BUNDLE_PREFIX, strlen(SIGSTORE_BUNDLE_PREFIX)))
+		return ingot_fail(e, -EINVAL, "%s: mediaType: expected \"%s...\" (a Sigstore bundle), got %s%.64s%s", name,
+				  SIGSTORE_BUNDLE_PREFIX, json_is_string(mt) ? "\"" : "",
+				  json_is_string(mt) ? json_string_value(mt) : "a non-string", json_is_string(mt) ? "\"" : "");
+	json_object_foreach((json_t *)doc, key, v)
+		if (strcmp(key, "mediaType") && strcmp(key, "verificationMaterial") && strcmp(key, "dsseEnvelope"))
+			return ingot_fail(e, -EINVAL, "%s: unknown field '%.64s' in a Sigstore bundle (expected mediaType, verificationMaterial, dsseEnvelope%s)",
+					  name, key, strcmp(key, "messageSignature") ? "" : "; a messageSignature bundle signs a blob, not a statement");
+	if ((r = bundle_material(name, json_object_get(doc, "verificationMaterial"), e)) < 0)
+		return r;
+	dsse = json_object_get(doc, "dsseEnvelope");
+	if (!json_is_object(dsse))
+		return ingot_fail(e, -EINVAL, "%s: dsseEnvelope: expected the DSSE envelope object", name);
+	*env = json_incref((json_t *)dsse);
+	return 1;
+}
+
 int manifest_read_file(const char *path, json_t **doc, uint8_t sha256[32], ingot_error *e)
 {
 	_cleanup_free_ char *buf = NULL;
-	_cleanup_json_ json_t *j = NULL;
+	_cleanup_json_ json_t *j = NULL, *env = NULL;
 	size_t len;
 	int r = read_file(path, ENVELOPE_FILE_MAX, &buf, &len, e);
 
@@ -357,6 +420,12 @@ int manifest_read_file(const char *path, json_t **doc, uint8_t sha256[32], ingot
 	r = json_read_buf(path, buf, len, &j, e);
 	if (r < 0)
 		return r;
+	if ((r = sigstore_bundle_envelope(path, j, &env, e)) < 0)
+		return r == -ENOMEM ? r : -EBADMSG;
+	if (r > 0) {
+		json_decref(j);
+		j = TAKE_PTR(env);
+	}
 	if (len > MANIFEST_FILE_MAX && !(json_is_object(j) && json_object_get(j, "payloadType")))
 		return ingot_fail(e, -EFBIG, "%s: %zu bytes, a manifest may have at most %u", path, len,
 				  MANIFEST_FILE_MAX);

@@ -9,6 +9,7 @@
 #ifndef INGOT_MANIFEST_DSSE_H
 #define INGOT_MANIFEST_DSSE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <jansson.h>
@@ -19,6 +20,12 @@
 
 #define ENVELOPE_PAYLOAD_TYPE "application/vnd.in-toto+json"
 #define STATEMENT_TYPE "https://in-toto.io/Statement/v1"
+/* What other signers write and readers accept beside them: the in-toto
+ * v1 media type with its version in it, and Statement v0.1 (what `cosign
+ * attest` writes; its subject, predicateType and predicate are v1's). */
+#define ENVELOPE_PAYLOAD_TYPE_V1 "application/vnd.in-toto.v1+json"
+#define STATEMENT_TYPE_V01 "https://in-toto.io/Statement/v0.1"
+#define SIGSTORE_BUNDLE_PREFIX "application/vnd.dev.sigstore.bundle"
 #define MANIFEST_PREDICATE_TYPE "https://ingot.dev/manifest/v1"
 
 /* Limits: anything larger is refused before it is decoded. */
@@ -69,11 +76,29 @@ int envelope_write(const json_t *rest, const void *payload, size_t len, const st
 int envelope_parse(const char *name, const json_t *env, uint8_t **payload, size_t *payload_len,
 		   ingot_error *e);
 
+/* Either spelling of the in-toto payload type (the signatures cover the
+ * spelling: it is checked after them, never rewritten). */
+bool envelope_payload_type_ok(const char *type);
+/* Statement v1 or v0.1. */
+bool statement_type_ok(const char *type);
+
+/* A Sigstore bundle (mediaType application/vnd.dev.sigstore.bundle...,
+ * v0.1 to v0.3) holds a DSSE envelope in dsseEnvelope: *env gets it (new
+ * reference) and 1 is returned; 0 and *env = NULL when doc is no bundle.
+ * Only public-key verification material is accepted: the envelope's
+ * signatures are then checked against the keyring like any other.
+ * Keyless bundles (a Fulcio certificate) need Sigstore's trust root and
+ * are refused; tlogEntries and timestamps are not checked (the keyring
+ * threshold is the whole trust decision). */
+int sigstore_bundle_envelope(const char *name, const json_t *doc, json_t **env, ingot_error *e);
+
 /* Read a manifest or envelope file as JSON within the limit of what it
  * is: ENVELOPE_FILE_MAX for an envelope, MANIFEST_FILE_MAX for a bare
  * manifest.  -EFBIG over the limit, -EBADMSG when not JSON.  Every
  * command that reads either uses this, so all apply the same limits.
- * sha256 (optional) gets the digest of the bytes parsed. */
+ * A Sigstore bundle is read as the DSSE envelope it holds
+ * (sigstore_bundle_envelope).  sha256 (optional) gets the digest of the
+ * bytes parsed. */
 int manifest_read_file(const char *path, json_t **doc, uint8_t sha256[32], ingot_error *e);
 
 /* Parse a payload as an in-toto statement about an ingot manifest:

@@ -29,9 +29,9 @@ static int from_envelope(const char *name, json_t *env, struct mdoc *out, ingot_
 	if (r < 0)
 		return r;
 	type = json_string_value(json_object_get(env, "payloadType"));
-	if (strcmp(type, ENVELOPE_PAYLOAD_TYPE))
-		return ingot_fail(e, -EINVAL, "%s: payloadType: expected \"%s\", got \"%.64s\"", name,
-				  ENVELOPE_PAYLOAD_TYPE, type);
+	if (!envelope_payload_type_ok(type))
+		return ingot_fail(e, -EINVAL, "%s: payloadType: expected \"%s\" or \"%s\", got \"%.64s\"", name,
+				  ENVELOPE_PAYLOAD_TYPE, ENVELOPE_PAYLOAD_TYPE_V1, type);
 	r = envelope_statement_manifest(name, payload, len, MANIFEST_REVIEW, &out->statement,
 					&out->manifest, e);
 	if (r < 0)

@@ -7,7 +7,12 @@ PKGS="build-essential pkg-config libarchive-dev libyaml-dev libsquashfs-dev libs
 libtss2-dev libcmocka-dev libjansson-dev squashfs-tools squashfs-tools-ng cryptsetup-bin
 swtpm swtpm-tools tpm2-tools zstd xz-utils binutils kmod jq xxd time python3 python3-jsonschema openssl chromium valgrind clang libclang-rt-14-dev
 groff-base man-db mandoc systemd
+python3-click python3-license-expression python3-ply python3-yaml python3-rdflib
+python3-semantic-version python3-uritools python3-xmltodict
 qemu-system-x86 ovmf systemd-boot-efi sbsigntool python3-pefile"
+# The Sigstore interop test builds bundles with npm's @sigstore/sign: an
+# npm already on PATH (e.g. bundled with another Node) is used as it is.
+command -v npm >/dev/null 2>&1 || PKGS="$PKGS nodejs npm"
 
 missing=""
 for p in $PKGS; do

@@ -57,7 +57,7 @@ int statement_open(const char *path, const struct keyring *kr, const char *ptype
 			return ingot_fail_status(e, -EINVAL, ENVELOPE_EXIT_MALFORMED,
 						 "%s: statement: unknown field '%.64s'", path, key);
 	v = json_object_get(st, "_type");
-	if (!json_is_string(v) || strcmp(json_string_value(v), STATEMENT_TYPE))
+	if (!json_is_string(v) || !statement_type_ok(json_string_value(v)))
 		return statement_fail(e, path, "statement._type: expected \"" STATEMENT_TYPE "\"");
 	v = json_object_get(st, "predicateType");
 	if (!json_is_string(v) || strcmp(json_string_value(v), ptype))

@@ -240,6 +240,10 @@ deb("deb-not-first", [("control.tar.gz", CTL), BIN, ("data.tar.gz", DATA)])
 deb("deb-wrong-filter", [BIN, ("control.tar.gz", CTL), ("data.tar.xz", DATA)])
 deb("deb-no-version", [BIN, ("control.tar.gz", gz(tar([("control", "file", b"Package: p\n")]))),
                        ("data.tar.gz", DATA)])
+# the SBOM's purl is made of Package and Architecture: a name outside
+# Debian's characters is refused, not escaped into a label
+deb("deb-bad-package", [BIN, ("control.tar.gz", gz(tar([("control", "file",
+                        b"Package: p?arch=all\nVersion: 1.0-1\nArchitecture: all\n")]))), ("data.tar.gz", DATA)])
 
 # --- compression (issue 13.13): a gzip stream cut before its trailer gets
 # a message (libarchive has none: it printed "(null)"); lzo is refused in

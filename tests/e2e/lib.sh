@@ -51,3 +51,26 @@ PY_JSONSCHEMA=""
 for _py in python3 /usr/bin/python3; do
 	if "$_py" -c 'import jsonschema' 2>/dev/null; then PY_JSONSCHEMA=$_py; break; fi
 done
+
+# spdx_validate FILE...: the SPDX project's own validator (pyspdxtools,
+# from the shared tools beside the checkout: ../shared in CI, /work/shared
+# here) on each file; it prints every violation and exits non-zero on
+# any.  spdx_tools_found first: 0 when the tools and their Debian
+# packages (scripts/deps.sh) are there.
+SPDX_TOOLS=""
+for _d in "${INGOT_SPDX_TOOLS:-}" "$SRC/../shared/tools/spdx-tools" "$SRC/../../shared/tools/spdx-tools"; do
+	if [ -n "$_d" ] && [ -d "$_d/src/spdx_tools" ]; then SPDX_TOOLS=$(cd "$_d" && pwd); break; fi
+done
+spdx_tools_found() {
+	[ -n "$SPDX_TOOLS" ] && PYTHONPATH="$SPDX_TOOLS/stub:$SPDX_TOOLS/src" /usr/bin/python3 -c \
+		'import spdx_tools.spdx.clitools.pyspdxtools' 2>/dev/null
+}
+spdx_validate() {
+	local f out
+	for f in "$@"; do
+		out=$(PYTHONPATH="$SPDX_TOOLS/stub:$SPDX_TOOLS/src" /usr/bin/python3 -m \
+			spdx_tools.spdx.clitools.pyspdxtools -i "$f" 2>&1) ||
+			fail "SPDX validator refused $(basename "$f"): $out"
+		[ -z "$out" ] || fail "SPDX validator on $(basename "$f"): $out"
+	done
+}

@@ -3,7 +3,7 @@
 # against the official SPDX 2.3 JSON schema (tests/fixtures/spdx, checked
 # with python3-jsonschema), one package per artifact with its pin and the
 # version its .deb control or the tuple gives, every regular file of the
-# manifest with the same sha256 and contained by the package that put it
+# manifest with the same sha256 (and SPDX's SHA1) and contained by the package that put it
 # there, the image described by the document; deterministic bytes (another
 # store and worker count give the same file); no SBOM left by a failed build.
 . "$(dirname "$0")/lib.sh"
@@ -49,7 +49,9 @@ assert sorted(files) == sorted(want), set(files) ^ set(want)
 owner = {r[2]: r[0] for r in rel if r[1] == "CONTAINS" and r[2].startswith("SPDXRef-File-")}
 byname = {p["SPDXID"]: p["name"] for p in doc["packages"]}
 for name, f in files.items():
-    assert f["checksums"] == [{"algorithm": "SHA256", "checksumValue": want[name]["sha256"]}], name
+    # SPDX's required SHA1 (a label: test-sbom-spdx.sh checks it against the bytes), then the sha256
+    assert [c["algorithm"] for c in f["checksums"]] == ["SHA1", "SHA256"], name
+    assert f["checksums"][1] == {"algorithm": "SHA256", "checksumValue": want[name]["sha256"]}, name
     assert f["SPDXID"] in owner, name
 nv = [n for n, f in files.items() if byname[owner[f["SPDXID"]]] == "nvidia-driver"]
 assert any(n.endswith("/nvidia.ko") for n in nv), nv
