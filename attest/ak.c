@@ -96,35 +96,48 @@ static void ak_template(enum ak_alg alg, TPM2B_PUBLIC *p)
 	}
 }
 
-static int create_primary(struct tpm *t, enum ak_hierarchy h, ESYS_TR *out, ingot_error *e)
+TSS2_RC tpm_create_primary(struct tpm *t, ESYS_TR hierarchy, const TPM2B_PUBLIC *tmpl, ESYS_TR *out,
+			   TPM2B_PUBLIC **pub)
 {
 	TPM2B_SENSITIVE_CREATE sens = { 0 };
 	TPM2B_DATA outside = { 0 };
 	TPML_PCR_SELECTION pcrs = { 0 };
-	TPM2B_PUBLIC tmpl, *pub = NULL;
+	TPM2B_PUBLIC *p = NULL;
 	TPM2B_CREATION_DATA *cdata = NULL;
 	TPM2B_DIGEST *chash = NULL;
 	TPMT_TK_CREATION *ticket = NULL;
 	TSS2_RC rc;
 
-	primary_template(&tmpl);
-	rc = Esys_CreatePrimary(t->esys, h == AK_ENDORSEMENT ? ESYS_TR_RH_ENDORSEMENT : ESYS_TR_RH_OWNER,
-				ESYS_TR_PASSWORD, ESYS_TR_NONE, ESYS_TR_NONE, &sens, &tmpl, &outside,
-				&pcrs, out, &pub, &cdata, &chash, &ticket);
-	Esys_Free(pub);
+	rc = Esys_CreatePrimary(t->esys, hierarchy, ESYS_TR_PASSWORD, ESYS_TR_NONE, ESYS_TR_NONE,
+				&sens, tmpl, &outside, &pcrs, out, &p, &cdata, &chash, &ticket);
 	Esys_Free(cdata);
 	Esys_Free(chash);
 	Esys_Free(ticket);
-	if (rc != TSS2_RC_SUCCESS) {
+	if (rc != TSS2_RC_SUCCESS)
 		*out = ESYS_TR_NONE;
+	if (rc == TSS2_RC_SUCCESS && pub)
+		*pub = p;
+	else
+		Esys_Free(p);
+	return rc;
+}
+
+static int create_primary(struct tpm *t, enum ak_hierarchy h, ESYS_TR *out, ingot_error *e)
+{
+	TPM2B_PUBLIC tmpl;
+	TSS2_RC rc;
+
+	primary_template(&tmpl);
+	rc = tpm_create_primary(t, h == AK_ENDORSEMENT ? ESYS_TR_RH_ENDORSEMENT : ESYS_TR_RH_OWNER,
+				&tmpl, out, NULL);
+	if (rc != TSS2_RC_SUCCESS)
 		return tpm_fail(e, rc, "TPM %s: cannot create the AK's primary key in the %s hierarchy",
 				t->conf, ak_hierarchy_name(h));
-	}
 	return 0;
 }
 
-/* SubjectPublicKeyInfo PEM of a TPM public area (tpm-private.h). */
-int public_to_pem(const TPMT_PUBLIC *pub, char **out, ingot_error *e)
+/* SubjectPublicKeyInfo PEM of a TPM public area. */
+int tpm_public_pem(const TPMT_PUBLIC *pub, char **out, ingot_error *e)
 {
 	OSSL_PARAM_BLD *bld = OSSL_PARAM_BLD_new();
 	OSSL_PARAM *params = NULL;
@@ -247,7 +260,7 @@ int tpm_ak_create(struct tpm *t, const char *dir, enum ak_alg alg, enum ak_hiera
 	if (rc == TSS2_RC_SUCCESS)
 		rc = Tss2_MU_TPM2B_PRIVATE_Marshal(priv, priv_buf, sizeof(priv_buf), &priv_len);
 	if (rc == TSS2_RC_SUCCESS)
-		r = public_to_pem(&pub->publicArea, &pem, e);
+		r = tpm_public_pem(&pub->publicArea, &pem, e);
 	else
 		r = tpm_fail(e, rc, "AK: cannot marshal the key blobs");
 	Esys_Free(pub);

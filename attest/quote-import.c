@@ -111,7 +111,7 @@ static int ak_pem(const struct quote_import_files *in, char **pem, ingot_error *
 	if (Tss2_MU_TPM2B_PUBLIC_Unmarshal(in->ak, in->ak_len, &off, &pub) != TSS2_RC_SUCCESS || off != in->ak_len)
 		return ingot_fail(e, -EBADMSG, "%s: expected a PEM public key or a marshalled TPM2B_PUBLIC (tpm2_readpublic -o), got %zu bytes that are neither",
 				  in->ak_name, in->ak_len);
-	return public_to_pem(&pub.publicArea, pem, e);
+	return tpm_public_pem(&pub.publicArea, pem, e);
 }
 
 int quote_import(const struct quote_import_files *in, json_t **out, ingot_error *e)

@@ -172,6 +172,18 @@ static int ak_id(EVP_PKEY *key, char out[SHA256_HEX_LEN + 1])
 	return 0;
 }
 
+int attest_ak_id_pem(const char *pem, char out[SHA256_HEX_LEN + 1], ingot_error *e)
+{
+	EVP_PKEY *k = pem_to_key(pem);
+	int r;
+
+	if (!k)
+		return ingot_fail(e, -EBADMSG, "AK public key: expected exactly one PEM PUBLIC KEY block that OpenSSL reads");
+	r = ak_id(k, out);
+	EVP_PKEY_free(k);
+	return r < 0 ? ingot_fail(e, r, "AK public key: cannot encode it as SubjectPublicKeyInfo") : 0;
+}
+
 /* The signature as OpenSSL verifies it: DER for ECDSA, raw for RSASSA
  * and RSAPSS.
  * 0 and *s set, or -EPROTONOSUPPORT for another scheme. */

@@ -77,6 +77,12 @@ int attest_weakness_parse(const char *list, unsigned *out, ingot_error *e);
 int quote_verify(const json_t *quote, const uint8_t *nonce, size_t nonce_len,
 		 const char *trusted_ak_pem, struct quote_info *out, ingot_error *e);
 
+/* The id quote_info.ak_id reports for an AK given as PEM (exactly one
+ * PUBLIC KEY block, read as quote_verify reads a trusted AK): the sha256
+ * hex of its DER SubjectPublicKeyInfo.  -EBADMSG when it does not parse.
+ * Enrolment records (keys/enrolment.h) name AKs by it. */
+int attest_ak_id_pem(const char *pem, char out[SHA256_HEX_LEN + 1], ingot_error *e);
+
 /* Assemble a quote document from the TPM's marshalled outputs. */
 json_t *quote_document(const uint8_t *attest, size_t attest_len, const uint8_t *sig, size_t sig_len,
 		       const struct pcr_values *pcrs, const char *ak_pem,

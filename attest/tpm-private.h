@@ -1,4 +1,5 @@
-/* Internals shared by attest/tpm.c, attest/ak.c and attest/quote-tpm.c. */
+/* Internals shared by attest/tpm.c, attest/ak.c, attest/quote-tpm.c and
+ * attest/enroll*.c. */
 #ifndef INGOT_ATTEST_TPM_PRIVATE_H
 #define INGOT_ATTEST_TPM_PRIVATE_H
 
@@ -27,8 +28,14 @@ void tpm_flush(struct tpm *t, ESYS_TR *h);
 int tpm_ak_load(struct tpm *t, const char *dir, ESYS_TR *primary, ESYS_TR *ak, char **pem,
 		ingot_error *e);
 
-/* SubjectPublicKeyInfo PEM (malloc'd) of an ECC P-256 or RSA public
- * area: the AK's, and tpm2_readpublic's for `attest import`. */
-int public_to_pem(const TPMT_PUBLIC *pub, char **out, ingot_error *e);
+/* TPM2_CreatePrimary of tmpl under hierarchy, empty auth and no outside
+ * info or PCRs; *out is ESYS_TR_NONE on failure; *pub (optional) gets
+ * the public area (Esys_Free). */
+TSS2_RC tpm_create_primary(struct tpm *t, ESYS_TR hierarchy, const TPM2B_PUBLIC *tmpl, ESYS_TR *out,
+			   TPM2B_PUBLIC **pub);
+
+/* SubjectPublicKeyInfo PEM (malloc'd) of a TPM public area: ECC P-256
+ * or RSA; -EINVAL for another key. */
+int tpm_public_pem(const TPMT_PUBLIC *pub, char **out, ingot_error *e);
 
 #endif

@@ -27,6 +27,7 @@ int cmd_verify(int argc, char **argv);
 int cmd_attest(int argc, char **argv);
 /* ingot attest import (cli/cmd-import.c): argv[0] is "import". */
 int cmd_attest_import(int argc, char **argv);
+int cmd_attest_enroll(int argc, char **argv);   /* ingot attest enroll */
 int cmd_audit(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
 int cmd_evidence(int argc, char **argv);

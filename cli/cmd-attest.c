@@ -47,6 +47,8 @@ static const char attest_help[] =
 "    ingot attest boot-check QUOTE LOG --manifest FILE --nonce HEX [--ak-pub PEM]\n"
 "    ingot attest eventlog LOG [--json] [--against QUOTE [--nonce HEX]\n"
 "                              [--ak-pub PEM] [--accept-weak LIST]] [--pcrs SEL]\n"
+"    ingot attest enroll request|challenge|answer|finish|check ...\n"
+"                              (ingot attest enroll --help)\n"
 "\n"
 "DESCRIPTION\n"
 "    measure extends a PCR (default 15, or the manifest's measurement.pcr) in\n"
@@ -593,6 +595,8 @@ int cmd_attest(int argc, char **argv)
 	struct args a;
 	int rc;
 
+	if (argc >= 2 && !strcmp(argv[1], "enroll"))
+		return cmd_attest_enroll(argc - 1, argv + 1);   /* cli/cmd-enroll.c */
 	if (cli_wants_help(argc, argv)) {
 		fputs(attest_help, stdout);
 		return EXIT_OK;

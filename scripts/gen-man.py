@@ -23,6 +23,9 @@ SOURCE = "ingot"
 DATE = "2026-12-04"
 
 
+SUBPAGES = [("attest", "enroll")]
+
+
 def help_text(ingot, args):
     r = subprocess.run([ingot, *args, "--help"], capture_output=True, text=True,
                        env={"PATH": os.environ.get("PATH", ""), "LC_ALL": "C"})
@@ -106,6 +109,11 @@ def main():
     for c in cmds:
         pages[f"ingot-{c}"] = to_roff(help_text(ingot, [c]) + "\nSEE ALSO\n    ingot(1)\n",
                                       f"ingot-{c}")
+    # Steps with a help of their own get a page of their own.
+    for parent, sub in SUBPAGES:
+        pages[f"ingot-{parent}-{sub}"] = to_roff(
+            help_text(ingot, [parent, sub]) + f"\nSEE ALSO\n    ingot-{parent}(1), ingot(1)\n",
+            f"ingot-{parent}-{sub}")
     os.makedirs(outdir, exist_ok=True)
     for name, roff in sorted(pages.items()):
         write(os.path.join(outdir, f"{name}.1"), roff)

@@ -67,3 +67,33 @@ swtpm_stop() {
 		_swtpm_pid=
 	fi
 }
+
+# swtpm_manufacture NAME CADIR: give the TPM state $T/swtpm-NAME an EK
+# (TCG default RSA template) and an EK certificate in NV 0x01c00002 issued
+# by a local CA in CADIR (swtpm_localca: a root and an intermediate,
+# created on first use), before swtpm_start NAME runs it.  CADIR/bundle.pem
+# gets both CA certificates, the bundle a verifier is given.  Skips when
+# swtpm_setup or swtpm_localca is missing.
+swtpm_manufacture() {
+	local name=$1 ca=$2 dir="$T/swtpm-$1"
+	command -v swtpm_setup >/dev/null || skip "swtpm_setup (swtpm-tools) not installed"
+	command -v swtpm_localca >/dev/null || skip "swtpm_localca (swtpm-tools) not installed"
+	mkdir -p "$dir" "$ca"
+	cat >"$ca/localca.conf" <<CONF
+statedir = $ca
+signingkey = $ca/signkey.pem
+issuercert = $ca/issuercert.pem
+certserial = $ca/certserial
+CONF
+	printf -- '--platform-manufacturer ingot\n--platform-version 1\n--platform-model test\n' \
+		>"$ca/localca.options"
+	cat >"$ca/setup.conf" <<CONF
+create_certs_tool = $(command -v swtpm_localca)
+create_certs_tool_config = $ca/localca.conf
+create_certs_tool_options = $ca/localca.options
+active_pcr_banks = sha256
+CONF
+	swtpm_setup --tpm2 --tpmstate "$dir" --create-ek-cert --create-platform-cert --config "$ca/setup.conf" \
+		--overwrite >"$dir/setup.log" 2>&1 || fail "swtpm_setup failed: $(cat "$dir/setup.log")"
+	cat "$ca/issuercert.pem" "$ca/swtpm-localca-rootca-cert.pem" >"$ca/bundle.pem"
+}

@@ -79,6 +79,9 @@ json.dump({"keys": keys, "threshold": 2}, open("keyring-twice.json", "w"))
 PY
 truncate -s 97M env-huge.json
 
+note "setup: AK enrolment requests, answers and records (no TPM)"
+bash "$SRC/tests/bad-inputs/gen-enroll.sh" || fail "gen-enroll.sh failed"
+
 note "setup: a truncated and a corrupted image"
 "$INGOT" build good.yaml -o img --store store --no-lint -q
 head -c 200 img/bad.sqfs >trunc.sqfs

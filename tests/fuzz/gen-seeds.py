@@ -215,15 +215,31 @@ def pe():
     out("fuzz_pe", "salign-small.efi", pe_image(sect_align=0x100))
     out("fuzz_pe", "signed.efi", pe_image(cert=True))
     out("fuzz_pe", "four-sections.efi", pe_image(nsections=4))
+def enroll():
+    """fuzz_enroll: mode byte, then a request (0), an AK public area (1), an answer (2)."""
+    gx = bytes.fromhex("6b17d1f2e12c4247f8bce6e563a440f277037d812deb33a0f4a13945d898c296")
+    gy = bytes.fromhex("4fe342e2fe1a7f9b8ee7eb4a7c0f9e162bce33576b315ececbb6406837bf51f5")
+    area = struct.pack(">HHIH", 0x0023, 0x000B, 0x00050472, 0)
+    area += struct.pack(">HHHHH", 0x0010, 0x0018, 0x000B, 0x0003, 0x0010)
+    area += struct.pack(">H", 32) + gx + struct.pack(">H", 32) + gy
+    ak = struct.pack(">H", len(area)) + area
+    req = {"format": "ingot.enroll-request/v1", "node": "node-1", "ek_certificate": "MAA=",
+           "ak_public": __import__("base64").b64encode(ak).decode()}
+    out("fuzz_enroll", "request", b"\x00" + json.dumps(req, sort_keys=True).encode())
+    out("fuzz_enroll", "ak-public", b"\x01" + ak)
+    out("fuzz_enroll", "ak-public-decrypt", b"\x01" + ak[:6] + struct.pack(">I", 0x00070472) + ak[10:])
+    ans = {"format": "ingot.enroll-answer/v1", "id": "0123456789abcdef0123456789abcdef",
+           "credential": "00" * 32}
+    out("fuzz_enroll", "answer", b"\x02" + json.dumps(ans, sort_keys=True).encode())
 
 
 def main():
     ingot = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "build", "ingot")
     for h in ("fuzz_recipe", "fuzz_rules", "fuzz_unpack", "fuzz_quote", "fuzz_eventlog", "fuzz_envelope",
-              "fuzz_modinfo", "fuzz_pe"):
+              "fuzz_modinfo", "fuzz_pe", "fuzz_enroll"):
         shutil.rmtree(os.path.join(CORPUS, h), ignore_errors=True)
         os.makedirs(os.path.join(CORPUS, h))
-    recipes(); rules(); unpack(); quote(); eventlog(); envelope(ingot); modinfo(); pe()
+    recipes(); rules(); unpack(); quote(); eventlog(); envelope(ingot); modinfo(); pe(); enroll()
 
 
 if __name__ == "__main__":

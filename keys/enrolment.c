@@ -1,0 +1,170 @@
+/* Signed enrolment records: writing and reading (keys/enrolment.h).
+ * Reading trusts nothing in the payload until the keyring's threshold of
+ * signatures vouches for it, and then still checks that the record is
+ * consistent: the AK id is recomputed from the PEM it names, so a record
+ * cannot name one key and carry another. */
+#include "keys/enrolment.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attest/quote.h"
+#include "keys/envelope.h"
+#include "lib/cleanup.h"
+#include "lib/digest.h"
+#include "lib/json.h"
+#include "lib/time.h"
+
+#define ENROLMENT_PEM_MAX 4096   /* RSA-4096 SubjectPublicKeyInfo PEM is < 1 KiB */
+
+int enrolment_sign(const struct enroll_subject *s, time_t enrolled, const struct signing_key *k,
+		   json_t **envelope, ingot_error *e)
+{
+	_cleanup_json_ json_t *st = NULL;
+	char when[TIME_RFC3339_LEN];
+
+	st = json_pack("{s:s,s:[{s:s,s:{s:s}}],s:s,s:{s:s,s:s,s:s,s:s,s:s,s:s,s:s}}",
+		       "_type", STATEMENT_TYPE,
+		       "subject", "name", s->node, "digest", "sha256", s->ak_id,
+		       "predicateType", ENROLMENT_PREDICATE_TYPE,
+		       "predicate", "node", s->node, "ak_id", s->ak_id, "ak_name", s->ak_name,
+		       "ak_public_key", s->ak_pem, "ek_certificate_sha256", s->ek_cert_sha256,
+		       "ca_bundle_sha256", s->ca_bundle_sha256, "enrolled",
+		       time_format(enrolled, when));
+	if (!st)
+		return ingot_fail(e, -ENOMEM, "out of memory");
+	return envelope_sign_statement(st, k, envelope, e);
+}
+
+static int bad(ingot_error *e, const char *path, const char *field, const char *expected)
+{
+	return ingot_fail_status(e, -EINVAL, ENVELOPE_EXIT_MALFORMED, "%s: %s: expected %s", path,
+				 field, expected);
+}
+
+/* A string member of obj, or NULL after filling e. */
+static const char *str_field(const json_t *obj, const char *key, const char *path,
+			     const char *field, size_t max, ingot_error *e)
+{
+	const json_t *v = json_object_get(obj, key);
+
+	if (!json_is_string(v) || json_string_length(v) == 0 || json_string_length(v) > max ||
+	    strlen(json_string_value(v)) != json_string_length(v)) {
+		ingot_fail_status(e, -EINVAL, ENVELOPE_EXIT_MALFORMED,
+				  "%s: %s: expected a string of 1..%zu characters", path, field, max);
+		return NULL;
+	}
+	return json_string_value(v);
+}
+
+static int check_statement(const char *path, const json_t *st, struct enrolment *out,
+			   ingot_error *e)
+{
+	static const char *const fields[] = { "node", "ak_id", "ak_name", "ak_public_key",
+		"ek_certificate_sha256", "ca_bundle_sha256", "enrolled" };
+	const json_t *pred = json_object_get(st, "predicate"), *subj = json_object_get(st, "subject");
+	const json_t *v;
+	const char *key, *node, *ak_id, *ek, *pem, *s;
+	char id[SHA256_HEX_LEN + 1];
+	time_t t;
+	int r;
+
+	if (!json_is_object(st))
+		return bad(e, path, "payload", "an in-toto statement object");
+	json_object_foreach((json_t *)st, key, v)
+		if (strcmp(key, "_type") && strcmp(key, "subject") && strcmp(key, "predicateType") &&
+		    strcmp(key, "predicate"))
+			return ingot_fail_status(e, -EINVAL, ENVELOPE_EXIT_MALFORMED,
+						 "%s: statement: unknown field '%.64s'", path, key);
+	s = json_string_value(json_object_get(st, "_type"));
+	if (!s || strcmp(s, STATEMENT_TYPE))
+		return bad(e, path, "statement._type", "\"" STATEMENT_TYPE "\"");
+	s = json_string_value(json_object_get(st, "predicateType"));
+	if (!s || strcmp(s, ENROLMENT_PREDICATE_TYPE))
+		return ingot_fail_status(e, -EINVAL, ENVELOPE_EXIT_MALFORMED,
+					 "%s: statement.predicateType: expected \"%s\", got \"%.80s\"",
+					 path, ENROLMENT_PREDICATE_TYPE, s ? s : "?");
+	if (!json_is_object(pred))
+		return bad(e, path, "statement.predicate", "an object");
+	json_object_foreach((json_t *)pred, key, v) {
+		size_t i;
+		for (i = 0; i < sizeof(fields) / sizeof(*fields) && strcmp(key, fields[i]); i++)
+			;
+		if (i == sizeof(fields) / sizeof(*fields))
+			return ingot_fail_status(e, -EINVAL, ENVELOPE_EXIT_MALFORMED,
+						 "%s: predicate: unknown field '%.64s'", path, key);
+	}
+	if (!(node = str_field(pred, "node", path, "predicate.node", ENROLL_NODE_MAX, e)) ||
+	    !(ak_id = str_field(pred, "ak_id", path, "predicate.ak_id", SHA256_HEX_LEN, e)) ||
+	    !(ek = str_field(pred, "ek_certificate_sha256", path, "predicate.ek_certificate_sha256",
+			     SHA256_HEX_LEN, e)) ||
+	    !(pem = str_field(pred, "ak_public_key", path, "predicate.ak_public_key",
+			      ENROLMENT_PEM_MAX, e)) ||
+	    !str_field(pred, "ak_name", path, "predicate.ak_name", 2 * ENROLL_NAME_MAX, e) ||
+	    !str_field(pred, "ca_bundle_sha256", path, "predicate.ca_bundle_sha256", SHA256_HEX_LEN,
+		       e) ||
+	    !(s = str_field(pred, "enrolled", path, "predicate.enrolled", TIME_RFC3339_LEN, e)))
+		return -EINVAL;
+	if ((r = enroll_node_check("predicate.node", node, e)) < 0 ||
+	    (r = attest_ak_id_pem(pem, id, e)) < 0) {
+		ingot_prefix(e, "%s", path);
+		if (e)
+			e->status = ENVELOPE_EXIT_MALFORMED;
+		return r;
+	}
+	if (!is_sha256_hex(ak_id) || !is_sha256_hex(ek))
+		return bad(e, path, "predicate.ak_id/ek_certificate_sha256", "64 lower-case hex digits");
+	if (time_parse(s, &t) < 0)
+		return bad(e, path, "predicate.enrolled", "an RFC 3339 time");
+	/* The id is what quotes are matched by: it must be the key's. */
+	if (strcmp(id, ak_id))
+		return ingot_fail_status(e, -EINVAL, ENVELOPE_EXIT_MALFORMED,
+					 "%s: predicate.ak_id: expected %s (the id of ak_public_key), got %s",
+					 path, id, ak_id);
+	v = json_array_get(subj, 0);
+	if (!json_is_array(subj) || json_array_size(subj) != 1 ||
+	    !json_is_string(json_object_get(v, "name")) ||
+	    strcmp(json_string_value(json_object_get(v, "name")), node) ||
+	    !json_is_string(json_object_get(json_object_get(v, "digest"), "sha256")) ||
+	    strcmp(json_string_value(json_object_get(json_object_get(v, "digest"), "sha256")), ak_id))
+		return bad(e, path, "statement.subject",
+			   "one entry naming the predicate's node with digest.sha256 = its ak_id");
+
+	snprintf(out->node, sizeof(out->node), "%s", node);
+	memcpy(out->ak_id, ak_id, sizeof(out->ak_id));
+	memcpy(out->ek_cert_sha256, ek, sizeof(out->ek_cert_sha256));
+	out->ak_pem = strdup(pem);
+	return out->ak_pem ? 0 : ingot_fail_status(e, -ENOMEM, ENVELOPE_EXIT_IO, "out of memory");
+}
+
+int enrolment_load(const char *path, const struct keyring *kr, struct enrolment *out, ingot_error *e)
+{
+	_cleanup_free_ uint8_t *payload = NULL;
+	_cleanup_json_ json_t *env = NULL, *st = NULL;
+	struct verify_outcome vo;
+	json_error_t je;
+	size_t len;
+	int r;
+
+	memset(out, 0, sizeof(*out));
+	if ((r = envelope_read_file(path, &env, e)) < 0 ||
+	    (r = envelope_verify_signatures(path, env, kr, &payload, &len, &vo, e)) < 0)
+		return r;
+	/* Authenticated from here on. */
+	st = json_loadb((const char *)payload, len, JSON_REJECT_DUPLICATES, &je);
+	if (!st)
+		return ingot_fail_status(e, -EBADMSG, ENVELOPE_EXIT_MALFORMED,
+					 "%s: payload: invalid JSON at %d:%d: %s", path, je.line,
+					 je.column, je.text);
+	r = check_statement(path, st, out, e);
+	if (r < 0)
+		enrolment_release(out);
+	return r;
+}
+
+void enrolment_release(struct enrolment *en)
+{
+	free(en->ak_pem);
+	en->ak_pem = NULL;
+}
