@@ -20,6 +20,8 @@
 /* The PCR 15 event's data starts with this (then image=... verity=...). */
 #define BOOT_EVENT_PREFIX "ingot:boot:v1 "
 
+#define BOOT_PCR_FIRMWARE 0      /* firmware code (judged against a firmware reference) */
+#define BOOT_PCR_OPTION_ROMS 2   /* option ROMs, e.g. GPU and NIC */
 #define BOOT_PCR_FIRMWARE_APP 4
 #define BOOT_PCR_SECURE_BOOT 7
 #define BOOT_PCR_CMDLINE_EFI 9

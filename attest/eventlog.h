@@ -32,6 +32,16 @@
 #define EVENTLOG_MAX_EVENT_SIZE (1u << 20)
 
 #define EV_NO_ACTION 0x00000003u
+/* Event types whose rules the verdict (attest/verdict.h) applies. */
+#define EV_SEPARATOR 0x00000004u
+#define EV_IPL 0x0000000Du
+#define EV_EFI_VARIABLE_DRIVER_CONFIG 0x80000001u
+#define EV_EFI_VARIABLE_BOOT 0x80000002u
+#define EV_EFI_BOOT_SERVICES_APPLICATION 0x80000003u
+#define EV_EFI_GPT_EVENT 0x80000006u
+#define EV_EFI_ACTION 0x80000007u
+#define EV_EFI_VARIABLE_BOOT2 0x8000000Cu
+#define EV_EFI_VARIABLE_AUTHORITY 0x800000E0u
 /* Signature of the header event's TCG_EfiSpecIDEvent (16 bytes with the NUL). */
 #define EVENTLOG_SPEC_ID "Spec ID Event03"
 
@@ -95,6 +105,29 @@ int eventlog_replay(const struct eventlog *log, struct pcr_values *out, ingot_er
  * does not record. */
 int eventlog_compare(const struct eventlog *log, const struct pcr_values *actual,
 		     const struct pcr_selection *sel, ingot_error *e);
+
+/* The event's digest in bank alg, or NULL when it carries none. */
+const uint8_t *eventlog_event_digest(const struct eventlog_event *ev, uint16_t alg);
+
+/* The UEFI_VARIABLE_DATA of an EV_EFI_VARIABLE_* event: VariableName
+ * GUID, UnicodeNameLength and VariableDataLength (UINT64), the UCS-2 name,
+ * the data.  name gets the name in ASCII (any other character as '?'). */
+struct efi_variable {
+	uint8_t guid[16];
+	char name[64];
+	const uint8_t *data;
+	size_t len;
+};
+int eventlog_efi_variable(const struct eventlog_event *ev, struct efi_variable *out);
+
+/* Every event whose digest the TCG PC Client spec defines as the hash of
+ * its data (EV_SEPARATOR, EV_EFI_ACTION, EV_EFI_GPT_EVENT and the
+ * EV_EFI_VARIABLE_* events) carries data that hashes to each of its
+ * digests: otherwise the log was rewritten around a digest the TPM did
+ * see.  One firmware quirk is allowed: EV_EFI_VARIABLE_BOOT(2) digests of
+ * the variable's data alone (seen from several firmwares).  0, or
+ * -EBADMSG naming the first such event. */
+int eventlog_check_data(const struct eventlog *log, ingot_error *e);
 
 /* "EV_IPL", or NULL for a type ingot has no name for. */
 const char *eventlog_type_name(uint32_t type);

@@ -19,7 +19,7 @@ void attest_weakness_format(unsigned weak, struct strbuf *out)
 {
 	int n = 0;
 
-	for (unsigned bit = 1; bit <= WEAK_NO_NONCE; bit <<= 1)
+	for (unsigned bit = 1; bit <= WEAK_LAST; bit <<= 1)
 		if (weak & bit)
 			strbuf_addf(out, "%s%s", n++ ? "," : "", attest_weakness_name(bit));
 }

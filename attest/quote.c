@@ -46,6 +46,8 @@ static const struct {
 } weaknesses[] = {
 	{ WEAK_SHA1_SIGNATURE, "sha1-signature" },
 	{ WEAK_NO_NONCE, "no-nonce" },
+	{ WEAK_SECURE_BOOT_UNJUDGED, "secure-boot-unjudged" },
+	{ WEAK_UNKNOWN_FIRMWARE, "unknown-firmware" },
 };
 
 const char *attest_weakness_name(unsigned bit)
@@ -68,7 +70,7 @@ int attest_weakness_parse(const char *list, unsigned *out, ingot_error *e)
 			if (strlen(weaknesses[i].name) == n && !strncmp(p, weaknesses[i].name, n))
 				break;
 		if (i == ARRAY_SIZE(weaknesses))
-			return ingot_fail(e, -EINVAL, "expected sha1-signature or no-nonce (comma-separated), got '%.*s'",
+			return ingot_fail(e, -EINVAL, "expected sha1-signature or no-nonce (a boot also: secure-boot-unjudged, unknown-firmware; comma-separated), got '%.*s'",
 					  (int)(n > 80 ? 80 : n), p);
 		*out |= weaknesses[i].bit;
 		p += n;

@@ -44,6 +44,10 @@ enum attest_verdict {
 enum attest_weakness {
 	WEAK_SHA1_SIGNATURE = 1u << 0,  /* signed over a SHA-1 digest */
 	WEAK_NO_NONCE = 1u << 1,        /* empty qualifying data: no freshness */
+	/* Of a measured boot (attest/verdict.h): */
+	WEAK_SECURE_BOOT_UNJUDGED = 1u << 2,  /* manifest names no Secure Boot signer: PCR 7 not judged */
+	WEAK_UNKNOWN_FIRMWARE = 1u << 3,      /* no firmware reference: PCRs 0, 2 (and PCR 7 keys) not judged */
+	WEAK_LAST = WEAK_UNKNOWN_FIRMWARE,
 };
 
 struct quote_info {

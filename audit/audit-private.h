@@ -8,6 +8,8 @@
 #include <jansson.h>
 
 #include "audit/audit.h"
+#include "attest/firmware-ref.h"
+#include "keys/enrolment.h"
 #include "keys/keyring.h"
 #include "lib/digest.h"
 #include "lib/err.h"
@@ -34,6 +36,10 @@ struct audit_ctx {
 	size_t n_mf;
 	json_t *nonces;   /* node -> hex */
 	json_t *aks;      /* ak id -> node ("" for any) */
+	struct enrolment *enrolments;   /* --enrolments, verified against kr */
+	size_t n_enrolments;
+	struct firmware_ref *fw_refs;   /* --firmware-refs, verified against kr */
+	size_t n_fw_refs;
 	json_t *nodes;    /* node -> pool ("" unknown) */
 	json_t *rows;     /* node -> row */
 	json_t *manifests_out;

@@ -25,7 +25,11 @@ struct audit_opts {
 	const char *manifests_dir; /* required: *.manifest.dsse.json */
 	const char *reports_dir;   /* required: *.json node reports */
 	const char *nonces;        /* optional: "NODE NONCE_HEX" lines, the nonces issued */
-	const char *aks;           /* optional: "AK_SHA256_HEX [NODE]" lines, enrolled AKs */
+	const char *aks;           /* optional: "AK_SHA256_HEX [NODE]" lines: an allow-list for
+				    * post-boot PCR 15 reports only; proves no TPM, never counts
+				    * for a measured boot */
+	const char *enrolments_dir;   /* optional: signed enrolment records (*.json), keys/enrolment.h */
+	const char *firmware_refs_dir;   /* optional: signed firmware references (*.json) */
 	const char *nodes;         /* optional: "NODE [POOL]" lines, the nodes expected */
 	int64_t max_age;           /* seconds; 0 = reports never go stale */
 	time_t now;

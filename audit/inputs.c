@@ -10,10 +10,11 @@
 #include <string.h>
 #include <strings.h>
 
-#include "attest/bootpolicy.h"
+#include "attest/verdict.h"
 #include "attest/nonce.h"
 #include "attest/predict.h"
 #include "keys/envelope.h"
+#include "keys/firmware-ref-envelope.h"
 #include "keys/key.h"
 #include "lib/cleanup.h"
 #include "lib/str.h"
@@ -33,6 +34,10 @@ void audit_ctx_free(struct audit_ctx *c)
 		keyring_free(c->kr);
 	json_decref(c->nonces);
 	json_decref(c->aks);
+	for (size_t i = 0; i < c->n_enrolments; i++)
+		enrolment_release(&c->enrolments[i]);
+	free(c->enrolments);
+	free(c->fw_refs);
 	json_decref(c->nodes);
 	json_decref(c->rows);
 	json_decref(c->manifests_out);
@@ -205,6 +210,45 @@ int audit_list_dir(const char *dir, const char *suffix, struct dirent ***out, in
 	return 0;
 }
 
+/* --enrolments and --firmware-refs: every *.json in the directories,
+ * verified against the keyring.  A record that does not verify is an
+ * error: an auditor who named a directory expects all of it to count. */
+static int load_trust(struct audit_ctx *c, ingot_error *e)
+{
+	struct dirent **ents = NULL;
+	int n = 0, r = 0;
+
+	for (int pass = 0; pass < 2; pass++) {
+		const char *dir = pass ? c->o->firmware_refs_dir : c->o->enrolments_dir;
+		if (!dir)
+			continue;
+		if ((r = audit_list_dir(dir, ".json", &ents, &n, e)) < 0)
+			return r;
+		if (pass)
+			c->fw_refs = calloc((size_t)n + 1, sizeof(*c->fw_refs));
+		else
+			c->enrolments = calloc((size_t)n + 1, sizeof(*c->enrolments));
+		if (!(pass ? (void *)c->fw_refs : (void *)c->enrolments))
+			r = ingot_fail(e, -ENOMEM, "out of memory");
+		for (int i = 0; i < n; i++) {
+			_cleanup_free_ char *path = NULL;
+			if (r == 0 && asprintf(&path, "%s/%s", dir, ents[i]->d_name) < 0)
+				r = ingot_fail(e, -ENOMEM, "out of memory");
+			if (r == 0 && pass)
+				r = firmware_ref_load(path, c->kr, &c->fw_refs[c->n_fw_refs], e);
+			else if (r == 0)
+				r = enrolment_load(path, c->kr, &c->enrolments[c->n_enrolments], e);
+			if (r == 0)
+				pass ? c->n_fw_refs++ : c->n_enrolments++;
+			free(ents[i]);
+		}
+		free(ents);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
 /* An envelope verified the way `ingot verify-manifest` does it (trusted
  * signatures, statement, subject, schema); an expired one still counts
  * as authentic, so nodes running it are reported as such. */
@@ -233,7 +277,7 @@ static void load_one_manifest(struct audit_ctx *c, const char *path, struct pman
 		pm->serial = json_integer_value(json_object_get(pm->m, "serial"));
 		pm->predicted = json_string_value(json_object_get(json_object_get(
 			json_object_get(pm->m, "measurement"), "predicted"), "sha256"));
-		/* A UKI image's PCR 15 holds its init's event (attest/bootpolicy.h). */
+		/* A UKI image's PCR 15 holds its init's event (attest/verdict.h). */
 		if (boot_manifest_pcr15(pm->m))
 			pm->predicted = boot_manifest_pcr15(pm->m);
 		if (!pm->pool || !pm->predicted)
@@ -350,6 +394,8 @@ int audit_load_inputs(struct audit_ctx *c, ingot_error *e)
 	if (o->aks && (r = read_aks(o->aks, &c->aks, e)) < 0)
 		return r;
 	if (o->nodes && (r = read_pairs(o->nodes, NULL, NULL, "NODE [POOL]", &c->nodes, e)) < 0)
+		return r;
+	if ((r = load_trust(c, e)) < 0)
 		return r;
 	return load_manifests(c, e);
 }

@@ -9,12 +9,12 @@
 #include <string.h>
 #include <strings.h>
 
-#include "attest/bootpolicy.h"
 #include "attest/eventlog.h"
 #include "attest/judge.h"
 #include "attest/pcrs.h"
 #include "attest/predict.h"
 #include "attest/quote.h"
+#include "attest/verdict.h"
 #include "lib/base64.h"
 #include "lib/cleanup.h"
 #include "lib/escape.h"
@@ -81,14 +81,26 @@ static const char *issued_nonce(const struct audit_ctx *c, const char *node, jso
 	return want;
 }
 
-/* Enrollment: the AK must be on the list, for this node if bound.
- * Without a list no AK is known to be a TPM's: at best unverified. */
+/* The node's enrolment record (--enrolments), or NULL. */
+static const struct enrolment *node_enrolment(const struct audit_ctx *c, const char *node)
+{
+	for (size_t i = 0; i < c->n_enrolments; i++)
+		if (!strcmp(c->enrolments[i].node, node))
+			return &c->enrolments[i];
+	return NULL;
+}
+
+/* Post-boot reports only: the AK must be enrolled (a record for this
+ * node), or at least on the --aks list, which proves no TPM.  Without
+ * either no AK is known to be a TPM's: at best unverified. */
 static void check_enrolled(const struct audit_ctx *c, const char *node, const char *akid, json_t *row)
 {
 	const char *bound;
 
+	if (node_enrolment(c, node))
+		return;   /* the quote was judged with the enrolled AK */
 	if (!c->aks) {
-		audit_add_finding(row, "unverified", "AK %.16s: no enrolled AKs (--aks), so nothing shows "
+		audit_add_finding(row, "unverified", "AK %.16s: no enrolment record (--enrolments) and no enrolled AKs (--aks), so nothing shows "
 				  "the quote came from a TPM", akid);
 		return;
 	}
@@ -101,26 +113,26 @@ static void check_enrolled(const struct audit_ctx *c, const char *node, const ch
 
 /* A refused quote as a finding.  1 when the quoted PCRs are still
  * proven (the signature, nonce and digest held). */
-static int judged(const struct quote_info *qi, const ingot_error *e, json_t *row)
+static int judged(enum attest_verdict reason, const char *msg, json_t *row)
 {
-	switch (qi->reason) {
+	switch (reason) {
 	case VERDICT_OK:
 		return 1;
 	case VERDICT_NONCE:
-		audit_add_finding(row, "nonce-mismatch", "%s", e->msg);
+		audit_add_finding(row, "nonce-mismatch", "%s", msg);
 		return 0;
 	case VERDICT_PCR_SELECTION:
 	case VERDICT_PCR_DIGEST:
-		audit_add_finding(row, "pcr-mismatch", "%s", e->msg);
+		audit_add_finding(row, "pcr-mismatch", "%s", msg);
 		return 0;
 	case VERDICT_LOG_MISMATCH:
-		audit_add_finding(row, "log-mismatch", "%s", e->msg);
+		audit_add_finding(row, "log-mismatch", "%s", msg);
 		return 1;
 	case VERDICT_WEAK:
-		audit_add_finding(row, "unverified", "%s", e->msg);
+		audit_add_finding(row, "unverified", "%s", msg);
 		return 1;
 	default:
-		audit_add_finding(row, "forged-quote", "%s (%s)", e->msg, attest_verdict_name(qi->reason));
+		audit_add_finding(row, "forged-quote", "%s (%s)", msg, attest_verdict_name(reason));
 		return 0;
 	}
 }
@@ -158,30 +170,87 @@ static const struct pmanifest *quoted_image(const struct audit_ctx *c, const str
 	return NULL;
 }
 
-/* A UKI image: the firmware log and the quote must show the measured boot
- * chain (attest/bootpolicy.h), not only PCR 15. */
-static void check_boot_chain(const json_t *m, const struct eventlog *log, const struct pcr_values *pcrs,
-			     json_t *row)
+/* The firmware reference whose PCRs 0 and 2 the quote claims (the
+ * verdict proves them, or refuses); NULL: unknown firmware. */
+static const struct firmware_ref *claimed_firmware(const struct audit_ctx *c, const struct pcr_values *claimed)
 {
-	struct boot_decision d;
+	const struct pcr_bank *b = pcr_values_find(claimed, 0x000B);
 
-	if (!log || !log->nevents) {
-		audit_add_finding(row, "boot-unchecked", "measured boot not checked: no firmware event log");
-		return;
-	}
-	boot_policy_check(m, log, pcrs, &d);
-	if (d.verdict != BOOT_ADMIT)
-		audit_add_finding(row, d.verdict == BOOT_REFUSE ? "boot-refused" : "boot-unchecked", "%s", d.reason);
+	for (size_t i = 0; b && i < c->n_fw_refs; i++)
+		if (!memcmp(b->value[BOOT_PCR_FIRMWARE], c->fw_refs[i].pcr0, 32) &&
+		    !memcmp(b->value[BOOT_PCR_OPTION_ROMS], c->fw_refs[i].pcr2, 32))
+			return &c->fw_refs[i];
+	return NULL;
 }
 
-/* Quote, AK, nonce, event log and image, judged by attest/judge.h.
- * Returns the manifest the quoted PCR proves the node booted, or NULL. */
+/* A measured boot, judged by the one verdict (attest/verdict.h).  The
+ * manifest and firmware reference are picked by the PCRs the quote
+ * claims; the verdict then proves them or refuses. */
+static const struct pmanifest *check_measured_boot(struct audit_ctx *c, const char *node, const json_t *att,
+						   const char *nonce, unsigned accept, json_t *row)
+{
+	const json_t *quote = json_object_get(att, "quote");
+	const struct enrolment *en = node_enrolment(c, node);
+	const struct pmanifest *hit;
+	struct enrolled_ak ak;
+	struct pcr_values claimed;
+	struct eventlog log = { 0 };
+	struct boot_result res;
+	ingot_error e = { 0 };
+
+	if (pcr_values_from_json(json_object_get(quote, "pcrs"), "attestation.quote.pcrs", &claimed, &e) < 0) {
+		audit_add_finding(row, "forged-quote", "%s", e.msg);
+		return NULL;
+	}
+	if (!(hit = quoted_image(c, &claimed, row)))
+		return NULL;
+	if (!json_object_get(hit->m, "boot")) {
+		audit_add_finding(row, "boot-unchecked", "measured boot not checked: %s has no boot object", hit->file);
+		return NULL;
+	}
+	if (!report_log(att, &log, row))
+		return NULL;
+	if (en)
+		ak = (struct enrolled_ak){ .pem = en->ak_pem, .ak_id = en->ak_id, .node = en->node };
+	struct boot_evidence ev = {
+		.quote = quote, .log = &log, .nonce_hex = nonce, .ak = en ? &ak : NULL, .node = node,
+		.manifest = hit->m, .fw = claimed_firmware(c, &claimed), .accept_weak = accept,
+	};
+	attest_boot_verdict(&ev, &res);
+	eventlog_free(&log);
+	if (res.qi.ak_id[0])
+		json_object_set_new(row, "ak", json_string(res.qi.ak_id));
+	switch (res.verdict) {
+	case BOOT_ADMIT:
+		return hit;
+	case BOOT_UNVERIFIED:
+		audit_add_finding(row, "unverified", "%s", res.reason);
+		return hit;
+	case BOOT_NOT_MADE:
+		audit_add_finding(row, "boot-unchecked", "%s", res.reason);
+		return NULL;
+	case BOOT_REFUSE:
+		break;
+	}
+	if (res.quote_reason == VERDICT_WRONG_AK && en) {
+		audit_add_finding(row, "ak-not-enrolled", "%s", res.reason);
+		return NULL;
+	}
+	if (res.quote_reason == VERDICT_OK) {
+		audit_add_finding(row, "boot-refused", "%s", res.reason);
+		return hit;
+	}
+	return judged(res.quote_reason, res.reason, row) ? hit : NULL;
+}
+
+/* Quote, AK, nonce, event log and image.  Returns the manifest the
+ * quoted PCR proves the node booted, or NULL. */
 static const struct pmanifest *check_attestation(struct audit_ctx *c, const char *node,
 						 const json_t *att, json_t *row)
 {
 	const json_t *quote = json_object_get(att, "quote");
-	struct attest_expect x = { .accept_weak = c->o->accept_weak, .log_quoted = 1 };
-	struct pcr_selection boot_cover = { 0 }, boot_log = { 0 };
+	const struct enrolment *en = node_enrolment(c, node);
+	struct attest_expect x = { .accept_weak = c->o->accept_weak, .log_quoted = 1, .ak_pem = en ? en->ak_pem : NULL };
 	const struct pmanifest *hit;
 	struct eventlog log = { 0 };
 	struct quote_info qi;
@@ -200,29 +269,21 @@ static const struct pmanifest *check_attestation(struct audit_ctx *c, const char
 	}
 	json_object_set_new(row, "nonce", json_string(claimed));
 	x.nonce_hex = issued_nonce(c, node, row, &x.accept_weak);
-	/* The log must replay to exactly what the TPM quoted; in a measured
-	 * boot PCR 15 is the init's, outside the firmware log. */
-	if (!strcmp(json_string_value(json_object_get(att, "mode")) ?: "", "measured-boot")) {
-		if (pcr_selection_parse(BOOT_QUOTE_PCRS, &boot_cover, &e) < 0 ||
-		    pcr_selection_parse(BOOT_LOG_PCRS, &boot_log, &e) < 0)
-			return NULL;
-		x.cover = &boot_cover;
-		x.log_sel = &boot_log;
-		x.log_quoted = 0;
-	}
+	if (!strcmp(json_string_value(json_object_get(att, "mode")) ?: "", "measured-boot"))
+		return check_measured_boot(c, node, att, x.nonce_hex, x.accept_weak, row);
+	/* ingot's post-boot PCR 15 measure: the log must replay to exactly
+	 * what the TPM quoted. */
 	x.log = report_log(att, &log, row);
 	proven = attest_judge(quote, &x, &qi, &e) == 0;
 	if (qi.ak_id[0]) {
 		json_object_set_new(row, "ak", json_string(qi.ak_id));
 		check_enrolled(c, node, qi.ak_id, row);
 	}
-	if (!proven && !judged(&qi, &e, row)) {
+	if (!proven && !judged(qi.reason, e.msg, row)) {
 		eventlog_free(&log);
 		return NULL;
 	}
 	hit = quoted_image(c, &qi.pcrs, row);
-	if (hit && json_object_get(hit->m, "boot"))
-		check_boot_chain(hit->m, x.log, &qi.pcrs, row);
 	eventlog_free(&log);
 	return hit;
 }

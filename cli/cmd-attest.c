@@ -5,8 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
-#include "attest/bootpolicy.h"
 #include "attest/eventlog.h"
 #include "attest/judge.h"
 #include "attest/measure.h"
@@ -15,7 +15,12 @@
 #include "attest/predict.h"
 #include "attest/quote.h"
 #include "attest/tpm.h"
+#include "attest/verdict.h"
 #include "cli/cli.h"
+#include "keys/enrolment.h"
+#include "keys/envelope.h"
+#include "keys/firmware-ref-envelope.h"
+#include "keys/keyring.h"
 #include "lib/cleanup.h"
 #include "lib/digest.h"
 #include "lib/fileio.h"
@@ -29,6 +34,7 @@ enum {
 	ATTEST_REFUSED = 2,     /* a quote or event log does not verify */
 	ATTEST_NONCE_REUSED = 3,
 	ATTEST_NO_TPM = 4,
+	ATTEST_UNVERIFIED = 5,
 };
 
 static const char attest_help[] =
@@ -44,7 +50,11 @@ static const char attest_help[] =
 "    ingot attest import -m MSG -s SIG -f PCRS -u AK_PUB -o FILE\n"
 "    ingot attest verify-quote QUOTE --nonce HEX [--ak-pub PEM] [--pcrs SEL]\n"
 "                              [--seen-nonces FILE] [--accept-weak LIST] [--json]\n"
-"    ingot attest boot-check QUOTE LOG --manifest FILE --nonce HEX [--ak-pub PEM]\n"
+"    ingot attest boot-check QUOTE LOG --manifest ENVELOPE --keyring FILE --nonce HEX\n"
+"                            [--enrolment FILE] [--firmware-ref FILE] [--node ID]\n"
+"                            [--seen-nonces FILE] [--accept-weak LIST]\n"
+"    ingot attest firmware-ref QUOTE LOG --platform NAME --nonce HEX --enrolment FILE\n"
+"                              --keyring FILE --key KEY -o FILE\n"
 "    ingot attest eventlog LOG [--json] [--against QUOTE [--nonce HEX]\n"
 "                              [--ak-pub PEM] [--accept-weak LIST]] [--pcrs SEL]\n"
 "    ingot attest enroll request|challenge|answer|finish|check ...\n"
@@ -64,13 +74,27 @@ static const char attest_help[] =
 "    content: the event data, per-bank digests and the PCR values expected\n"
 "    after measuring it into a reset PCR.\n"
 "\n"
-"    boot-check applies the measured-boot policy (docs/attest.md \"Measured\n"
-"    boot\") to a quote of PCRs 4,7,9,11,12,15 and the firmware event log of a\n"
-"    node booted from the manifest's UKI: the quote is judged like verify-quote\n"
-"    (signature, nonce, coverage), then the log must replay to the quote, the\n"
-"    UKI be the boot application in PCR 4, PCR 11 equal the prediction, PCR 12\n"
-"    be at reset (no command line override) and PCR 15 hold exactly the\n"
-"    image's event. Prints \"boot admit|refuse|not-made: REASON\"; exit 0, 2, 1.\n"
+"    boot-check judges a measured boot (docs/attest.md \"Measured boot\"): a\n"
+"    quote of sha256 PCRs 0,2,4,7,9,11,12,15 and the firmware event log of a\n"
+"    node booted from the UKI of the signed manifest (verified against the\n"
+"    keyring). The quote must be signed by the AK of the signed enrolment\n"
+"    record (the AK a quote carries proves nothing; without --enrolment the\n"
+"    verdict is at best \"unverified\"), over the nonce; the log\n"
+"    must replay to the quoted PCRs, every event's data hash to its digest,\n"
+"    every PCR 4 event be allowed by its digest (separator, known actions, the\n"
+"    UKI then its kernel), PCR 7 show Secure Boot on with the manifest's\n"
+"    signer (boot.secure_boot), PCRs 0 and 2 equal the signed firmware\n"
+"    reference, PCR 11 the prediction, PCR 12 reset, PCR 15 the image's one\n"
+"    event. Without a firmware reference or a Secure Boot signer the\n"
+"    weakness (unknown-firmware, secure-boot-unjudged) is refused unless\n"
+"    accepted by name. Prints one line \"boot admit|refuse|unverified|not-made:\n"
+"    REASON\". The same verdict as ingot verify and ingot audit.\n"
+"\n"
+"    firmware-ref records a platform's firmware reference from a reference\n"
+"    boot: the quote is judged with the enrolled AK and the nonce, the log\n"
+"    must replay to the quoted PCRs 0, 2 and 7; PCRs 0 and 2 and the PCR 7\n"
+"    Secure Boot variables and authorities are written as a signed\n"
+"    ingot.firmware-ref/v1 statement (DSSE, signed with --key).\n"
 "\n"
 "    ak create makes an attestation key: a restricted signing key (ECC P-256\n"
 "    with ECDSA-SHA256, or RSA-2048 with RSASSA-SHA256) under a primary key\n"
@@ -122,21 +146,36 @@ static const char attest_help[] =
 "                      numbers, ranges or 'all', e.g. sha256:0-7,15+sha1:15.\n"
 "                      verify-quote: the quote must cover these; eventlog: the\n"
 "                      PCRs to compare (default: those the log extends)\n"
-"    --ak-pub PEM      trusted AK public key; without it the quote's own\n"
-"                      ak_pub is used (signature consistency only)\n"
+"    --ak-pub PEM      verify-quote, eventlog: the AK public key to check the\n"
+"                      signature with; without it the quote's own ak_pub\n"
+"                      (consistency only). A diagnostic, not a trust root:\n"
+"                      nothing shows either key is a TPM's (use boot-check)\n"
+"    --keyring FILE    trusted keys: the manifest's, enrolment's and firmware\n"
+"                      reference's signers\n"
+"    --enrolment FILE  signed enrolment record of the node's AK (ingot attest\n"
+"                      enroll); the only AK a boot quote is judged with\n"
+"    --firmware-ref F  signed firmware reference of the node's platform\n"
+"    --node ID         the node the evidence is from (checked against the\n"
+"                      enrolment)\n"
+"    --platform NAME   firmware-ref: the platform model's name\n"
+"    --key KEY         firmware-ref: the signing key\n"
 "    --seen-nonces F   file of nonces already accepted, one hex per line\n"
 "    --against QUOTE   quote document to compare the replay with\n"
-"    --accept-weak L   accept weak evidence: sha1-signature, no-nonce\n"
+"    --accept-weak L   accept weak evidence: sha1-signature, no-nonce; for\n"
+"                      boot-check also secure-boot-unjudged, unknown-firmware\n"
 "                      (comma-separated)\n"
 "    --json            machine-readable output\n"
 "    -h, --help        show this help\n"
 "\n"
 "EXIT STATUS\n"
-"    0   success (quote valid, log replays to the quoted PCRs)\n"
-"    1   error: unreadable or malformed input file, TPM command failed\n"
-"    2   refused: the quote does not verify, or the log disagrees with it\n"
+"    0   success (quote valid, log replays to the quoted PCRs; boot admitted)\n"
+"    1   error: unreadable or malformed input file, TPM command failed, a\n"
+"        boot check not made\n"
+"    2   refused: the quote does not verify, the log disagrees with it, the\n"
+"        boot is refused\n"
 "    3   nonce reuse (listed in --seen-nonces)\n"
 "    4   no TPM: the TCTI cannot be loaded or reached, or no AK in --ak\n"
+"    5   unverified: boot-check without a valid enrolled AK\n"
 "    64  usage error\n"
 "\n"
 "EXAMPLES\n"
@@ -153,6 +192,7 @@ static const char attest_help[] =
 enum {
 	OPT_MANIFEST = 256, OPT_PCR, OPT_LOG, OPT_TCTI, OPT_ALG, OPT_HIERARCHY, OPT_AK,
 	OPT_NONCE, OPT_PCRS, OPT_AK_PUB, OPT_SEEN, OPT_AGAINST, OPT_JSON, OPT_ACCEPT_WEAK,
+	OPT_KEYRING, OPT_ENROLMENT, OPT_FIRMWARE_REF, OPT_NODE, OPT_PLATFORM, OPT_KEY,
 };
 
 static const struct option attest_opts[] = {
@@ -171,6 +211,12 @@ static const struct option attest_opts[] = {
 	{ "against", required_argument, NULL, OPT_AGAINST },
 	{ "json", no_argument, NULL, OPT_JSON },
 	{ "accept-weak", required_argument, NULL, OPT_ACCEPT_WEAK },
+	{ "keyring", required_argument, NULL, OPT_KEYRING },
+	{ "enrolment", required_argument, NULL, OPT_ENROLMENT },
+	{ "firmware-ref", required_argument, NULL, OPT_FIRMWARE_REF },
+	{ "node", required_argument, NULL, OPT_NODE },
+	{ "platform", required_argument, NULL, OPT_PLATFORM },
+	{ "key", required_argument, NULL, OPT_KEY },
 	{ "help", no_argument, NULL, 'h' },
 	{ 0 },
 };
@@ -179,6 +225,7 @@ struct args {
 	const char *sub;
 	const char *manifest, *log, *tcti, *output, *alg, *hierarchy, *ak, *nonce, *pcrs;
 	const char *ak_pub, *seen, *against;
+	const char *keyring, *enrolment, *firmware_ref, *node, *platform, *key;
 	int pcr, json;
 	unsigned accept_weak;   /* enum attest_weakness bits */
 	char **pos;     /* positional arguments after the subcommand */
@@ -188,14 +235,16 @@ struct args {
 /* Which options each subcommand takes (by option value). */
 static int allowed(const char *sub, int opt)
 {
-	static const struct { const char *sub; int opts[10]; } table[] = {
+	static const struct { const char *sub; int opts[12]; } table[] = {
 		{ "measure", { OPT_MANIFEST, OPT_PCR, OPT_LOG, OPT_TCTI } },
 		{ "predict", { OPT_MANIFEST, OPT_PCR } },
 		{ "ak", { 'o', OPT_ALG, OPT_HIERARCHY, OPT_TCTI } },
 		{ "quote", { OPT_NONCE, OPT_PCRS, OPT_AK, OPT_TCTI, 'o' } },
 		{ "verify-quote", { OPT_NONCE, OPT_AK_PUB, OPT_PCRS, OPT_SEEN, OPT_JSON, OPT_ACCEPT_WEAK } },
 		{ "eventlog", { OPT_JSON, OPT_AGAINST, OPT_NONCE, OPT_AK_PUB, OPT_PCRS, OPT_ACCEPT_WEAK } },
-		{ "boot-check", { OPT_MANIFEST, OPT_NONCE, OPT_AK_PUB } },
+		{ "boot-check", { OPT_MANIFEST, OPT_NONCE, OPT_KEYRING, OPT_ENROLMENT, OPT_FIRMWARE_REF, OPT_NODE,
+				  OPT_SEEN, OPT_ACCEPT_WEAK } },
+		{ "firmware-ref", { OPT_NONCE, OPT_PLATFORM, OPT_ENROLMENT, OPT_KEYRING, OPT_KEY, 'o' } },
 	};
 	for (size_t i = 0; i < ARRAY_SIZE(table); i++)
 		if (!strcmp(table[i].sub, sub)) {
@@ -243,6 +292,12 @@ static int parse_args(int argc, char **argv, struct args *a)
 		case OPT_AK_PUB: a->ak_pub = optarg; break;
 		case OPT_SEEN: a->seen = optarg; break;
 		case OPT_AGAINST: a->against = optarg; break;
+		case OPT_KEYRING: a->keyring = optarg; break;
+		case OPT_ENROLMENT: a->enrolment = optarg; break;
+		case OPT_FIRMWARE_REF: a->firmware_ref = optarg; break;
+		case OPT_NODE: a->node = optarg; break;
+		case OPT_PLATFORM: a->platform = optarg; break;
+		case OPT_KEY: a->key = optarg; break;
 		case OPT_JSON: a->json = 1; break;
 		case OPT_ACCEPT_WEAK: {
 			ingot_error e = { 0 };
@@ -448,7 +503,7 @@ static json_t *weakness_json(unsigned weak)
 {
 	json_t *a = json_array();
 
-	for (unsigned bit = 1; bit <= WEAK_NO_NONCE; bit <<= 1)
+	for (unsigned bit = 1; bit <= WEAK_LAST; bit <<= 1)
 		if (weak & bit)
 			json_array_append_new(a, json_string(attest_weakness_name(bit)));
 	return a;
@@ -547,35 +602,152 @@ static int do_eventlog(const struct args *a)
 	return rc;
 }
 
-/* boot-check QUOTE LOG --manifest M --nonce N: the quote judged as
- * verify-quote does (attest/judge.h), then the measured-boot policy
- * (attest/bootpolicy.h) on its PCRs and the firmware's log. */
-static int do_boot_check(const struct args *a)
-{
-	_cleanup_json_ json_t *m = NULL, *q = NULL;
-	struct pcr_selection cover = { 0 };
-	struct attest_expect x = { .nonce_hex = a->nonce, .cover = &cover };
+/* The inputs of a boot judgement: the quote, the log, and the enrolled
+ * AK verified against the keyring. */
+struct boot_inputs {
+	json_t *quote;
 	struct eventlog log;
-	struct quote_info qi;
-	struct boot_decision d;
-	uint8_t nonce[NONCE_MAX];
-	size_t nlen;
+	struct keyring *kr;
+	struct enrolment en;
+	struct enrolled_ak ak;
+};
+
+static void boot_inputs_release(struct boot_inputs *in)
+{
+	json_decref(in->quote);
+	eventlog_free(&in->log);
+	if (in->kr)
+		keyring_free(in->kr);
+	enrolment_release(&in->en);
+}
+
+/* A signed document that does not verify: refused when its signatures,
+ * expiry or rollback fail, an error when it cannot be read or parsed.
+ * The envelope's own exit classes are not attest's. */
+static int trust_status(const ingot_error *e)
+{
+	ingot_error copy = *e;
+
+	copy.status = 0;
+	return cli_error(&copy, e->status == ENVELOPE_EXIT_IO || e->status == ENVELOPE_EXIT_MALFORMED ||
+					e->status == 0 ? EXIT_FAILURE_ : ATTEST_REFUSED);
+}
+
+static int load_boot_inputs(const struct args *a, struct boot_inputs *in)
+{
 	ingot_error e = { 0 };
 	int rc;
 
-	if (a->npos != 2 || !a->manifest || !a->nonce)
-		return cli_usage_error("attest", "boot-check: expected QUOTE LOG --manifest M --nonce HEX");
-	if (pcr_selection_parse(BOOT_QUOTE_PCRS, &cover, &e) < 0)
+	memset(in, 0, sizeof(*in));
+	/* boot-check without an enrolment judges everything else and says
+	 * "unverified"; a reference is only recorded from an enrolled AK. */
+	if (a->npos != 2 || !a->nonce || !a->keyring || (!a->enrolment && !strcmp(a->sub, "firmware-ref")))
+		return cli_usage_error("attest", "%s: expected QUOTE LOG --nonce HEX --keyring FILE --enrolment FILE",
+				       a->sub);
+	if (a->seen && !a->nonce)
+		return cli_usage_error("attest", "%s: --seen-nonces needs --nonce", a->sub);
+	{
+		uint8_t nonce[NONCE_MAX];
+		size_t nlen;
+		if ((rc = parse_nonce(a, nonce, &nlen)))
+			return rc;
+	}
+	if (keyring_load(a->keyring, &in->kr, &e) < 0)
 		return cli_error(&e, EXIT_FAILURE_);
-	if ((rc = parse_nonce(a, nonce, &nlen)) || (rc = load_manifest(a->manifest, &m)) ||
-	    (rc = judge_quote_file(a->pos[0], a->ak_pub, &x, &q, &qi)))
-		return rc;
-	if (eventlog_load(a->pos[1], &log, &e) < 0)
+	if (a->enrolment && enrolment_load(a->enrolment, in->kr, &in->en, &e) < 0)
+		return trust_status(&e);
+	in->ak = (struct enrolled_ak){ .pem = in->en.ak_pem, .ak_id = in->en.ak_id, .node = in->en.node };
+	if (json_read_file(a->pos[0], &in->quote, &e) < 0 || eventlog_load(a->pos[1], &in->log, &e) < 0)
 		return cli_error(&e, EXIT_FAILURE_);
-	boot_policy_check(m, &log, &qi.pcrs, &d);
-	eventlog_free(&log);
-	printf("boot %s: %s\n", boot_verdict_name(d.verdict), d.reason);
-	return d.verdict == BOOT_ADMIT ? EXIT_OK : d.verdict == BOOT_REFUSE ? ATTEST_REFUSED : EXIT_FAILURE_;
+	return EXIT_OK;
+}
+
+/* boot-check: the one verdict (attest/verdict.h) on a verified manifest,
+ * the enrolled AK and the firmware reference. */
+static int do_boot_check(const struct args *a)
+{
+	static const int status[] = {
+		[BOOT_ADMIT] = EXIT_OK, [BOOT_REFUSE] = ATTEST_REFUSED,
+		[BOOT_UNVERIFIED] = ATTEST_UNVERIFIED, [BOOT_NOT_MADE] = EXIT_FAILURE_,
+	};
+	_cleanup_json_ json_t *m = NULL;
+	struct boot_inputs in;
+	struct firmware_ref fw;
+	struct boot_result res;
+	struct verify_policy pol = { .now = time(NULL) };
+	struct verify_outcome vo;
+	ingot_error e = { 0 };
+	int rc;
+
+	if (!a->manifest)
+		return cli_usage_error("attest", "boot-check: --manifest ENVELOPE is required");
+	if ((rc = load_boot_inputs(a, &in)))
+		goto out;
+	/* The manifest as `ingot verify-manifest` checks it: signatures,
+	 * statement, schema, expiry. */
+	if (envelope_verify(a->manifest, in.kr, &pol, &m, &vo, &e) < 0) {
+		rc = trust_status(&e);
+		goto out;
+	}
+	if (a->firmware_ref && firmware_ref_load(a->firmware_ref, in.kr, &fw, &e) < 0) {
+		rc = trust_status(&e);
+		goto out;
+	}
+	struct boot_evidence ev = {
+		.quote = in.quote, .log = &in.log, .nonce_hex = a->nonce, .seen_nonces = a->seen,
+		.ak = a->enrolment ? &in.ak : NULL,
+		.node = a->node, .manifest = m, .fw = a->firmware_ref ? &fw : NULL, .accept_weak = a->accept_weak,
+	};
+	attest_boot_verdict(&ev, &res);
+	printf("boot %s: %s\n", boot_verdict_name(res.verdict), res.reason);
+	rc = res.quote_reason == VERDICT_NONCE_REUSED ? ATTEST_NONCE_REUSED : status[res.verdict];
+out:
+	boot_inputs_release(&in);
+	return rc;
+}
+
+/* firmware-ref: PCRs 0, 2 and the PCR 7 Secure Boot state of a reference
+ * boot, from a quote judged with the enrolled AK, signed. */
+static int do_firmware_ref(const struct args *a)
+{
+	_cleanup_signing_key_ struct signing_key *k = NULL;
+	_cleanup_json_ json_t *env = NULL;
+	struct boot_inputs in;
+	struct firmware_ref fw;
+	struct quote_info qi;
+	struct pcr_selection cover = { 0 };
+	ingot_error e = { 0 };
+	int rc;
+
+	if (!a->platform || !a->key || !a->output)
+		return cli_usage_error("attest", "firmware-ref: --platform, --key and -o are required");
+	if ((rc = load_boot_inputs(a, &in)))
+		goto out;
+	if (signing_key_load(a->key, &k, &e) < 0) {
+		rc = cli_error(&e, EXIT_FAILURE_);
+		goto out;
+	}
+	pcr_selection_add(&cover, 0x000b, 1u << BOOT_PCR_FIRMWARE | 1u << BOOT_PCR_OPTION_ROMS | 1u << BOOT_PCR_SECURE_BOOT);
+	struct attest_expect x = { .nonce_hex = a->nonce, .ak_pem = in.ak.pem, .cover = &cover };
+	if (attest_judge(in.quote, &x, &qi, &e) < 0) {
+		fprintf(stderr, "ingot: %s: quote refused (%s): %s\n", a->pos[0], attest_verdict_name(qi.reason), e.msg);
+		rc = ATTEST_REFUSED;
+		goto out;
+	}
+	if (firmware_ref_record(a->platform, &in.log, &qi.pcrs, &fw, &e) < 0) {
+		rc = cli_error(&e, e.code == -EBADMSG ? ATTEST_REFUSED : EXIT_FAILURE_);
+		goto out;
+	}
+	if (firmware_ref_sign(&fw, k, &env, &e) < 0 ||
+	    json_write_file_as(a->output, env, envelope_canonical, 0644, &e) < 0) {
+		rc = cli_error(&e, EXIT_FAILURE_);
+		goto out;
+	}
+	printf("firmware reference %s: PCR 0, 2 and %zu Secure Boot variables, %zu authorities -> %s\n", fw.platform,
+	       fw.nvars, fw.nauth, a->output);
+out:
+	boot_inputs_release(&in);
+	return rc;
 }
 
 int cmd_attest(int argc, char **argv)
@@ -591,6 +763,7 @@ int cmd_attest(int argc, char **argv)
 		{ "verify-quote", do_verify_quote },
 		{ "eventlog", do_eventlog },
 		{ "boot-check", do_boot_check },
+		{ "firmware-ref", do_firmware_ref },
 	};
 	struct args a;
 	int rc;
@@ -602,7 +775,7 @@ int cmd_attest(int argc, char **argv)
 		return EXIT_OK;
 	}
 	if (argc < 2)
-		return cli_usage_error("attest", "expected a subcommand: measure, predict, ak, quote, import, verify-quote, eventlog");
+		return cli_usage_error("attest", "expected a subcommand: measure, predict, ak, quote, import, verify-quote, eventlog, boot-check, firmware-ref, enroll");
 	if (!strcmp(argv[1], "import"))
 		return cmd_attest_import(argc - 1, argv + 1);
 	for (size_t i = 0; i < ARRAY_SIZE(subs); i++) {

@@ -25,7 +25,8 @@ static const char audit_help[] =
 "\n"
 "SYNOPSIS\n"
 "    ingot audit --keyring K --manifests DIR --reports DIR [--nonces FILE]\n"
-"                [--aks FILE] [--nodes FILE] [--max-age DURATION] [--now TIME]\n"
+"                [--enrolments DIR] [--firmware-refs DIR] [--aks FILE] [--nodes FILE]\n"
+"                [--max-age DURATION] [--now TIME]\n"
 "                [--accept-weak LIST] [--jobs N] [--json OUT | --html OUT]\n"
 "                [--promotions DIR --promotion-keyring FILE]\n"
 "\n"
@@ -38,8 +39,12 @@ static const char audit_help[] =
 "        measurement against its content;\n"
 "      - each report's TPM quote: AK signature over the TPMS_ATTEST, the nonce\n"
 "        issued to that node (--nonces), the PCR values against the quoted\n"
-"        digest; the AK must be enrolled (--aks); a nonce seen in two reports\n"
-"        is a replay;\n"
+"        digest; the AK must be enrolled (--enrolments); a nonce seen in two\n"
+"        reports is a replay;\n"
+"      - a measured boot (a UKI image) by the one verdict ingot attest\n"
+"        boot-check gives (docs/attest.md): the log replayed once, PCR 4 by\n"
+"        digests, event data against digests, Secure Boot (PCR 7), firmware\n"
+"        (PCRs 0, 2) against the reference whose values the node claims;\n"
 "      - the event log replayed against the quoted PCRs;\n"
 "      - the quoted PCR against the manifests' predicted values: which signed\n"
 "        image did the node boot, and is it its pool's current one;\n"
@@ -57,9 +62,10 @@ static const char audit_help[] =
 "    unknown-pool, expired-manifest, drifted; unverified; healthy.\n"
 "\n"
 "    Fail closed: a valid quote is 'unverified', never healthy, when nothing\n"
-"    shows it came from a TPM (no --aks: any software key can sign one) or\n"
-"    when its evidence is weak and not accepted: 'no-nonce' (no --nonces, or\n"
-"    empty qualifying data) or 'sha1-signature' (see --accept-weak).\n"
+"    shows it came from a TPM (no enrolment record: any software key can sign\n"
+"    one) or when its evidence is weak and not accepted: 'no-nonce' (no\n"
+"    --nonces, or empty qualifying data), 'sha1-signature', and for a\n"
+"    measured boot 'unknown-firmware', 'secure-boot-unjudged' (--accept-weak).\n"
 "\n"
 "OPTIONS\n"
 "    --keyring K         trusted manifest signers (ingot keyring JSON)\n"
@@ -67,12 +73,18 @@ static const char audit_help[] =
 "                        bare *.manifest.json there are listed, never trusted\n"
 "    --reports DIR       node reports (*.json)\n"
 "    --nonces FILE       lines 'NODE NONCE_HEX': the nonce issued to each node\n"
-"    --aks FILE          enrolled AKs: lines 'AK_SHA256 [NODE]' (sha256 of the\n"
-"                        DER public key, as 'ingot keys id' prints; optionally\n"
-"                        bound to one node) and/or the AKs' PEM public keys\n"
+"    --enrolments DIR    signed enrolment records (ingot attest enroll), *.json,\n"
+"                        verified against the keyring: each node's AK\n"
+"    --firmware-refs DIR signed firmware references (ingot attest firmware-ref),\n"
+"                        *.json, verified against the keyring\n"
+"    --aks FILE          post-boot reports only: lines 'AK_SHA256 [NODE]' (sha256\n"
+"                        of the DER public key) and/or PEM public keys; an\n"
+"                        allow-list that proves no TPM, never used for a\n"
+"                        measured boot\n"
 "    --nodes FILE        lines 'NODE [POOL]': the nodes expected to report\n"
-"    --accept-weak LIST  accept weak TPM evidence: sha1-signature, no-nonce\n"
-"                        (comma-separated); refused as 'unverified' otherwise\n"
+"    --accept-weak LIST  accept weak TPM evidence: sha1-signature, no-nonce,\n"
+"                        unknown-firmware, secure-boot-unjudged (comma-separated);\n"
+"                        refused as 'unverified' otherwise\n"
 "    --max-age DURATION  reports older than this are stale (90s, 30m, 24h, 7d)\n"
 "    --now TIME          audit as of TIME (RFC 3339 or epoch seconds)\n"
 "    --promotions DIR    promotion statements (ingot promote): adds a RING column,\n"
@@ -93,13 +105,14 @@ static const char audit_help[] =
 "        enrolled, nonce, PCR or event log mismatch, image no signed manifest\n"
 "        predicts)\n"
 "    3   the audit could not run (keyring, directory or option file unusable)\n"
-"    4   some node's evidence is valid but unverified (no --aks, or weak\n"
+"    4   some node's evidence is valid but unverified (not enrolled, or weak\n"
 "        evidence not accepted), and no node is worse\n"
 "    64  usage error\n"
 "\n"
 "EXAMPLES\n"
 "    ingot audit --keyring release.keyring --manifests pools/ --reports reports/ \\\n"
-"        --nonces issued.txt --aks enrolled-aks.txt --nodes inventory.txt \\\n"
+"        --nonces issued.txt --enrolments enrolled/ --firmware-refs firmware/ \\\n"
+"        --nodes inventory.txt \\\n"
 "        --max-age 1h --html audit.html\n";
 
 int cmd_audit(int argc, char **argv)
@@ -110,6 +123,8 @@ int cmd_audit(int argc, char **argv)
 		{ "reports", required_argument, NULL, 'r' },
 		{ "nonces", required_argument, NULL, 'N' },
 		{ "aks", required_argument, NULL, 'a' },
+		{ "enrolments", required_argument, NULL, 'E' },
+		{ "firmware-refs", required_argument, NULL, 'F' },
 		{ "nodes", required_argument, NULL, 'n' },
 		{ "max-age", required_argument, NULL, 'A' },
 		{ "now", required_argument, NULL, 't' },
@@ -141,6 +156,8 @@ int cmd_audit(int argc, char **argv)
 		case 'r': o.reports_dir = optarg; break;
 		case 'N': o.nonces = optarg; break;
 		case 'a': o.aks = optarg; break;
+		case 'E': o.enrolments_dir = optarg; break;
+		case 'F': o.firmware_refs_dir = optarg; break;
 		case 'n': o.nodes = optarg; break;
 		case 'A':
 			if (audit_parse_duration(optarg, &o.max_age) < 0)

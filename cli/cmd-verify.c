@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attest/quote.h"
 #include "cli/cli.h"
 #include "keys/envelope.h"
 #include "lib/json.h"
@@ -19,7 +20,8 @@ static const char verify_help[] =
 "    ingot verify --manifest ENVELOPE --keyring KEYRING [--state FILE] [--now TIME]\n"
 "                 [--root DIR] [--image IMAGE [--verity HASHFILE]] [--no-files]\n"
 "                 [--ignore GLOB]... [--tcti TCTI|none] [--eventlog LOG] [--ak DIR]\n"
-"                 [--nonce HEX] [--require-tpm] [--rules DIR] [--date YYYY-MM-DD] [--node-id ID]\n"
+"                 [--nonce HEX] [--require-tpm] [--enrolment FILE] [--firmware-ref FILE]\n"
+"                 [--accept-weak LIST] [--rules DIR] [--date YYYY-MM-DD] [--node-id ID]\n"
 "                 [--fail-on warn|error] [--json] [--report FILE] [--nfd FILE] [--brief]\n"
 "                 [--ring RING --promotions DIR --promotion-keyring FILE]\n"
 "\n"
@@ -32,7 +34,10 @@ static const char verify_help[] =
 "      files      every file of the manifest under --root has its sha256, size,\n"
 "                 mode, owner and link target; missing, changed and extra entries\n"
 "                 (in directories the manifest lists) are named\n"
-"      tpm        a quote over a fresh nonce, and the replay of ingot's event log,\n"
+"      tpm        a UKI image (measured boot): the quote and the firmware's log\n"
+"                 judged as by ingot attest boot-check (docs/attest.md); without\n"
+"                 --enrolment it is at best \"unverified\" (a warning);\n"
+"                 otherwise a quote over a fresh nonce, and the replay of ingot's event log,\n"
 "                 give the PCR value the manifest predicts\n"
 "      tuple      the node probe (driver version and flavor, fabric manager, NCCL or\n"
 "                 RCCL, CUDA or ROCm, container toolkit, GPU model, VBIOS, GSP\n"
@@ -65,6 +70,9 @@ static const char verify_help[] =
 "    --nonce HEX         quote over this challenge (16-128 hex digits) instead of\n"
 "                        a random 32-byte nonce, so a scheduler or auditor that\n"
 "                        issued it knows the quote is fresh\n"
+"    --enrolment FILE    signed enrolment record of this node's AK (measured boot)\n"
+"    --firmware-ref FILE signed firmware reference of this platform (measured boot)\n"
+"    --accept-weak LIST  measured boot: accept secure-boot-unjudged, unknown-firmware\n"
 "    --require-tpm       a TPM check that cannot run is \"could not check\" (20)\n"
 "                        instead of \"skip\"\n"
 "    --rules DIR         version-chain rules (default: ingot's installed rules)\n"
@@ -111,6 +119,7 @@ enum {
 	OPT_IMAGE, OPT_VERITY, OPT_NO_FILES, OPT_IGNORE, OPT_TCTI, OPT_EVENTLOG, OPT_AK,
 	OPT_REQUIRE_TPM, OPT_NONCE, OPT_RULES, OPT_DATE, OPT_NODE_ID, OPT_FAIL_ON, OPT_JSON, OPT_REPORT,
 	OPT_NFD, OPT_BRIEF, OPT_RING, OPT_PROMOTIONS, OPT_PROMOTION_KEYRING,
+	OPT_ENROLMENT, OPT_FIRMWARE_REF, OPT_ACCEPT_WEAK,
 };
 
 static const struct option longopts[] = {
@@ -140,6 +149,9 @@ static const struct option longopts[] = {
 	{ "ring", required_argument, NULL, OPT_RING },
 	{ "promotions", required_argument, NULL, OPT_PROMOTIONS },
 	{ "promotion-keyring", required_argument, NULL, OPT_PROMOTION_KEYRING },
+	{ "enrolment", required_argument, NULL, OPT_ENROLMENT },
+	{ "firmware-ref", required_argument, NULL, OPT_FIRMWARE_REF },
+	{ "accept-weak", required_argument, NULL, OPT_ACCEPT_WEAK },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -188,6 +200,12 @@ int cmd_verify(int argc, char **argv)
 		case OPT_AK: o.ak_dir = optarg; break;
 		case OPT_REQUIRE_TPM: o.require_tpm = true; break;
 		case OPT_NONCE: o.nonce_hex = optarg; break;
+		case OPT_ENROLMENT: o.enrolment_path = optarg; break;
+		case OPT_FIRMWARE_REF: o.firmware_ref_path = optarg; break;
+		case OPT_ACCEPT_WEAK:
+			if (attest_weakness_parse(optarg, &o.accept_weak, &e) < 0)
+				return cli_usage_error("verify", "--accept-weak: %s", e.msg);
+			break;
 		case OPT_RULES: o.rules_dir = optarg; break;
 		case OPT_DATE: o.date = optarg; break;
 		case OPT_NODE_ID: o.node_id = optarg; break;

@@ -28,6 +28,9 @@ struct verify_opts {
 	const char *ak_dir;          /* attestation key directory */
 	const char *nonce_hex;       /* quote nonce from a verifier's challenge; NULL: random */
 	bool require_tpm;            /* no TPM is "could not check", not "skip" */
+	const char *enrolment_path;  /* signed enrolment record of this node's AK (keys/enrolment.h) */
+	const char *firmware_ref_path;   /* signed firmware reference of this platform */
+	unsigned accept_weak;        /* enum attest_weakness bits accepted by name */
 
 	const char *rules_dir;       /* version-chain rules; NULL = default */
 	const char *date;            /* YYYY-MM-DD for support windows; NULL = today */

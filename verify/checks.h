@@ -12,9 +12,8 @@ void check_image(const struct verify_opts *o, const json_t *m, struct verify_rep
 /* Quote with a fresh nonce + event-log replay vs the predicted PCR. */
 void check_tpm(const struct verify_opts *o, const json_t *m, struct verify_report *r);
 /* The measured-boot half of check_tpm for manifests with a "boot" object
- * (verify/tpmboot.c): firmware log + quote vs attest/bootpolicy.h. */
-struct quote_info;
-void check_tpm_boot(const struct verify_opts *o, const json_t *m, const struct quote_info *qi,
+ * (verify/tpmboot.c): quote + firmware log judged by attest/verdict.h. */
+void check_tpm_boot(const struct verify_opts *o, const json_t *m, const json_t *quote, const char *nonce_hex,
 		    struct verify_report *r);
 /* Version-chain rules on the probed tuple. */
 void check_rules(const struct verify_opts *o, const json_t *m, const struct node_probe *p,

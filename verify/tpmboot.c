@@ -1,30 +1,75 @@
 /* The TPM check of a node booted from an ingot UKI (manifest with a
- * "boot" object): the quote covers PCRs 4,7,9,11,12,15 and is judged with
- * the firmware's own event log by the measured-boot policy
- * (attest/bootpolicy.h).  ingot's post-boot measure (PCR 15 extended by
+ * "boot" object): the quote covers PCRs 0,2,4,7,9,11,12,15 and is judged
+ * with the firmware's own event log, the enrolled AK (--enrolment) and
+ * the platform's firmware reference (--firmware-ref) by the one verdict
+ * (attest/verdict.h).  ingot's post-boot measure (PCR 15 extended by
  * `ingot attest measure` after boot) is the weaker mode: any root process
  * can extend the same string; it stays for images without a boot: section. */
 #include "verify/checks.h"
 
 #include <stdlib.h>
 
-#include "attest/bootpolicy.h"
 #include "attest/eventlog.h"
-#include "attest/quote.h"
+#include "attest/verdict.h"
+#include "keys/enrolment.h"
+#include "keys/firmware-ref-envelope.h"
+#include "keys/keyring.h"
 #include "lib/base64.h"
+#include "lib/cleanup.h"
 #include "lib/fileio.h"
 
 #define FIRMWARE_EVENTLOG "/sys/kernel/security/tpm0/binary_bios_measurements"
 
-void check_tpm_boot(const struct verify_opts *o, const json_t *m, const struct quote_info *qi,
+/* The enrolment record and firmware reference, verified against the
+ * manifest's keyring.  -1 (and the check's status) when one is given but
+ * does not verify. */
+static int load_trust(const struct verify_opts *o, struct enrolment *en, struct firmware_ref *fw,
+		      int *have_fw, struct verify_report *r)
+{
+	_cleanup_keyring_ struct keyring *kr = NULL;
+	ingot_error e = { 0 };
+
+	*have_fw = 0;
+	if (!o->enrolment_path && !o->firmware_ref_path)
+		return 0;
+	if (!o->keyring_path || keyring_load(o->keyring_path, &kr, &e) < 0) {
+		report_set(r, CHECK_TPM, ST_ERROR, "enrolment and firmware reference not checked: %s",
+			   o->keyring_path ? e.msg : "no --keyring");
+		return -1;
+	}
+	if (o->enrolment_path && enrolment_load(o->enrolment_path, kr, en, &e) < 0) {
+		report_set(r, CHECK_TPM, ST_FAIL, "enrolment: %s", e.msg);
+		return -1;
+	}
+	if (o->firmware_ref_path) {
+		if (firmware_ref_load(o->firmware_ref_path, kr, fw, &e) < 0) {
+			report_set(r, CHECK_TPM, ST_FAIL, "firmware reference: %s", e.msg);
+			return -1;
+		}
+		*have_fw = 1;
+	}
+	return 0;
+}
+
+void check_tpm_boot(const struct verify_opts *o, const json_t *m, const json_t *quote, const char *nonce_hex,
 		    struct verify_report *r)
 {
+	static const enum check_status status[] = {
+		[BOOT_ADMIT] = ST_PASS, [BOOT_REFUSE] = ST_FAIL,
+		/* A node judging its own evidence without an enrolment record:
+		 * consistent, but nothing proves its AK; the audit decides. */
+		[BOOT_UNVERIFIED] = ST_WARN, [BOOT_NOT_MADE] = ST_ERROR,
+	};
 	const char *path = o->eventlog_path ? o->eventlog_path : FIRMWARE_EVENTLOG;
+	struct enrolment en = { 0 };
+	struct firmware_ref fw;
+	struct enrolled_ak ak;
 	struct eventlog log = { 0 };
-	struct boot_decision d;
+	struct boot_result res;
 	ingot_error e = { 0 };
 	char *raw = NULL, *b64;
 	size_t len = 0, b64len = 0;
+	int have_fw;
 
 	/* securityfs reports the log's size as 0: read_file reads to EOF. */
 	if (read_file(path, EVENTLOG_MAX_BYTES, &raw, &len, &e) < 0) {
@@ -42,9 +87,19 @@ void check_tpm_boot(const struct verify_opts *o, const json_t *m, const struct q
 		return;
 	}
 	free(raw);
-	boot_policy_check(m, &log, &qi->pcrs, &d);
+	if (load_trust(o, &en, &fw, &have_fw, r) == 0) {
+		ak = (struct enrolled_ak){ .pem = en.ak_pem, .ak_id = en.ak_id, .node = en.node };
+		struct boot_evidence ev = {
+			.quote = quote, .log = &log, .nonce_hex = nonce_hex, .ak = en.ak_pem ? &ak : NULL,
+			.node = o->node_id, .manifest = m, .fw = have_fw ? &fw : NULL, .accept_weak = o->accept_weak,
+		};
+		attest_boot_verdict(&ev, &res);
+		if (res.qi.ak_id[0])
+			report_evidence(r, CHECK_TPM, "quote by AK %s over %s, nonce %s", res.qi.ak_id, BOOT_QUOTE_PCRS,
+					nonce_hex);
+		report_set(r, CHECK_TPM, status[res.verdict], "measured boot %s: %s", boot_verdict_name(res.verdict),
+			   res.reason);
+	}
+	enrolment_release(&en);
 	eventlog_free(&log);
-	report_evidence(r, CHECK_TPM, "measured boot: %s", d.reason);
-	report_set(r, CHECK_TPM, d.verdict == BOOT_ADMIT ? ST_PASS : d.verdict == BOOT_REFUSE ? ST_FAIL : ST_ERROR,
-		   "measured boot %s: %s", boot_verdict_name(d.verdict), d.reason);
 }

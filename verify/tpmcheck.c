@@ -11,7 +11,7 @@
 #include <string.h>
 #include <openssl/rand.h>
 
-#include "attest/bootpolicy.h"
+#include "attest/verdict.h"
 #include "attest/eventlog.h"
 #include "attest/judge.h"
 #include "attest/nonce.h"
@@ -141,7 +141,7 @@ void check_tpm(const struct verify_opts *o, const json_t *m, struct verify_repor
 	if (pick_nonce(o, nonce_hex, nonce, &nonce_len, r) < 0)
 		return;
 	if (boot)
-		pcr_selection_parse(BOOT_QUOTE_PCRS, &sel, &e);
+		pcr_selection_add(&sel, sha256->alg, BOOT_QUOTE_PCR_MASK);
 	else
 		pcr_selection_add(&sel, sha256->alg, 1u << pcr);
 	if (tpm_quote(tpm, ak_dir, nonce, nonce_len, &sel, &quote, &e) < 0) {
@@ -152,17 +152,8 @@ void check_tpm(const struct verify_opts *o, const json_t *m, struct verify_repor
 				   "ak_public_key", json_object_get(quote, "ak_pub") ?: json_null(),
 				   "pcr", pcr);
 	if (boot) {
-		/* The quote (signature, our nonce, coverage) is judged here; the
-		 * firmware's log against the boot chain in check_tpm_boot. */
-		struct attest_expect bx = { .nonce_hex = nonce_hex, .cover = &sel };
-		if (attest_judge(quote, &bx, &qi, &e) < 0) {
-			report_set(r, CHECK_TPM, ST_FAIL, "quote refused (%s): %s",
-				   attest_verdict_name(qi.reason), e.msg);
-			return;
-		}
-		report_evidence(r, CHECK_TPM, "quote by AK %s (%s/ak.pub.pem) over %s, nonce %s", qi.ak_id,
-				ak_dir, BOOT_QUOTE_PCRS, nonce_hex);
-		check_tpm_boot(o, m, &qi, r);
+		/* Quote and firmware log judged together, by the one verdict. */
+		check_tpm_boot(o, m, quote, nonce_hex, r);
 		return;
 	}
 	if (load_log(o, &log, r) < 0)

@@ -127,6 +127,19 @@ json.dump(dict(q, attest="Z2FyYmFnZQ=="), open("quote-badattest.json", "w"))
 open("quote-notjson.json", "w").write("quote: not json\n")
 PY
 
+note "setup: measured-boot evidence (tests/e2e/boot-evidence.py), an enrolment record, a firmware reference"
+mkdir boot
+python3 "$SRC/tests/e2e/boot-evidence.py" boot "$MKQUOTE" "$NONCE" || fail "boot-evidence.py failed"
+"$INGOT" attest predict --manifest boot/boot.manifest.json >boot/meas.json
+jq --slurpfile m boot/meas.json '.measurement = $m[0]' boot/boot.manifest.json >boot/m.tmp && mv boot/m.tmp boot/boot.manifest.json
+"$INGOT" sign boot/boot.manifest.json --key k.key -o boot/boot.dsse.json >/dev/null
+"$BUILD_DIR/tools/mkenrolment" k.key node-1 boot/ak/ak-0.pub boot/enrol.json || fail "mkenrolment failed"
+"$INGOT" attest firmware-ref boot/quote-good.json boot/log-good.bin --platform ovmf-test --nonce "$NONCE" \
+	--enrolment boot/enrol.json --keyring keyring.json --key k.key -o boot/fw.json >/dev/null || fail "firmware-ref failed"
+printf '%s\n' "$NONCE" >boot/seen.txt
+export BOOT="--manifest boot/boot.dsse.json --keyring keyring.json --nonce $NONCE"
+export TRUST="--enrolment boot/enrol.json --firmware-ref boot/fw.json"
+
 snapshot() { # every file outside the stores, with its digest
 	find . \( -path ./store -o -path ./cold-store -o -path ./special \) -prune -o ! -type d -print0 | sort -z |
 		xargs -0 sha256sum

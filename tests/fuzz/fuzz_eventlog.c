@@ -1,8 +1,11 @@
 /* libFuzzer harness: the TCG crypto-agile event-log parser
- * (attest/eventlog.h): parse, replay, describe as JSON, and compare the
- * replay with itself (which must always agree). */
+ * (attest/eventlog.h): parse, replay, describe as JSON, compare the
+ * replay with itself (which must always agree), check event data against
+ * digests and read UEFI variables as the boot verdict and a firmware
+ * reference do. */
 #include "tests/fuzz/fuzz_common.h"
 #include "attest/eventlog.h"
+#include "attest/firmware-ref.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
@@ -31,6 +34,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			if (extended && eventlog_compare(&log, &pv, NULL, &e) != 0) {
 				fprintf(stderr, "eventlog_compare disagrees with eventlog_replay: %s\n", e.msg);
 				abort();
+			}
+			/* Its own replay as the "quote": a reference from it, when
+			 * the data checks pass, must parse back from its JSON. */
+			struct firmware_ref ref, back;
+			if (eventlog_check_data(&log, &e) == 0 && firmware_ref_record("fuzz", &log, &pv, &ref, &e) == 0) {
+				json_t *rj = firmware_ref_to_json(&ref);
+				if (!rj || firmware_ref_from_json(rj, "fuzz", &back, &e) != 0 || back.nvars != ref.nvars ||
+				    back.nauth != ref.nauth) {
+					fprintf(stderr, "firmware reference does not round-trip: %s\n", e.msg);
+					abort();
+				}
+				json_decref(rj);
 			}
 		}
 	}
