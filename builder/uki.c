@@ -3,6 +3,7 @@
 
 #include <inttypes.h>
 #include <stdbool.h>
+#include <openssl/crypto.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -12,6 +13,7 @@
 #include "builder/bootdeb.h"
 #include "builder/cpio.h"
 #include "builder/image.h"
+#include "builder/uki-sign.h"
 #include "recipes/recipe.h"
 #include "lib/cleanup.h"
 #include "lib/digest.h"
@@ -298,7 +300,7 @@ static json_t *input_json(const struct boot_input *in)
 
 static int boot_json(const struct recipe *r, const struct verity_info *vi, const struct boot_parts *bp,
 		     const char *efi_name, const struct strbuf *efi, const struct uki_part *parts, size_t nparts,
-		     const char *cmdline, json_t **out, ingot_error *e)
+		     const char *cmdline, const uint8_t *signer_cert_sha256, json_t **out, ingot_error *e)
 {
 	uint8_t efi_sha[32], efi_auth[32], linux_auth[32];
 	_cleanup_strbuf_ struct strbuf ev = STRBUF_INIT;
@@ -326,10 +328,32 @@ static int boot_json(const struct recipe *r, const struct verity_info *vi, const
 		      "linux_authenticode_sha256", hex_str(linux_auth, 32),
 		      "pcr11", "predicted", boot_predict_pcr11_json(parts, nparts),
 		      "pcr15", "event_data", ev.buf, "predicted", boot_predict_single_event(ev.buf, ev.len));
+	if (o && signer_cert_sha256 &&
+	    json_object_set_new(o, "secure_boot", json_pack("{s:o}", "signer_cert_sha256", hex_str(signer_cert_sha256, 32))))
+		json_decref(o), o = NULL;
 	if (!o)
 		return ingot_fail(e, -ENOMEM, "out of memory");
 	*out = o;
 	return 0;
+}
+
+#define SB_INPUT_MAX (1u << 20)
+
+/* The signing stage (recipe boot.secure-boot): the pinned key and
+ * certificate, read here and released at once. */
+static int sign_stage(const struct boot_spec *b, struct strbuf *efi, uint8_t cert_sha256[32], ingot_error *e)
+{
+	struct blob key = { 0 }, cert = { 0 };
+	size_t budget = SB_INPUT_MAX;   /* a key and a certificate: small */
+	int rc;
+	if ((rc = boot_input_read(&b->sb_key, "boot.secure-boot.key", &budget, &key, e)) >= 0 &&
+	    (rc = boot_input_read(&b->sb_cert, "boot.secure-boot.cert", &budget, &cert, e)) >= 0)
+		rc = uki_sign(efi, key.data, key.len, cert.data, cert.len, "boot.secure-boot", cert_sha256, e);
+	if (key.data)
+		OPENSSL_cleanse(key.data, key.len);
+	blob_release(&key);
+	blob_release(&cert);
+	return rc;
 }
 
 int uki_build(const struct recipe *r, const struct verity_info *vi, const char *efi_name,
@@ -337,6 +361,7 @@ int uki_build(const struct recipe *r, const struct verity_info *vi, const char *
 {
 	struct boot_parts bp = { 0 };
 	_cleanup_strbuf_ struct strbuf initrd = STRBUF_INIT, cmdline = STRBUF_INIT, osrel = STRBUF_INIT;
+	uint8_t signer[32];
 	int rc;
 
 	*boot = NULL;
@@ -356,9 +381,11 @@ int uki_build(const struct recipe *r, const struct verity_info *vi, const char *
 			{ ".linux", bp.vmlinuz.data, bp.vmlinuz.len }, { ".osrel", osrel.buf, osrel.len },
 			{ ".cmdline", cmdline.buf, cmdline.len }, { ".initrd", initrd.buf, initrd.len },
 		};
-		if ((rc = uki_assemble(bp.stub.data, bp.stub.len, secs, ARRAY_SIZE(secs), efi, e)) < 0)
+		if ((rc = uki_assemble(bp.stub.data, bp.stub.len, secs, ARRAY_SIZE(secs), efi, e)) < 0 ||
+		    (r->boot->secure_boot && (rc = sign_stage(r->boot, efi, signer, e)) < 0))
 			goto out;
-		rc = boot_json(r, vi, &bp, efi_name, efi, parts, ARRAY_SIZE(parts), cmdline.buf, boot, e);
+		rc = boot_json(r, vi, &bp, efi_name, efi, parts, ARRAY_SIZE(parts), cmdline.buf,
+			       r->boot->secure_boot ? signer : NULL, boot, e);
 	}
 out:
 	boot_parts_free(&bp);

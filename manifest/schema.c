@@ -199,6 +199,11 @@ static const struct field top_fields[] = {
 	{ "boot", F_OBJ, N_OPT },  /* builder/uki.c: recipes with a boot: section */
 	{ "sbom", F_OBJ, N_OPT },  /* builder/sbom.c: the SPDX document, a second subject */
 };
+/* boot.secure_boot (builder/uki.c, a recipe with boot.secure-boot): the
+ * rest of "boot" is the predictor's, read where it is used. */
+static const struct field secure_boot_fields[] = {
+	{ "signer_cert_sha256", F_HEX64, N_REQ },
+};
 static const struct field sbom_fields[] = {
 	{ "file", F_STR, N_REQ }, { "sha256", F_HEX64, N_REQ },
 };
@@ -321,6 +326,11 @@ int manifest_check_level(const char *name, const json_t *m, enum manifest_level 
 			      ARRAY_SIZE(measurement_fields), level, e)) < 0 ||
 	    (json_object_get(m, "sbom") &&
 	     (r = check_member(name, m, "sbom", sbom_fields, ARRAY_SIZE(sbom_fields), level, e)) < 0))
+		return r;
+	if (json_is_object(json_object_get(m, "boot")) && json_object_get(json_object_get(m, "boot"), "secure_boot") &&
+	    (r = check_fields(name, &(struct where){ "boot.secure_boot", NO_INDEX },
+			      json_object_get(json_object_get(m, "boot"), "secure_boot"), secure_boot_fields,
+			      ARRAY_SIZE(secure_boot_fields), level, v, e)) < 0)
 		return r;
 	rname = json_string_value(json_object_get(json_object_get(m, "recipe"), "name"));
 	if (rname && !*rname)

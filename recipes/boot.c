@@ -19,8 +19,9 @@ static int dup_scalar(struct ydoc *d, yaml_node_t *n, const char *field, char **
 	return (*out = strdup(s)) ? 0 : ingot_fail(e, -ENOMEM, "out of memory");
 }
 
-static int parse_input(struct ydoc *d, yaml_node_t *map, const char *key, const char *dir,
-		       struct boot_input *in, ingot_error *e)
+/* map's member key (map itself is the field parent) into in. */
+static int parse_input_in(struct ydoc *d, yaml_node_t *map, const char *parent, const char *key, const char *dir,
+			  struct boot_input *in, ingot_error *e)
 {
 	static const char *const keys[] = { "source", "sha256", NULL };
 	char f[64];
@@ -28,8 +29,8 @@ static int parse_input(struct ydoc *d, yaml_node_t *map, const char *key, const 
 	const char *s;
 	int r;
 
-	snprintf(f, sizeof(f), "boot.%s", key);
-	if ((r = ydoc_need(d, map, key, "boot", &n, e)) < 0 || (r = ydoc_expect_map(d, n, f, e)) < 0 ||
+	snprintf(f, sizeof(f), "%s.%s", parent, key);
+	if ((r = ydoc_need(d, map, key, parent, &n, e)) < 0 || (r = ydoc_expect_map(d, n, f, e)) < 0 ||
 	    (r = ydoc_check_keys(d, n, f, keys, e)) < 0)
 		return r;
 	in->line = n->start_mark.line + 1;
@@ -46,6 +47,26 @@ static int parse_input(struct ydoc *d, yaml_node_t *map, const char *key, const 
 	if (!is_sha256_hex(s))
 		return ydoc_fail(d, v, e, "%s.sha256: expected 64 lower-case hex digits, got '%s'", f, s);
 	return hex_decode(s, in->sha256, sizeof(in->sha256));
+}
+
+static int parse_input(struct ydoc *d, yaml_node_t *map, const char *key, const char *dir,
+		       struct boot_input *in, ingot_error *e)
+{
+	return parse_input_in(d, map, "boot", key, dir, in, e);
+}
+
+/* secure-boot: {key: INPUT, cert: INPUT} */
+static int parse_secure_boot(struct ydoc *d, yaml_node_t *n, const char *dir, struct boot_spec *b, ingot_error *e)
+{
+	static const char *const keys[] = { "key", "cert", NULL };
+	int r;
+	if ((r = ydoc_expect_map(d, n, "boot.secure-boot", e)) < 0 ||
+	    (r = ydoc_check_keys(d, n, "boot.secure-boot", keys, e)) < 0 ||
+	    (r = parse_input_in(d, n, "boot.secure-boot", "key", dir, &b->sb_key, e)) < 0 ||
+	    (r = parse_input_in(d, n, "boot.secure-boot", "cert", dir, &b->sb_cert, e)) < 0)
+		return r;
+	b->secure_boot = 1;
+	return 0;
 }
 
 /* Module names as the kernel and modinfo spell them: [A-Za-z0-9_-]. */
@@ -115,7 +136,7 @@ static int parse_cmdline(struct ydoc *d, yaml_node_t *n, struct boot_spec *b, in
 
 int boot_parse(struct ydoc *d, yaml_node_t *n, const char *dir, struct boot_spec **out, ingot_error *e)
 {
-	static const char *const keys[] = { "kernel", "stub", "init", "modules", "cmdline", NULL };
+	static const char *const keys[] = { "kernel", "stub", "init", "modules", "cmdline", "secure-boot", NULL };
 	struct boot_spec *b;
 	yaml_node_t *v;
 	int r;
@@ -135,6 +156,8 @@ int boot_parse(struct ydoc *d, yaml_node_t *n, const char *dir, struct boot_spec
 			r = parse_cmdline(d, v, b, e);
 		else if (r >= 0 && !(b->cmdline = strdup("")))
 			r = ingot_fail(e, -ENOMEM, "out of memory");
+		if (r >= 0 && (v = ydoc_get(d, n, "secure-boot")))
+			r = parse_secure_boot(d, v, dir, b, e);
 	}
 	if (r < 0) {
 		boot_free(b);
@@ -157,6 +180,8 @@ void boot_free(struct boot_spec *b)
 	input_free(&b->kernel);
 	input_free(&b->stub);
 	input_free(&b->init);
+	input_free(&b->sb_key);
+	input_free(&b->sb_cert);
 	for (size_t i = 0; i < b->n_modules; i++)
 		free(b->modules[i]);
 	free(b->modules);

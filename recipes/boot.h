@@ -7,12 +7,18 @@
  *     init:   {source: ingot-init, sha256: ...}
  *     modules: [virtio_ring, virtio, ..., dm-verity, squashfs]
  *     cmdline: "console=ttyS0"
+ *     secure-boot:                       # optional
+ *       key:  {source: db.key, sha256: ...}
+ *       cert: {source: db.pem, sha256: ...}
  *
  * kernel: a Debian linux-image .deb (its /boot/vmlinuz-* and modules) or
  * a vmlinuz file (then modules must be empty); stub: the systemd-boot-efi
  * .deb or a linuxx64.efi.stub file; init: the initramfs's /init (a
  * static executable, build/ingot-init).  modules load in the listed order,
- * so each one's dependencies must come before it (the build checks). */
+ * so each one's dependencies must come before it (the build checks).
+ * secure-boot: the UKI is signed (Authenticode, builder/uki-sign.h) with
+ * that unencrypted RSA PEM key and its PEM certificate, the one in the
+ * firmware's db; both pinned like the other inputs. */
 #ifndef INGOT_RECIPES_BOOT_H
 #define INGOT_RECIPES_BOOT_H
 
@@ -37,6 +43,8 @@ struct boot_spec {
 	struct boot_input kernel, stub, init;
 	char **modules; size_t n_modules;   /* names as modinfo gives them ("dm-verity") */
 	char *cmdline;                      /* extra kernel command line, "" if none */
+	int secure_boot;                    /* sb_key and sb_cert are set */
+	struct boot_input sb_key, sb_cert;
 	size_t line, column;
 };
 

@@ -2,14 +2,21 @@
 # Build the demo's bootable variant into OUTDIR (default out/boot):
 #   scripts/boot-image.sh BUILD [OUTDIR]
 # NAME.efi (UKI), NAME.sqfs, NAME.verity, NAME.manifest.json and the
-# signed NAME.manifest.dsse.json, with NAME = demo-h100-boot.
+# signed NAME.manifest.dsse.json, with NAME = demo-h100-boot.  The UKI is
+# signed for Secure Boot (recipe boot.secure-boot) with OVMF's snakeoil
+# db key (/usr/share/ovmf/PkKek-1-snakeoil.*; a test key, unencrypted
+# into OUTDIR/secure-boot/ here), which OVMF_VARS_4M.snakeoil.fd enrols.
 #
 # The kernel and the EFI stub come from Debian's archive (`apt-get
 # download`; kept in $INGOT_BOOT_CACHE, default out/boot-cache).  The
 # archive moves on, so the recipe is generated here with pins written
 # from the files actually downloaded, and this script says so.  The image
-# also carries the ingot binary and its shared libraries (a tar made
-# here, deterministically), so the test boot can quote the TPM with it.
+# also carries a test-only layer (a tar made here, deterministically): the
+# ingot binary and its shared libraries, and /sbin/init = the boot test's
+# init (tests/boot/test-init.c), which runs the image's own ingot to
+# verify and quote with the host's nonce.  The production /init in the
+# UKI (boot/init.c) has no test mode: it hands over to the image's
+# /sbin/init as it would on any node.
 set -euo pipefail
 BUILD=${1:-build}
 OUT=${2:-out/boot}
@@ -17,9 +24,13 @@ cd "$(dirname "$0")/.."
 ROOT=$(pwd)
 INGOT=$ROOT/$BUILD/ingot
 INIT=$ROOT/$BUILD/ingot-init
+TEST_INIT=$ROOT/$BUILD/ingot-test-init
+SNAKEOIL=/usr/share/ovmf/PkKek-1-snakeoil
 CACHE=${INGOT_BOOT_CACHE:-$ROOT/out/boot-cache}
 NAME=demo-h100-boot
-[ -x "$INGOT" ] && [ -x "$INIT" ] || { echo "boot-image: $INGOT or $INIT not built (run make)" >&2; exit 1; }
+[ -x "$INGOT" ] && [ -x "$INIT" ] && [ -x "$TEST_INIT" ] ||
+	{ echo "boot-image: $INGOT, $INIT or $TEST_INIT not built (run make)" >&2; exit 1; }
+[ -f "$SNAKEOIL.key" ] && [ -f "$SNAKEOIL.pem" ] || { echo "boot-image: $SNAKEOIL.{key,pem} missing (ovmf)" >&2; exit 1; }
 [ -f recipes/artifacts/nvidia-open-kmod-580.95.05-6.8.0-45.tar.xz ] || scripts/gen-artifacts.sh "$BUILD"
 mkdir -p "$CACHE" "$OUT"
 
@@ -40,8 +51,9 @@ SDEB=$(deb_of systemd-boot-efi)
 
 # --- ingot and its libraries, for the test image -------------------------
 TOOLS=$CACHE/ingot-tools
-rm -rf "$TOOLS" && mkdir -p "$TOOLS/usr/bin" "$TOOLS/usr/lib/x86_64-linux-gnu" "$TOOLS/lib64"
+rm -rf "$TOOLS" && mkdir -p "$TOOLS/usr/bin" "$TOOLS/usr/lib/x86_64-linux-gnu" "$TOOLS/lib64" "$TOOLS/sbin"
 cp "$INGOT" "$TOOLS/usr/bin/ingot"
+cp "$TEST_INIT" "$TOOLS/sbin/init"
 # tss2-tctildr dlopens the TCTI by name: carry the device TCTI too.
 for lib in $(ldd "$INGOT" /usr/lib/x86_64-linux-gnu/libtss2-tcti-device.so.0 | awk '/=> \//{print $3}' | sort -u) \
 	   /usr/lib/x86_64-linux-gnu/libtss2-tcti-device.so.0; do
@@ -49,12 +61,19 @@ for lib in $(ldd "$INGOT" /usr/lib/x86_64-linux-gnu/libtss2-tcti-device.so.0 | a
 done
 cp -L /lib64/ld-linux-x86-64.so.2 "$TOOLS/lib64/"
 tar --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner --format=gnu \
-	-C "$TOOLS" -cf "$CACHE/ingot-tools.tar" usr lib64
+	-C "$TOOLS" -cf "$CACHE/ingot-tools.tar" lib64 sbin usr
 TOOLS_TAR=$CACHE/ingot-tools.tar
 
 sha() { sha256sum "$1" | cut -d' ' -f1; }
 RECIPE=$OUT/$NAME.yaml
-TOOLS_ART="  # the test image's ingot (quotes the TPM in the guest) and its libraries
+# The snakeoil key is encrypted (passphrase "snakeoil"); the builder takes
+# an unencrypted key and never prompts.
+SB=$(cd "$OUT" && pwd)/secure-boot
+mkdir -p "$SB"
+[ -f "$SB/db.key" ] || openssl pkey -in "$SNAKEOIL.key" -passin pass:snakeoil -out "$SB/db.key"
+cp "$SNAKEOIL.pem" "$SB/db.pem"
+TOOLS_ART="  # test-only layer: /sbin/init = the boot test's init, the image's ingot
+  # (verifies and quotes the TPM in the guest) and its libraries
   - name: ingot-tools
     kind: tar
     source: $TOOLS_TAR
@@ -87,7 +106,13 @@ boot:
     sha256: $(sha "$INIT")
   modules: [virtio_ring, virtio, virtio_pci_legacy_dev, virtio_pci_modern_dev, virtio_pci, virtio_blk,
             dm-mod, dm-bufio, reed_solomon, dm-verity, squashfs]
-  cmdline: "console=ttyS0 panic=-1 ingot.test=ingot-evidence"
+  # panic=-1: a dm-verity panic (a changed block) reboots at once, which
+  # ends the test VM (-no-reboot); no_timer_check: under TCG on a loaded
+  # host the kernel's IO-APIC timer check can fail and panic the boot
+  cmdline: "console=ttyS0 panic=-1 no_timer_check"
+  secure-boot:
+    key: {source: $SB/db.key, sha256: $(sha "$SB/db.key")}
+    cert: {source: $SB/db.pem, sha256: $(sha "$SB/db.pem")}
 YAML
 } > "$RECIPE.tmp"
 mv "$RECIPE.tmp" "$RECIPE"

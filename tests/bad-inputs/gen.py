@@ -172,6 +172,10 @@ write("nccl-hex.txt", nccl(busbw="0x1p30"))
 write("nccl-negative.txt", nccl(busbw="-368.15"))
 write("nccl-avg-nan.txt", nccl(avg="nan"))
 write("nccl-avg-inf.txt", nccl(avg="inf"))
+BOOT3 = "  kernel: %s\n  stub: %s\n  init: %s\n" % (pin("notpe.efi", notpe), pin("notpe.efi", notpe), pin("notpe.efi", notpe))
+boot("boot-sb-no-cert.yaml", BOOT3 + "  secure-boot: {key: %s}\n" % pin("notpe.efi", notpe))
+boot("boot-sb-unknown.yaml", BOOT3 + "  secure-boot: {key: %s, cert: %s, crt: x}\n"
+     % (pin("notpe.efi", notpe), pin("notpe.efi", notpe)))
 # --- artifact sources that are not regular files (issue 13.6): refused at
 # once, never read.  special/ holds the FIFO (made by test-bad-input.sh;
 # the table's snapshot skips that directory: reading a FIFO would block).
