@@ -37,7 +37,8 @@ PREFIX   ?= /usr/local
 DESTDIR  ?=
 
 .PHONY: all deps demo demo-run demo-artifacts check check-run unit e2e asan \
-        bench fuzz install man clean boot-image boot-test
+        bench fuzz install man clean boot-image boot-test real-image real-boot-test \
+        real-repro-test
 
 all: $(BUILD)/ingot $(BUILD)/ingot-init $(BUILD)/ingot-test-init $(UNIT_BIN) $(TOOL_BIN)
 
@@ -119,6 +120,23 @@ boot-image: deps
 
 boot-test: boot-image
 	@scripts/boot-test.sh $(BUILD) out/boot
+
+# The real golden image from Debian's NVIDIA packages (docs/real-image.md):
+# downloads, build chroot, modules and root filesystem are cached in
+# $(INGOT_REAL_CACHE) (default /var/cache/ingot-real), outside the clone.
+real-image: deps
+	@$(MAKE) --no-print-directory all
+	@scripts/real-image.sh $(BUILD) out/real
+
+# Its production boot to systemd under QEMU + OVMF + swtpm, judged on the host.
+real-boot-test: real-image
+	@scripts/real-boot-test.sh $(BUILD) out/real
+
+# Modules built twice in two directories, the image built twice under
+# another umask, zone, locale and path: the same bytes.
+real-repro-test: deps
+	@$(MAKE) --no-print-directory all
+	@scripts/real-image.sh --check $(BUILD) out/real
 
 bench: deps
 	@$(MAKE) --no-print-directory all

@@ -6,6 +6,10 @@
  *
  * Command line (measured by systemd-stub in .cmdline, PCR 11):
  *   ingot.image=NAME ingot.root=HEX ingot.salt=HEX ingot.blocks=N
+ * and, from the recipe's boot.cmdline, optionally
+ *   ingot.overlay=tmpfs   the root is an overlay: a tmpfs upper layer over
+ *                         the verity squashfs (writable /etc, /var; lost
+ *                         at power-off; the image itself never changes)
  * PCR 15 event, extended by the init once dm-verity opened the image and
  * before anything from it runs (ASCII, no NUL):
  *   "ingot:boot:v1 image=NAME verity=ROOT_HASH_HEX" */
@@ -16,6 +20,7 @@
 #define BOOT_KEY_ROOT   "ingot.root="
 #define BOOT_KEY_SALT   "ingot.salt="
 #define BOOT_KEY_BLOCKS "ingot.blocks="
+#define BOOT_KEY_OVERLAY "ingot.overlay="
 
 /* The PCR 15 event's data starts with this (then image=... verity=...). */
 #define BOOT_EVENT_PREFIX "ingot:boot:v1 "

@@ -4,6 +4,7 @@
  * It trusts only the kernel command line, which firmware and systemd-stub
  * measured (PCR 11, and PCRs 9/12 when something else passed one):
  *   ingot.image=NAME ingot.root=HEX ingot.salt=HEX ingot.blocks=N
+ *   [ingot.overlay=tmpfs]
  * Steps: load /lib/modules/NN-*.ko in name order; find the image and hash
  * disks by their virtio serial (ingot-image, ingot-hash); open them with
  * dm-verity and that root hash through the device-mapper ioctls, with
@@ -40,7 +41,7 @@
 #define DISK_WAIT_S 60
 
 struct params {
-	char image[256], root[65], salt[129], blocks[21];
+	char image[256], root[65], salt[129], blocks[21], overlay[16];
 };
 
 static void poweroff(void)
@@ -64,6 +65,7 @@ static int parse_cmdline(struct params *p)
 		{ BOOT_KEY_ROOT, offsetof(struct params, root), sizeof(p->root) },
 		{ BOOT_KEY_SALT, offsetof(struct params, salt), sizeof(p->salt) },
 		{ BOOT_KEY_BLOCKS, offsetof(struct params, blocks), sizeof(p->blocks) },
+		{ BOOT_KEY_OVERLAY, offsetof(struct params, overlay), sizeof(p->overlay) },
 	};
 	char buf[4096];
 	memset(p, 0, sizeof(*p));
@@ -81,6 +83,8 @@ static int parse_cmdline(struct params *p)
 	if (!p->image[0] || !hex_ok(p->root, 64, 64) || !hex_ok(p->salt, 0, 128) || !p->blocks[0] ||
 	    strspn(p->blocks, "0123456789") != strlen(p->blocks))
 		return boot_fail("kernel command line: expected ingot.image, ingot.root (64 hex), ingot.salt, ingot.blocks");
+	if (p->overlay[0] && strcmp(p->overlay, "tmpfs"))
+		return boot_fail("kernel command line: " BOOT_KEY_OVERLAY ": expected tmpfs, got %s", p->overlay);
 	return 0;
 }
 
@@ -188,6 +192,33 @@ static int measure_image(const struct params *p)
 	return 0;
 }
 
+/* ingot.overlay=tmpfs: a writable root for a general-purpose OS (systemd
+ * writes /etc, /var, /run state) without touching the measured image:
+ * the verity squashfs moves to /run/ingot/image inside the new root's
+ * view and becomes the overlay's lower layer; the upper layer is a tmpfs,
+ * so every change is gone at power-off.  Called after the image was
+ * measured; a failure stops the boot (the image would run half set up). */
+static int overlay_root(void)
+{
+	static const char lower[] = "/ingot-lower", rw[] = "/ingot-rw";
+	if (mkdir(lower, 0755) < 0 || mkdir(rw, 0755) < 0 ||
+	    mount(NEWROOT, lower, NULL, MS_MOVE, NULL) < 0 ||
+	    mount("tmpfs", rw, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755") < 0 ||
+	    mkdir("/ingot-rw/upper", 0755) < 0 || mkdir("/ingot-rw/work", 0755) < 0 ||
+	    mount("overlay", NEWROOT, "overlay", 0,
+		  "lowerdir=/ingot-lower,upperdir=/ingot-rw/upper,workdir=/ingot-rw/work") < 0)
+		return boot_fail("overlay root: %s", strerror(errno));
+	/* The image stays visible, read-only, for `ingot verify --root`. */
+	if (mkdir(NEWROOT "/run", 0755) < 0 && errno != EEXIST)
+		return boot_fail(NEWROOT "/run: %s", strerror(errno));
+	if (mount("tmpfs", NEWROOT "/run", "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755") < 0 ||
+	    mkdir(NEWROOT "/run/ingot", 0755) < 0 || mkdir(NEWROOT "/run/ingot/image", 0755) < 0 ||
+	    mount(lower, NEWROOT "/run/ingot/image", NULL, MS_MOVE, NULL) < 0)
+		return boot_fail("overlay root: /run/ingot/image: %s", strerror(errno));
+	boot_say("root: overlay, tmpfs upper over the verity image (/run/ingot/image)");
+	return 0;
+}
+
 static void switch_root(void)
 {
 	static const char *const mnt[] = { "/dev", "/proc", "/sys" };
@@ -236,7 +267,7 @@ int main(void)
 	} else if (measure_image(&p) == 0) {
 		opened = 1;
 	}
-	if (opened)
+	if (opened && (!p.overlay[0] || overlay_root() == 0))
 		switch_root();
 stop:
 	boot_say("powering off");

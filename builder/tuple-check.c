@@ -10,7 +10,9 @@
  *     "NCCL version X.Y.Z[+cudaA.B]" / "RCCL version X.Y.Z" string (and
  *     A.B against nccl.cuda when declared);
  *   - cudnn: libcudnn.so.X.Y.Z file name;
- *   - cuda: version.json's cuda.version (as in /usr/local/cuda-X.Y/);
+ *   - cuda: version.json's cuda.version (as in /usr/local/cuda-X.Y/), or
+ *     the runtime's libcudart.so.X.Y.Z file name (distribution packages
+ *     carry no version.json);
  *   - rocm: <prefix>/.info/version.
  * A component that names an artifact without any such evidence is an
  * error too: an unverifiable claim is what this check exists to stop. */
@@ -246,6 +248,8 @@ static int check_tree(struct check *c, const struct tuple *tu, const struct tree
 		} else if (!strcmp(c->comp, "cuda") && !strcmp(b, "version.json") &&
 			   strstr(te->path, "cuda")) {
 			r = check_text_file(c, te, true);
+		} else if (!strcmp(c->comp, "cuda") && !strncmp(b, "libcudart.so.", 13)) {
+			r = check_library(c, te, "libcudart.so.", NULL);
 		} else if (!strcmp(c->comp, "rocm") && ends_with(te->path, ".info/version")) {
 			rocm_seen = true;
 			if (prefix) {

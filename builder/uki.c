@@ -1,6 +1,7 @@
 /* Unified Kernel Image assembly (see uki.h). */
 #include "builder/uki.h"
 
+#include <archive.h>
 #include <inttypes.h>
 #include <stdbool.h>
 #include <openssl/crypto.h>
@@ -186,16 +187,61 @@ static struct blob *pick_kernel(void *ctx, const char *path)
 
 	if (!strncmp(path, "boot/vmlinuz-", 13))
 		return &bp->vmlinuz;
+	/* Debian 13 ships merged-/usr packages and xz-compressed modules. */
+	if (!strncmp(path, "usr/", 4))
+		path += 4;
 	if (strncmp(path, "lib/modules/", 12) || !base || !strstr(path, "/kernel/"))
 		return NULL;
 	base++;
 	len = strlen(base);
-	if (len < 4 || strcmp(base + len - 3, ".ko"))
+	if (len > 6 && (!strcmp(base + len - 3, ".xz") || !strcmp(base + len - 4, ".zst")))
+		len -= base[len - 1] == 'z' ? 3 : 4;
+	if (len < 4 || strncmp(base + len - 3, ".ko", 3))
 		return NULL;
 	for (size_t i = 0; i < bp->b->n_modules; i++)
 		if (boot_module_eq(bp->b->modules[i], base, len - 3))
 			return &bp->modules[i];
 	return NULL;
+}
+
+/* A compressed module (.ko.xz/.ko.zst, magic-detected) becomes the plain
+ * ELF the init loads and the order check reads: the initramfs holds no
+ * decompressor, and the UKI's bytes follow from the package's alone. */
+static int module_decompress(struct blob *m, const char *name, ingot_error *e)
+{
+	static const uint8_t xz[] = { 0xfd, '7', 'z', 'X', 'Z', 0 }, zst[] = { 0x28, 0xb5, 0x2f, 0xfd };
+	_cleanup_strbuf_ struct strbuf out = STRBUF_INIT;
+	struct archive_entry *ent;
+	struct archive *a;
+	char buf[65536];
+	la_ssize_t n = 0;
+	int r = 0;
+
+	if ((m->len < sizeof(xz) || memcmp(m->data, xz, sizeof(xz))) &&
+	    (m->len < sizeof(zst) || memcmp(m->data, zst, sizeof(zst))))
+		return 0;
+	if (!(a = archive_read_new()))
+		return ingot_fail(e, -ENOMEM, "out of memory");
+	archive_read_support_filter_all(a);
+	archive_read_support_format_raw(a);
+	if (archive_read_open_memory(a, m->data, m->len) != ARCHIVE_OK ||
+	    archive_read_next_header(a, &ent) != ARCHIVE_OK)
+		r = ingot_fail(e, -EINVAL, "boot.modules: %s: cannot decompress: %s", name, archive_error_string(a));
+	while (r == 0 && (n = archive_read_data(a, buf, sizeof(buf))) > 0) {
+		if (out.len + (size_t)n > MODINFO_MAX_BYTES)
+			r = ingot_fail(e, -EFBIG, "boot.modules: %s: expected at most %zu bytes decompressed, got more",
+				       name, MODINFO_MAX_BYTES);
+		else
+			strbuf_add(&out, buf, (size_t)n);
+	}
+	if (r == 0 && n < 0)
+		r = ingot_fail(e, -EINVAL, "boot.modules: %s: cannot decompress: %s", name, archive_error_string(a));
+	archive_read_free(a);
+	if (r < 0)
+		return r;
+	blob_release(m);
+	m->data = strbuf_detach(&out, &m->len);
+	return 0;
 }
 
 static struct blob *pick_stub(void *ctx, const char *path)
@@ -247,10 +293,13 @@ static int load_parts(const struct boot_spec *b, struct boot_parts *bp, ingot_er
 				  b->kernel.path);
 	if (!kdeb && b->n_modules)
 		return ingot_fail(e, -EINVAL, "boot.modules: expected none with a vmlinuz file as boot.kernel (modules come from a linux-image .deb)");
-	for (size_t i = 0; i < b->n_modules; i++)
+	for (size_t i = 0; i < b->n_modules; i++) {
 		if (!bp->modules[i].data)
 			return ingot_fail(e, -EINVAL, "boot.modules[%zu]: expected %s.ko in %s, got none", i,
 					  b->modules[i], b->kernel.path);
+		if ((r = module_decompress(&bp->modules[i], b->modules[i], e)) < 0)
+			return r;
+	}
 	if ((r = check_module_order(b, bp->modules, e)) < 0)
 		return r;
 	if (sdeb && !bp->stub.data)

@@ -60,7 +60,9 @@ for lib in $(ldd "$INGOT" /usr/lib/x86_64-linux-gnu/libtss2-tcti-device.so.0 | a
 	cp -L "$lib" "$TOOLS/usr/lib/x86_64-linux-gnu/$(basename "$lib")"
 done
 cp -L /lib64/ld-linux-x86-64.so.2 "$TOOLS/lib64/"
-tar --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner --format=gnu \
+# --mode: the modes follow the files' executable bit, not the caller's
+# umask (cp and mkdir above apply it), so the tar's pin does not move.
+tar --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner --mode=u+rw,go=u-w --format=gnu \
 	-C "$TOOLS" -cf "$CACHE/ingot-tools.tar" lib64 sbin usr
 TOOLS_TAR=$CACHE/ingot-tools.tar
 

@@ -276,6 +276,15 @@ static const struct check_case {
 	  { { "lib/modules/6.8.0/kernel/drivers/video/nvidia.ko", "drv",
 	      "ko --name nvidia --version 580.82.07 --flavor open" } },
 	  "tuple.driver.version: recipe declares 580.95.05, artifact 'drv' carries 580.82.07 (/lib/modules/6.8.0/kernel/drivers/video/nvidia.ko: version=580.82.07)" },
+	/* a distribution's CUDA runtime (no version.json): the file name */
+	{ "cudart_ok",
+	  "tuple:\n  vendor: nvidia\n  gpu: {models: [H100]}\n  cuda: {version: \"12.4\", artifact: nccl}\n",
+	  { { "usr/lib/x86_64-linux-gnu/libcudart.so.12.4.127", "nccl", "so --soname libcudart.so.12" } },
+	  NULL },
+	{ "cudart_mismatch",
+	  "tuple:\n  vendor: nvidia\n  gpu: {models: [H100]}\n  cuda: {version: \"12.4\", artifact: nccl}\n",
+	  { { "usr/lib/x86_64-linux-gnu/libcudart.so.11.8.89", "nccl", "so --soname libcudart.so.11.0" } },
+	  "tuple.cuda.version: recipe declares 12.4, artifact 'nccl' carries 11.8.89 (/usr/lib/x86_64-linux-gnu/libcudart.so.11.8.89)" },
 	/* the nccl artifact put no libnccl anywhere: an unverifiable claim */
 	{ "no_evidence", h100,
 	  { KO_OPEN, { "usr/lib/libnccl.so.2.27.7", "drv",
