@@ -4,24 +4,33 @@
  * (exit 64), as are unknown options and missing arguments.
  *
  * Converting a command (cli/cmd-attest.c, cmd-audit.c and cmd-verify.c
- * still use getopt_long by hand):
- *   1. Split its help string: the NAME line's text after " - " becomes
- *      .summary, the SYNOPSIS body .synopsis, the DESCRIPTION body
- *      .description, everything after OPTIONS (EXIT STATUS, EXAMPLES, ...)
- *      .more, each verbatim with its four-space indent.
- *   2. Each OPTIONS entry becomes a row of the table: OPT_FLAG for a
- *      no_argument option (a bool), OPT_STRING for a path or word kept as
- *      given (a const char *), OPT_LIST for one that may repeat (a
+ * still use getopt_long by hand; cmd-sign.c is a small example, cmd-keys.c
+ * one with subcommands):
+ *   1. Replace its help string with a static const struct cli_command
+ *      X_cmd: .name, .summary (the NAME line's text after " - "),
+ *      .synopsis, .description and .more (every section after OPTIONS:
+ *      EXIT STATUS, EXAMPLES, ...), each the section's body verbatim with
+ *      its four-space indent.
+ *   2. In cmd_X, a const struct cli_option opts[] local to it (its values
+ *      point at cmd_X's variables), one row per OPTIONS entry: OPT_FLAG
+ *      for a no_argument option (a bool), OPT_STRING for a path or word
+ *      kept as given (a const char *), OPT_LIST for one that may repeat (a
  *      struct cli_list over the caller's array), OPT_CALLBACK for one the
  *      command converts (a number, a time: the callback returns NULL or
- *      what it expected, which becomes the usage error).  The row's help
- *      is the entry's text, '\n' between its lines; -h/--help is added.
+ *      what it expected, which becomes the usage error); OPT_END() last.
+ *      A row's help is the entry's text, '\n' between its lines; the
+ *      -h, --help row is added by cli_help.
  *   3. Replace the cli_wants_help / getopt_long loop with
- *        if ((r = cli_parse(&cmd, NULL, argc, argv, &first)) >= 0)
+ *        if ((r = cli_parse(&X_cmd, opts, argc, argv, &first)) >= 0)
  *                return r;
- *      and read the operands from argv[first..argc).  Keep the checks
- *      that need several options (required ones, "needs --x").
- *   4. `make man` and commit docs/man/. */
+ *      and read the operands from argv[first..argc) (passing &optind
+ *      keeps code that reads argv[optind]).  Keep the checks that need
+ *      several options (required ones, "needs --x").  Subcommands: parse
+ *      once in cmd_X into one struct and let each subcommand refuse the
+ *      options that are not its own (cmd-keys.c), so one table still
+ *      gives the whole help.
+ *   4. `make man`, commit docs/man/; tests/e2e/test-cli-options.sh gets
+ *      a "given more than once" line for the command. */
 #ifndef INGOT_CLI_PARSE_OPTIONS_H
 #define INGOT_CLI_PARSE_OPTIONS_H
 
