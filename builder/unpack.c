@@ -4,7 +4,6 @@
 #include <archive_entry.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +13,7 @@
 #include <openssl/evp.h>
 
 #include "builder/deb.h"
+#include "builder/unpack-cache.h"
 #include "builder/writebehind.h"
 #include "lib/cleanup.h"
 #include "lib/digest.h"
@@ -26,7 +26,6 @@
 #define DATA_BUF (256u << 10)
 #define PACK_BUF (1u << 20)   /* write-behind buffers, PACK_NBUF of them */
 #define PACK_NBUF 4
-#define CACHE_SCHEMA "ingot.unpacked/v5"
 
 /* Per-artifact reading state. */
 struct reader {
@@ -488,244 +487,6 @@ static int list_deb(struct reader *rd, struct unpack_source *src)
 	return deb_walk(outer, &v, rd->e);
 }
 
-/* --- listing cache (unpacked/<sha>.json) --- */
-
-static uint64_t mtime_ns(const struct stat *st)
-{
-	return (uint64_t)st->st_mtim.tv_sec * 1000000000u + (uint64_t)st->st_mtim.tv_nsec;
-}
-
-/* entries[]: one object per listing entry (json_splice's next). */
-struct cache_entries {
-	const struct tree *l;
-	size_t i;
-};
-
-static int cache_entry_next(void *ctx, json_t **elem, ingot_error *e)
-{
-	struct cache_entries *c = ctx;
-	const struct tree_entry *x;
-	char hex[SHA256_HEX_LEN + 1];
-	json_t *o;
-	int bad;
-
-	*elem = NULL;
-	if (c->i >= c->l->n)
-		return 0;
-	x = &c->l->v[c->i++];
-	if (!(o = json_object()))
-		return ingot_fail(e, -ENOMEM, "out of memory");
-	bad = json_object_set_new(o, "path", json_string(x->path)) |
-	      json_object_set_new(o, "type", json_string(tree_type_name(x->type))) |
-	      json_object_set_new(o, "mode", json_integer(x->mode));
-	if (x->type == TREE_FILE) {
-		hex_encode(x->sha256, 32, hex);
-		bad |= json_object_set_new(o, "size", json_integer((json_int_t)x->size)) |
-		       json_object_set_new(o, "sha256", json_string(hex)) |
-		       json_object_set_new(o, "offset", json_integer((json_int_t)x->loc.off));
-	}
-	if (x->target)
-		bad |= json_object_set_new(o, "target", json_string(x->target));
-	if (x->type == TREE_CHR || x->type == TREE_BLK)
-		bad |= json_object_set_new(o, "major", json_integer(x->rdev_major)) |
-		       json_object_set_new(o, "minor", json_integer(x->rdev_minor));
-	if (bad) {
-		json_decref(o);
-		return ingot_fail(e, -ENOMEM, "out of memory");
-	}
-	*elem = o;
-	return 0;
-}
-
-/* JSON Lines: a header, then an entry a line, written and read an entry
- * at a time: as one tree, a listing of 50,000 files was most of a
- * build's peak memory. */
-static int cache_write(const struct store *s, const struct artifact *a, const struct tree *l,
-		       uint64_t pack_size, const struct stat *src, const struct unpack_stats *st,
-		       ingot_error *e)
-{
-	_cleanup_json_ json_t *root = json_object();
-	_cleanup_free_ char *p = store_unpacked_path(s, a->sha256, ".jsonl");
-	_cleanup_strbuf_ struct strbuf text = STRBUF_INIT;
-	struct cache_entries ce = { l, 0 };
-	char hex[SHA256_HEX_LEN + 1];
-	json_t *o;
-	int r;
-
-	if (!root || !p)
-		return ingot_fail(e, -ENOMEM, "out of memory");
-	hex_encode(a->sha256, 32, hex);
-	json_object_set_new(root, "schema", json_string(CACHE_SCHEMA));
-	json_object_set_new(root, "artifact", json_string(hex));
-	json_object_set_new(root, "kind", json_string(artifact_kind_name(a->kind)));
-	json_object_set_new(root, "artifact-size", json_integer((json_int_t)st->artifact_bytes));
-	json_object_set_new(root, "pack-size", json_integer((json_int_t)pack_size));
-	/* what the pin was last checked against: an unchanged source is not
-	 * hashed again (like git's index) */
-	json_object_set_new(root, "source-mtime-ns",
-			    json_integer((json_int_t)mtime_ns(src)));
-	json_object_set_new(root, "source-ino", json_integer((json_int_t)src->st_ino));
-	if (a->kind == ART_DEB) {
-		json_object_set_new(root, "deb-version", json_string(st->deb_version));
-		json_object_set_new(root, "deb-package", json_string(st->deb_package));
-		json_object_set_new(root, "deb-arch", json_string(st->deb_arch));
-		json_object_set_new(root, "deb-maintainer", json_string(st->deb_maintainer));
-	}
-	json_object_set_new(root, "entries", json_integer((json_int_t)l->n));
-	for (o = json_incref(root); o; ) {
-		_cleanup_free_ char *line = json_dumps(o, JSON_COMPACT_FLAGS);
-		json_decref(o);
-		if (!line)
-			return ingot_fail(e, -ENOMEM, "out of memory");
-		strbuf_addstr(&text, line);
-		strbuf_addch(&text, '\n');
-		if ((r = cache_entry_next(&ce, &o, e)) < 0)
-			return r;
-	}
-	return store_write_file(s, p, text.buf, text.len, e);
-}
-
-static int type_from_name(const char *s, enum tree_type *t)
-{
-	for (int i = TREE_DIR; i <= TREE_SOCK; i++)
-		if (!strcmp(tree_type_name((enum tree_type)i), s)) {
-			*t = (enum tree_type)i;
-			return 0;
-		}
-	return -EINVAL;
-}
-
-static int file_size(const char *path, uint64_t *size)
-{
-	struct stat sb;
-	if (!path || stat(path, &sb) < 0 || !S_ISREG(sb.st_mode))
-		return -ENOENT;
-	*size = (uint64_t)sb.st_size;
-	return 0;
-}
-
-/* A string the listing carries for the SBOM ("" allowed). */
-static int cache_label(const json_t *root, const char *key, char *out, size_t max)
-{
-	const char *str;
-	ingot_error e = { 0 };
-
-	if (json_get_str(root, key, "cache", &str, &e) < 0 || strlen(str) >= max)
-		return -EINVAL;
-	strcpy(out, str);
-	return 0;
-}
-
-struct cache_meta {
-	uint64_t mtime_ns, ino;
-};
-
-/* Load a cached listing; any problem (missing, stale, damaged, pack
- * gone or short) returns < 0 and the artifact is simply unpacked again. */
-static int cache_read(const struct store *s, const struct artifact *a, struct tree *l,
-		      struct unpack_stats *st, struct cache_meta *cm)
-{
-	_cleanup_free_ char *p = store_unpacked_path(s, a->sha256, ".jsonl");
-	_cleanup_free_ char *pack = store_unpacked_path(s, a->sha256, ".pack");
-	_cleanup_free_ char *buf = NULL;
-	_cleanup_json_ json_t *root = NULL;
-	ingot_error e = { 0 };
-	char hex[SHA256_HEX_LEN + 1];
-	const char *str;
-	json_int_t asz, psz, mt, ino, n;
-	uint64_t have;
-	size_t len, pos = 0;
-
-	if (!p || read_file(p, INGOT_JSON_MAX, &buf, &len, &e) < 0 ||
-	    json_read_line(p, buf, len, &pos, &root, &e) < 0)
-		return -ENOENT;
-	hex_encode(a->sha256, 32, hex);
-	if (json_get_str(root, "schema", "cache", &str, &e) < 0 || strcmp(str, CACHE_SCHEMA) ||
-	    json_get_str(root, "artifact", "cache", &str, &e) < 0 || strcmp(str, hex) ||
-	    json_get_str(root, "kind", "cache", &str, &e) < 0 || strcmp(str, artifact_kind_name(a->kind)) ||
-	    json_get_int(root, "artifact-size", "cache", &asz, &e) < 0 || asz < 0 ||
-	    json_get_int(root, "pack-size", "cache", &psz, &e) < 0 || psz < 0 ||
-	    json_get_int(root, "source-mtime-ns", "cache", &mt, &e) < 0 ||
-	    json_get_int(root, "source-ino", "cache", &ino, &e) < 0 ||
-	    json_get_int(root, "entries", "cache", &n, &e) < 0 || n < 0)
-		return -EINVAL;
-	if (file_size(pack, &have) < 0 || have != (uint64_t)psz)
-		return -ENOENT;
-	if (a->kind == ART_DEB) {
-		if (json_get_str(root, "deb-version", "cache", &str, &e) < 0 || !*str ||
-		    strlen(str) >= sizeof(st->deb_version))
-			return -EINVAL;
-		strcpy(st->deb_version, str);
-		if (cache_label(root, "deb-package", st->deb_package, sizeof(st->deb_package)) < 0 ||
-		    cache_label(root, "deb-arch", st->deb_arch, sizeof(st->deb_arch)) < 0 ||
-		    cache_label(root, "deb-maintainer", st->deb_maintainer, sizeof(st->deb_maintainer)) < 0)
-			return -EINVAL;
-	}
-	st->artifact_bytes = (uint64_t)asz;
-	cm->mtime_ns = (uint64_t)mt;
-	cm->ino = (uint64_t)ino;
-	for (json_int_t i = 0; i < n; i++) {
-		_cleanup_json_ json_t *o = NULL;
-		struct tree_entry ent = { .origin = a->name };
-		json_int_t mode = 0, v, off;
-		const char *path, *type;
-		if (json_read_line(p, buf, len, &pos, &o, &e) < 0 ||
-		    json_get_str(o, "path", "entry", &path, &e) < 0 || json_get_str(o, "type", "entry", &type, &e) < 0 ||
-		    json_get_int(o, "mode", "entry", &mode, &e) < 0 || type_from_name(type, &ent.type) < 0 ||
-		    mode < 0 || mode > 07777)
-			return -EINVAL;
-		ent.path = (char *)path;
-		ent.mode = (uint32_t)mode;
-		if (ent.type == TREE_FILE) {
-			if (json_get_int(o, "size", "entry", &v, &e) < 0 || v < 0 ||
-			    json_get_int(o, "offset", "entry", &off, &e) < 0 || off < 0 || off > psz || v > psz - off ||
-			    json_get_str(o, "sha256", "entry", &str, &e) < 0 || !is_sha256_hex(str))
-				return -EINVAL;
-			ent.size = (uint64_t)v;
-			hex_decode(str, ent.sha256, 32);
-			ent.loc.packed = true;
-			memcpy(ent.loc.pack, a->sha256, 32);
-			ent.loc.off = (uint64_t)off;
-			st->bytes += ent.size;
-		}
-		if (ent.type == TREE_SYMLINK) {
-			if (json_get_str(o, "target", "entry", &str, &e) < 0)
-				return -EINVAL;
-			ent.target = (char *)str;
-		}
-		if (ent.type == TREE_CHR || ent.type == TREE_BLK) {
-			json_int_t mj, mn;
-			if (json_get_int(o, "major", "entry", &mj, &e) < 0 || json_get_int(o, "minor", "entry", &mn, &e) < 0 ||
-			    mj < 0 || mn < 0 || mj > UINT32_MAX || mn > UINT32_MAX)
-				return -EINVAL;
-			ent.rdev_major = (uint32_t)mj;
-			ent.rdev_minor = (uint32_t)mn;
-		}
-		if (tree_add(l, &ent, false, &e) < 0)
-			return -EINVAL;
-		st->entries++;
-	}
-	/* The count in the header and the lines agree, to the last byte. */
-	return pos == len ? 0 : -EINVAL;
-}
-
-/* A cached artifact whose source is still there must still match its pin,
- * so an edited file is reported rather than shadowed by the cache; the
- * hash is skipped while the file is the one checked last time.  A source
- * that is gone is fine (offline rebuild from the store). */
-static int check_cached_source(const struct artifact *a, const struct unpack_stats *st,
-			       const struct cache_meta *cm, ingot_error *e)
-{
-	struct stat sb;
-
-	if (stat(a->path, &sb) < 0)
-		return errno == ENOENT ? 0 : ingot_fail(e, -errno, "%s: %s: %s", a->name, a->path, strerror(errno));
-	if ((uint64_t)sb.st_size == st->artifact_bytes && (uint64_t)sb.st_ino == cm->ino &&
-	    mtime_ns(&sb) == cm->mtime_ns)
-		return 0;
-	return store_check_source(a->name, a->path, a->sha256, e);
-}
-
 static void reader_free(struct reader *rd)
 {
 	writebehind_free(&rd->wb);   /* before the fd goes: it may still write */
@@ -785,7 +546,7 @@ static int unpack_source(struct reader *rd)
 	rd->pack_fd = -1;
 	if (r2 < 0)
 		return r2;
-	return cache_write(rd->s, a, rd->out, rd->pack_off, &sb, rd->st, rd->e);
+	return unpack_cache_write(rd->s, a, rd->out, rd->pack_off, &sb, rd->st, rd->e);
 }
 
 static int list_file(struct store *s, const struct artifact *a, struct tree *listing,
@@ -802,7 +563,7 @@ static int list_file(struct store *s, const struct artifact *a, struct tree *lis
 	st->cached = store_has_blob(s, a->sha256);
 	if ((r = store_import(s, a->name, a->path, a->sha256, e)) < 0)
 		return r;
-	if (file_size(blob, &size) < 0)
+	if (unpack_file_size(blob, &size) < 0)
 		return ingot_fail(e, -ENOENT, "%s: %s: missing from the store", a->name, blob);
 	ent.size = size;
 	memcpy(ent.sha256, a->sha256, 32);
@@ -832,7 +593,7 @@ int unpack_list(struct store *s, const struct artifact *a, const struct unpack_l
 	struct reader rd = { .s = s, .a = a, .out = listing, .st = st, .e = e, .pack_fd = -1,
 			     .max_entries = lim && lim->entries ? lim->entries : UNPACK_MAX_ENTRIES,
 			     .max_bytes = lim && lim->bytes ? lim->bytes : UNPACK_MAX_BYTES };
-	struct cache_meta cm;
+	struct unpack_cache_meta cm;
 	int r;
 
 	memset(st, 0, sizeof(*st));
@@ -846,11 +607,11 @@ int unpack_list(struct store *s, const struct artifact *a, const struct unpack_l
 		return r;
 	}
 
-	if (cache_read(s, a, listing, st, &cm) == 0) {
+	if (unpack_cache_read(s, a, listing, st, &cm) == 0) {
 		st->cached = true;
 		r = check_limits(&rd, e);
 		if (r >= 0)
-			r = check_cached_source(a, st, &cm, e);
+			r = unpack_cache_check_source(a, st, &cm, e);
 		if (r < 0)
 			tree_free(listing);
 		return r;
@@ -867,123 +628,4 @@ int unpack_list(struct store *s, const struct artifact *a, const struct unpack_l
 	if (r < 0)
 		tree_free(listing);
 	return r;
-}
-
-bool unpack_glob_match(const char *pattern, const char *path)
-{
-	_cleanup_free_ char *p = strdup(path);
-	char *slash;
-
-	if (!p)
-		return false;
-	for (;;) {
-		if (fnmatch(pattern, p, 0) == 0)
-			return true;
-		slash = strrchr(p, '/');
-		if (!slash)
-			return false;
-		*slash = '\0';
-	}
-}
-
-/* Refuse an entry whose parent (or any ancestor) is already in the tree
- * as something other than a directory, e.g. a symlink: writing through
- * it would put the file somewhere the recipe does not say. */
-static int check_ancestors(const struct artifact *a, struct tree *t, const char *path, const char *raw, ingot_error *e)
-{
-	_cleanup_free_ char *p = strdup(path);
-	char *slash;
-
-	if (!p)
-		return ingot_fail(e, -ENOMEM, "out of memory");
-	while ((slash = strrchr(p, '/'))) {
-		struct tree_entry *par;
-		*slash = '\0';
-		par = tree_find(t, p);
-		if (!par)
-			continue;
-		if (par->type == TREE_DIR)
-			return 0;
-		return ingot_fail(e, -ENOTDIR, "%s: archive entry '%s': path goes through '/%s', which is a %s from '%s', not a directory",
-				  a->name, raw, p, tree_type_name(par->type), par->origin);
-	}
-	return 0;
-}
-
-/* Strip n leading components; NULL when nothing is left. */
-static const char *strip(const char *path, unsigned n)
-{
-	while (n--) {
-		const char *s = strchr(path, '/');
-		if (!s)
-			return NULL;
-		path = s + 1;
-	}
-	return path;
-}
-
-int unpack_apply(const struct artifact *a, const struct tree *listing, struct tree *t, ingot_error *e)
-{
-	size_t added = 0;
-
-	for (size_t i = 0; i < listing->n; i++) {
-		const struct tree_entry *src = &listing->v[i];
-		struct tree_entry ent = *src;
-		_cleanup_free_ char *img = NULL;
-		const char *rel = src->path;
-		struct tree_entry *old;
-		ingot_error sub = { 0 };
-		int r;
-
-		if (a->kind != ART_FILE) {
-			bool keep = a->n_include == 0;
-			rel = strip(src->path, a->strip_components);
-			if (!rel)
-				continue;
-			for (size_t j = 0; j < a->n_include && !keep; j++)
-				keep = unpack_glob_match(a->include[j], rel);
-			for (size_t j = 0; j < a->n_exclude && keep; j++)
-				keep = !unpack_glob_match(a->exclude[j], rel);
-			if (!keep)
-				continue;
-			img = a->dest && *a->dest ? path_join(a->dest, rel) : strdup(rel);
-			if (!img)
-				return ingot_fail(e, -ENOMEM, "out of memory");
-			ent.path = img;
-		}
-		if ((ent.type == TREE_CHR || ent.type == TREE_BLK) && !a->allow_devices)
-			return ingot_fail(e, -EPERM, "%s: archive entry '%s': expected no device nodes, got a %s device %u:%u (set 'allow-devices: true' to allow)",
-					  a->name, src->path, ent.type == TREE_CHR ? "character" : "block",
-					  ent.rdev_major, ent.rdev_minor);
-		ent.uid = ent.gid = 0;
-		ent.origin = (char *)a->name;
-		for (size_t j = 0; j < a->n_modes; j++) {
-			const struct mode_override *m = &a->modes[j];
-			if (fnmatch(m->glob, ent.path, 0) != 0)
-				continue;
-			if (m->mode >= 0)
-				ent.mode = (uint32_t)m->mode;
-			if (m->uid >= 0)
-				ent.uid = (uint32_t)m->uid;
-			if (m->gid >= 0)
-				ent.gid = (uint32_t)m->gid;
-		}
-		if ((r = check_ancestors(a, t, ent.path, src->path, e)) < 0)
-			return r;
-		old = tree_find(t, ent.path);
-		if (old && old->origin && !strcmp(old->origin, a->name) &&
-		    !(old->type == TREE_DIR && ent.type == TREE_DIR))
-			return ingot_fail(e, -EEXIST, "%s: archive entry '%s': expected each image path once, got '/%s' twice (after strip-components)",
-					  a->name, src->path, ent.path);
-		if (tree_add(t, &ent, a->replace, &sub) < 0)
-			return ingot_fail(e, sub.code, "%s", sub.msg);
-		added++;
-	}
-	/* An artifact that adds nothing is a mistake (an empty archive, or a
-	 * strip-components/include/exclude typo), not a silent no-op. */
-	if (!added)
-		return ingot_fail(e, -ENODATA, "%s: %s: expected at least one entry in the image, got none (%s)",
-				  a->name, a->source ? a->source : "",
-				  listing->n ? "strip-components/include/exclude drop every entry" : "the archive is empty");
-	return 0;
 }

@@ -14,7 +14,11 @@
  *  2. unpack_apply(): apply the recipe's view of the artifact
  *     (strip-components, include/exclude, dest, modes, allow-devices,
  *     replace) and add the entries to the image tree, refusing paths that
- *     go through a symlink or a non-directory already in the tree. */
+ *     go through a symlink or a non-directory already in the tree.
+ *
+ * Three files, one job each: builder/unpack.c reads archives (tar.*,
+ * .deb through builder/deb.c's walk, plain files), builder/unpack-cache.c
+ * keeps the listing cache, builder/unpack-apply.c applies the recipe. */
 #ifndef INGOT_UNPACK_H
 #define INGOT_UNPACK_H
 

@@ -184,6 +184,13 @@ recipe("src-devzero.yaml", art("zero", "/dev/zero", ANY))
 recipe("src-devzero-file.yaml", art("zero", "/dev/zero", ANY, kind="file", more="    dest: /zero\n"))
 recipe("src-fifo.yaml", art("fifo", "special/src.fifo", ANY))
 recipe("src-dir.yaml", art("dir", "special", ANY, kind="deb"))
+# Boot inputs follow the same source rules (issue 24), and a module is
+# listed once.
+for case, init in (("fifo", "special/src.fifo"), ("zero", "/dev/zero")):
+    boot("boot-init-%s.yaml" % case, "  kernel: %s\n  stub: %s\n  init: %s\n"
+         % (pin("notpe.efi", notpe), pin("notpe.efi", notpe), pin(init, ANY)))
+boot("boot-module-twice.yaml", "  kernel: %s\n  stub: %s\n  init: %s\n  modules: [dm-mod, dm_mod]\n"
+     % (pin("notpe.efi", notpe), pin("notpe.efi", notpe), pin("notpe.efi", notpe)))
 
 # --- expensive work only after the pin (issue 13.7).  A bz2 bomb (a tar
 # of one 256 MiB file of zeros, ~200 bytes) with a wrong pin is refused
