@@ -316,8 +316,12 @@ static int deb_license(const struct recipe *r, size_t i, const struct unpack_sta
 	size_t wl;
 
 	snprintf(out, DEP5_LICENSE_MAX, "NOASSERTION");
-	if (!st || !st->deb_package[0] || asprintf(&want, "usr/share/doc/%s/copyright", st->deb_package) < 0)
-		return want || !st || !st->deb_package[0] ? 0 : ingot_fail(e, -ENOMEM, "SBOM: out of memory");
+	if (!st || !st->deb_package[0])
+		return 0;
+	if (asprintf(&want, "usr/share/doc/%s/copyright", st->deb_package) < 0) {
+		want = NULL;   /* undefined after a failure */
+		return ingot_fail(e, -ENOMEM, "SBOM: out of memory");
+	}
 	wl = strlen(want);
 	for (size_t k = 0; k < t->n; k++) {
 		const struct tree_entry *te = &t->v[k];
@@ -351,7 +355,8 @@ static const char *purpose(const struct artifact *a)
 	if (a->kind == ART_DEB)
 		return "INSTALL";
 	if (a->kind == ART_FILE)
-		return strncmp(a->dest, "lib/firmware/", 13) && strncmp(a->dest, "/lib/firmware/", 14) ? "FILE" : "FIRMWARE";
+		return a->dest && (!strncmp(a->dest, "lib/firmware/", 13) || !strncmp(a->dest, "/lib/firmware/", 14)) ?
+			       "FIRMWARE" : "FILE";
 	return "ARCHIVE";
 }
 
