@@ -140,7 +140,7 @@ int enroll_make_credential(EVP_PKEY *ek, const uint8_t *name, size_t name_len,
 			   const uint8_t *cred, size_t cred_len, uint8_t **blob, size_t *blob_len,
 			   uint8_t **secret, size_t *secret_len, ingot_error *e)
 {
-	uint8_t seed[SHA256_LEN], sym[16], hkey[SHA256_LEN], plain[2 + SHA256_LEN * 2];
+	uint8_t seed[SHA256_LEN], sym[16], hkey[SHA256_LEN], plain[2 + SHA256_LEN];
 	uint8_t iv[16] = { 0 };
 	EVP_CIPHER_CTX *cc;
 	uint8_t *b;
@@ -150,7 +150,8 @@ int enroll_make_credential(EVP_PKEY *ek, const uint8_t *name, size_t name_len,
 	if (!EVP_PKEY_is_a(ek, "RSA"))
 		return ingot_fail(e, -ENOTSUP, "MakeCredential: expected an RSA EK (the TCG default "
 				  "template), got %s: not supported", EVP_PKEY_get0_type_name(ek));
-	if (cred_len > SHA256_LEN * 2 || name_len > ENROLL_NAME_MAX)
+	/* TPM2_MakeCredential: at most the EK nameAlg's digest size. */
+	if (cred_len > SHA256_LEN || name_len > ENROLL_NAME_MAX)
 		return ingot_fail(e, -EINVAL, "MakeCredential: credential or name too long");
 	if (RAND_bytes(seed, sizeof(seed)) != 1)
 		return ingot_fail(e, -EIO, "MakeCredential: no random bytes");

@@ -302,6 +302,11 @@ static void test_make_credential(void **state)
 	name[5] ^= 1;
 	assert_int_equal(soft_activate(ek, name, sizeof(name), blob, blob_len, secret, secret_len,
 				       got, &got_len), -2);
+	/* A credential the TPM would refuse (over the EK nameAlg's size). */
+	uint8_t big[33] = { 0 }, *b1 = NULL, *s1 = NULL;
+	assert_int_equal(enroll_make_credential(ek, name, sizeof(name), big, sizeof(big), &b1,
+						&blob_len, &s1, &secret_len, &e), -EINVAL);
+	assert_null(b1);
 	/* An ECC EK is refused with one line, not mishandled. */
 	uint8_t *b2 = NULL, *s2 = NULL;
 	assert_int_equal(enroll_make_credential(ec, name, sizeof(name), cred, sizeof(cred), &b2,
