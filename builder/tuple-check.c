@@ -10,9 +10,9 @@
  *     "NCCL version X.Y.Z[+cudaA.B]" / "RCCL version X.Y.Z" string (and
  *     A.B against nccl.cuda when declared);
  *   - cudnn: libcudnn.so.X.Y.Z file name;
- *   - cuda: version.json's cuda.version (as in /usr/local/cuda-X.Y/), or
- *     the runtime's libcudart.so.X.Y.Z file name (distribution packages
- *     carry no version.json);
+ *   - cuda: version.json's cuda.version (as in /usr/local/cuda-X.Y/) and
+ *     the runtime's libcudart.so.X.Y.Z file name, its X.Y (distribution
+ *     packages carry no version.json);
  *   - rocm: <prefix>/.info/version.
  * A component that names an artifact without any such evidence is an
  * error too: an unverifiable claim is what this check exists to stop. */
@@ -62,6 +62,28 @@ static int compare(struct check *c, const char *carried_raw, const char *where)
 	if (!version_prefix_match(c->want, up))
 		return ingot_fail(c->e, -EINVAL, "tuple.%s.version: recipe declares %s, artifact '%s' carries %s (%s)",
 				  c->comp, c->want, c->a->name, up, where);
+	return 0;
+}
+
+/* libcudart.so.12.4.127: the runtime's major.minor is the CUDA release;
+ * its third field is the runtime's own (12.4.127 ships with toolkit
+ * 12.4.1), so only major.minor is evidence, and it must agree with the
+ * declared version's. */
+static int check_cudart(struct check *c, const struct tree_entry *te)
+{
+	const char *v = base_name(te->path) + strlen("libcudart.so.");
+	size_t n = strspn(v, "0123456789");
+	char mm[32], where[512];
+
+	if (v[n] != '.' || !n || n > 8 || !strspn(v + n + 1, "0123456789"))
+		return 0;   /* libcudart.so.12: a soname link, no release in it */
+	n += 1 + strspn(v + n + 1, "0123456789");
+	snprintf(mm, sizeof(mm), "%.*s", (int)n, v);
+	c->evidence = true;
+	snprintf(where, sizeof(where), "/%s", te->path);
+	if (!version_prefix_match(mm, c->want))
+		return ingot_fail(c->e, -EINVAL, "tuple.cuda.version: recipe declares %s, artifact '%s' carries the CUDA %s runtime (%s)",
+				  c->want, c->a->name, mm, where);
 	return 0;
 }
 
@@ -249,7 +271,7 @@ static int check_tree(struct check *c, const struct tuple *tu, const struct tree
 			   strstr(te->path, "cuda")) {
 			r = check_text_file(c, te, true);
 		} else if (!strcmp(c->comp, "cuda") && !strncmp(b, "libcudart.so.", 13)) {
-			r = check_library(c, te, "libcudart.so.", NULL);
+			r = check_cudart(c, te);
 		} else if (!strcmp(c->comp, "rocm") && ends_with(te->path, ".info/version")) {
 			rocm_seen = true;
 			if (prefix) {

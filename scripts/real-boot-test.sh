@@ -150,7 +150,10 @@ fi
 
 # 2. a flipped image byte: dm-verity refuses, the image never runs
 cp "$B.sqfs" "$T/flipped.sqfs"
-printf '\xff' | dd of="$T/flipped.sqfs" bs=1 seek=40 conv=notrunc status=none
+# flip (not set) the byte: it may already hold any value
+byte=$(od -A n -t u1 -j 40 -N 1 "$T/flipped.sqfs" | tr -d ' ')
+printf "\\x$(printf %02x $((byte ^ 255)))" | dd of="$T/flipped.sqfs" bs=1 seek=40 conv=notrunc status=none
+cmp -s "$B.sqfs" "$T/flipped.sqfs" && failed "flipped: the copy did not change"
 boot flipped "$B.efi" "$T/flipped.sqfs" "$B.verity" || true
 if grep -q 'verity: .*data block 0 is corrupted' "$T/flipped/console.log" &&
    ! grep -q 'systemd\[1\]' "$T/flipped/console.log" && [ ! -f "$T/flipped/ev/quote.json" ]; then

@@ -284,7 +284,12 @@ static const struct check_case {
 	{ "cudart_mismatch",
 	  "tuple:\n  vendor: nvidia\n  gpu: {models: [H100]}\n  cuda: {version: \"12.4\", artifact: nccl}\n",
 	  { { "usr/lib/x86_64-linux-gnu/libcudart.so.11.8.89", "nccl", "so --soname libcudart.so.11.0" } },
-	  "tuple.cuda.version: recipe declares 12.4, artifact 'nccl' carries 11.8.89 (/usr/lib/x86_64-linux-gnu/libcudart.so.11.8.89)" },
+	  "tuple.cuda.version: recipe declares 12.4, artifact 'nccl' carries the CUDA 11.8 runtime (/usr/lib/x86_64-linux-gnu/libcudart.so.11.8.89)" },
+	/* the runtime's third field is its own: 13.3.77 ships with toolkit 13.3.1 */
+	{ "cudart_toolkit_patch",
+	  "tuple:\n  vendor: nvidia\n  gpu: {models: [H100]}\n  cuda: {version: 13.3.1, artifact: nccl}\n",
+	  { { "usr/local/cuda-13.3/lib64/libcudart.so.13.3.77", "nccl", "so --soname libcudart.so.13" } },
+	  NULL },
 	/* the nccl artifact put no libnccl anywhere: an unverifiable claim */
 	{ "no_evidence", h100,
 	  { KO_OPEN, { "usr/lib/libnccl.so.2.27.7", "drv",
