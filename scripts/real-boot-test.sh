@@ -2,7 +2,18 @@
 # make real-boot-test: boot the real golden image in production mode.
 #   scripts/real-boot-test.sh BUILD [OUTDIR]     (after make real-image)
 # Builds OUT/real-h100-test.yaml (the production recipe plus the test
-# layer, verify/boot/test) and boots it under QEMU (TCG) + OVMF + swtpm:
+# layer, verify/boot/test) and boots it under QEMU (TCG) + OVMF + swtpm.
+# First the swtpm's AK is enrolled on the host (`ingot attest enroll`: an
+# EK certificate from a local CA, credential activation) on a swtpm state
+# with a SHA-256 bank; every boot starts from a copy of that state, the
+# guest gets the AK (and its enrolment record) in its input and quotes
+# sha256 PCRs 0,2,4,7,9,11,12,15 with it, and the host judges the quote
+# with `ingot attest boot-check` against the signed manifest, the keyring
+# and the enrolled AK only.  This image boots with Secure Boot OFF (the
+# NVIDIA modules are unsigned; the manifest has no boot.secure_boot) and
+# there is no firmware reference for this QEMU platform, so the verdict
+# accepts two weaknesses BY NAME: secure-boot-unjudged,unknown-firmware
+# (said on every verdict line; the firmware and PCR 7 are not judged).
 #   good     ingot-init opens the verity image, extends PCR 15, makes the
 #            tmpfs overlay root and execs systemd; ingot-verify.service
 #            loads the real modules, runs the image's `ingot verify` with
@@ -10,7 +21,8 @@
 #            evidence to the disk with serial ingot-evidence.  Expected:
 #            the modules accepted by the booted kernel, the GPU "could not
 #            check", the node NOT admitted (no GPU), boot-check admitting
-#            the measured boot, audit finding nothing wrong with the evidence.
+#            the measured boot (weaknesses accepted by name), audit finding
+#            nothing wrong with the evidence.
 #   flipped  one flipped image byte: dm-verity refuses, nothing runs
 #   kernel   the same image with a UKI of another kernel (Debian 12's
 #            6.1): boot-check refuses PCR 4 and the image's verifier
@@ -34,22 +46,82 @@ say() { echo "real-boot-test: $*" >&2; }
 fails=0
 failed() { say "FAIL: $*"; fails=$((fails + 1)); }
 rm -rf "$T" && mkdir -p "$T"
+KEYRING=$OUT/keyring.json
+NODE=real-boot-test
+# Accepted by name, not hidden: Secure Boot is off and unjudged (the
+# manifest has no boot.secure_boot), and no firmware reference exists for
+# this platform (PCRs 0, 2 and PCR 7's events are not judged).
+WEAK=secure-boot-unjudged,unknown-firmware
+E=$T/enrol
+
+# enrol: a swtpm state (SHA-256 bank) with an EK certificate from a local
+# CA (swtpm_localca, as a TPM vendor's), and an AK enrolled on it with
+# `ingot attest enroll` (EK chain to the CA bundle, AK attributes,
+# credential activation), before any boot: the swtpm QEMU runs cannot be
+# reached by a TCTI meanwhile, so a TCP swtpm on the same state does it.
+# Each boot starts from a copy of that state, so the guest loads the same
+# AK; an AK the guest made itself would be trusted by no verdict.
+enrol() {
+	local port=$((20000 + RANDOM % 20000)) sp rc=0 tcti
+	mkdir -p "$E/tpm" "$E/ca"
+	cat >"$E/ca/localca.conf" <<CONF
+statedir = $E/ca
+signingkey = $E/ca/signkey.pem
+issuercert = $E/ca/issuercert.pem
+certserial = $E/ca/certserial
+CONF
+	printf -- '--platform-manufacturer ingot\n--platform-version 1\n--platform-model real-boot-test\n' >"$E/ca/localca.options"
+	cat >"$E/setup.conf" <<CONF
+create_certs_tool = $(command -v swtpm_localca)
+create_certs_tool_config = $E/ca/localca.conf
+create_certs_tool_options = $E/ca/localca.options
+active_pcr_banks = sha256
+CONF
+	swtpm_setup --tpm2 --tpmstate "$E/tpm" --create-ek-cert --create-platform-cert --config "$E/setup.conf" \
+		--overwrite >"$E/setup.log" 2>&1 || { say "enrol: swtpm_setup failed ($E/setup.log)"; return 1; }
+	cat "$E/ca/issuercert.pem" "$E/ca/swtpm-localca-rootca-cert.pem" >"$E/ca/bundle.pem"
+	swtpm socket --tpm2 --tpmstate dir="$E/tpm" --server type=tcp,port=$port,bindaddr=127.0.0.1 \
+		--ctrl type=tcp,port=$((port + 1)),bindaddr=127.0.0.1 --flags not-need-init,startup-clear &
+	sp=$!
+	sleep 0.5
+	tcti="swtpm:host=127.0.0.1,port=$port"
+	{ "$INGOT" attest ak create -o "$E/ak" --tcti "$tcti" &&
+	  "$INGOT" attest enroll request --node "$NODE" --ak "$E/ak" --tcti "$tcti" -o "$E/req.json" &&
+	  "$INGOT" attest enroll challenge "$E/req.json" --ca "$E/ca/bundle.pem" --state "$E/state" -o "$E/chal.json" &&
+	  "$INGOT" attest enroll answer "$E/chal.json" --ak "$E/ak" --tcti "$tcti" -o "$E/ans.json" &&
+	  "$INGOT" attest enroll finish "$E/ans.json" --state "$E/state" --key "$OUT/signing.key" \
+		-o "$E/enrolment.dsse.json"; } >"$E/enrol.log" 2>&1 || rc=$?
+	kill "$sp" 2>/dev/null || true
+	wait "$sp" 2>/dev/null || true
+	if [ "$rc" != 0 ] || ! "$INGOT" attest enroll check "$E/enrolment.dsse.json" --keyring "$KEYRING" \
+		>>"$E/enrol.log" 2>&1; then
+		say "enrol: $(tail -n 1 "$E/enrol.log")"; return 1
+	fi
+	say "enrol: AK enrolled for node $NODE (EK certificate from the local CA, credential activated)"
+}
 
 t0=$(date +%s)
 "$INGOT" build "$R" -o "$T/image" --store "$CACHE/store" --key "$OUT/signing.key" --quiet
 say "test image built in $(($(date +%s) - t0)) s"
 B=$T/image/$NAME
+enrol || { failed "the swtpm's AK could not be enrolled ($E/enrol.log)"; exit 1; }
 
 # boot CASE EFI IMAGE VERITY: one production boot; evidence in $T/CASE/ev.
 boot() {
 	local c=$1 efi=$2 img=$3 verity=$4 d=$T/$1 pid rc=0 t
-	mkdir -p "$d/esp/EFI/BOOT" "$d/tpm" "$d/ev" "$d/in"
+	mkdir -p "$d/esp/EFI/BOOT" "$d/tpm" "$d/ev" "$d/in/ak"
 	cp "$efi" "$d/esp/EFI/BOOT/BOOTX64.EFI"
 	cp "$OVMF/OVMF_VARS_4M.fd" "$d/vars.fd"
+	# the enrolled TPM (same EK, same owner seed: the AK loads) and its AK
+	cp -a "$E/tpm/." "$d/tpm/"
+	cp "$E/ak/"ak.* "$d/in/ak/"
+	cp "$E/enrolment.dsse.json" "$d/in/enrolment.dsse.json"
+	echo "$NODE" > "$d/in/node-id"
+	echo "$WEAK" > "$d/in/accept-weak"
 	openssl rand -hex 32 > "$d/nonce"
 	cp "$d/nonce" "$d/in/nonce"
 	cp "$B.manifest.dsse.json" "$d/in/manifest.dsse.json"
-	cp "$OUT/keyring.json" "$d/in/keyring.json"
+	cp "$KEYRING" "$d/in/keyring.json"
 	truncate -s 64M "$d/evidence.img"
 	(cd "$d/in" && tar --format=ustar --owner=0 --group=0 -cf - -- *) |
 		dd of="$d/evidence.img" conv=notrunc status=none
@@ -82,12 +154,15 @@ boot() {
 }
 
 # judge CASE: the host's judgement of a case's evidence, in one place so
-# the verdict's options can change here alone.  Prints boot-check's line;
-# returns its exit status.
+# the verdict's options can change here alone: the signed manifest, the
+# keyring, the AK enrolled before the boot (never a key from the
+# evidence), the weaknesses accepted by name (no firmware reference: no
+# --firmware-ref).  Prints boot-check's line; returns its exit status.
 judge() {
 	local d=$T/$1
-	"$INGOT" attest boot-check "$d/ev/quote.json" "$d/ev/eventlog.bin" --manifest "$B.manifest.json" \
-		--nonce "$(cat "$d/nonce")" --ak-pub "$d/ev/ak.pub.pem" 2>&1
+	"$INGOT" attest boot-check "$d/ev/quote.json" "$d/ev/eventlog.bin" --manifest "$B.manifest.dsse.json" \
+		--keyring "$KEYRING" --nonce "$(cat "$d/nonce")" --enrolment "$E/enrolment.dsse.json" \
+		--seen-nonces "$T/seen-nonces" --node "$NODE" --accept-weak "$WEAK" 2>&1
 }
 
 # 1. the good boot
@@ -98,7 +173,7 @@ grep -Eq 'systemd\[1\]: .*(Reached target|Started)|Welcome to .*Debian' "$G/cons
 	failed "good: systemd did not start (console: $G/console.log)"
 if [ -f "$G/ev/quote.json" ]; then
 	rc=0; out=$(judge good) || rc=$?
-	say "good: boot-check: $out"
+	say "good: boot-check (accepting by name: $WEAK): $out"
 	[ "$rc" = 0 ] && [[ "$out" == *"boot admit"* ]] || failed "good: boot-check did not admit the measured boot"
 else
 	failed "good: no quote came back (status: $(cat "$G/ev/status" 2>/dev/null || echo none))"
@@ -131,17 +206,21 @@ if [ -f "$G/ev/report.json" ]; then
 	NOTMADE=$(jq -r '.checks[] | select(.name == "tuple") | .details.not_made[]?.comparison' "$G/ev/report.json")
 	say "good: verify: not made (could not check): ${NOTMADE//$'\n'/, }"
 	[[ "$NOTMADE" == *GPU* ]] || failed "good: the GPU check was not reported as not made"
-	mkdir -p "$T/audit/reports" "$T/audit/manifests"
+	mkdir -p "$T/audit/reports" "$T/audit/manifests" "$T/audit/enrolments"
 	cp "$G/ev/report.json" "$T/audit/reports/real-boot-test.json"
 	cp "$B.manifest.dsse.json" "$T/audit/manifests/"
+	cp "$E/enrolment.dsse.json" "$T/audit/enrolments/$NODE.json"
 	echo "$(jq -r '.node.id // "ingot"' "$G/ev/report.json") $(cat "$G/nonce")" > "$T/audit/nonces"
-	"$INGOT" audit --keyring "$OUT/keyring.json" --manifests "$T/audit/manifests" \
-		--reports "$T/audit/reports" --nonces "$T/audit/nonces" --json "$T/audit/audit.json" >/dev/null 2>&1 || true
+	# no --firmware-refs: none exists for this platform (accepted by name)
+	"$INGOT" audit --keyring "$KEYRING" --manifests "$T/audit/manifests" \
+		--reports "$T/audit/reports" --nonces "$T/audit/nonces" --enrolments "$T/audit/enrolments" \
+		--accept-weak "$WEAK" --json "$T/audit/audit.json" >/dev/null 2>&1 || true
 	FIND=$(jq -r '[.. | objects | select(has("findings")) | .findings[] | .code] | unique | join(",")' \
 		"$T/audit/audit.json" 2>/dev/null || echo "?")
 	say "good: ingot audit findings: ${FIND:-none}"
 	case ",$FIND," in
-	*forged-quote*|*nonce-*|*pcr-mismatch*|*log-mismatch*|*unknown-image*|*boot-refused*|*unquoted*|*,\?,*)
+	*forged-quote*|*ak-not-enrolled*|*nonce-*|*pcr-mismatch*|*log-mismatch*|*unknown-image*|*boot-refused*|\
+	*boot-unchecked*|*unquoted*|*unverified*|*,\?,*)
 		failed "good: ingot audit questions the evidence" ;;
 	esac
 else
@@ -176,7 +255,7 @@ awk -v deb="$ODEB" -v sha="$(sha256sum "$ODEB" | cut -d' ' -f1)" '
 boot kernel "$T/okernel/$NAME.efi" "$T/okernel/$NAME.sqfs" "$T/okernel/$NAME.verity" || true
 if [ -f "$T/kernel/ev/quote.json" ]; then
 	rc=0; out=$(judge kernel) || rc=$?
-	say "kernel: boot-check: $out"
+	say "kernel: boot-check (accepting by name: $WEAK): $out"
 	[ "$rc" = 2 ] && [[ "$out" == *"PCR 4"* ]] || failed "kernel: expected boot-check to refuse PCR 4"
 	grep -q '^vermagic nvidia .*: fail' "$T/kernel/ev/modules.txt" ||
 		failed "kernel: expected the image's verifier to refuse nvidia.ko built for another kernel"
@@ -189,4 +268,4 @@ if [ "$fails" != 0 ]; then
 	say "$fails check(s) failed; consoles under $T"
 	exit 1
 fi
-say "all boots judged as expected (good: measured boot admitted, GPU could not check, node not admitted; flipped and kernel refused)"
+say "all boots judged as expected (good: measured boot admitted with the enrolled AK, accepting by name $WEAK; GPU could not check, node not admitted; flipped and kernel refused)"
