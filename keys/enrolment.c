@@ -140,23 +140,12 @@ static int check_statement(const char *path, const json_t *st, struct enrolment 
 
 int enrolment_load(const char *path, const struct keyring *kr, struct enrolment *out, ingot_error *e)
 {
-	_cleanup_free_ uint8_t *payload = NULL;
-	_cleanup_json_ json_t *env = NULL, *st = NULL;
-	struct verify_outcome vo;
-	json_error_t je;
-	size_t len;
+	_cleanup_json_ json_t *st = NULL;
 	int r;
 
 	memset(out, 0, sizeof(*out));
-	if ((r = envelope_read_file(path, &env, e)) < 0 ||
-	    (r = envelope_verify_signatures(path, env, kr, &payload, &len, &vo, e)) < 0)
+	if ((r = envelope_load_statement(path, kr, &st, NULL, e)) < 0)
 		return r;
-	/* Authenticated from here on. */
-	st = json_loadb((const char *)payload, len, JSON_REJECT_DUPLICATES, &je);
-	if (!st)
-		return ingot_fail_status(e, -EBADMSG, ENVELOPE_EXIT_MALFORMED,
-					 "%s: payload: invalid JSON at %d:%d: %s", path, je.line,
-					 je.column, je.text);
 	r = check_statement(path, st, out, e);
 	if (r < 0)
 		enrolment_release(out);

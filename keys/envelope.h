@@ -73,6 +73,12 @@ int envelope_verify_signatures(const char *name, const json_t *env, const struct
 			       uint8_t **payload, size_t *payload_len, struct verify_outcome *out,
 			       ingot_error *e);
 
+/* An envelope file read, its signatures verified (envelope_verify_signatures)
+ * and only then its payload parsed: *statement is a JSON object, not yet
+ * checked beyond that (the caller checks its type and predicate). */
+int envelope_load_statement(const char *path, const struct keyring *kr, json_t **statement,
+			    struct verify_outcome *out, ingot_error *e);
+
 /* Read and parse an envelope file (limit ENVELOPE_FILE_MAX); e->status set. */
 int envelope_read_file(const char *path, json_t **env, ingot_error *e);
 

@@ -45,22 +45,15 @@ int firmware_ref_sign(const struct firmware_ref *ref, const struct signing_key *
 
 int firmware_ref_load(const char *path, const struct keyring *kr, struct firmware_ref *out, ingot_error *e)
 {
-	_cleanup_json_ json_t *env = NULL, *st = NULL;
-	_cleanup_free_ uint8_t *payload = NULL;
-	struct verify_outcome vo;
+	_cleanup_json_ json_t *st = NULL;
 	const json_t *subj, *pred;
 	const char *pt, *name, *sha;
-	json_error_t je;
 	char hex[65];
-	size_t len;
 	int r;
 
 	memset(out, 0, sizeof(*out));
-	if ((r = envelope_read_file(path, &env, e)) < 0 ||
-	    (r = envelope_verify_signatures(path, env, kr, &payload, &len, &vo, e)) < 0)
+	if ((r = envelope_load_statement(path, kr, &st, NULL, e)) < 0)
 		return r;
-	/* Authenticated from here on. */
-	st = json_loadb((const char *)payload, len, JSON_REJECT_DUPLICATES, &je);
 	pt = json_string_value(json_object_get(st, "predicateType"));
 	if (!json_is_object(st) || !pt || strcmp(pt, FIRMWARE_REF_PREDICATE))
 		return ingot_fail(e, -EINVAL, "%s: statement.predicateType: expected \"" FIRMWARE_REF_PREDICATE "\"",

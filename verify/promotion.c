@@ -31,26 +31,14 @@ int statement_open(const char *path, const struct keyring *kr, const char *ptype
 		   json_t **predicate, char subject_sha256[65], struct verify_outcome *out,
 		   ingot_error *e)
 {
-	_cleanup_free_ uint8_t *payload = NULL;
-	_cleanup_json_ json_t *env = NULL, *st = NULL;
-	struct verify_outcome tmp;
-	json_error_t je;
+	_cleanup_json_ json_t *st = NULL;
 	json_t *subj, *v;
 	const char *key, *sha;
-	size_t len;
 	int r;
 
-	r = envelope_read_file(path, &env, e);
+	r = envelope_load_statement(path, kr, &st, out, e);
 	if (r < 0)
 		return r;
-	r = envelope_verify_signatures(path, env, kr, &payload, &len, out ? out : &tmp, e);
-	if (r < 0)
-		return r;
-
-	/* Authenticated from here on. */
-	st = json_loadb((const char *)payload, len, JSON_REJECT_DUPLICATES, &je);
-	if (!json_is_object(st))
-		return statement_fail(e, path, "payload: expected an in-toto statement object");
 	json_object_foreach(st, key, v)
 		if (strcmp(key, "_type") && strcmp(key, "subject") && strcmp(key, "predicateType") &&
 		    strcmp(key, "predicate"))
