@@ -2,6 +2,7 @@
  * logs.  Each subcommand parses its arguments, calls the attest/ library
  * and prints. */
 #include <getopt.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,11 +38,10 @@ enum {
 	ATTEST_UNVERIFIED = 5,
 };
 
-static const char attest_help[] =
-"NAME\n"
-"    ingot attest - TPM 2.0 measurement, quotes and event logs\n"
-"\n"
-"SYNOPSIS\n"
+static const struct cli_command attest_cmd = {
+	.name = "attest",
+	.summary = "TPM 2.0 measurement, quotes and event logs",
+	.synopsis =
 "    ingot attest measure --manifest FILE [--pcr N] [--log FILE] [--tcti TCTI]\n"
 "    ingot attest predict --manifest FILE [--pcr N]\n"
 "    ingot attest ak create -o DIR [--alg ecc|rsa] [--hierarchy owner|endorsement]\n"
@@ -58,9 +58,8 @@ static const char attest_help[] =
 "    ingot attest eventlog LOG [--json] [--against QUOTE [--nonce HEX]\n"
 "                              [--ak-pub PEM] [--accept-weak LIST]] [--pcrs SEL]\n"
 "    ingot attest enroll request|challenge|answer|finish|check ...\n"
-"                              (ingot attest enroll --help)\n"
-"\n"
-"DESCRIPTION\n"
+"                              (ingot attest enroll --help)\n",
+	.description =
 "    measure extends a PCR (default 15, or the manifest's measurement.pcr) in\n"
 "    every active bank with that bank's hash of the image's event data\n"
 "        ingot:v1 image=NAME sha256=IMAGE verity=ROOT manifest=CONTENT\n"
@@ -129,44 +128,8 @@ static const char attest_help[] =
 "    (binary_bios_measurements or ingot's own), replays it and prints the PCR\n"
 "    values exactly as tpm2_eventlog prints its \"pcrs:\". --against compares\n"
 "    them with a quote's PCRs (the quote is judged first, as by verify-quote)\n"
-"    and names the first divergent event.\n"
-"\n"
-"OPTIONS\n"
-"    --manifest FILE   an image manifest (NAME.manifest.json)\n"
-"    --pcr N           PCR to measure into, 0-23\n"
-"    --log FILE        ingot's event log (default " ATTEST_DEFAULT_LOG ")\n"
-"    --tcti TCTI       tpm2-tss TCTI: device:/dev/tpmrm0 (default),\n"
-"                      swtpm:host=127.0.0.1,port=2321, ... ($INGOT_TCTI)\n"
-"    -o, --output P    AK directory (ak create) or quote file (quote)\n"
-"    --alg ALG         AK algorithm: ecc (P-256, default) or rsa (2048)\n"
-"    --hierarchy H     AK primary's hierarchy: owner (default) or endorsement\n"
-"    --ak DIR          AK directory (default " DEFAULT_AK_DIR ")\n"
-"    --nonce HEX       8-64 bytes in hex; a verifier picks a fresh random one\n"
-"    --pcrs SEL        PCR selection: BANK:LIST[+BANK:LIST], LIST being PCR\n"
-"                      numbers, ranges or 'all', e.g. sha256:0-7,15+sha1:15.\n"
-"                      verify-quote: the quote must cover these; eventlog: the\n"
-"                      PCRs to compare (default: those the log extends)\n"
-"    --ak-pub PEM      verify-quote, eventlog: the AK public key to check the\n"
-"                      signature with; without it the quote's own ak_pub\n"
-"                      (consistency only). A diagnostic, not a trust root:\n"
-"                      nothing shows either key is a TPM's (use boot-check)\n"
-"    --keyring FILE    trusted keys: the manifest's, enrolment's and firmware\n"
-"                      reference's signers\n"
-"    --enrolment FILE  signed enrolment record of the node's AK (ingot attest\n"
-"                      enroll); the only AK a boot quote is judged with\n"
-"    --firmware-ref F  signed firmware reference of the node's platform\n"
-"    --node ID         the node the evidence is from (checked against the\n"
-"                      enrolment)\n"
-"    --platform NAME   firmware-ref: the platform model's name\n"
-"    --key KEY         firmware-ref: the signing key\n"
-"    --seen-nonces F   file of nonces already accepted, one hex per line\n"
-"    --against QUOTE   quote document to compare the replay with\n"
-"    --accept-weak L   accept weak evidence: sha1-signature, no-nonce; for\n"
-"                      boot-check also secure-boot-unjudged, unknown-firmware\n"
-"                      (comma-separated)\n"
-"    --json            machine-readable output\n"
-"    -h, --help        show this help\n"
-"\n"
+"    and names the first divergent event.\n",
+	.more =
 "EXIT STATUS\n"
 "    0   success (quote valid, log replays to the quoted PCRs; boot admitted)\n"
 "    1   error: unreadable or malformed input file, TPM command failed, a\n"
@@ -187,38 +150,7 @@ static const char attest_help[] =
 "    ingot attest verify-quote q.json --nonce $NONCE --ak-pub ak.pub.pem \\\n"
 "        --seen-nonces seen.txt\n"
 "    ingot attest eventlog /sys/kernel/security/tpm0/binary_bios_measurements\n"
-"    ingot attest eventlog /var/lib/ingot/eventlog.bin --against q.json --nonce $NONCE\n";
-
-enum {
-	OPT_MANIFEST = 256, OPT_PCR, OPT_LOG, OPT_TCTI, OPT_ALG, OPT_HIERARCHY, OPT_AK,
-	OPT_NONCE, OPT_PCRS, OPT_AK_PUB, OPT_SEEN, OPT_AGAINST, OPT_JSON, OPT_ACCEPT_WEAK,
-	OPT_KEYRING, OPT_ENROLMENT, OPT_FIRMWARE_REF, OPT_NODE, OPT_PLATFORM, OPT_KEY,
-};
-
-static const struct option attest_opts[] = {
-	{ "manifest", required_argument, NULL, OPT_MANIFEST },
-	{ "pcr", required_argument, NULL, OPT_PCR },
-	{ "log", required_argument, NULL, OPT_LOG },
-	{ "tcti", required_argument, NULL, OPT_TCTI },
-	{ "output", required_argument, NULL, 'o' },
-	{ "alg", required_argument, NULL, OPT_ALG },
-	{ "hierarchy", required_argument, NULL, OPT_HIERARCHY },
-	{ "ak", required_argument, NULL, OPT_AK },
-	{ "nonce", required_argument, NULL, OPT_NONCE },
-	{ "pcrs", required_argument, NULL, OPT_PCRS },
-	{ "ak-pub", required_argument, NULL, OPT_AK_PUB },
-	{ "seen-nonces", required_argument, NULL, OPT_SEEN },
-	{ "against", required_argument, NULL, OPT_AGAINST },
-	{ "json", no_argument, NULL, OPT_JSON },
-	{ "accept-weak", required_argument, NULL, OPT_ACCEPT_WEAK },
-	{ "keyring", required_argument, NULL, OPT_KEYRING },
-	{ "enrolment", required_argument, NULL, OPT_ENROLMENT },
-	{ "firmware-ref", required_argument, NULL, OPT_FIRMWARE_REF },
-	{ "node", required_argument, NULL, OPT_NODE },
-	{ "platform", required_argument, NULL, OPT_PLATFORM },
-	{ "key", required_argument, NULL, OPT_KEY },
-	{ "help", no_argument, NULL, 'h' },
-	{ 0 },
+"    ingot attest eventlog /var/lib/ingot/eventlog.bin --against q.json --nonce $NONCE\n",
 };
 
 struct args {
@@ -226,89 +158,60 @@ struct args {
 	const char *manifest, *log, *tcti, *output, *alg, *hierarchy, *ak, *nonce, *pcrs;
 	const char *ak_pub, *seen, *against;
 	const char *keyring, *enrolment, *firmware_ref, *node, *platform, *key;
-	int pcr, json;
+	const char *pcr_arg, *accept_weak_arg;
+	int pcr;
+	bool json;
 	unsigned accept_weak;   /* enum attest_weakness bits */
 	char **pos;     /* positional arguments after the subcommand */
 	int npos;
 };
 
-/* Which options each subcommand takes (by option value). */
-static int allowed(const char *sub, int opt)
+/* Which options each subcommand takes (by long name). */
+static int allowed(const char *sub, const char *opt)
 {
-	static const struct { const char *sub; int opts[12]; } table[] = {
-		{ "measure", { OPT_MANIFEST, OPT_PCR, OPT_LOG, OPT_TCTI } },
-		{ "predict", { OPT_MANIFEST, OPT_PCR } },
-		{ "ak", { 'o', OPT_ALG, OPT_HIERARCHY, OPT_TCTI } },
-		{ "quote", { OPT_NONCE, OPT_PCRS, OPT_AK, OPT_TCTI, 'o' } },
-		{ "verify-quote", { OPT_NONCE, OPT_AK_PUB, OPT_PCRS, OPT_SEEN, OPT_JSON, OPT_ACCEPT_WEAK } },
-		{ "eventlog", { OPT_JSON, OPT_AGAINST, OPT_NONCE, OPT_AK_PUB, OPT_PCRS, OPT_ACCEPT_WEAK } },
-		{ "boot-check", { OPT_MANIFEST, OPT_NONCE, OPT_KEYRING, OPT_ENROLMENT, OPT_FIRMWARE_REF, OPT_NODE,
-				  OPT_SEEN, OPT_ACCEPT_WEAK } },
-		{ "firmware-ref", { OPT_NONCE, OPT_PLATFORM, OPT_ENROLMENT, OPT_KEYRING, OPT_KEY, 'o' } },
+	static const struct { const char *sub, *opts; } table[] = {
+		{ "measure", " manifest pcr log tcti " },
+		{ "predict", " manifest pcr " },
+		{ "ak", " output alg hierarchy tcti " },
+		{ "quote", " nonce pcrs ak tcti output " },
+		{ "verify-quote", " nonce ak-pub pcrs seen-nonces json accept-weak " },
+		{ "eventlog", " json against nonce ak-pub pcrs accept-weak " },
+		{ "boot-check", " manifest nonce keyring enrolment firmware-ref node seen-nonces accept-weak " },
+		{ "firmware-ref", " nonce platform enrolment keyring key output " },
 	};
+	char word[64];
+
+	if (snprintf(word, sizeof(word), " %s ", opt) >= (int)sizeof(word))
+		return 0;
 	for (size_t i = 0; i < ARRAY_SIZE(table); i++)
-		if (!strcmp(table[i].sub, sub)) {
-			for (size_t j = 0; j < ARRAY_SIZE(table[i].opts) && table[i].opts[j]; j++)
-				if (table[i].opts[j] == opt)
-					return 1;
-			return 0;
-		}
+		if (!strcmp(table[i].sub, sub))
+			return strstr(table[i].opts, word) != NULL;
 	return 0;
 }
 
-static int parse_args(int argc, char **argv, struct args *a)
+/* After cli_parse: refuse the options that are not a->sub's, and convert
+ * --pcr and --accept-weak. */
+static int check_args(const struct cli_option *opts, struct args *a)
 {
-	int c;
-
-	memset(a, 0, sizeof(*a));
-	a->sub = argv[1];
-	a->pcr = -1;
-	optind = 2;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "o:h", attest_opts, NULL)) != -1) {
-		if (c == '?' || c == ':')
-			return cli_usage_error("attest", "%s: unknown option or missing value at '%s'",
-					       a->sub, argv[optind - 1]);
-		if (!allowed(a->sub, c))
-			return cli_usage_error("attest", "%s: option '%s' does not apply", a->sub, argv[optind - 1]);
-		switch (c) {
-		case OPT_MANIFEST: a->manifest = optarg; break;
-		case OPT_PCR: {
-			char *end;
-			long v = strtol(optarg, &end, 10);
-			if (*optarg < '0' || *optarg > '9' || *end || v >= PCR_COUNT)
-				return cli_usage_error("attest", "--pcr: expected 0-%d, got '%s'", PCR_COUNT - 1, optarg);
-			a->pcr = (int)v;
-			break;
-		}
-		case OPT_LOG: a->log = optarg; break;
-		case OPT_TCTI: a->tcti = optarg; break;
-		case 'o': a->output = optarg; break;
-		case OPT_ALG: a->alg = optarg; break;
-		case OPT_HIERARCHY: a->hierarchy = optarg; break;
-		case OPT_AK: a->ak = optarg; break;
-		case OPT_NONCE: a->nonce = optarg; break;
-		case OPT_PCRS: a->pcrs = optarg; break;
-		case OPT_AK_PUB: a->ak_pub = optarg; break;
-		case OPT_SEEN: a->seen = optarg; break;
-		case OPT_AGAINST: a->against = optarg; break;
-		case OPT_KEYRING: a->keyring = optarg; break;
-		case OPT_ENROLMENT: a->enrolment = optarg; break;
-		case OPT_FIRMWARE_REF: a->firmware_ref = optarg; break;
-		case OPT_NODE: a->node = optarg; break;
-		case OPT_PLATFORM: a->platform = optarg; break;
-		case OPT_KEY: a->key = optarg; break;
-		case OPT_JSON: a->json = 1; break;
-		case OPT_ACCEPT_WEAK: {
-			ingot_error e = { 0 };
-			if (attest_weakness_parse(optarg, &a->accept_weak, &e) < 0)
-				return cli_usage_error("attest", "--accept-weak: %s", e.msg);
-			break;
-		}
-		}
+	for (const struct cli_option *o = opts; o->type != CLI_OPT_END; o++) {
+		bool set = o->type == CLI_OPT_FLAG ? *(bool *)o->value : *(const char **)o->value != NULL;
+		if (set && !allowed(a->sub, o->long_name))
+			return cli_usage_error("attest", "%s: option '--%s' does not apply", a->sub,
+					       o->long_name);
 	}
-	a->pos = argv + optind;
-	a->npos = argc - optind;
+	if (a->pcr_arg) {
+		char *end;
+		long v = strtol(a->pcr_arg, &end, 10);
+		if (*a->pcr_arg < '0' || *a->pcr_arg > '9' || *end || v >= PCR_COUNT)
+			return cli_usage_error("attest", "--pcr: expected 0-%d, got '%s'", PCR_COUNT - 1,
+					       a->pcr_arg);
+		a->pcr = (int)v;
+	}
+	if (a->accept_weak_arg) {
+		ingot_error e = { 0 };
+		if (attest_weakness_parse(a->accept_weak_arg, &a->accept_weak, &e) < 0)
+			return cli_usage_error("attest", "--accept-weak: %s", e.msg);
+	}
 	return 0;
 }
 
@@ -765,13 +668,62 @@ int cmd_attest(int argc, char **argv)
 		{ "boot-check", do_boot_check },
 		{ "firmware-ref", do_firmware_ref },
 	};
-	struct args a;
-	int rc;
+	struct args a = { .pcr = -1 };
+	int first, rc;
+
+	const struct cli_option opts[] = {
+		OPT_STRING(0, "manifest", &a.manifest, "FILE", "an image manifest (NAME.manifest.json)"),
+		OPT_STRING(0, "pcr", &a.pcr_arg, "N", "PCR to measure into, 0-23"),
+		OPT_STRING(0, "log", &a.log, "FILE", "ingot's event log (default " ATTEST_DEFAULT_LOG ")"),
+		OPT_STRING(0, "tcti", &a.tcti, "TCTI",
+			   "tpm2-tss TCTI: device:/dev/tpmrm0 (default),\n"
+			   "swtpm:host=127.0.0.1,port=2321, ... ($INGOT_TCTI)"),
+		OPT_STRING('o', "output", &a.output, "P",
+			   "AK directory (ak create) or quote file (quote)"),
+		OPT_STRING(0, "alg", &a.alg, "ALG", "AK algorithm: ecc (P-256, default) or rsa (2048)"),
+		OPT_STRING(0, "hierarchy", &a.hierarchy, "H",
+			   "AK primary's hierarchy: owner (default) or endorsement"),
+		OPT_STRING(0, "ak", &a.ak, "DIR", "AK directory (default " DEFAULT_AK_DIR ")"),
+		OPT_STRING(0, "nonce", &a.nonce, "HEX",
+			   "8-64 bytes in hex; a verifier picks a fresh random one"),
+		OPT_STRING(0, "pcrs", &a.pcrs, "SEL",
+			   "PCR selection: BANK:LIST[+BANK:LIST], LIST being PCR\n"
+			   "numbers, ranges or 'all', e.g. sha256:0-7,15+sha1:15.\n"
+			   "verify-quote: the quote must cover these; eventlog: the\n"
+			   "PCRs to compare (default: those the log extends)"),
+		OPT_STRING(0, "ak-pub", &a.ak_pub, "PEM",
+			   "verify-quote, eventlog: the AK public key to check the\n"
+			   "signature with; without it the quote's own ak_pub\n"
+			   "(consistency only). A diagnostic, not a trust root:\n"
+			   "nothing shows either key is a TPM's (use boot-check)"),
+		OPT_STRING(0, "keyring", &a.keyring, "FILE",
+			   "trusted keys: the manifest's, enrolment's and firmware\n"
+			   "reference's signers"),
+		OPT_STRING(0, "enrolment", &a.enrolment, "FILE",
+			   "signed enrolment record of the node's AK (ingot attest\n"
+			   "enroll); the only AK a boot quote is judged with"),
+		OPT_STRING(0, "firmware-ref", &a.firmware_ref, "F",
+			   "signed firmware reference of the node's platform"),
+		OPT_STRING(0, "node", &a.node, "ID",
+			   "the node the evidence is from (checked against the\n"
+			   "enrolment)"),
+		OPT_STRING(0, "platform", &a.platform, "NAME", "firmware-ref: the platform model's name"),
+		OPT_STRING(0, "key", &a.key, "KEY", "firmware-ref: the signing key"),
+		OPT_STRING(0, "seen-nonces", &a.seen, "F",
+			   "file of nonces already accepted, one hex per line"),
+		OPT_STRING(0, "against", &a.against, "QUOTE", "quote document to compare the replay with"),
+		OPT_STRING(0, "accept-weak", &a.accept_weak_arg, "L",
+			   "accept weak evidence: sha1-signature, no-nonce; for\n"
+			   "boot-check also secure-boot-unjudged, unknown-firmware\n"
+			   "(comma-separated)"),
+		OPT_FLAG(0, "json", &a.json, "machine-readable output"),
+		OPT_END(),
+	};
 
 	if (argc >= 2 && !strcmp(argv[1], "enroll"))
 		return cmd_attest_enroll(argc - 1, argv + 1);   /* cli/cmd-enroll.c */
 	if (cli_wants_help(argc, argv)) {
-		fputs(attest_help, stdout);
+		cli_help(&attest_cmd, opts, stdout);
 		return EXIT_OK;
 	}
 	if (argc < 2)
@@ -781,8 +733,15 @@ int cmd_attest(int argc, char **argv)
 	for (size_t i = 0; i < ARRAY_SIZE(subs); i++) {
 		if (strcmp(argv[1], subs[i].name))
 			continue;
-		rc = parse_args(argc, argv, &a);
-		return rc ? rc : subs[i].fn(&a);
+		/* The subcommand is argv[1]; its options and operands follow. */
+		if ((rc = cli_parse(&attest_cmd, opts, argc - 1, argv + 1, &first)) >= 0)
+			return rc;
+		a.sub = argv[1];
+		a.pos = argv + 1 + first;
+		a.npos = argc - 1 - first;
+		if ((rc = check_args(opts, &a)) != 0)
+			return rc;
+		return subs[i].fn(&a);
 	}
 	return cli_usage_error("attest", "unknown subcommand '%s'", argv[1]);
 }

@@ -19,18 +19,16 @@ enum {
 	AUDIT_EXIT_UNVERIFIED = 4,
 };
 
-static const char audit_help[] =
-"NAME\n"
-"    ingot audit - offline audit of many node reports: what does a pool really run?\n"
-"\n"
-"SYNOPSIS\n"
+static const struct cli_command audit_cmd = {
+	.name = "audit",
+	.summary = "offline audit of many node reports: what does a pool really run?",
+	.synopsis =
 "    ingot audit --keyring K --manifests DIR --reports DIR [--nonces FILE]\n"
 "                [--enrolments DIR] [--firmware-refs DIR] [--aks FILE] [--nodes FILE]\n"
 "                [--max-age DURATION] [--now TIME]\n"
 "                [--accept-weak LIST] [--jobs N] [--json OUT | --html OUT]\n"
-"                [--promotions DIR --promotion-keyring FILE]\n"
-"\n"
-"DESCRIPTION\n"
+"                [--promotions DIR --promotion-keyring FILE]\n",
+	.description =
 "    Reads every node report (DIR/*.json, as written by 'ingot verify --json')\n"
 "    and every signed pool manifest (DIR/*.manifest.dsse.json) and re-verifies\n"
 "    everything itself; no verdict from a node is trusted:\n"
@@ -65,38 +63,8 @@ static const char audit_help[] =
 "    shows it came from a TPM (no enrolment record: any software key can sign\n"
 "    one) or when its evidence is weak and not accepted: 'no-nonce' (no\n"
 "    --nonces, or empty qualifying data), 'sha1-signature', and for a\n"
-"    measured boot 'unknown-firmware', 'secure-boot-unjudged' (--accept-weak).\n"
-"\n"
-"OPTIONS\n"
-"    --keyring K         trusted manifest signers (ingot keyring JSON)\n"
-"    --manifests DIR     the pools' signed manifests (*.manifest.dsse.json);\n"
-"                        bare *.manifest.json there are listed, never trusted\n"
-"    --reports DIR       node reports (*.json)\n"
-"    --nonces FILE       lines 'NODE NONCE_HEX': the nonce issued to each node\n"
-"    --enrolments DIR    signed enrolment records (ingot attest enroll), *.json,\n"
-"                        verified against the keyring: each node's AK\n"
-"    --firmware-refs DIR signed firmware references (ingot attest firmware-ref),\n"
-"                        *.json, verified against the keyring\n"
-"    --aks FILE          post-boot reports only: lines 'AK_SHA256 [NODE]' (sha256\n"
-"                        of the DER public key) and/or PEM public keys; an\n"
-"                        allow-list that proves no TPM, never used for a\n"
-"                        measured boot\n"
-"    --nodes FILE        lines 'NODE [POOL]': the nodes expected to report\n"
-"    --accept-weak LIST  accept weak TPM evidence: sha1-signature, no-nonce,\n"
-"                        unknown-firmware, secure-boot-unjudged (comma-separated);\n"
-"                        refused as 'unverified' otherwise\n"
-"    --max-age DURATION  reports older than this are stale (90s, 30m, 24h, 7d)\n"
-"    --now TIME          audit as of TIME (RFC 3339 or epoch seconds)\n"
-"    --promotions DIR    promotion statements (ingot promote): adds a RING column,\n"
-"                        the rings each node's image holds, signed by the threshold\n"
-"                        of --promotion-keyring FILE\n"
-"    --json OUT          also write the full result as JSON to OUT ('-': stdout,\n"
-"                        then no table)\n"
-"    --html OUT          also write a self-contained HTML page to OUT\n"
-"    --jobs N            threads checking reports, 1..64 (default: one per CPU);\n"
-"                        the result is the same for every N\n"
-"    -h, --help          show this help\n"
-"\n"
+"    measured boot 'unknown-firmware', 'secure-boot-unjudged' (--accept-weak).\n",
+	.more =
 "EXIT STATUS\n"
 "    0   every node is healthy\n"
 "    1   some node is drifted, stale, missing, unquoted, malformed or in an\n"
@@ -113,81 +81,79 @@ static const char audit_help[] =
 "    ingot audit --keyring release.keyring --manifests pools/ --reports reports/ \\\n"
 "        --nonces issued.txt --enrolments enrolled/ --firmware-refs firmware/ \\\n"
 "        --nodes inventory.txt \\\n"
-"        --max-age 1h --html audit.html\n";
+"        --max-age 1h --html audit.html\n",
+};
 
 int cmd_audit(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "keyring", required_argument, NULL, 'k' },
-		{ "manifests", required_argument, NULL, 'm' },
-		{ "reports", required_argument, NULL, 'r' },
-		{ "nonces", required_argument, NULL, 'N' },
-		{ "aks", required_argument, NULL, 'a' },
-		{ "enrolments", required_argument, NULL, 'E' },
-		{ "firmware-refs", required_argument, NULL, 'F' },
-		{ "nodes", required_argument, NULL, 'n' },
-		{ "max-age", required_argument, NULL, 'A' },
-		{ "now", required_argument, NULL, 't' },
-		{ "json", required_argument, NULL, 'j' },
-		{ "html", required_argument, NULL, 'H' },
-		{ "jobs", required_argument, NULL, 'J' },
-		{ "accept-weak", required_argument, NULL, 'W' },
-		{ "promotions", required_argument, NULL, 'P' },
-		{ "promotion-keyring", required_argument, NULL, 'K' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
 	struct audit_opts o = { .now = time(NULL) };
 	const char *json_out = NULL, *html_out = NULL;
+	const char *max_age = NULL, *now = NULL, *jobs = NULL, *accept_weak = NULL;
 	_cleanup_json_ json_t *res = NULL;
 	ingot_error e = { 0 };
 	int c;
 
-	if (cli_wants_help(argc, argv)) {
-		fputs(audit_help, stdout);
-		return EXIT_OK;
+	const struct cli_option opts[] = {
+		OPT_STRING(0, "keyring", &o.keyring, "K",
+			   "trusted manifest signers (ingot keyring JSON)"),
+		OPT_STRING(0, "manifests", &o.manifests_dir, "DIR",
+			   "the pools' signed manifests (*.manifest.dsse.json);\n"
+			   "bare *.manifest.json there are listed, never trusted"),
+		OPT_STRING(0, "reports", &o.reports_dir, "DIR", "node reports (*.json)"),
+		OPT_STRING(0, "nonces", &o.nonces, "FILE",
+			   "lines 'NODE NONCE_HEX': the nonce issued to each node"),
+		OPT_STRING(0, "enrolments", &o.enrolments_dir, "DIR",
+			   "signed enrolment records (ingot attest enroll), *.json,\n"
+			   "verified against the keyring: each node's AK"),
+		OPT_STRING(0, "firmware-refs", &o.firmware_refs_dir, "DIR",
+			   "signed firmware references (ingot attest firmware-ref),\n"
+			   "*.json, verified against the keyring"),
+		OPT_STRING(0, "aks", &o.aks, "FILE",
+			   "post-boot reports only: lines 'AK_SHA256 [NODE]' (sha256\n"
+			   "of the DER public key) and/or PEM public keys; an\n"
+			   "allow-list that proves no TPM, never used for a\n"
+			   "measured boot"),
+		OPT_STRING(0, "nodes", &o.nodes, "FILE",
+			   "lines 'NODE [POOL]': the nodes expected to report"),
+		OPT_STRING(0, "accept-weak", &accept_weak, "LIST",
+			   "accept weak TPM evidence: sha1-signature, no-nonce,\n"
+			   "unknown-firmware, secure-boot-unjudged (comma-separated);\n"
+			   "refused as 'unverified' otherwise"),
+		OPT_STRING(0, "max-age", &max_age, "DURATION",
+			   "reports older than this are stale (90s, 30m, 24h, 7d)"),
+		OPT_STRING(0, "now", &now, "TIME", "audit as of TIME (RFC 3339 or epoch seconds)"),
+		OPT_STRING(0, "promotions", &o.promotions_dir, "DIR",
+			   "promotion statements (ingot promote): adds a RING column,\n"
+			   "the rings each node's image holds, signed by the threshold\n"
+			   "of --promotion-keyring FILE"),
+		OPT_STRING(0, "promotion-keyring", &o.promotion_keyring, "FILE",
+			   "keys and threshold that sign promotions, for --promotions"),
+		OPT_STRING(0, "json", &json_out, "OUT",
+			   "also write the full result as JSON to OUT ('-': stdout,\n"
+			   "then no table)"),
+		OPT_STRING(0, "html", &html_out, "OUT",
+			   "also write a self-contained HTML page to OUT"),
+		OPT_STRING(0, "jobs", &jobs, "N",
+			   "threads checking reports, 1..64 (default: one per CPU);\n"
+			   "the result is the same for every N"),
+		OPT_END(),
+	};
+
+	if ((c = cli_parse(&audit_cmd, opts, argc, argv, &optind)) >= 0)
+		return c;
+	if (max_age && audit_parse_duration(max_age, &o.max_age) < 0)
+		return cli_usage_error("audit", "--max-age: expected a duration like 30m, 24h, 7d, got '%s'", max_age);
+	if (now && audit_parse_time(now, &o.now) < 0)
+		return cli_usage_error("audit", "--now: expected RFC 3339 or epoch seconds, got '%s'", now);
+	if (jobs) {
+		char *end;
+		unsigned long v = strtoul(jobs, &end, 10);
+		if (*jobs < '1' || *jobs > '9' || *end || v > AUDIT_MAX_JOBS)
+			return cli_usage_error("audit", "--jobs: expected 1..%d, got '%s'", AUDIT_MAX_JOBS, jobs);
+		o.jobs = (unsigned)v;
 	}
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'k': o.keyring = optarg; break;
-		case 'm': o.manifests_dir = optarg; break;
-		case 'r': o.reports_dir = optarg; break;
-		case 'N': o.nonces = optarg; break;
-		case 'a': o.aks = optarg; break;
-		case 'E': o.enrolments_dir = optarg; break;
-		case 'F': o.firmware_refs_dir = optarg; break;
-		case 'n': o.nodes = optarg; break;
-		case 'A':
-			if (audit_parse_duration(optarg, &o.max_age) < 0)
-				return cli_usage_error("audit", "--max-age: expected a duration like 30m, 24h, 7d, got '%s'", optarg);
-			break;
-		case 't':
-			if (audit_parse_time(optarg, &o.now) < 0)
-				return cli_usage_error("audit", "--now: expected RFC 3339 or epoch seconds, got '%s'", optarg);
-			break;
-		case 'P': o.promotions_dir = optarg; break;
-		case 'K': o.promotion_keyring = optarg; break;
-		case 'j': json_out = optarg; break;
-		case 'H': html_out = optarg; break;
-		case 'J': {
-			char *end;
-			unsigned long v = strtoul(optarg, &end, 10);
-			if (*optarg < '1' || *optarg > '9' || *end || v > AUDIT_MAX_JOBS)
-				return cli_usage_error("audit", "--jobs: expected 1..%d, got '%s'", AUDIT_MAX_JOBS, optarg);
-			o.jobs = (unsigned)v;
-			break;
-		}
-		case 'W':
-			if (attest_weakness_parse(optarg, &o.accept_weak, &e) < 0)
-				return cli_usage_error("audit", "--accept-weak: %s", e.msg);
-			break;
-		case 'h': fputs(audit_help, stdout); return EXIT_OK;
-		case ':': return cli_usage_error("audit", "%s needs an argument", argv[optind - 1]);
-		default: return cli_usage_error("audit", "unknown option '%s'", argv[optind - 1]);
-		}
-	}
+	if (accept_weak && attest_weakness_parse(accept_weak, &o.accept_weak, &e) < 0)
+		return cli_usage_error("audit", "--accept-weak: %s", e.msg);
 	if (optind != argc)
 		return cli_usage_error("audit", "unexpected argument '%s'", argv[optind]);
 	if (!o.keyring || !o.manifests_dir || !o.reports_dir)

@@ -1,5 +1,6 @@
 /* ingot verify: boot-time admission of this node against its manifest. */
 #include <getopt.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,20 +13,18 @@
 #include "verify/admit.h"
 #include "verify/nfd.h"
 
-static const char verify_help[] =
-"NAME\n"
-"    ingot verify - check this node against its signed manifest and decide admission\n"
-"\n"
-"SYNOPSIS\n"
+static const struct cli_command verify_cmd = {
+	.name = "verify",
+	.summary = "check this node against its signed manifest and decide admission",
+	.synopsis =
 "    ingot verify --manifest ENVELOPE --keyring KEYRING [--state FILE] [--now TIME]\n"
 "                 [--root DIR] [--image IMAGE [--verity HASHFILE]] [--no-files]\n"
 "                 [--ignore GLOB]... [--tcti TCTI|none] [--eventlog LOG] [--ak DIR]\n"
 "                 [--nonce HEX] [--require-tpm] [--enrolment FILE] [--firmware-ref FILE]\n"
 "                 [--accept-weak LIST] [--rules DIR] [--date YYYY-MM-DD] [--node-id ID]\n"
 "                 [--fail-on warn|error] [--json] [--report FILE] [--nfd FILE] [--brief]\n"
-"                 [--ring RING --promotions DIR --promotion-keyring FILE]\n"
-"\n"
-"DESCRIPTION\n"
+"                 [--ring RING --promotions DIR --promotion-keyring FILE]\n",
+	.description =
 "    Runs every check, then admits or refuses the node:\n"
 "      signature  the DSSE envelope is signed by the keyring's threshold of trusted\n"
 "                 keys, not expired, and its serial is not below the last one seen\n"
@@ -48,50 +47,8 @@ static const char verify_help[] =
 "    Each check passes, warns, fails, is skipped (with the reason) or could not be\n"
 "    carried out.  Every path the probe reads is taken under --root, so a test can\n"
 "    point it at a fake sysroot; vendor tools (nvidia-smi, amd-smi,\n"
-"    nv-fabricmanager, nvidia-ctk) are run without a shell and with a timeout.\n"
-"\n"
-"OPTIONS\n"
-"    --manifest FILE     the DSSE envelope (NAME.manifest.dsse.json); a plain\n"
-"                        manifest only with --allow-unsigned\n"
-"    --keyring FILE      trusted public keys and threshold (see ingot keys)\n"
-"    --state FILE        last-seen manifest serials (and, with --ring, promotion serials);\n"
-"                        a lower serial is refused\n"
-"    --now TIME          RFC 3339 or epoch seconds, for expiry and the report time\n"
-"    --allow-unsigned    accept a plain manifest (signature check \"skip\")\n"
-"    --root DIR          the node's root directory (default /)\n"
-"    --image FILE        the image file to hash; --verity FILE its hash tree\n"
-"    --no-files          do not walk the root against the manifest's file list\n"
-"    --ignore GLOB       leave node paths matching GLOB out of the files check\n"
-"                        (repeatable; e.g. /etc/machine-id)\n"
-"    --tcti TCTI         TPM TCTI (default $INGOT_TCTI, else device:/dev/tpmrm0);\n"
-"                        \"none\": no TPM check\n"
-"    --eventlog FILE     ingot's event log (default /var/lib/ingot/eventlog.bin)\n"
-"    --ak DIR            attestation key directory (default /var/lib/ingot/ak)\n"
-"    --nonce HEX         quote over this challenge (16-128 hex digits) instead of\n"
-"                        a random 32-byte nonce, so a scheduler or auditor that\n"
-"                        issued it knows the quote is fresh\n"
-"    --enrolment FILE    signed enrolment record of this node's AK (measured boot)\n"
-"    --firmware-ref FILE signed firmware reference of this platform (measured boot)\n"
-"    --accept-weak LIST  measured boot: accept secure-boot-unjudged, unknown-firmware\n"
-"    --require-tpm       a TPM check that cannot run is \"could not check\" (20)\n"
-"                        instead of \"skip\"\n"
-"    --rules DIR         version-chain rules (default: ingot's installed rules)\n"
-"    --date YYYY-MM-DD   date for support-window rules (default today)\n"
-"    --ring RING         admit only an image promoted to RING: a promotion statement\n"
-"                        in --promotions DIR signed by the threshold of\n"
-"                        --promotion-keyring FILE; the ring's previous image stays\n"
-"                        admissible until a rollback drill retires it\n"
-"    --node-id ID        node name in the report (default the hostname)\n"
-"    --fail-on LEVEL     \"error\" (default): only failures refuse; \"warn\": warnings\n"
-"                        refuse too\n"
-"    --json              print the JSON report (verify/report.schema.json) on stdout\n"
-"    --report FILE       also write the JSON report to FILE (atomically)\n"
-"    --nfd FILE          write a node-feature-discovery feature file with labels\n"
-"                        ingot.dev/pool, tuple, verdict, exit-status (default path\n"
-"                        " NFD_DEFAULT_PATH ")\n"
-"    --brief             print one line: \"VERDICT (STATUS): REASON\"\n"
-"    -h, --help          this text\n"
-"\n"
+"    nv-fabricmanager, nvidia-ctk) are run without a shell and with a timeout.\n",
+	.more =
 "EXIT STATUS\n"
 "    0   admit: every check passed or was skipped\n"
 "    10  refuse: manifest signature, expiry or rollback\n"
@@ -112,48 +69,7 @@ static const char verify_help[] =
 "        --keyring /etc/ingot/keyring.json --state /var/lib/ingot/serials.json \\\n"
 "        --report /run/ingot/report.json --nfd " NFD_DEFAULT_PATH "\n"
 "    ingot verify --manifest m.dsse.json --keyring k.json --root ./fakeroot \\\n"
-"        --tcti none --json\n";
-
-enum {
-	OPT_MANIFEST = 256, OPT_KEYRING, OPT_STATE, OPT_NOW, OPT_ALLOW_UNSIGNED, OPT_ROOT,
-	OPT_IMAGE, OPT_VERITY, OPT_NO_FILES, OPT_IGNORE, OPT_TCTI, OPT_EVENTLOG, OPT_AK,
-	OPT_REQUIRE_TPM, OPT_NONCE, OPT_RULES, OPT_DATE, OPT_NODE_ID, OPT_FAIL_ON, OPT_JSON, OPT_REPORT,
-	OPT_NFD, OPT_BRIEF, OPT_RING, OPT_PROMOTIONS, OPT_PROMOTION_KEYRING,
-	OPT_ENROLMENT, OPT_FIRMWARE_REF, OPT_ACCEPT_WEAK,
-};
-
-static const struct option longopts[] = {
-	{ "manifest", required_argument, NULL, OPT_MANIFEST },
-	{ "keyring", required_argument, NULL, OPT_KEYRING },
-	{ "state", required_argument, NULL, OPT_STATE },
-	{ "now", required_argument, NULL, OPT_NOW },
-	{ "allow-unsigned", no_argument, NULL, OPT_ALLOW_UNSIGNED },
-	{ "root", required_argument, NULL, OPT_ROOT },
-	{ "image", required_argument, NULL, OPT_IMAGE },
-	{ "verity", required_argument, NULL, OPT_VERITY },
-	{ "no-files", no_argument, NULL, OPT_NO_FILES },
-	{ "ignore", required_argument, NULL, OPT_IGNORE },
-	{ "tcti", required_argument, NULL, OPT_TCTI },
-	{ "eventlog", required_argument, NULL, OPT_EVENTLOG },
-	{ "ak", required_argument, NULL, OPT_AK },
-	{ "require-tpm", no_argument, NULL, OPT_REQUIRE_TPM },
-	{ "nonce", required_argument, NULL, OPT_NONCE },
-	{ "rules", required_argument, NULL, OPT_RULES },
-	{ "date", required_argument, NULL, OPT_DATE },
-	{ "node-id", required_argument, NULL, OPT_NODE_ID },
-	{ "fail-on", required_argument, NULL, OPT_FAIL_ON },
-	{ "json", no_argument, NULL, OPT_JSON },
-	{ "report", required_argument, NULL, OPT_REPORT },
-	{ "nfd", required_argument, NULL, OPT_NFD },
-	{ "brief", no_argument, NULL, OPT_BRIEF },
-	{ "ring", required_argument, NULL, OPT_RING },
-	{ "promotions", required_argument, NULL, OPT_PROMOTIONS },
-	{ "promotion-keyring", required_argument, NULL, OPT_PROMOTION_KEYRING },
-	{ "enrolment", required_argument, NULL, OPT_ENROLMENT },
-	{ "firmware-ref", required_argument, NULL, OPT_FIRMWARE_REF },
-	{ "accept-weak", required_argument, NULL, OPT_ACCEPT_WEAK },
-	{ "help", no_argument, NULL, 'h' },
-	{ NULL, 0, NULL, 0 },
+"        --tcti none --json\n",
 };
 
 #define MAX_IGNORE 64
@@ -162,71 +78,104 @@ int cmd_verify(int argc, char **argv)
 {
 	struct verify_opts o = { .check_files = true };
 	const char *ignore[MAX_IGNORE + 1] = { NULL };
-	size_t n_ignore = 0;
-	const char *report_path = NULL, *nfd_path = NULL;
-	int json = 0, brief = 0, c;
+	struct cli_list ignores = { ignore, 0, MAX_IGNORE };
+	const char *report_path = NULL, *nfd_path = NULL, *now = NULL, *accept_weak = NULL;
+	const char *fail_on = NULL;
+	bool json = false, brief = false, no_files = false;
+	int c;
 	struct verify_report r;
 	ingot_error e = { 0 };
 
-	if (cli_wants_help(argc, argv)) {
-		fputs(verify_help, stdout);
-		return EXIT_OK;
+	const struct cli_option opts[] = {
+		OPT_STRING(0, "manifest", &o.manifest_path, "FILE",
+			   "the DSSE envelope (NAME.manifest.dsse.json); a plain\n"
+			   "manifest only with --allow-unsigned"),
+		OPT_STRING(0, "keyring", &o.keyring_path, "FILE",
+			   "trusted public keys and threshold (see ingot keys)"),
+		OPT_STRING(0, "state", &o.state_path, "FILE",
+			   "last-seen manifest serials (and, with --ring, promotion serials);\n"
+			   "a lower serial is refused"),
+		OPT_STRING(0, "now", &now, "TIME",
+			   "RFC 3339 or epoch seconds, for expiry and the report time"),
+		OPT_FLAG(0, "allow-unsigned", &o.allow_unsigned,
+			 "accept a plain manifest (signature check \"skip\")"),
+		OPT_STRING(0, "root", &o.root, "DIR", "the node's root directory (default /)"),
+		OPT_STRING(0, "image", &o.image_path, "FILE", "the image file to hash"),
+		OPT_STRING(0, "verity", &o.verity_path, "FILE",
+			   "the image's dm-verity hash tree (needs --image)"),
+		OPT_FLAG(0, "no-files", &no_files,
+			 "do not walk the root against the manifest's file list"),
+		OPT_LIST(0, "ignore", &ignores, "GLOB",
+			 "leave node paths matching GLOB out of the files check\n"
+			 "(repeatable; e.g. /etc/machine-id)"),
+		OPT_STRING(0, "tcti", &o.tcti, "TCTI",
+			   "TPM TCTI (default $INGOT_TCTI, else device:/dev/tpmrm0);\n"
+			   "\"none\": no TPM check"),
+		OPT_STRING(0, "eventlog", &o.eventlog_path, "FILE",
+			   "ingot's event log (default /var/lib/ingot/eventlog.bin)"),
+		OPT_STRING(0, "ak", &o.ak_dir, "DIR",
+			   "attestation key directory (default /var/lib/ingot/ak)"),
+		OPT_STRING(0, "nonce", &o.nonce_hex, "HEX",
+			   "quote over this challenge (16-128 hex digits) instead of\n"
+			   "a random 32-byte nonce, so a scheduler or auditor that\n"
+			   "issued it knows the quote is fresh"),
+		OPT_STRING(0, "enrolment", &o.enrolment_path, "FILE",
+			   "signed enrolment record of this node's AK (measured boot)"),
+		OPT_STRING(0, "firmware-ref", &o.firmware_ref_path, "FILE",
+			   "signed firmware reference of this platform (measured boot)"),
+		OPT_STRING(0, "accept-weak", &accept_weak, "LIST",
+			   "measured boot: accept secure-boot-unjudged, unknown-firmware"),
+		OPT_FLAG(0, "require-tpm", &o.require_tpm,
+			 "a TPM check that cannot run is \"could not check\" (20)\n"
+			 "instead of \"skip\""),
+		OPT_STRING(0, "rules", &o.rules_dir, "DIR",
+			   "version-chain rules (default: ingot's installed rules)"),
+		OPT_STRING(0, "date", &o.date, "YYYY-MM-DD",
+			   "date for support-window rules (default today)"),
+		OPT_STRING(0, "ring", &o.ring, "RING",
+			   "admit only an image promoted to RING: a promotion statement\n"
+			   "in --promotions DIR signed by the threshold of\n"
+			   "--promotion-keyring FILE; the ring's previous image stays\n"
+			   "admissible until a rollback drill retires it"),
+		OPT_STRING(0, "promotions", &o.promotions_dir, "DIR",
+			   "promotion statements (ingot promote), for --ring"),
+		OPT_STRING(0, "promotion-keyring", &o.promotion_keyring, "FILE",
+			   "keys and threshold that sign promotions, for --ring"),
+		OPT_STRING(0, "node-id", &o.node_id, "ID",
+			   "node name in the report (default the hostname)"),
+		OPT_STRING(0, "fail-on", &fail_on, "LEVEL",
+			   "\"error\" (default): only failures refuse; \"warn\": warnings\n"
+			   "refuse too"),
+		OPT_FLAG(0, "json", &json,
+			 "print the JSON report (verify/report.schema.json) on stdout"),
+		OPT_STRING(0, "report", &report_path, "FILE",
+			   "also write the JSON report to FILE (atomically)"),
+		OPT_STRING(0, "nfd", &nfd_path, "FILE",
+			   "write a node-feature-discovery feature file with labels\n"
+			   "ingot.dev/pool, tuple, verdict, exit-status (default path\n"
+			   NFD_DEFAULT_PATH ")"),
+		OPT_FLAG(0, "brief", &brief, "print one line: \"VERDICT (STATUS): REASON\""),
+		OPT_END(),
+	};
+
+	if ((c = cli_parse(&verify_cmd, opts, argc, argv, &optind)) >= 0)
+		return c;
+	if (now) {
+		if (time_parse(now, &o.now) < 0)
+			return cli_usage_error("verify", "--now: expected RFC 3339 or epoch "
+					       "seconds, got '%s'", now);
+		o.have_now = true;
 	}
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-		switch (c) {
-		case OPT_MANIFEST: o.manifest_path = optarg; break;
-		case OPT_KEYRING: o.keyring_path = optarg; break;
-		case OPT_STATE: o.state_path = optarg; break;
-		case OPT_NOW:
-			if (time_parse(optarg, &o.now) < 0)
-				return cli_usage_error("verify", "--now: expected RFC 3339 or epoch "
-						       "seconds, got '%s'", optarg);
-			o.have_now = true;
-			break;
-		case OPT_ALLOW_UNSIGNED: o.allow_unsigned = true; break;
-		case OPT_ROOT: o.root = optarg; break;
-		case OPT_IMAGE: o.image_path = optarg; break;
-		case OPT_VERITY: o.verity_path = optarg; break;
-		case OPT_NO_FILES: o.check_files = false; break;
-		case OPT_IGNORE:
-			if (n_ignore == MAX_IGNORE)
-				return cli_usage_error("verify", "--ignore: at most %d patterns", MAX_IGNORE);
-			ignore[n_ignore++] = optarg;
-			break;
-		case OPT_TCTI: o.tcti = optarg; break;
-		case OPT_EVENTLOG: o.eventlog_path = optarg; break;
-		case OPT_AK: o.ak_dir = optarg; break;
-		case OPT_REQUIRE_TPM: o.require_tpm = true; break;
-		case OPT_NONCE: o.nonce_hex = optarg; break;
-		case OPT_ENROLMENT: o.enrolment_path = optarg; break;
-		case OPT_FIRMWARE_REF: o.firmware_ref_path = optarg; break;
-		case OPT_ACCEPT_WEAK:
-			if (attest_weakness_parse(optarg, &o.accept_weak, &e) < 0)
-				return cli_usage_error("verify", "--accept-weak: %s", e.msg);
-			break;
-		case OPT_RULES: o.rules_dir = optarg; break;
-		case OPT_DATE: o.date = optarg; break;
-		case OPT_NODE_ID: o.node_id = optarg; break;
-		case OPT_FAIL_ON:
-			if (!strcmp(optarg, "warn"))
-				o.fail_on_warn = true;
-			else if (strcmp(optarg, "error"))
-				return cli_usage_error("verify", "--fail-on: expected 'warn' or 'error', "
-						       "got '%s'", optarg);
-			break;
-		case OPT_JSON: json = 1; break;
-		case OPT_REPORT: report_path = optarg; break;
-		case OPT_NFD: nfd_path = optarg; break;
-		case OPT_BRIEF: brief = 1; break;
-		case OPT_RING: o.ring = optarg; break;
-		case OPT_PROMOTIONS: o.promotions_dir = optarg; break;
-		case OPT_PROMOTION_KEYRING: o.promotion_keyring = optarg; break;
-		default:
-			return cli_usage_error("verify", "unknown or incomplete option '%s'",
-					       argv[optind - 1]);
-		}
+	if (no_files)
+		o.check_files = false;
+	if (accept_weak && attest_weakness_parse(accept_weak, &o.accept_weak, &e) < 0)
+		return cli_usage_error("verify", "--accept-weak: %s", e.msg);
+	if (fail_on) {
+		if (!strcmp(fail_on, "warn"))
+			o.fail_on_warn = true;
+		else if (strcmp(fail_on, "error"))
+			return cli_usage_error("verify", "--fail-on: expected 'warn' or 'error', "
+					       "got '%s'", fail_on);
 	}
 	if (optind < argc)
 		return cli_usage_error("verify", "unexpected argument '%s'", argv[optind]);

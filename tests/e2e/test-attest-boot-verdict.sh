@@ -64,7 +64,7 @@ expect_exit 2 "enrol-rogue.json" bc soft --enrolment enrol-rogue.json --firmware
 "$INGOT" attest firmware-ref quote-other-fw.json log-other-fw.bin --platform evil --nonce "$N" \
 	--enrolment enrol.json --keyring keyring.json --key rogue.key -o fw-rogue.json >/dev/null
 expect_exit 2 "fw-rogue.json: signatures: 0 valid" bc other-fw --enrolment enrol.json --firmware-ref fw-rogue.json
-expect_exit 64 "boot-check: option 'ak/ak-0.pub' does not apply" bc good --ak-pub ak/ak-0.pub
+expect_exit 64 "boot-check: option '--ak-pub' does not apply" bc good --ak-pub ak/ak-0.pub
 # The manifest must be a signed envelope, verified against the keyring.
 expect_exit 1 "boot.manifest.json" "$INGOT" attest boot-check quote-good.json log-good.bin \
 	--manifest boot.manifest.json --keyring keyring.json --nonce "$N" "${G[@]}"

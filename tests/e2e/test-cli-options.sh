@@ -26,6 +26,9 @@ usage "--output given more than once" keys generate -o a -o b
 usage "--name given more than once" keys keyring add k.json p.pub --name a --name b
 usage "--manifest given more than once" evidence add --manifest a --manifest b
 usage "--ring given more than once" promote --ring a --ring b
+usage "--keyring given more than once" verify --manifest m --keyring a --keyring b
+usage "--reports given more than once" audit --keyring k --manifests m --reports a --reports b
+usage "--nonce given more than once" attest verify-quote q.json --nonce 00 --nonce 11
 usage "unknown option '--bogus'" diff --bogus a b
 usage "unknown option '-z'" inspect -z x
 usage "option '--output' needs an argument" build "$SRC/recipes/demo.yaml" --output
@@ -35,7 +38,7 @@ usage "--threshold: expected 1..256, got '0'" keys keyring add k.json p.pub --na
 usage "generate: --name and --threshold are for keyring add" keys generate -o "$T/k" --name a
 
 # --help comes from the same table: every option, then -h, --help.
-for cmd in build lint inspect keys sign verify-manifest diff evidence promote; do
+for cmd in build lint inspect keys sign verify-manifest diff evidence promote verify audit attest; do
 	"$INGOT" $cmd --help >"$T/help" || fail "ingot $cmd --help failed"
 	grep -q '^OPTIONS$' "$T/help" || fail "ingot $cmd --help: no OPTIONS"
 	grep -q '^    -h, --help  *show this help$' "$T/help" || fail "ingot $cmd --help: no -h, --help row"

@@ -19,11 +19,14 @@ make_pool h100 h100 --serial 3 --image-out "$T/h100.sqfs" --verity-out "$T/h100.
 "$INGOT" attest ak create -o "$T/ak" >/dev/null
 "$INGOT" attest measure --manifest "$T/h100.manifest.json" --log "$T/log.bin" >/dev/null
 
+# IMAGE, VERITY, EVENTLOG (in the environment of one call) replace the
+# defaults below: a single-value option given twice is a usage error.
 verify() { # WANT_EXIT REASON ENVELOPE [args...]
 	local want=$1 reason=$2 env=$3 rc=0
 	shift 3
 	"$INGOT" verify --manifest "$env" --keyring "$T/keyring.json" --root "$T/h100.root" \
-		--image "$T/h100.sqfs" --verity "$T/h100.verity" --eventlog "$T/log.bin" --ak "$T/ak" \
+		--image "${IMAGE:-$T/h100.sqfs}" --verity "${VERITY:-$T/h100.verity}" \
+		--eventlog "${EVENTLOG:-$T/log.bin}" --ak "$T/ak" \
 		--require-tpm --report "$T/r.json" --brief "$@" >"$T/out" 2>"$T/err" || rc=$?
 	[ "$rc" = "$want" ] || fail "expected exit $want, got $rc: $(cat "$T/out" "$T/err")"
 	assert_contains "$(cat "$T/out")" "$reason"
@@ -66,13 +69,13 @@ note "another manifest for the same node (re-signed, never measured): refuse (12
 python3 "$SRC/tests/tools/mkmanifest.py" "$T/h100.root" --name h100 --tuple "$T/h100.tuple.json" \
 	-o "$T/other.manifest.json" --serial 4 --image-out "$T/other.sqfs" --verity-out "$T/other.verity"
 "$INGOT" sign "$T/other.manifest.json" --key "$T/release.key" -o "$T/other.dsse.json" >/dev/null
-verify 12 "refuse (12)" "$T/other.dsse.json" --no-files --image "$T/other.sqfs" --verity "$T/other.verity"
+IMAGE="$T/other.sqfs" VERITY="$T/other.verity" verify 12 "refuse (12)" "$T/other.dsse.json" --no-files
 assert_contains "$(jget "$T/r.json" "r['reason']")" "manifest predicts"
 
 note "image tampered: refuse (11)"
 cp "$T/h100.sqfs" "$T/bad.sqfs"
 printf 'X' | dd of="$T/bad.sqfs" bs=1 seek=200 conv=notrunc status=none
-verify 11 "refuse (11)" "$T/h100.dsse.json" --image "$T/bad.sqfs"
+IMAGE="$T/bad.sqfs" verify 11 "refuse (11)" "$T/h100.dsse.json"
 
 note "event log with the event data changed: refuse (12)"
 cp "$T/log.bin" "$T/log.good"
@@ -86,7 +89,7 @@ verify 12 "refuse (12)" "$T/h100.dsse.json"
 cp "$T/log.good" "$T/log.bin"
 
 note "event log missing: refuse (12)"
-verify 12 "refuse (12)" "$T/h100.dsse.json" --eventlog "$T/no-such-log.bin"
+EVENTLOG="$T/no-such-log.bin" verify 12 "refuse (12)" "$T/h100.dsse.json"
 
 note "PCR 15 extended once more behind ingot's back: refuse (12)"
 tpm2_pcrextend "15:sha256=$(printf 'evil' | sha256sum | cut -c1-64)" >/dev/null 2>&1 ||
