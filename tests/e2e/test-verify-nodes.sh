@@ -17,8 +17,9 @@ run_case() {
 	local name=$1 want=$2 verdict=$3 reason=$4 manifest=$5 root=$6 rc=0
 	shift 6
 	note "$name"
+	# TCTI: the TPM the case names (default none); --tcti may be given once.
 	"$INGOT" verify --manifest "$T/$manifest.manifest.json" --allow-unsigned --root "$root" \
-		--tcti none --node-id "$name" --now 2026-11-01T00:00:00Z --report "$T/$name.json" \
+		--tcti "${TCTI:-none}" --node-id "$name" --now 2026-11-01T00:00:00Z --report "$T/$name.json" \
 		"$@" >"$T/$name.txt" 2>"$T/$name.err" || rc=$?
 	[ "$rc" = "$want" ] || fail "$name: expected exit $want, got $rc: $(cat "$T/$name.txt" "$T/$name.err")"
 	assert_contains "$(head -n 1 "$T/$name.txt")" "ingot verify: $verdict (exit $want): " "$name summary"
@@ -96,9 +97,9 @@ assert_contains "$(cat "$T/wrong-vendor.txt")" "vendor: manifest nvidia, node am
 
 # No TPM: skipped by default, "could not check" when policy requires one.
 run_case no-tpm-required 20 could-not-check "TPM required" h100-r580-ltsb "$T/h100.root" --require-tpm
-run_case no-tpm-device 20 could-not-check "no TPM" h100-r580-ltsb "$T/h100.root" \
-	--tcti "device:$T/no-such-tpm" --require-tpm
-run_case no-tpm-skip 0 admit "all checks passed" h100-r580-ltsb "$T/h100.root" --tcti "device:$T/no-such-tpm"
+TCTI="device:$T/no-such-tpm" run_case no-tpm-device 20 could-not-check "no TPM" h100-r580-ltsb "$T/h100.root" \
+	--require-tpm
+TCTI="device:$T/no-such-tpm" run_case no-tpm-skip 0 admit "all checks passed" h100-r580-ltsb "$T/h100.root"
 
 # An unsigned manifest without --allow-unsigned is refused (signature, 10).
 rc=0; "$INGOT" verify --manifest "$T/h100-r580-ltsb.manifest.json" --root "$T/h100.root" --tcti none \
