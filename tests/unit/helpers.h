@@ -19,6 +19,8 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <openssl/bio.h>
+#include <openssl/pem.h>
 
 #include "builder/store.h"
 #include "builder/tree.h"
@@ -137,6 +139,21 @@ static inline void th_assert_trees_equal(const struct tree *a, const struct tree
 		th_assert_str_or_null(a->v[i].origin, b->v[i].origin);
 		th_assert_str_or_null(a->v[i].target, b->v[i].target);
 	}
+}
+
+/* The SubjectPublicKeyInfo PEM of k (malloc'd). */
+static inline char *pem_of(EVP_PKEY *k)
+{
+	BIO *b = BIO_new(BIO_s_mem());
+	char *data, *s;
+	long n;
+
+	assert_non_null(b);
+	assert_int_equal(PEM_write_bio_PUBKEY(b, k), 1);
+	n = BIO_get_mem_data(b, &data);
+	s = strndup(data, (size_t)n);
+	BIO_free(b);
+	return s;
 }
 
 #endif

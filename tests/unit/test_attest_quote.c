@@ -24,6 +24,7 @@
 #include "lib/digest.h"
 #include "lib/fileio.h"
 #include "lib/json.h"
+#include "tests/unit/helpers.h"
 
 static const uint8_t nonce[] = { 0xde, 0xad, 0xbe, 0xef, 1, 2, 3 };
 
@@ -33,19 +34,6 @@ struct fixture {
 	struct pcr_values pcrs;
 	struct pcr_selection sel;
 };
-
-static char *pem_of(EVP_PKEY *k)
-{
-	BIO *bio = BIO_new(BIO_s_mem());
-	char *data, *r;
-	long n;
-
-	PEM_write_bio_PUBKEY(bio, k);
-	n = BIO_get_mem_data(bio, &data);
-	r = strndup(data, (size_t)n);
-	BIO_free(bio);
-	return r;
-}
 
 static int setup(void **state)
 {

@@ -23,20 +23,6 @@ static struct signing_key *ka, *kc;    /* a: trusted, c: not */
 static struct keyring *ring_a;
 static char *ak_pem, *ak2_pem;
 
-static char *pem_of(EVP_PKEY *k)
-{
-	BIO *b = BIO_new(BIO_s_mem());
-	char *data, *s;
-	long n;
-
-	assert_non_null(b);
-	assert_int_equal(PEM_write_bio_PUBKEY(b, k), 1);
-	n = BIO_get_mem_data(b, &data);
-	s = strndup(data, (size_t)n);
-	BIO_free(b);
-	return s;
-}
-
 static char *gen_ak_pem(void)
 {
 	EVP_PKEY *k = EVP_PKEY_Q_keygen(NULL, NULL, "EC", "P-256");

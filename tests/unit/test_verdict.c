@@ -160,19 +160,6 @@ static void make_log(struct fixture *f, const struct shape *sh)
 	assert_int_equal(eventlog_parse("log", f->log.buf, f->log.len, &f->parsed, &e), 0);
 }
 
-static char *pem_of(EVP_PKEY *k)
-{
-	BIO *bio = BIO_new(BIO_s_mem());
-	char *data, *r;
-	long n;
-
-	PEM_write_bio_PUBKEY(bio, k);
-	n = BIO_get_mem_data(bio, &data);
-	r = strndup(data, (size_t)n);
-	BIO_free(bio);
-	return r;
-}
-
 /* A quote document over the sha256 PCRs of sel, signed by key over nonce. */
 static json_t *sign_quote(const struct pcr_values *pcrs, EVP_PKEY *key, const char *pem)
 {
