@@ -154,7 +154,7 @@ int attest_judge(const json_t *quote, const struct attest_expect *x, struct quot
 				       ingot_fail(e, -EEXIST, "nonce %s: already used (listed in %s): refusing a replayed quote",
 						  x->nonce_hex, x->seen_nonces));
 	}
-	if ((r = quote_verify(quote, nonce, nlen, x->ak_pem, qi, e)) < 0)
+	if ((r = quote_verify_cached(quote, nonce, nlen, x->ak_pem, x->aks, qi, e)) < 0)
 		return r;
 	if (!x->nonce_hex)
 		qi->weak |= WEAK_NO_NONCE;

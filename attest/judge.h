@@ -34,6 +34,7 @@ struct attest_expect {
 	int log_quoted;                      /* compare every quoted PCR instead of log_sel */
 	const char *seen_nonces;             /* refuse a nonce listed there, record an accepted one */
 	unsigned accept_weak;                /* enum attest_weakness bits policy accepts */
+	struct ak_cache *aks;                /* parsed AKs to reuse (this thread's), or NULL */
 };
 
 /* Judge a quote document.  0 when every check passes; otherwise a

@@ -18,6 +18,8 @@
 #include "lib/ecdsa.h"
 #include "lib/digest.h"
 #include "lib/json.h"
+#include "lib/strmap.h"
+#include "lib/xalloc.h"
 
 const char *attest_verdict_name(enum attest_verdict r)
 {
@@ -186,6 +188,54 @@ int attest_ak_id_pem(const char *pem, char out[SHA256_HEX_LEN + 1], ingot_error 
 	return r < 0 ? ingot_fail(e, r, "AK public key: cannot encode it as SubjectPublicKeyInfo") : 0;
 }
 
+/* A parsed AK and its id, or key NULL: the PEM does not parse. */
+struct cached_ak {
+	EVP_PKEY *key;
+	char id[SHA256_HEX_LEN + 1];
+};
+
+struct ak_cache {
+	struct strmap by_pem;
+};
+
+struct ak_cache *ak_cache_new(void)
+{
+	return xcalloc(1, sizeof(struct ak_cache));
+}
+
+static void cached_ak_free(void *p)
+{
+	struct cached_ak *a = p;
+	EVP_PKEY_free(a->key);
+	free(a);
+}
+
+void ak_cache_free(struct ak_cache *c)
+{
+	if (!c)
+		return;
+	strmap_free(&c->by_pem, cached_ak_free);
+	free(c);
+}
+
+/* The key of pem, parsed once per distinct text: the exact bytes are the
+ * key, so a text pem_to_key refuses is refused from the cache too. */
+static const struct cached_ak *ak_cache_get(struct ak_cache *c, const char *pem)
+{
+	int created;
+	void **slot = strmap_put(&c->by_pem, pem, &created);
+	struct cached_ak *a = *slot;
+
+	if (!created)
+		return a;
+	a = xcalloc(1, sizeof(*a));
+	a->key = pem_to_key(pem);
+	if (a->key && ak_id(a->key, a->id) < 0)
+		a->id[0] = '\0';
+	*slot = a;
+	return a;
+}
+
 /* The signature as OpenSSL verifies it: DER for ECDSA, raw for RSASSA
  * and RSAPSS.
  * 0 and *s set, or -EPROTONOSUPPORT for another scheme. */
@@ -276,12 +326,15 @@ struct quote_doc {
 	TPMS_ATTEST a;
 	TPMT_SIGNATURE s;
 	EVP_PKEY *doc_key, *key;   /* the document's AK; the one verifying (may be doc_key) */
+	int borrowed;              /* the keys belong to an ak_cache */
 };
 
 static void quote_doc_release(struct quote_doc *d)
 {
 	free(d->attest);
 	free(d->sig);
+	if (d->borrowed)
+		return;
 	if (d->key != d->doc_key)
 		EVP_PKEY_free(d->key);
 	EVP_PKEY_free(d->doc_key);
@@ -325,15 +378,23 @@ static int parse_document(const json_t *quote, struct quote_doc *d, struct quote
 
 /* The signature first: nothing else in the document means anything
  * until the AK vouches for the TPMS_ATTEST bytes. */
-static int verify_signature(struct quote_doc *d, const char *trusted_ak_pem, struct quote_info *qi,
-			    uint16_t *hash_alg, ingot_error *e)
+static int verify_signature(struct quote_doc *d, const char *trusted_ak_pem, struct ak_cache *cache,
+			    struct quote_info *qi, uint16_t *hash_alg, ingot_error *e)
 {
 	int r;
 
-	d->doc_key = pem_to_key(d->ak_pem);
-	if (d->doc_key)
-		ak_id(d->doc_key, qi->ak_id);
-	d->key = trusted_ak_pem ? pem_to_key(trusted_ak_pem) : d->doc_key;
+	if (cache) {
+		const struct cached_ak *doc = ak_cache_get(cache, d->ak_pem);
+		d->borrowed = 1;
+		d->doc_key = doc->key;
+		memcpy(qi->ak_id, doc->id, sizeof(qi->ak_id));
+		d->key = trusted_ak_pem ? ak_cache_get(cache, trusted_ak_pem)->key : d->doc_key;
+	} else {
+		d->doc_key = pem_to_key(d->ak_pem);
+		if (d->doc_key)
+			ak_id(d->doc_key, qi->ak_id);
+		d->key = trusted_ak_pem ? pem_to_key(trusted_ak_pem) : d->doc_key;
+	}
 	if (!d->doc_key || !d->key)
 		return refuse(qi, VERDICT_MALFORMED, e, -EBADMSG, "quote: %s: expected exactly one PEM PUBLIC KEY block that OpenSSL reads",
 			      !d->doc_key ? "ak_pub" : "trusted AK");
@@ -443,6 +504,13 @@ static int check_pcrs(const TPMS_ATTEST *a, uint16_t hash_alg, struct quote_info
 int quote_verify(const json_t *quote, const uint8_t *nonce, size_t nonce_len,
 		 const char *trusted_ak_pem, struct quote_info *out, ingot_error *e)
 {
+	return quote_verify_cached(quote, nonce, nonce_len, trusted_ak_pem, NULL, out, e);
+}
+
+int quote_verify_cached(const json_t *quote, const uint8_t *nonce, size_t nonce_len,
+			const char *trusted_ak_pem, struct ak_cache *cache, struct quote_info *out,
+			ingot_error *e)
+{
 	struct quote_info local, *qi = out ? out : &local;
 	struct quote_doc d;
 	uint16_t hash_alg = 0;
@@ -451,7 +519,7 @@ int quote_verify(const json_t *quote, const uint8_t *nonce, size_t nonce_len,
 	memset(qi, 0, sizeof(*qi));
 	memset(&d, 0, sizeof(d));
 	if ((r = parse_document(quote, &d, qi, e)) < 0 ||
-	    (r = verify_signature(&d, trusted_ak_pem, qi, &hash_alg, e)) < 0 ||
+	    (r = verify_signature(&d, trusted_ak_pem, cache, qi, &hash_alg, e)) < 0 ||
 	    (r = check_header(&d.a, qi, e)) < 0 ||
 	    (r = check_nonce(&d, nonce, nonce_len, qi, e)) < 0 ||
 	    (r = check_pcrs(&d.a, hash_alg, qi, e)) < 0)

@@ -81,6 +81,18 @@ int attest_weakness_parse(const char *list, unsigned *out, ingot_error *e);
 int quote_verify(const json_t *quote, const uint8_t *nonce, size_t nonce_len,
 		 const char *trusted_ak_pem, struct quote_info *out, ingot_error *e);
 
+/* Parsed AKs by their exact PEM text, for a verifier that meets the
+ * same few AKs in many quotes (`ingot audit`): OpenSSL's PEM decoder
+ * costs several times the signature check.  Used by one thread at a
+ * time; the verdicts are those of quote_verify. */
+struct ak_cache;
+struct ak_cache *ak_cache_new(void);
+void ak_cache_free(struct ak_cache *c);
+/* quote_verify with the AKs taken from cache (NULL: parsed each call). */
+int quote_verify_cached(const json_t *quote, const uint8_t *nonce, size_t nonce_len,
+			const char *trusted_ak_pem, struct ak_cache *cache, struct quote_info *out,
+			ingot_error *e);
+
 /* The id quote_info.ak_id reports for an AK given as PEM (exactly one
  * PUBLIC KEY block, read as quote_verify reads a trusted AK): the sha256
  * hex of its DER SubjectPublicKeyInfo.  -EBADMSG when it does not parse.

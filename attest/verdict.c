@@ -118,6 +118,7 @@ static enum boot_verdict judge_quote(struct ctx *c)
 	struct attest_expect x = {
 		.nonce_hex = ev->nonce_hex, .ak_pem = ev->ak ? ev->ak->pem : NULL, .cover = &cover,
 		.log = ev->log, .log_sel = &logsel, .accept_weak = ev->accept_weak,
+		.aks = ev->aks,
 	};
 	uint8_t nonce[NONCE_MAX];
 	size_t nlen;

@@ -73,6 +73,7 @@ struct boot_evidence {
 	const json_t *manifest;            /* a verified manifest (signature, schema) */
 	const struct firmware_ref *fw;     /* the platform's reference, or NULL (unknown) */
 	unsigned accept_weak;              /* enum attest_weakness bits accepted by name */
+	struct ak_cache *aks;              /* parsed AKs to reuse (attest/quote.h), or NULL */
 };
 
 enum boot_verdict {

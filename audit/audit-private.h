@@ -9,10 +9,12 @@
 
 #include "audit/audit.h"
 #include "attest/firmware-ref.h"
+#include "attest/quote.h"
 #include "keys/enrolment.h"
 #include "keys/keyring.h"
 #include "lib/digest.h"
 #include "lib/err.h"
+#include "lib/strmap.h"
 
 /* A signed pool manifest, checked once. */
 struct pmanifest {
@@ -38,6 +40,7 @@ struct audit_ctx {
 	json_t *aks;      /* ak id -> node ("" for any) */
 	struct enrolment *enrolments;   /* --enrolments, verified against kr */
 	size_t n_enrolments;
+	struct strmap enrolment_of;     /* node -> its first record in enrolments */
 	struct firmware_ref *fw_refs;   /* --firmware-refs, verified against kr */
 	size_t n_fw_refs;
 	json_t *nodes;    /* node -> pool ("" unknown) */
@@ -67,6 +70,7 @@ json_t *audit_new_row(const char *node, const char *pool, const char *file);
 void audit_add_finding(json_t *row, const char *code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 /* Every check of one report file; never fails, problems become findings. */
-json_t *audit_node_report(struct audit_ctx *c, const char *path, const char *file);
+/* aks: the calling thread's parsed AKs (attest/quote.h), reused across its reports. */
+json_t *audit_node_report(struct audit_ctx *c, struct ak_cache *aks, const char *path, const char *file);
 
 #endif

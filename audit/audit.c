@@ -112,10 +112,13 @@ struct worker {
 static void *worker_run(void *arg)
 {
 	struct worker *w = arg;
+	struct ak_cache *aks = ak_cache_new();   /* this thread's: no locks */
+
 	for (int i = w->first; i < w->n; i += w->stride) {
 		_cleanup_free_ char *p = path_join(w->c->o->reports_dir, w->ents[i]->d_name);
-		w->rows[i] = audit_node_report(w->c, p, w->ents[i]->d_name);
+		w->rows[i] = audit_node_report(w->c, aks, p, w->ents[i]->d_name);
 	}
+	ak_cache_free(aks);
 	return NULL;
 }
 

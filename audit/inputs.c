@@ -37,6 +37,7 @@ void audit_ctx_free(struct audit_ctx *c)
 	for (size_t i = 0; i < c->n_enrolments; i++)
 		enrolment_release(&c->enrolments[i]);
 	free(c->enrolments);
+	strmap_free(&c->enrolment_of, NULL);
 	free(c->fw_refs);
 	json_decref(c->nodes);
 	json_decref(c->rows);
@@ -245,6 +246,12 @@ static int load_trust(struct audit_ctx *c, ingot_error *e)
 		free(ents);
 		if (r < 0)
 			return r;
+	}
+	for (size_t i = 0; i < c->n_enrolments; i++) {
+		int created;
+		void **slot = strmap_put(&c->enrolment_of, c->enrolments[i].node, &created);
+		if (created)
+			*slot = &c->enrolments[i];
 	}
 	return 0;
 }

@@ -69,10 +69,7 @@ static const char *issued_nonce(const struct audit_ctx *c, const char *node, jso
 /* The node's enrolment record (--enrolments), or NULL. */
 static const struct enrolment *node_enrolment(const struct audit_ctx *c, const char *node)
 {
-	for (size_t i = 0; i < c->n_enrolments; i++)
-		if (!strcmp(c->enrolments[i].node, node))
-			return &c->enrolments[i];
-	return NULL;
+	return strmap_get(&c->enrolment_of, node);
 }
 
 /* Post-boot reports only: the AK must be enrolled (a record for this
@@ -171,8 +168,8 @@ static const struct firmware_ref *claimed_firmware(const struct audit_ctx *c, co
 /* A measured boot, judged by the one verdict (attest/verdict.h).  The
  * manifest and firmware reference are picked by the PCRs the quote
  * claims; the verdict then proves them or refuses. */
-static const struct pmanifest *check_measured_boot(struct audit_ctx *c, const char *node, const json_t *att,
-						   const char *nonce, unsigned accept, json_t *row)
+static const struct pmanifest *check_measured_boot(struct audit_ctx *c, struct ak_cache *aks, const char *node,
+						   const json_t *att, const char *nonce, unsigned accept, json_t *row)
 {
 	const json_t *quote = json_object_get(att, "quote");
 	const struct enrolment *en = node_enrolment(c, node);
@@ -199,7 +196,7 @@ static const struct pmanifest *check_measured_boot(struct audit_ctx *c, const ch
 		ak = (struct enrolled_ak){ .pem = en->ak_pem, .ak_id = en->ak_id, .node = en->node };
 	struct boot_evidence ev = {
 		.quote = quote, .log = &log, .nonce_hex = nonce, .ak = en ? &ak : NULL, .node = node,
-		.manifest = hit->m, .fw = claimed_firmware(c, &claimed), .accept_weak = accept,
+		.manifest = hit->m, .fw = claimed_firmware(c, &claimed), .accept_weak = accept, .aks = aks,
 	};
 	attest_boot_verdict(&ev, &res);
 	eventlog_free(&log);
@@ -230,12 +227,13 @@ static const struct pmanifest *check_measured_boot(struct audit_ctx *c, const ch
 
 /* Quote, AK, nonce, event log and image.  Returns the manifest the
  * quoted PCR proves the node booted, or NULL. */
-static const struct pmanifest *check_attestation(struct audit_ctx *c, const char *node,
+static const struct pmanifest *check_attestation(struct audit_ctx *c, struct ak_cache *aks, const char *node,
 						 const json_t *att, json_t *row)
 {
 	const json_t *quote = json_object_get(att, "quote");
 	const struct enrolment *en = node_enrolment(c, node);
-	struct attest_expect x = { .accept_weak = c->o->accept_weak, .log_quoted = 1, .ak_pem = en ? en->ak_pem : NULL };
+	struct attest_expect x = { .accept_weak = c->o->accept_weak, .log_quoted = 1, .ak_pem = en ? en->ak_pem : NULL,
+				  .aks = aks };
 	const struct pmanifest *hit;
 	struct eventlog log = { 0 };
 	struct quote_info qi;
@@ -255,7 +253,7 @@ static const struct pmanifest *check_attestation(struct audit_ctx *c, const char
 	json_object_set_new(row, "nonce", json_string(claimed));
 	x.nonce_hex = issued_nonce(c, node, row, &x.accept_weak);
 	if (!strcmp(json_string_value(json_object_get(att, "mode")) ?: "", "measured-boot"))
-		return check_measured_boot(c, node, att, x.nonce_hex, x.accept_weak, row);
+		return check_measured_boot(c, aks, node, att, x.nonce_hex, x.accept_weak, row);
 	/* ingot's post-boot PCR 15 measure: the log must replay to exactly
 	 * what the TPM quoted. */
 	x.log = report_log(att, &log, row);
@@ -316,7 +314,7 @@ static void check_tuple(const struct pmanifest *want, const json_t *report, json
 	node_probe_free(p);
 }
 
-json_t *audit_node_report(struct audit_ctx *c, const char *path, const char *file)
+json_t *audit_node_report(struct audit_ctx *c, struct ak_cache *aks, const char *path, const char *file)
 {
 	_cleanup_json_ json_t *rep = NULL;
 	ingot_error e = { 0 };
@@ -361,7 +359,7 @@ json_t *audit_node_report(struct audit_ctx *c, const char *path, const char *fil
 	if (!json_is_object(att))
 		audit_add_finding(row, "unquoted", "report carries no attestation");
 	else
-		runs = check_attestation(c, node, att, row);
+		runs = check_attestation(c, aks, node, att, row);
 
 	if (!pool && runs)
 		pool = runs->pool;
