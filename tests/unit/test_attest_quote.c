@@ -171,6 +171,17 @@ static void expect_reason(const json_t *q, const uint8_t *n, size_t nlen, const 
 	if (qi.reason != want || (want == VERDICT_OK) != (r == 0) || (needle && !strstr(e.msg, needle)))
 		fail_msg("expected %s '%s', got %s (%d): %s", attest_verdict_name(want), needle ? needle : "",
 			 attest_verdict_name(qi.reason), r, e.msg);
+	/* The AK cache (ingot audit) judges alike, parsing or reusing the keys. */
+	struct ak_cache *c = ak_cache_new();
+	for (int pass = 0; pass < 2; pass++) {
+		struct quote_info qc;
+		ingot_error ec = { 0 };
+		assert_int_equal(quote_verify_cached(q, n, nlen, trusted, c, &qc, &ec), r);
+		assert_int_equal(qc.reason, qi.reason);
+		assert_string_equal(qc.ak_id, qi.ak_id);
+		assert_string_equal(ec.msg, e.msg);
+	}
+	ak_cache_free(c);
 }
 
 static void test_valid_quotes(void **state)
