@@ -44,12 +44,20 @@ struct audit_ctx {
 	struct firmware_ref *fw_refs;   /* --firmware-refs, verified against kr */
 	size_t n_fw_refs;
 	json_t *nodes;    /* node -> pool ("" unknown) */
-	json_t *rows;     /* node -> row */
 	json_t *manifests_out;
 	struct promotion_set *rings;   /* --promotions, any ring; NULL without */
 };
 
 void audit_ctx_free(struct audit_ctx *c);
+
+struct audit_result {
+	json_t *head;     /* the document, "nodes" a json_splice_mark(0) */
+	char **rows;      /* compact JSON rows, in output order */
+	size_t n;
+	int worst;        /* enum audit_class */
+};
+/* Row i parsed (a new reference; NULL only if the text was corrupted). */
+json_t *audit_result_row(const struct audit_result *r, size_t i);
 
 /* audit/ring-rollback.c: a "ring-rollback" finding when the report's ring
  * check met promotions below the serial its verifier had seen;

@@ -4,6 +4,7 @@
 #include "ops/ring.h"
 
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,7 @@
 #include "lib/cleanup.h"
 #include "lib/fileio.h"
 #include "lib/json.h"
+#include "lib/xalloc.h"
 
 /* Finding codes, most severe first: a node's verdict is its first. */
 static const struct {
@@ -74,38 +76,99 @@ static void finish_row(json_t *row)
 	json_object_set_new(row, "class", json_integer(cls));
 }
 
-static int row_cmp(const void *x, const void *y)
+/* A node's row, sealed: its verdict and group set, the few fields the
+ * pool-wide checks and the order need kept, the rest as compact text. */
+struct node_entry {
+	char *row;        /* compact JSON */
+	char *node;
+	char *report;     /* the report file, or NULL for a missing node */
+	char *nonce;      /* the quote's nonce, or NULL */
+	char *group;
+	time_t time;      /* 0 when absent or not RFC 3339 */
+	int cls, rank;    /* rank: index in finding_codes of the verdict */
+};
+
+static char *xdup_or_null(const char *s)
 {
-	json_t *a = *(json_t *const *)x, *b = *(json_t *const *)y;
-	int ca = (int)json_integer_value(json_object_get(a, "class"));
-	int cb = (int)json_integer_value(json_object_get(b, "class"));
-	int c = strcmp(json_string_value(json_object_get(a, "group")),
-		       json_string_value(json_object_get(b, "group")));
-	if (c)
-		return c;
-	if (ca != cb)
-		return audit_class_severity(cb) - audit_class_severity(ca);
-	return strcmp(json_string_value(json_object_get(a, "node")),
-		      json_string_value(json_object_get(b, "node")));
+	return s ? xstrdup(s) : NULL;
 }
 
-int audit_worst_class(const json_t *result)
+static void entry_release(struct node_entry *ne)
 {
-	json_t *r;
-	size_t i;
-	int worst = AUDIT_HEALTHY;
-	json_array_foreach(json_object_get(result, "nodes"), i, r) {
-		int c = (int)json_integer_value(json_object_get(r, "class"));
-		if (audit_class_severity(c) > audit_class_severity(worst))
-			worst = c;
+	free(ne->row);
+	free(ne->node);
+	free(ne->report);
+	free(ne->nonce);
+	free(ne->group);
+	memset(ne, 0, sizeof(*ne));
+}
+
+/* Takes row. */
+static void seal(struct node_entry *ne, json_t *row)
+{
+	entry_release(ne);
+	finish_row(row);
+	const char *td = json_string_value(json_object_get(row, "tuple_digest"));
+	const char *ex = json_string_value(json_object_get(row, "expected_tuple_digest"));
+	json_object_set_new(row, "group", json_string(strcmp(td, "-") ? td : ex ? ex : "-"));
+	ne->node = xstrdup(json_string_value(json_object_get(row, "node")));
+	ne->report = xdup_or_null(json_string_value(json_object_get(row, "report")));
+	ne->nonce = xdup_or_null(json_string_value(json_object_get(row, "nonce")));
+	ne->group = xstrdup(json_string_value(json_object_get(row, "group")));
+	const char *t = json_string_value(json_object_get(row, "time"));
+	if (!t || audit_parse_time(t, &ne->time) < 0)
+		ne->time = 0;
+	ne->cls = (int)json_integer_value(json_object_get(row, "class"));
+	ne->rank = code_rank(json_string_value(json_object_get(row, "verdict")));
+	if (!(ne->row = json_compact(row, NULL)))
+		xalloc_die();
+	json_decref(row);
+}
+
+static json_t *unseal(const struct node_entry *ne)
+{
+	json_t *row = json_loads(ne->row, JSON_ALLOW_NUL, NULL);
+	if (!row)
+		xalloc_die();   /* our own compact text: only memory can fail */
+	return row;
+}
+
+/* The rows kept, one per node, in the order their nodes were first met. */
+struct pool_rows {
+	struct node_entry *v;
+	size_t n, cap;
+	struct strmap index;   /* node -> position + 1 */
+};
+
+static struct node_entry *pool_find(struct pool_rows *p, const char *node)
+{
+	uintptr_t at = (uintptr_t)strmap_get(&p->index, node);
+	return at ? &p->v[at - 1] : NULL;
+}
+
+static void pool_append(struct pool_rows *p, struct node_entry *ne)
+{
+	if (p->n == p->cap) {
+		p->cap = p->cap ? p->cap * 2 : 1024;
+		p->v = xrealloc(p->v, p->cap * sizeof(*p->v));
 	}
-	return worst;
+	p->v[p->n++] = *ne;
+	*strmap_put(&p->index, ne->node, NULL) = (void *)(uintptr_t)p->n;
+	memset(ne, 0, sizeof(*ne));
+}
+
+static void pool_free(struct pool_rows *p)
+{
+	for (size_t i = 0; i < p->n; i++)
+		entry_release(&p->v[i]);
+	free(p->v);
+	strmap_free(&p->index, NULL);
 }
 
 struct worker {
 	struct audit_ctx *c;
 	struct dirent **ents;
-	json_t **rows;
+	struct node_entry *out;
 	int n, first, stride;
 };
 
@@ -116,16 +179,16 @@ static void *worker_run(void *arg)
 
 	for (int i = w->first; i < w->n; i += w->stride) {
 		_cleanup_free_ char *p = path_join(w->c->o->reports_dir, w->ents[i]->d_name);
-		w->rows[i] = audit_node_report(w->c, aks, p, w->ents[i]->d_name);
+		seal(&w->out[i], audit_node_report(w->c, aks, p, w->ents[i]->d_name));
 	}
 	ak_cache_free(aks);
 	return NULL;
 }
 
 /* Reports are independent (the context is read-only while they are
- * checked), so they spread over threads; rows[i] belongs to ents[i]
+ * checked), so they spread over threads; out[i] belongs to ents[i]
  * whatever the thread count, so the result does not depend on it. */
-static void check_reports(struct audit_ctx *c, struct dirent **ents, int n, json_t **rows)
+static void check_reports(struct audit_ctx *c, struct dirent **ents, int n, struct node_entry *out)
 {
 	unsigned jobs = c->o->jobs;
 	pthread_t tid[AUDIT_MAX_JOBS];
@@ -141,7 +204,7 @@ static void check_reports(struct audit_ctx *c, struct dirent **ents, int n, json
 	if ((unsigned)n < jobs * 16u)
 		jobs = 1;   /* not worth a thread */
 	for (unsigned k = 0; k < jobs; k++)
-		w[k] = (struct worker){ .c = c, .ents = ents, .rows = rows, .n = n,
+		w[k] = (struct worker){ .c = c, .ents = ents, .out = out, .n = n,
 					.first = (int)k, .stride = (int)jobs };
 	/* Thread 0's share runs here; if a thread cannot start, its share
 	 * runs here too. */
@@ -157,102 +220,108 @@ static void check_reports(struct audit_ctx *c, struct dirent **ents, int n, json
 }
 
 /* Several reports of one node: the newest counts, the others are
- * listed in dups.  Takes rows[i] and ents[i]. */
-static void keep_newest(struct audit_ctx *c, json_t *row, json_t *dups)
+ * listed in dups.  Takes *ne. */
+static void keep_newest(struct pool_rows *p, struct node_entry *ne, json_t *dups)
 {
-	const char *node = json_string_value(json_object_get(row, "node"));
-	json_t *old = json_object_get(c->rows, node);
-	time_t a = 0, b = 0;
+	struct node_entry *old = pool_find(p, ne->node);
 
 	if (!old) {
-		json_object_set_new(c->rows, node, row);
+		pool_append(p, ne);
 		return;
 	}
-	const char *ta = json_string_value(json_object_get(old, "time"));
-	const char *tb = json_string_value(json_object_get(row, "time"));
-	if (ta)
-		audit_parse_time(ta, &a);
-	if (tb)
-		audit_parse_time(tb, &b);
-	json_array_append(dups, json_object_get(b > a ? old : row, "report"));
-	audit_ring_compare(b > a ? row : old, b > a ? old : row);
-	if (b > a)
-		json_object_set_new(c->rows, node, row);
-	else
-		json_decref(row);
+	int newer = ne->time > old->time;
+	struct node_entry *win = newer ? ne : old, *lose = newer ? old : ne;
+	if (lose->report)
+		json_array_append_new(dups, json_string(lose->report));
+	_cleanup_json_ json_t *older = unseal(lose);
+	json_t *row = unseal(win);
+	audit_ring_compare(row, older);
+	seal(win, row);
+	if (newer) {
+		entry_release(old);
+		*old = *ne;
+		memset(ne, 0, sizeof(*ne));
+	} else {
+		entry_release(ne);
+	}
 }
 
 /* Every report in the reports directory, checked, one row per node. */
-static int check_all_reports(struct audit_ctx *c, json_t *dups, ingot_error *e)
+static int check_all_reports(struct audit_ctx *c, struct pool_rows *p, json_t *dups, ingot_error *e)
 {
 	struct dirent **ents = NULL;
-	json_t **rows;
+	struct node_entry *out;
 	int n, r;
 
 	r = audit_list_dir(c->o->reports_dir, ".json", &ents, &n, e);
 	if (r < 0)
 		return r;
-	rows = calloc((size_t)n + 1, sizeof(*rows));
-	if (rows)
-		check_reports(c, ents, n, rows);
+	out = xcalloc((size_t)n + 1, sizeof(*out));
+	check_reports(c, ents, n, out);
 	for (int i = 0; i < n; i++) {
-		if (rows)
-			keep_newest(c, rows[i], dups);
+		keep_newest(p, &out[i], dups);
 		free(ents[i]);
 	}
 	free(ents);
-	free(rows);
-	return rows ? 0 : ingot_fail(e, -ENOMEM, "audit: out of memory");
+	free(out);
+	return 0;
+}
+
+/* The nodes whose quotes carry one nonce: positions in pool_rows. */
+struct nonce_users {
+	size_t *at;
+	size_t n, cap;
+};
+
+static void nonce_users_free(void *p)
+{
+	struct nonce_users *u = p;
+	free(u->at);
+	free(u);
 }
 
 /* One nonce in two reports is a replayed quote.  With --nonces the
  * report carrying the nonce issued to it is the original; without,
  * every report sharing the nonce is suspect. */
-static void flag_reused_nonces(struct audit_ctx *c)
+static void flag_reused_nonces(struct audit_ctx *c, struct pool_rows *p)
 {
-	json_t *by_nonce = json_object(), *row, *l;
-	const char *k;
+	struct strmap by_nonce = STRMAP_INIT;
 
-	json_object_foreach(c->rows, k, row) {
-		const char *nh = json_string_value(json_object_get(row, "nonce"));
-		if (!nh)
+	for (size_t i = 0; i < p->n; i++) {
+		if (!p->v[i].nonce)
 			continue;
-		l = json_object_get(by_nonce, nh);
-		if (!l)
-			json_object_set_new(by_nonce, nh, l = json_array());
-		json_array_append_new(l, json_string(k));
+		void **slot = strmap_put(&by_nonce, p->v[i].nonce, NULL);
+		struct nonce_users *u = *slot ? *slot : (*slot = xcalloc(1, sizeof(*u)));
+		if (u->n == u->cap)
+			u->at = xrealloc(u->at, (u->cap = u->cap ? u->cap * 2 : 2) * sizeof(*u->at));
+		u->at[u->n++] = i;
 	}
-	json_object_foreach(by_nonce, k, l) {
-		size_t i, j;
-		json_t *nn, *mm;
-
-		if (json_array_size(l) < 2)
+	for (size_t i = 0; i < p->n; i++) {
+		struct node_entry *ne = &p->v[i];
+		struct nonce_users *u = ne->nonce ? strmap_get(&by_nonce, ne->nonce) : NULL;
+		if (!u || u->n < 2)
 			continue;
-		json_array_foreach(l, i, nn) {
-			const char *self = json_string_value(nn);
-			const char *iss = c->nonces ? json_string_value(json_object_get(c->nonces, self)) : NULL;
-			if (iss && !strcasecmp(iss, k))
-				continue;
-			json_array_foreach(l, j, mm) {
-				if (j == i)
-					continue;
-				audit_add_finding(json_object_get(c->rows, self), "nonce-reused",
-						  "quote nonce %.16s also in the report of %s", k, json_string_value(mm));
-				break;
-			}
-		}
+		const char *iss = c->nonces ? json_string_value(json_object_get(c->nonces, ne->node)) : NULL;
+		if (iss && !strcasecmp(iss, ne->nonce))
+			continue;
+		/* The first other node in report order names the replay. */
+		size_t other = u->at[0] == i ? u->at[1] : u->at[0];
+		json_t *row = unseal(ne);
+		audit_add_finding(row, "nonce-reused", "quote nonce %.16s also in the report of %s", ne->nonce,
+				  p->v[other].node);
+		seal(ne, row);
 	}
-	json_decref(by_nonce);
+	strmap_free(&by_nonce, nonce_users_free);
 }
 
 /* Expected nodes without a report. */
-static void add_missing_nodes(struct audit_ctx *c)
+static void add_missing_nodes(struct audit_ctx *c, struct pool_rows *p)
 {
 	const char *k;
 	json_t *v;
 
 	json_object_foreach(c->nodes, k, v) {
-		if (json_object_get(c->rows, k))
+		if (pool_find(p, k))
 			continue;
 		const char *pool = json_string_length(v) ? json_string_value(v) : NULL;
 		json_t *row = audit_new_row(k, pool, NULL);
@@ -260,69 +329,86 @@ static void add_missing_nodes(struct audit_ctx *c)
 		if (cur)
 			json_object_set_new(row, "expected_tuple_digest", json_string(cur->tuple_digest));
 		audit_add_finding(row, "missing", "no report from this node");
-		json_object_set_new(c->rows, k, row);
+		struct node_entry ne = { 0 };
+		seal(&ne, row);
+		pool_append(p, &ne);
 	}
 }
 
-/* Rows with verdicts, grouped by the tuple the node proves it runs
- * (else the one it should run), failing nodes first in each group; and
- * the counts per verdict, most severe first. */
-static int sorted_rows(struct audit_ctx *c, json_t **nodes, json_t **summary, ingot_error *e)
+static int entry_cmp(const void *x, const void *y)
 {
-	size_t nrows = json_object_size(c->rows), i = 0;
-	_cleanup_free_ json_t **v = calloc(nrows + 1, sizeof(*v));
-	const char *k;
-	json_t *row;
-
-	if (!v)
-		return ingot_fail(e, -ENOMEM, "audit: out of memory");
-	json_object_foreach(c->rows, k, row) {
-		finish_row(row);
-		const char *td = json_string_value(json_object_get(row, "tuple_digest"));
-		const char *ex = json_string_value(json_object_get(row, "expected_tuple_digest"));
-		json_object_set_new(row, "group", json_string(strcmp(td, "-") ? td : ex ? ex : "-"));
-		v[i++] = row;
-	}
-	*summary = json_object();
-	for (size_t r0 = 0; r0 <= ARRAY_SIZE(finding_codes); r0++) {
-		const char *verdict = r0 < ARRAY_SIZE(finding_codes) ? finding_codes[r0].code : "healthy";
-		json_int_t cnt = 0;
-		for (size_t j = 0; j < nrows; j++)
-			cnt += !strcmp(json_string_value(json_object_get(v[j], "verdict")), verdict);
-		if (cnt)
-			json_object_set_new(*summary, verdict, json_integer(cnt));
-	}
-	qsort(v, nrows, sizeof(*v), row_cmp);
-	*nodes = json_array();
-	for (i = 0; i < nrows; i++)
-		json_array_append(*nodes, v[i]);
-	return 0;
+	const struct node_entry *a = *(const struct node_entry *const *)x, *b = *(const struct node_entry *const *)y;
+	int c = strcmp(a->group, b->group);
+	if (c)
+		return c;
+	if (a->cls != b->cls)
+		return audit_class_severity(b->cls) - audit_class_severity(a->cls);
+	return strcmp(a->node, b->node);
 }
 
-int audit_run(const struct audit_opts *o, json_t **out, ingot_error *e)
+/* Rows grouped by the tuple the node proves it runs (else the one it
+ * should run), failing nodes first in each group, into r; and the
+ * counts per verdict, most severe first. */
+static json_t *sorted_rows(struct pool_rows *p, struct audit_result *r)
+{
+	size_t counts[ARRAY_SIZE(finding_codes) + 1] = { 0 };
+	_cleanup_free_ struct node_entry **v = xcalloc(p->n + 1, sizeof(*v));
+	json_t *summary = json_object();
+
+	for (size_t i = 0; i < p->n; i++) {
+		v[i] = &p->v[i];
+		counts[p->v[i].rank]++;
+		if (audit_class_severity(p->v[i].cls) > audit_class_severity(r->worst))
+			r->worst = p->v[i].cls;
+	}
+	for (size_t k = 0; k <= ARRAY_SIZE(finding_codes); k++)
+		if (counts[k])
+			json_object_set_new(summary, k < ARRAY_SIZE(finding_codes) ? finding_codes[k].code : "healthy",
+					    json_integer((json_int_t)counts[k]));
+	qsort(v, p->n, sizeof(*v), entry_cmp);
+	r->rows = xcalloc(p->n + 1, sizeof(*r->rows));
+	for (size_t i = 0; i < p->n; i++) {
+		r->rows[i] = v[i]->row;
+		v[i]->row = NULL;
+	}
+	r->n = p->n;
+	return summary;
+}
+
+int audit_run(const struct audit_opts *o, struct audit_result **out, ingot_error *e)
 {
 	_cleanup_(audit_ctx_free) struct audit_ctx c = { .o = o };
 	_cleanup_json_ json_t *dups = json_array();
-	json_t *nodes = NULL, *summary = NULL;
+	struct pool_rows rows = { 0 };
+	struct audit_result *res;
+	json_t *summary;
 	char nowbuf[32];
 	struct tm tm;
 	int r;
 
+	*out = NULL;
 	if ((r = audit_load_inputs(&c, e)) < 0 ||
 	    (r = rings_load(c.o->promotions_dir, c.o->promotion_keyring, &c.rings, e)) < 0)
 		return r;
-	c.rows = json_object();
-	if ((r = check_all_reports(&c, dups, e)) < 0)
+	if ((r = check_all_reports(&c, &rows, dups, e)) < 0) {
+		pool_free(&rows);
 		return r;
-	flag_reused_nonces(&c);
+	}
+	flag_reused_nonces(&c, &rows);
 	if (c.nodes)
-		add_missing_nodes(&c);
-	if ((r = sorted_rows(&c, &nodes, &summary, e)) < 0)
-		return r;
+		add_missing_nodes(&c, &rows);
+	res = xcalloc(1, sizeof(*res));
+	summary = sorted_rows(&rows, res);
+	pool_free(&rows);
 	gmtime_r(&o->now, &tm);
 	strftime(nowbuf, sizeof(nowbuf), "%Y-%m-%dT%H:%M:%SZ", &tm);
-	*out = json_pack("{s:s,s:s,s:I,s:O,s:o,s:o,s:O}", "schema", AUDIT_SCHEMA, "now", nowbuf,
-			 "max_age", (json_int_t)o->max_age, "manifests", c.manifests_out,
-			 "nodes", nodes, "summary", summary, "ignored_reports", dups);
-	return *out ? 0 : ingot_fail(e, -ENOMEM, "audit: out of memory");
+	res->head = json_pack("{s:s,s:s,s:I,s:O,s:o,s:o,s:O}", "schema", AUDIT_SCHEMA, "now", nowbuf,
+			      "max_age", (json_int_t)o->max_age, "manifests", c.manifests_out,
+			      "nodes", json_splice_mark(0), "summary", summary, "ignored_reports", dups);
+	if (!res->head) {
+		audit_result_free(res);
+		return ingot_fail(e, -ENOMEM, "audit: out of memory");
+	}
+	*out = res;
+	return 0;
 }

@@ -52,18 +52,35 @@ enum audit_class {
 /* Order of the classes by severity: healthy < unverified < drift < forged. */
 int audit_class_severity(int cls);
 
+/* An audit's outcome: the document's head (schema, now, max_age,
+ * manifests, summary, ignored_reports) and its node rows, held as
+ * compact JSON text in output order: a row costs its bytes, not a
+ * parsed tree, so 100,000 nodes fit in a bounded amount of memory and
+ * the renderers stream them. */
+struct audit_result;
+
 /* Run the audit.  Per-node problems are findings in *out, never errors;
  * errors are for inputs the audit cannot start without (keyring, the
  * directories, the option files) and name the file and line. */
-int audit_run(const struct audit_opts *o, json_t **out, ingot_error *e);
+int audit_run(const struct audit_opts *o, struct audit_result **out, ingot_error *e);
+void audit_result_free(struct audit_result *r);
+static inline void audit_result_freep(struct audit_result **r) { audit_result_free(*r); }
+#define _cleanup_audit_result_ __attribute__((cleanup(audit_result_freep)))
+/* A result from its JSON document (what audit_write_json writes), e.g.
+ * to render a saved audit; NULL when doc has no "nodes" array. */
+struct audit_result *audit_result_from_json(const json_t *doc);
 
 /* The worst class of an audit result. */
-int audit_worst_class(const json_t *result);
+int audit_worst_class(const struct audit_result *r);
 
+/* The JSON document (schema "ingot.audit/v1"), canonical (lib/json.h),
+ * streamed to out, or atomically to path. */
+int audit_write_json(const struct audit_result *r, FILE *out, ingot_error *e);
+int audit_save_json(const struct audit_result *r, const char *path, ingot_error *e);
 /* Node table grouped by tuple, drifted and failing nodes first. */
-void audit_print_table(const json_t *result, FILE *out);
+void audit_print_table(const struct audit_result *r, FILE *out);
 /* One self-contained HTML page (inline CSS, no scripts), atomically. */
-int audit_write_html(const json_t *result, const char *path, ingot_error *e);
+int audit_write_html(const struct audit_result *r, const char *path, ingot_error *e);
 
 /* "90s", "30m", "24h", "7d" or plain seconds. */
 int audit_parse_duration(const char *s, int64_t *out);

@@ -40,7 +40,6 @@ void audit_ctx_free(struct audit_ctx *c)
 	strmap_free(&c->enrolment_of, NULL);
 	free(c->fw_refs);
 	json_decref(c->nodes);
-	json_decref(c->rows);
 	json_decref(c->manifests_out);
 	rings_free(c->rings);
 }

@@ -5,10 +5,11 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "audit/audit.h"
+#include "audit/audit-private.h"
 #include "lib/cleanup.h"
 #include "lib/escape.h"
 #include "lib/fileio.h"
+#include "lib/json.h"
 #include "lib/strbuf.h"
 
 static const char *str(const json_t *o, const char *k, const char *dflt)
@@ -30,13 +31,13 @@ static const char *value_str(const json_t *v, char *buf, size_t n)
 }
 
 /* "pool h100 serial 7, pool h100 serial 6" for a tuple digest. */
-static void group_label(const json_t *result, const char *digest, struct strbuf *sb)
+static void group_label(const struct audit_result *result, const char *digest, struct strbuf *sb)
 {
 	json_t *m;
 	size_t i;
 	int n = 0;
 
-	json_array_foreach(json_object_get(result, "manifests"), i, m) {
+	json_array_foreach(json_object_get(result->head, "manifests"), i, m) {
 		if (strcmp(str(m, "tuple_digest", "-"), digest) || strcmp(str(m, "status", ""), "ok"))
 			continue;
 		strbuf_addf_escaped(sb, "%s%s serial %lld", n++ ? ", " : "", str(m, "pool", "?"),
@@ -46,48 +47,60 @@ static void group_label(const json_t *result, const char *digest, struct strbuf 
 		strbuf_addstr(sb, "no signed manifest");
 }
 
-static void summary_line(const json_t *result, struct strbuf *sb)
+static void summary_line(const struct audit_result *result, struct strbuf *sb)
 {
 	const char *k;
 	json_t *v;
 	int first = 1;
 
-	strbuf_addf_escaped(sb, "%zu nodes:", json_array_size(json_object_get(result, "nodes")));
-	json_object_foreach(json_object_get(result, "summary"), k, v) {
+	strbuf_addf_escaped(sb, "%zu nodes:", result->n);
+	json_object_foreach(json_object_get(result->head, "summary"), k, v) {
 		strbuf_addf_escaped(sb, "%s %lld %s", first ? "" : ",", (long long)json_integer_value(v), k);
 		first = 0;
 	}
 }
 
-void audit_print_table(const json_t *result, FILE *out)
+/* Rows go out as they are rendered, a buffer at a time. */
+#define FLUSH_AT (64u << 10)
+
+void audit_print_table(const struct audit_result *result, FILE *out)
 {
 	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+	_cleanup_json_ json_t *prev = NULL;   /* holds the current group's name */
 	const char *group = NULL;
-	json_t *row, *m;
+	json_t *m;
 	size_t i;
 	char buf[256], buf2[256];
 
 	strbuf_init(&sb, 1 << 16);
 	strbuf_addstr(&sb, "ingot audit: ");
 	summary_line(result, &sb);
-	strbuf_addf_escaped(&sb, " (at %s)\n", str(result, "now", "?"));
-	json_array_foreach(json_object_get(result, "manifests"), i, m)
+	strbuf_addf_escaped(&sb, " (at %s)\n", str(result->head, "now", "?"));
+	json_array_foreach(json_object_get(result->head, "manifests"), i, m)
 		if (strcmp(str(m, "status", ""), "ok"))
 			strbuf_addf_escaped(&sb, "manifest %s: %s%s%s\n", str(m, "file", "?"), str(m, "status", "?"),
 				    json_object_get(m, "error") ? ": " : "", str(m, "error", ""));
 	/* Columns as wide as their widest value, so long pool names align. */
 	int wn = 4, wp = 4;
 	bool rings = false;   /* the RING column only with --promotions */
-	json_array_foreach(json_object_get(result, "nodes"), i, row) {
+	for (i = 0; i < result->n; i++) {
+		_cleanup_json_ json_t *row = audit_result_row(result, i);
 		rings = rings || json_object_get(row, "ring");
 		int a = (int)strlen(str(row, "node", "?")), b = (int)strlen(str(row, "pool", "-"));
 		wn = a > wn ? (a < 64 ? a : 64) : wn;
 		wp = b > wp ? (b < 64 ? b : 64) : wp;
 	}
-	json_array_foreach(json_object_get(result, "nodes"), i, row) {
+	for (i = 0; i < result->n; i++) {
+		json_t *row = audit_result_row(result, i);
 		const char *g = str(row, "group", "-");
+		if (sb.len >= FLUSH_AT) {
+			fwrite(sb.buf, 1, sb.len, out);
+			strbuf_reset(&sb);
+		}
 		if (!group || strcmp(group, g)) {
 			group = g;
+			json_decref(prev);
+			prev = json_incref(row);
 			strbuf_addf_escaped(&sb, "\ntuple %.16s (", g);
 			group_label(result, g, &sb);
 			strbuf_addf_escaped(&sb, ")\n  %-*s  %-*s  %-16s  %-16s  %s\n", wn, "NODE", wp, "POOL",
@@ -107,11 +120,12 @@ void audit_print_table(const json_t *result, FILE *out)
 				    value_str(json_object_get(d, "actual"), buf2, sizeof(buf2)));
 		json_array_foreach(json_object_get(row, "findings"), j, f)
 			strbuf_addf_escaped(&sb, "      ! %s: %s\n", str(f, "code", "?"), str(f, "detail", ""));
+		json_decref(row);
 	}
-	json_t *ign = json_object_get(result, "ignored_reports"), *it;
+	json_t *ign = json_object_get(result->head, "ignored_reports"), *it;
 	json_array_foreach(ign, i, it)
 		strbuf_addf_escaped(&sb, "ignored older report %s\n", json_string_value(it));
-	fputs(sb.buf, out);
+	fwrite(sb.buf, 1, sb.len, out);
 }
 
 static void html_esc(struct strbuf *sb, const char *s)
@@ -140,19 +154,25 @@ static const char css[] =
 	"ul{margin:0;padding-left:1.2em}"
 	"td.node,td.verdict,td.tuple{white-space:nowrap}li{overflow-wrap:anywhere}";
 
-int audit_write_html(const json_t *result, const char *path, ingot_error *e)
+int audit_write_html(const struct audit_result *result, const char *path, ingot_error *e)
 {
+	_cleanup_atomic_ struct atomic_file af = { .fd = -1 };
 	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+	_cleanup_json_ json_t *prev = NULL;   /* holds the current group's name */
 	const char *group = NULL;
-	json_t *row, *m;
+	json_t *m;
 	size_t i;
 	char buf[256], buf2[256];
+	int r;
+
+	if ((r = atomic_open(&af, path, 0644, e)) < 0)
+		return r;
 
 	strbuf_init(&sb, 1 << 16);
 	strbuf_addf(&sb, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
 		    "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">"
 		    "<title>ingot audit %s</title><style>%s</style></head><body>\n",
-		    str(result, "now", ""), css);
+		    str(result->head, "now", ""), css);
 	strbuf_addstr(&sb, "<h1>ingot audit</h1>\n<p id=\"summary\">");
 	{
 		struct strbuf s2 = STRBUF_INIT;
@@ -162,10 +182,10 @@ int audit_write_html(const json_t *result, const char *path, ingot_error *e)
 		strbuf_release(&s2);
 	}
 	strbuf_addstr(&sb, " at ");
-	html_esc(&sb, str(result, "now", "?"));
+	html_esc(&sb, str(result->head, "now", "?"));
 	strbuf_addstr(&sb, "</p>\n<h2>Manifests</h2>\n<table id=\"manifests\"><tr><th>File</th><th>Pool</th>"
 		      "<th>Serial</th><th>Tuple</th><th>Status</th></tr>\n");
-	json_array_foreach(json_object_get(result, "manifests"), i, m) {
+	json_array_foreach(json_object_get(result->head, "manifests"), i, m) {
 		strbuf_addstr(&sb, "<tr><td class=\"mono\">");
 		html_esc(&sb, str(m, "file", "?"));
 		strbuf_addstr(&sb, "</td><td>");
@@ -183,10 +203,18 @@ int audit_write_html(const json_t *result, const char *path, ingot_error *e)
 	}
 	strbuf_addstr(&sb, "</table>\n<h2>Nodes</h2>\n<table id=\"nodes\"><thead><tr><th>Node</th>"
 		      "<th>Pool</th><th>Tuple</th><th>Verdict</th><th>Details</th></tr></thead><tbody>\n");
-	json_array_foreach(json_object_get(result, "nodes"), i, row) {
+	for (i = 0; i < result->n; i++) {
+		_cleanup_json_ json_t *row = audit_result_row(result, i);
 		const char *g = str(row, "group", "-");
+		if (sb.len >= FLUSH_AT) {
+			if ((r = atomic_write(&af, sb.buf, sb.len, e)) < 0)
+				return r;
+			strbuf_reset(&sb);
+		}
 		if (!group || strcmp(group, g)) {
 			struct strbuf lb = STRBUF_INIT;
+			json_decref(prev);
+			prev = json_incref(row);
 			strbuf_init(&lb, 128);
 			group_label(result, g, &lb);
 			group = g;
@@ -231,5 +259,7 @@ int audit_write_html(const json_t *result, const char *path, ingot_error *e)
 		strbuf_addstr(&sb, "</ul></td></tr>\n");
 	}
 	strbuf_addstr(&sb, "</tbody></table>\n</body></html>\n");
-	return write_file_atomic(path, sb.buf, sb.len, 0644, e);
+	if ((r = atomic_write(&af, sb.buf, sb.len, e)) < 0)
+		return r;
+	return atomic_commit(&af, e);
 }

@@ -89,7 +89,7 @@ int cmd_audit(int argc, char **argv)
 	struct audit_opts o = { .now = time(NULL) };
 	const char *json_out = NULL, *html_out = NULL;
 	const char *max_age = NULL, *now = NULL, *jobs = NULL, *accept_weak = NULL;
-	_cleanup_json_ json_t *res = NULL;
+	_cleanup_audit_result_ struct audit_result *res = NULL;
 	ingot_error e = { 0 };
 	int c;
 
@@ -164,12 +164,11 @@ int cmd_audit(int argc, char **argv)
 	if (audit_run(&o, &res, &e) < 0)
 		return cli_error(&e, AUDIT_EXIT_CANNOT);
 	if (json_out && !strcmp(json_out, "-")) {
-		_cleanup_free_ char *s = json_canonical(res, NULL);
-		if (s)
-			fputs(s, stdout);
+		if (audit_write_json(res, stdout, &e) < 0)
+			return cli_error(&e, AUDIT_EXIT_CANNOT);
 	} else {
 		audit_print_table(res, stdout);
-		if (json_out && json_write_file(json_out, res, 0644, &e) < 0)
+		if (json_out && audit_save_json(res, json_out, &e) < 0)
 			return cli_error(&e, AUDIT_EXIT_CANNOT);
 		if (html_out && audit_write_html(res, html_out, &e) < 0)
 			return cli_error(&e, AUDIT_EXIT_CANNOT);

@@ -155,7 +155,7 @@ static void test_run_errors(void **state)
 {
 	struct audit_opts o = { .keyring = "/nonexistent/keyring.json", .manifests_dir = "/tmp",
 				.reports_dir = "/tmp", .now = 0 };
-	json_t *out = NULL;
+	struct audit_result *out = NULL;
 	ingot_error e = { 0 };
 	(void)state;
 
@@ -182,9 +182,11 @@ static void test_html_escapes(void **state)
 	size_t len;
 	(void)state;
 
+	_cleanup_audit_result_ struct audit_result *r = audit_result_from_json(res);
+	assert_non_null(r);
 	assert_true(fd >= 0);
 	close(fd);
-	assert_int_equal(audit_write_html(res, path, &e), 0);
+	assert_int_equal(audit_write_html(r, path, &e), 0);
 	assert_int_equal(read_file(path, 1 << 20, &buf, &len, &e), 0);
 	unlink(path);
 	assert_null(strstr(buf, "<img"));
