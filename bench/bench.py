@@ -8,11 +8,13 @@ sha256sum + veritysetup, signing and verifying against openssl pkeyutl, a
 node check, and a warm rebuild after one artifact changed; the same cold
 build and rebuild at BENCH_REBUILD_LEVEL (where the compressed-block cache
 is used) against gensquashfs at that level; and the cold build against the
-standard pipeline (sha256sum -c, tar -x, gensquashfs, veritysetup format).
+standard pipeline (sha256sum -c, tar -x, gensquashfs, veritysetup format);
+and `ingot audit` of generated pools of node reports (BENCH_AUDIT_NODES).
 Medians over BENCH_ROUNDS rounds (BENCH_REBUILD_ROUNDS for the
 BENCH_REBUILD_LEVEL rows); peak RSS of every process from GNU time (what
 `time -v` reports as "Maximum resident set size").  Prints a table and
-writes bench/results.json."""
+writes bench/results.json.  BENCH_ONLY (e.g. "audit") runs only those
+rows ("build": everything else) and writes bench/results-ONLY.json."""
 import hashlib, json, os, platform, re, shutil, statistics, subprocess, sys, time
 
 SRC = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -31,11 +33,19 @@ REBUILD_ROUNDS = int(os.environ.get("BENCH_REBUILD_ROUNDS", "1"))
 # The limits of issue 18 (docs/bench.md, "Targets").
 LIMITS = {"writer": 1.35, "writer_slow": 1.05, "cold_vs_gensquashfs": 1.6, "cold_vs_std": 0.25,
           "rebuild": 0.35, "rss_mib": 64, "small_vs_openssl": 3.0, "node_ms": 50}
+# ingot audit of scripts/gen-reports.py bulk pools (issue 28): 30 s per
+# 100,000 reports on 2 CPUs (so 3 s for 10,000), 256 MiB at any size.
+LIMITS.update({"audit_s_per_100k": 30, "audit_rss_mib": 256})
+AUDIT_NODES = [int(x) for x in os.environ.get("BENCH_AUDIT_NODES", "10000 100000").split() if int(x) > 0]
+AUDIT_AKS = 100
+ROW_SETS = ("build", "audit")
+ONLY = os.environ.get("BENCH_ONLY", "").replace(",", " ").split()
 L2 = f"l{REBUILD_LEVEL}"
 GNU_TIME = "/usr/bin/time"
 SMALL_REPS = int(os.environ.get("BENCH_SMALL_REPS", "15"))
 WORK = os.path.abspath(os.environ.get("BENCH_WORK", os.path.join(BUILD, "bench")))
-RESULTS = os.environ.get("BENCH_RESULTS", os.path.join(SRC, "bench", "results.json"))
+RESULTS = os.environ.get("BENCH_RESULTS", os.path.join(
+    SRC, "bench", "results-%s.json" % "-".join(sorted(ONLY)) if ONLY else "results.json"))
 EPOCH = 1760000000
 NODE_NOTE = []
 DATE = "2026-11-01T00:00:00Z"
@@ -45,21 +55,28 @@ def log(*a):
     print(*a, file=sys.stderr, flush=True)
 
 
-def run(argv, cwd=None, env=None, quiet=True, ok=(0,)):
-    """Run argv under GNU time; return (seconds, peak RSS KiB, stdout).
-    GNU time, not wait4() from here: a child forked from Python starts
-    with Python's resident pages and would report them as its own."""
+def run_cpu(argv, cwd=None, env=None, quiet=True, ok=(0,)):
+    """Run argv under GNU time; return (seconds, peak RSS KiB, CPU seconds
+    (user + system), stdout).  GNU time, not wait4() from here: a child
+    forked from Python starts with Python's resident pages and would
+    report them as its own."""
     rss_file = os.path.join(WORK, ".rss")
     t0 = time.perf_counter()
-    p = subprocess.run([GNU_TIME, "-f", "%M", "-o", rss_file, "--"] + argv, cwd=cwd, env=env,
+    p = subprocess.run([GNU_TIME, "-f", "%U %S %M", "-o", rss_file, "--"] + argv, cwd=cwd, env=env,
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE if quiet else None)
     secs = time.perf_counter() - t0
     if p.returncode not in ok:
         err = p.stderr.decode(errors="replace") if p.stderr else ""
         raise SystemExit(f"bench: {' '.join(argv)} failed ({p.returncode}): {err.strip()}")
     with open(rss_file) as f:
-        rss = int(f.read().split()[-1])
-    return secs, rss, p.stdout.decode(errors="replace")
+        user, system, rss = f.read().split()[-3:]
+    return secs, int(rss), float(user) + float(system), p.stdout.decode(errors="replace")
+
+
+def run(argv, cwd=None, env=None, quiet=True, ok=(0,)):
+    """run_cpu without the CPU time: (seconds, peak RSS KiB, stdout)."""
+    secs, rss, _, out = run_cpu(argv, cwd, env, quiet, ok)
+    return secs, rss, out
 
 
 def rm(p):
@@ -157,6 +174,88 @@ class Series:
 def main():
     if not os.access(GNU_TIME, os.X_OK):
         raise SystemExit("bench: /usr/bin/time (Debian package time) not found")
+    if not os.access(INGOT, os.X_OK):
+        raise SystemExit(f"bench: {INGOT} not built (make BUILD=...)")
+    bad = set(ONLY) - set(ROW_SETS)
+    if bad:
+        raise SystemExit(f"bench: BENCH_ONLY: expected some of {', '.join(ROW_SETS)}, got {' '.join(sorted(bad))}")
+    os.makedirs(WORK, exist_ok=True)
+    want = lambda rows: not ONLY or rows in ONLY
+    if want("build"):
+        res = build_rows()
+    else:
+        res = {"date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+               "host": {"machine": platform.machine(), "cpus": os.cpu_count(), "kernel": platform.release()},
+               "params": {"rounds": ROUNDS, "limits": LIMITS}, "results": {}, "ratios": {}, "targets": {}}
+    if want("audit") and AUDIT_NODES:
+        results, targets = audit_rows()
+        res["results"].update(results)
+        res["targets"].update(targets)
+        res["params"]["audit_nodes"], res["params"]["audit_aks"] = AUDIT_NODES, AUDIT_AKS
+    os.makedirs(os.path.dirname(RESULTS), exist_ok=True)
+    tmp = RESULTS + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump(res, f, indent=2, sort_keys=True)
+        f.write("\n")
+    os.replace(tmp, RESULTS)
+    table(res)
+    log(f"bench: wrote {RESULTS}")
+
+
+def audit_rows():
+    """`ingot audit` of bulk pools from scripts/gen-reports.py (N nodes over
+    AUDIT_AKS AKs, 2% drifted; generated once into WORK/audit-N): wall,
+    CPU and peak RSS over BENCH_ROUNDS runs, the verdicts against the
+    generator's expected.json, and whether every run wrote the same bytes."""
+    gen = os.path.join(SRC, "scripts", "gen-reports.py")
+    mkquote = os.path.join(BUILD, "tools", "mkquote")
+    results, targets = {}, {}
+    for n in AUDIT_NODES:
+        d = os.path.join(WORK, f"audit-{n}")
+        stamp = os.path.join(d, ".done")
+        want = f"{n} {AUDIT_AKS} {hashlib.sha256(open(gen, 'rb').read()).hexdigest()}\n"
+        if not os.path.exists(stamp) or open(stamp).read() != want:
+            rm(d)
+            log(f"bench: generating a pool of {n} node reports in {d}")
+            subprocess.run([sys.executable, gen, "--ingot", INGOT, "--mkquote", mkquote, "--out", d,
+                            "--scenario", "bulk", "--nodes", str(n), "--aks", str(AUDIT_AKS)],
+                           check=True, stdout=subprocess.DEVNULL)
+            open(stamp, "w").write(want)
+        ser, cpu, digests, load = Series(), [], set(), []
+        out = os.path.join(WORK, f"audit-{n}.json")
+        for r in range(ROUNDS):
+            rm(out)
+            load.append(os.getloadavg()[0])
+            log(f"bench: audit of {n} reports, round {r + 1}/{ROUNDS} (load {load[-1]:.2f})")
+            # Exit 1: the pool's drifted nodes.
+            secs, rss, c, _ = run_cpu([INGOT, "audit", "--keyring", os.path.join(d, "keyring.json"),
+                                       "--manifests", os.path.join(d, "manifests"),
+                                       "--reports", os.path.join(d, "reports"),
+                                       "--nonces", os.path.join(d, "nonces.txt"), "--aks", os.path.join(d, "aks.txt"),
+                                       "--nodes", os.path.join(d, "nodes.txt"), "--now", "1796083200",
+                                       "--json", out], ok=(0, 1))
+            ser.add(secs, rss)
+            cpu.append(c)
+            digests.add(sha256sum(out))
+        got = {row["node"]: row["verdict"] for row in json.load(open(out))["nodes"]}
+        exp = {k: v["verdict"] for k, v in json.load(open(os.path.join(d, "expected.json"))).items()}
+        wrong = sum(1 for k in set(got) | set(exp) if got.get(k) != exp.get(k))
+        row = ser.summary()
+        row.update({"nodes": n, "cpu_median_s": round(statistics.median(cpu), 3), "verdicts_wrong": wrong,
+                    "identical_output": len(digests) == 1, "loadavg_1m": [round(x, 2) for x in load]})
+        results[f"ingot_audit_{n}"] = row
+        limit_s = LIMITS["audit_s_per_100k"] * n / 100000
+        targets[f"audit_{n}"] = {
+            "wall_s": {"value": row["median_s"], "limit": limit_s, "met": row["median_s"] <= limit_s},
+            "peak_rss_mib": {"value": round(row["max_rss_kib"] / 1024, 1), "limit": LIMITS["audit_rss_mib"],
+                             "met": row["max_rss_kib"] / 1024 <= LIMITS["audit_rss_mib"]},
+            "verdicts_wrong": {"value": wrong, "limit": 0, "met": wrong == 0},
+            "runs_differing": {"value": len(digests) - 1, "limit": 0, "met": len(digests) == 1},
+        }
+    return results, targets
+
+
+def build_rows():
     for tool in ("mksquashfs", "gensquashfs", "veritysetup", "openssl", "sha256sum"):
         if not shutil.which(tool):
             raise SystemExit(f"bench: {tool} not found (scripts/deps.sh installs it)")
@@ -394,14 +493,7 @@ def main():
         "node_check_ms": target(R["ingot_verify_node"]["median_s"] * 1000, L["node_ms"], strict=True)
         if "ingot_verify_node" in R else None,
     }
-    os.makedirs(os.path.dirname(RESULTS), exist_ok=True)
-    tmp = RESULTS + ".tmp"
-    with open(tmp, "w") as f:
-        json.dump(res, f, indent=2, sort_keys=True)
-        f.write("\n")
-    os.replace(tmp, RESULTS)
-    table(res)
-    log(f"bench: wrote {RESULTS}")
+    return res
 
 
 def small_ops(out):
@@ -480,10 +572,13 @@ def node_fixture(d):
 def table(res):
     R = res["results"]
     p = res["params"]
-    print(f"ingot bench: {res['input']['files']} files, {res['input']['bytes'] / 2**20:.0f} MiB "
+    if "input" in res:
+        print(f"ingot bench: {res['input']['files']} files, {res['input']['bytes'] / 2**20:.0f} MiB "
           f"(artifacts {res['input']['artifact_bytes'] / 2**20:.0f} MiB), zstd level {p['level']}, "
           f"block {p['block_size']}, {p['jobs']} jobs, {p['rounds']} rounds ({p['rebuild_rounds']} at level "
           f"{p['rebuild_level']}), {res['host']['cpus']} CPUs")
+    else:
+        print(f"ingot bench: {p['rounds']} rounds, {res['host']['cpus']} CPUs")
     print(f"{'what':34} {'median':>10} {'max RSS':>10} {'image':>12}")
     for k, v in R.items():
         med = v["median_s"]
@@ -504,6 +599,10 @@ def table(res):
             print(f"  {k:44} {line}")
         if "steps_median_s" in v:
             print(f"  {k:44} " + ", ".join(f"{s} {t:.2f} s" for s, t in v["steps_median_s"].items()))
+        if "cpu_median_s" in v:
+            print(f"  {k:44} {v['nodes']} reports, {v['cpu_median_s']:.2f} CPU-s, {v['verdicts_wrong']} verdicts "
+                  f"wrong, output {'identical' if v['identical_output'] else 'DIFFERS'} across runs, "
+                  f"load {'/'.join(str(x) for x in v['loadavg_1m'])}")
     print("targets:")
     for k, v in res["targets"].items():
         if v is None:
