@@ -106,6 +106,8 @@ static void entry_release(struct node_entry *ne)
 /* Takes row. */
 static void seal(struct node_entry *ne, json_t *row)
 {
+	if (!row)
+		xalloc_die();   /* rows are built with json_pack: NULL is out of memory */
 	entry_release(ne);
 	finish_row(row);
 	const char *td = json_string_value(json_object_get(row, "tuple_digest"));
