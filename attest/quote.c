@@ -194,6 +194,11 @@ struct cached_ak {
 	char id[SHA256_HEX_LEN + 1];
 };
 
+/* A fleet where every node has its own AK gains nothing from the cache:
+ * past this many keys new ones are parsed per call and not kept, so
+ * memory stays bounded. */
+#define AK_CACHE_MAX 4096
+
 struct ak_cache {
 	struct strmap by_pem;
 };
@@ -219,21 +224,39 @@ void ak_cache_free(struct ak_cache *c)
 }
 
 /* The key of pem, parsed once per distinct text: the exact bytes are the
- * key, so a text pem_to_key refuses is refused from the cache too. */
+ * key, so a text pem_to_key refuses is refused from the cache too.  NULL
+ * when the cache is full and pem not in it. */
 static const struct cached_ak *ak_cache_get(struct ak_cache *c, const char *pem)
 {
-	int created;
-	void **slot = strmap_put(&c->by_pem, pem, &created);
-	struct cached_ak *a = *slot;
+	struct cached_ak *a = strmap_get(&c->by_pem, pem);
 
-	if (!created)
+	if (a || c->by_pem.n >= AK_CACHE_MAX)
 		return a;
 	a = xcalloc(1, sizeof(*a));
 	a->key = pem_to_key(pem);
 	if (a->key && ak_id(a->key, a->id) < 0)
 		a->id[0] = '\0';
-	*slot = a;
+	*strmap_put(&c->by_pem, pem, NULL) = a;
 	return a;
+}
+
+/* The key of pem (NULL: it does not parse) and, into id if given, its
+ * id once it parses: from the cache (*own 0), else parsed now (*own 1). */
+static EVP_PKEY *key_of(struct ak_cache *c, const char *pem, char *id, int *own)
+{
+	const struct cached_ak *a = c ? ak_cache_get(c, pem) : NULL;
+	EVP_PKEY *k;
+
+	*own = !a;
+	if (a) {
+		if (id && a->key)
+			memcpy(id, a->id, SHA256_HEX_LEN + 1);
+		return a->key;
+	}
+	k = pem_to_key(pem);
+	if (k && id)
+		ak_id(k, id);
+	return k;
 }
 
 /* The signature as OpenSSL verifies it: DER for ECDSA, raw for RSASSA
@@ -326,18 +349,17 @@ struct quote_doc {
 	TPMS_ATTEST a;
 	TPMT_SIGNATURE s;
 	EVP_PKEY *doc_key, *key;   /* the document's AK; the one verifying (may be doc_key) */
-	int borrowed;              /* the keys belong to an ak_cache */
+	int own_doc, own_key;      /* 0: the key belongs to an ak_cache */
 };
 
 static void quote_doc_release(struct quote_doc *d)
 {
 	free(d->attest);
 	free(d->sig);
-	if (d->borrowed)
-		return;
-	if (d->key != d->doc_key)
+	if (d->key != d->doc_key && d->own_key)
 		EVP_PKEY_free(d->key);
-	EVP_PKEY_free(d->doc_key);
+	if (d->own_doc)
+		EVP_PKEY_free(d->doc_key);
 }
 
 static int parse_document(const json_t *quote, struct quote_doc *d, struct quote_info *qi, ingot_error *e)
@@ -383,18 +405,8 @@ static int verify_signature(struct quote_doc *d, const char *trusted_ak_pem, str
 {
 	int r;
 
-	if (cache) {
-		const struct cached_ak *doc = ak_cache_get(cache, d->ak_pem);
-		d->borrowed = 1;
-		d->doc_key = doc->key;
-		memcpy(qi->ak_id, doc->id, sizeof(qi->ak_id));
-		d->key = trusted_ak_pem ? ak_cache_get(cache, trusted_ak_pem)->key : d->doc_key;
-	} else {
-		d->doc_key = pem_to_key(d->ak_pem);
-		if (d->doc_key)
-			ak_id(d->doc_key, qi->ak_id);
-		d->key = trusted_ak_pem ? pem_to_key(trusted_ak_pem) : d->doc_key;
-	}
+	d->doc_key = key_of(cache, d->ak_pem, qi->ak_id, &d->own_doc);
+	d->key = trusted_ak_pem ? key_of(cache, trusted_ak_pem, NULL, &d->own_key) : d->doc_key;
 	if (!d->doc_key || !d->key)
 		return refuse(qi, VERDICT_MALFORMED, e, -EBADMSG, "quote: %s: expected exactly one PEM PUBLIC KEY block that OpenSSL reads",
 			      !d->doc_key ? "ak_pub" : "trusted AK");

@@ -21,6 +21,7 @@
 #include "attest/quote.h"
 #include "lib/base64.h"
 #include "lib/cleanup.h"
+#include "lib/strbuf.h"
 #include "lib/digest.h"
 #include "lib/fileio.h"
 #include "lib/json.h"
@@ -206,6 +207,40 @@ static void test_valid_quotes(void **state)
 		/* Without a trusted key, the quote's own key. */
 		expect_reason(q, nonce, sizeof(nonce), NULL, VERDICT_OK, NULL);
 	}
+}
+
+/* Past the cache's bound new AKs are parsed per call and not kept:
+ * still the same verdict and id, with and without a trusted AK.  The AK
+ * texts differ only in trailing newlines, which the PEM rule allows. */
+static void test_ak_cache_bound(void **state)
+{
+	struct fixture *f = *state;
+	TPMS_ATTEST a;
+	struct quote_info want, qi;
+	ingot_error e = { 0 };
+	struct ak_cache *c = ak_cache_new();
+	_cleanup_strbuf_ struct strbuf pem = STRBUF_INIT;
+
+	make_attest(f, &a);
+	_cleanup_json_ json_t *q = sign_quote(f, &a, f->ec, f->ec_pem);
+	assert_int_equal(quote_verify(q, nonce, sizeof(nonce), NULL, &want, &e), 0);
+	strbuf_init(&pem, 8192);
+	strbuf_addstr(&pem, f->ec_pem);
+	for (int i = 0; i < 5000; i++) {   /* more than AK_CACHE_MAX texts */
+		strbuf_addch(&pem, '\n');
+		json_object_set_new(q, "ak_pub", json_string(pem.buf));
+		int trusted = i % 7 == 0;
+		memset(&qi, 0, sizeof(qi));
+		assert_int_equal(quote_verify_cached(q, nonce, sizeof(nonce), trusted ? pem.buf : NULL, c, &qi, &e), 0);
+		assert_int_equal(qi.reason, VERDICT_OK);
+		assert_string_equal(qi.ak_id, want.ak_id);
+	}
+	/* A cached text, then a trusted AK that is not the signer, past the bound. */
+	json_object_set_new(q, "ak_pub", json_string(f->ec_pem));
+	assert_int_equal(quote_verify_cached(q, nonce, sizeof(nonce), NULL, c, &qi, &e), 0);
+	assert_int_not_equal(quote_verify_cached(q, nonce, sizeof(nonce), f->other_pem, c, &qi, &e), 0);
+	assert_int_equal(qi.reason, VERDICT_WRONG_AK);
+	ak_cache_free(c);
 }
 
 static void test_refusals(void **state)
@@ -530,6 +565,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_valid_quotes),
 		cmocka_unit_test(test_refusals),
+		cmocka_unit_test(test_ak_cache_bound),
 		cmocka_unit_test(test_signed_but_wrong),
 		cmocka_unit_test(test_malformed),
 		cmocka_unit_test(test_judge),
