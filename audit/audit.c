@@ -41,14 +41,6 @@ static const struct {
 	{ "unverified", AUDIT_UNVERIFIED },
 };
 
-int audit_class_severity(int cls)
-{
-	static const int severity[] = {
-		[AUDIT_HEALTHY] = 0, [AUDIT_UNVERIFIED] = 1, [AUDIT_DRIFT] = 2, [AUDIT_FORGED] = 3,
-	};
-	return cls >= 0 && (size_t)cls < ARRAY_SIZE(severity) ? severity[cls] : 3;
-}
-
 static int code_rank(const char *code)
 {
 	for (size_t i = 0; i < ARRAY_SIZE(finding_codes); i++)
