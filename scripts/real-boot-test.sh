@@ -192,10 +192,25 @@ if [ -f "$G/ev/report.json" ]; then
 	[ "$TPM" = pass ] || failed "good: the image's own verify did not pass its TPM check"
 	VERD=$(jq -r '.verdict // .status // empty' "$G/ev/report.json")
 	say "good: the image's verifier: $(cat "$G/ev/status" 2>/dev/null) (verdict: $VERD)"
-	grep -q '^refuse' "$G/ev/status" || failed "good: a node without a GPU must not be admitted"
+	# no GPU under QEMU: the GPU checks could not be made, nothing refuses
+	grep -q '^could-not-check: ingot verify exit 20, modules accepted' "$G/ev/status" ||
+		failed "good: a node without a GPU must be 'could not check' (not admitted, not refused)"
+	[ "$VERD" = could-not-check ] && [ "$(jq -r .exit_status "$G/ev/report.json")" = 20 ] ||
+		failed "good: the image's ingot verify did not say could-not-check (20)"
+	for c in signature tpm rules; do
+		[ "$(jq -r --arg c $c '.checks[] | select(.name == $c) | .status' "$G/ev/report.json")" = pass ] ||
+			failed "good: the image's verify check $c did not pass"
+	done
+	[ "$(jq -r '.checks[] | select(.name == "tuple") | .status' "$G/ev/report.json")" = error ] ||
+		failed "good: the tuple check is not 'could not check'"
+	# what the files show was compared and matched: module, NVML, smi, GSP, vermagic
+	for f in nvidia.ko nvml nvml.package nvidia-smi.package firmware.gsp nvidia.ko.flavor nvidia.ko.vermagic; do
+		[ "$(jq -r --arg f $f '.checks[] | select(.name == "tuple") | .details.fields[$f].match' "$G/ev/report.json")" = true ] ||
+			failed "good: the image's verify did not compare $f with the tuple"
+	done
 	[ "$(cat "$G/ev/admitted-target" 2>/dev/null)" = no ] || failed "good: ingot-admitted.target was reached"
 	# the versions the image's verifier read from the real bits
-	jq -r '.probe.facts[] | select(.value != null) | select(.key | test("^(driver|cuda|nccl|firmware.gsp)")) |
+	jq -r '.probe.facts[] | select(.value != null) | select(.key | test("^(driver|cuda|nccl|nvml|smi|kernel|firmware.gsp)")) |
 		"real-boot-test: good: probe: \(.key) = \(.value) (\(.source))"' "$G/ev/report.json" >&2
 	fact() { jq -r --arg k "$1" '.probe.facts[] | select(.key == $k) | .value // empty' "$G/ev/report.json"; }
 	[ "$(fact driver.ko_version)" = 550.163.01 ] && [ "$(fact driver.ko_license)" = "Dual MIT/GPL" ] ||
@@ -203,9 +218,13 @@ if [ -f "$G/ev/report.json" ]; then
 	[[ "$(fact cuda.runtime)" == 12.4.* ]] || failed "good: the verifier did not read the CUDA 12.4 runtime"
 	[ "$(fact nccl.version)" = 2.22.3 ] || failed "good: the verifier did not read NCCL 2.22.3"
 	[ "$(fact firmware.gsp)" = 550.163.01 ] || failed "good: the verifier did not read the GSP firmware directory 550.163.01"
+	[ "$(fact driver.userspace_version)" = 550.163.01 ] && [ "$(fact nvml.version)" = 550.163.01 ] ||
+		failed "good: the verifier did not read NVML 550.163.01 (libnvidia-ml.so soname and package)"
+	[ "$(fact smi.version)" = 550.163.01 ] || failed "good: the verifier did not read the nvidia-smi package 550.163.01"
 	NOTMADE=$(jq -r '.checks[] | select(.name == "tuple") | .details.not_made[]?.comparison' "$G/ev/report.json")
 	say "good: verify: not made (could not check): ${NOTMADE//$'\n'/, }"
 	[[ "$NOTMADE" == *GPU* ]] || failed "good: the GPU check was not reported as not made"
+	[[ "$NOTMADE" == *"no GPU driver loaded"* ]] || failed "good: the loaded driver was not reported as not made"
 	mkdir -p "$T/audit/reports" "$T/audit/manifests" "$T/audit/enrolments"
 	cp "$G/ev/report.json" "$T/audit/reports/real-boot-test.json"
 	cp "$B.manifest.dsse.json" "$T/audit/manifests/"

@@ -129,11 +129,11 @@ if [ ! -f "$MODS" ]; then
 fi
 if [ "$CHECK" = 1 ]; then
 	step "reproducibility: the modules again, in another directory"
-	scripts/real-modules.sh "$BR" "$SRCDEB" "$CACHE/patches-$MODKEY" "$KV" "again-$$" "$CACHE/modules-again.tar"
-	cmp -s "$MODS" "$CACHE/modules-again.tar" ||
+	scripts/real-modules.sh "$BR" "$SRCDEB" "$CACHE/patches-$MODKEY" "$KV" "again-$$" "$OUT/modules-again.tar"
+	cmp -s "$MODS" "$OUT/modules-again.tar" ||
 		die "FAIL: the modules built in /build/again-$$ differ from those built in /build/m-$MODKEY"
 	step "reproducibility: modules built in two directories are byte-identical ($(sha "$MODS"))"
-	rm -f "$CACHE/modules-again.tar"
+	rm -f "$OUT/modules-again.tar"
 fi
 
 # --- 3. modules.dep and friends (depmod of the chroot: the image's kmod) ------
@@ -190,7 +190,11 @@ tarball() {
 		--format=gnu -C "$1" -cf "$2.tmp" .
 	mv "$2.tmp" "$2"
 }
-L=$CACHE/layers
+# ingot's own layers are made from this checkout each run: they live in
+# $OUT, never in the cache another checkout may be building from.
+LAY=$OUT/layers
+mkdir -p "$LAY"
+L=$OUT/layers.tmp
 rm -rf "$L" && mkdir -p "$L/tools/opt/ingot/bin" "$L/tools/opt/ingot/lib" "$L/tools/opt/ingot/recipes"
 cp "$INGOT" "$L/tools/opt/ingot/bin/ingot"
 # ingot runs with its own loader and libraries (the host's, not the
@@ -200,9 +204,9 @@ for lib in $(ldd "$INGOT" /usr/lib/x86_64-linux-gnu/libtss2-tcti-device.so.0 | a
 	cp -L "$lib" "$L/tools/opt/ingot/lib/$(basename "$lib")"
 done
 cp -r recipes/rules "$L/tools/opt/ingot/recipes/rules"
-tarball "$L/tools" "$CACHE/ingot-tools.tar"
-cp -a verify/boot/image "$L/boot" && tarball "$L/boot" "$CACHE/ingot-boot.tar"
-cp -a verify/boot/test "$L/test" && tarball "$L/test" "$CACHE/ingot-test-layer.tar"
+tarball "$L/tools" "$LAY/ingot-tools.tar"
+cp -a verify/boot/image "$L/boot" && tarball "$L/boot" "$LAY/ingot-boot.tar"
+cp -a verify/boot/test "$L/test" && tarball "$L/test" "$LAY/ingot-test-layer.tar"
 rm -rf "$L"
 
 # The tuple's versions are the pinned packages' (upstream part).
@@ -243,12 +247,12 @@ $(art nvidia-modules tar "$MODS")
   # modules.dep, modules.alias, ... for both (depmod at build time)
 $(art depmod tar "$DEPMOD")
   # ingot and its libraries under /opt/ingot, the verifier's units
-$(art ingot-tools tar "$CACHE/ingot-tools.tar")
-$(art ingot-boot tar "$CACHE/ingot-boot.tar")
+$(art ingot-tools tar "$LAY/ingot-tools.tar")
+$(art ingot-boot tar "$LAY/ingot-boot.tar")
 YAML
 	if [ "$2" = 1 ]; then
 		echo "  # TEST LAYER: the boot test's evidence courier (verify/boot/test)"
-		art ingot-test-layer tar "$CACHE/ingot-test-layer.tar"
+		art ingot-test-layer tar "$LAY/ingot-test-layer.tar"
 	fi
 	cat <<YAML
 
@@ -300,7 +304,7 @@ step "built $OUT/$NAME.sqfs in $(($(date +%s) - B0)) s"
 	echo "# Written by scripts/real-image.sh from what it produced (do not edit):"
 	echo "# the same inputs.pins must give these bytes on any machine."
 	echo "# build chroot: $GCC"
-	for f in "$MODS" "$DEPMOD" "$ROOTFS" "$CACHE/ingot-boot.tar" "$CACHE/ingot-test-layer.tar"; do
+	for f in "$MODS" "$DEPMOD" "$ROOTFS" "$LAY/ingot-boot.tar" "$LAY/ingot-test-layer.tar"; do
 		echo "artifact $(basename "$f" | sed 's/-[0-9a-f]\{16\}\.tar$//; s/\.tar$//') $(sha "$f")"
 	done
 	echo "module nvidia.ko $(tar -xOf "$MODS" "usr/lib/modules/$KV/updates/nvidia/nvidia.ko" | sha256sum | cut -d' ' -f1)"
@@ -318,7 +322,7 @@ if [ "$CHECK" = 1 ]; then
 	# The whole recipe again from another directory, umask, zone and locale:
 	# the same image, verity root and UKI.
 	step "reproducibility: the image again under umask 077, TZ=Asia/Kolkata, LC_ALL=C.UTF-8, another path"
-	A=$CACHE/again && rm -rf "$A" && mkdir -p "$A"
+	A=$OUT/again && rm -rf "$A" && mkdir -p "$A"
 	(umask 077; cd /; TZ=Asia/Kolkata LC_ALL=C.UTF-8 "$INGOT" build "$OUT/$NAME.yaml" -o "$A/out" \
 		--store "$A/store" --quiet)
 	for x in sqfs verity efi manifest.json; do

@@ -122,9 +122,13 @@ static int probe_tools(struct node_probe *p)
 	if (!r && out[T_AMDSMI])
 		r = probe_amd_smi_parse(p, out[T_AMDSMI], where[T_AMDSMI]);
 	for (size_t t = T_NVSMI; t <= T_AMDSMI && !r; t++)
-		if (failed[t])
+		if (failed[t]) {
 			r = probe_set_unreadable(p, "gpu.model", "%s failed or timed out", where[t]);
-		else if (out[t])
+			/* The tool is there but did not answer (no GPU, or no driver
+			 * loaded): no tool answered, and the source says why. */
+			if (!r)
+				r = probe_setf(p, "smi", NULL, "%s: present, failed or timed out", where[t]);
+		} else if (out[t])
 			r = probe_setf(p, "gpu.model", NULL, "%s answered no GPU", where[t]);
 	if (!r)
 		r = probe_set(p, "gpu.model", NULL, "not found: /proc/driver/nvidia/gpus/*/information, "
@@ -175,6 +179,12 @@ int node_probe_run(const char *root, struct node_probe **out, ingot_error *e)
 	static const char *const ctk_pkgs[] = { "nvidia-container-toolkit",
 						"nvidia-container-toolkit-base", NULL };
 	static const char *const none[] = { NULL };
+	static const char *const nvidia_alt_dirs[] = { "/usr/lib/x86_64-linux-gnu/nvidia/current",
+						       "/usr/lib/aarch64-linux-gnu/nvidia/current" };
+	/* Debian: libnvidia-ml1, nvidia-smi; Ubuntu: libnvidia-compute-BRANCH,
+	 * nvidia-utils-BRANCH. */
+	static const char *const nvml_pkgs[] = { "libnvidia-ml1", "libnvidia-compute-*", NULL };
+	static const char *const smi_pkgs[] = { "nvidia-smi", "nvidia-utils-*", NULL };
 
 	/* Files first (kernel sysfs/procfs, dpkg, library names); the vendor
 	 * tools last, and only for what no file answered. */
@@ -183,8 +193,17 @@ int node_probe_run(const char *root, struct node_probe **out, ingot_error *e)
 	if (!r) r = probe_dpkg(p, "fabric_manager.version", fm_pkgs, status);
 	if (!r) r = probe_dpkg(p, "container_toolkit.version", ctk_pkgs, status);
 	if (!r) r = probe_library(p, "nccl.version", "libnccl", NULL, none, 0);
-	/* NVML, which nvidia-smi loads: its version must be the module's. */
-	if (!r) r = probe_library(p, "driver.userspace_version", "libnvidia-ml", NULL, none, 0);
+	/* NVML, which nvidia-smi loads: its version must be the module's.
+	 * Debian keeps it (and nvidia-smi) apart for its alternatives:
+	 * /usr/lib/<triplet>/nvidia/current, linked from the library path. */
+	if (!r) r = probe_library(p, "driver.userspace_version", "libnvidia-ml", NULL, nvidia_alt_dirs,
+				  ARRAY_SIZE(nvidia_alt_dirs));
+	/* The packages' own versions: what the image installed, read without
+	 * a GPU (nvidia-smi answers nothing without one). */
+	if (!r) r = probe_dpkg(p, "nvml.version", nvml_pkgs, status);
+	if (!r) r = probe_set(p, "nvml.version", NULL, "not found: /var/lib/dpkg/status (libnvidia-ml1)");
+	if (!r) r = probe_dpkg(p, "smi.version", smi_pkgs, status);
+	if (!r) r = probe_set(p, "smi.version", NULL, "not found: /var/lib/dpkg/status (nvidia-smi)");
 	if (!r) r = probe_cuda(p);
 	if (!r) r = probe_rocm(p);
 	if (!r) {

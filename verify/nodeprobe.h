@@ -13,6 +13,8 @@
 
 /* Fact keys (see docs/verify.md):
  *   vendor  driver.version driver.flavor driver.license driver.taint
+ *   driver.ko_version driver.ko_license driver.ko_vermagic kernel.release
+ *   driver.userspace_version nvml.version smi.version
  *   modules fabric_manager.version nccl.version rccl.version
  *   cuda.version cuda.runtime container_toolkit.version
  *   rocm.version rocm.stream rocm.prefix amdgpu.version

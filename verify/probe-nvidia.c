@@ -29,6 +29,9 @@ static int probe_nvidia_ko(struct node_probe *p)
 	const char *kver = rel && *rel && !strchr(rel, '/') ? rel : "*";
 	_cleanup_free_ char *bad = NULL;   /* the first candidate that could not be read */
 
+	TRY(probe_set(p, "kernel.release", *kver != '*' ? kver : NULL,
+		      *kver != '*' ? "/proc/sys/kernel/osrelease" : "not found: /proc/sys/kernel/osrelease"));
+
 	for (size_t k = 0; k < ARRAY_SIZE(pats); k++) {
 		_cleanup_free_ char *pat = NULL;
 		_cleanup_glob_ glob_t g = { 0 };
@@ -53,12 +56,17 @@ static int probe_nvidia_ko(struct node_probe *p)
 			}
 			const char *v = modinfo_get(&mi, "version");
 			const char *l = modinfo_get(&mi, "license");
+			const char *vm = modinfo_get(&mi, "vermagic");
 			if (v)
 				r = probe_setf(p, "driver.ko_version", v, "%s (.modinfo version)", src);
 			else if (!bad && asprintf(&bad, "%s: .modinfo has no version", src) < 0)
 				r = -ENOMEM;
 			if (!r && l)
 				r = probe_setf(p, "driver.ko_license", l, "%s (.modinfo license)", src);
+			/* The kernel release the module was built for: vermagic's first word. */
+			_cleanup_free_ char *kv = vm ? strndup(vm, strcspn(vm, " ")) : NULL;
+			if (!r && kv && *kv)
+				r = probe_setf(p, "driver.ko_vermagic", kv, "%s (.modinfo vermagic)", src);
 			modinfo_free(&mi);
 			if (r < 0)
 				return r;

@@ -317,6 +317,80 @@ static void consistency(struct state *s, const json_t *tuple, const struct node_
 	}
 }
 
+/* No GPU driver loaded (no GPU, or the module not loaded yet): what the
+ * driver would say cannot be read, but the image's driver parts are files
+ * and are still held against the tuple's driver version.  A part of
+ * another version, or a module built for another kernel, refuses; a
+ * module that could not be read is not made. */
+static void image_driver(struct state *s, const json_t *tuple, const struct node_probe *p,
+			 unsigned *compared)
+{
+	static const struct { const char *name, *fact, *label; } parts[] = {
+		{ "nvidia.ko", "driver.ko_version", "the image's nvidia.ko" },
+		{ "nvml", "driver.userspace_version", "NVML (libnvidia-ml.so)" },
+		{ "nvml.package", "nvml.version", "the NVML package" },
+		{ "nvidia-smi.package", "smi.version", "the nvidia-smi package" },
+		{ "firmware.gsp", "firmware.gsp", "GSP firmware" },
+	};
+	char want[128], flavor[32];
+	const char *v = tuple_lookup(tuple, "vendor", flavor, sizeof(flavor));
+
+	if (!v || strcmp(v, "nvidia") || !tuple_lookup(tuple, "driver.version", want, sizeof(want)))
+		return;
+	for (size_t i = 0; i < ARRAY_SIZE(parts); i++) {
+		const char *have = probe_get(p, parts[i].fact);
+		const char *src = source_of(p, parts[i].fact);
+		if (!have && unreadable(p, parts[i].fact)) {
+			not_made(s, parts[i].name, want, src, "%s vs driver %s", parts[i].label, want);
+			continue;
+		}
+		if (!have && i == 0) {
+			/* The driver is the node's own identity: without a loaded
+			 * module, the image must at least carry one for this kernel. */
+			(*compared)++;
+			record(s, parts[i].name, want, NULL, src, 0);
+			mismatch(s, "driver: manifest %s, no nvidia.ko for the running kernel (%s)", want, src);
+			continue;
+		}
+		if (!have)
+			continue;
+		int ok = values_match(M_VERSION, want, have);
+		(*compared)++;
+		record(s, parts[i].name, want, have, src, ok);
+		if (ok)
+			report_evidence(s->r, CHECK_TUPLE, "ok: %s %s (%s)", parts[i].label, have, src);
+		else
+			mismatch(s, "%s %s != manifest driver %s (%s)", parts[i].label, have, want, src);
+	}
+	/* The open modules are "Dual MIT/GPL", the proprietary ones "NVIDIA". */
+	const char *lic = probe_get(p, "driver.ko_license");
+	if (lic && tuple_lookup(tuple, "driver.flavor", flavor, sizeof(flavor))) {
+		const char *have = strcmp(lic, "NVIDIA") ? "open" : "proprietary";
+		int ok = !strcmp(flavor, have);
+		(*compared)++;
+		record(s, "nvidia.ko.flavor", flavor, have, source_of(p, "driver.ko_license"), ok);
+		if (ok)
+			report_evidence(s->r, CHECK_TUPLE, "ok: the image's nvidia.ko is the %s flavor "
+					"(license %s)", have, lic);
+		else
+			mismatch(s, "driver flavor: manifest %s, the image's nvidia.ko is %s (license %s)",
+				 flavor, have, lic);
+	}
+	/* What modprobe would refuse ("disagrees about version of symbol",
+	 * "invalid module format"): a module built for another kernel. */
+	const char *kv = probe_get(p, "driver.ko_vermagic"), *run = probe_get(p, "kernel.release");
+	if (kv && run) {
+		int ok = !strcmp(kv, run);
+		(*compared)++;
+		record(s, "nvidia.ko.vermagic", run, kv, source_of(p, "driver.ko_vermagic"), ok);
+		if (ok)
+			report_evidence(s->r, CHECK_TUPLE, "ok: the image's nvidia.ko is built for the "
+					"running kernel %s", run);
+		else
+			mismatch(s, "the image's nvidia.ko is built for kernel %s, running %s (%s)", kv, run,
+				 source_of(p, "driver.ko_vermagic"));
+	}
+}
 
 /* Firmware pins (docs/tuple.md): each device's revision must be one of the
  * validated revisions; an entry "MODEL=REV" holds for that model only.  The
@@ -443,6 +517,10 @@ void tuplecheck_run(const json_t *tuple, const struct node_probe *p, struct veri
 	struct state s = { .r = r, .fields = json_object(), .not_made_list = json_array() };
 	char want[256], models[512];
 	unsigned compared = 0;
+	/* No vendor: neither NVIDIA's nor AMD's module is loaded (a node
+	 * without a GPU, or before modprobe); the loaded driver's facts are
+	 * then not made, never a mismatch. */
+	const bool loaded = probe_get(p, "vendor") != NULL;
 
 	if (!json_is_object(tuple)) {
 		report_set(r, CHECK_TUPLE, ST_SKIP, "manifest has no tuple");
@@ -455,8 +533,10 @@ void tuplecheck_run(const json_t *tuple, const struct node_probe *p, struct veri
 	 * "fabric manager X != driver Y" says more than "fabric manager: X". */
 	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
 		const struct field *f = &fields[i];
-		if (i == FIELDS_DRIVER_END)
+		if (i == FIELDS_DRIVER_END && loaded)
 			consistency(&s, tuple, p);
+		else if (i == FIELDS_DRIVER_END)
+			image_driver(&s, tuple, p, &compared);
 		if (!tuple_lookup(tuple, f->tuple, want, sizeof(want)))
 			continue;
 		const struct probe_fact *pf = probe_find(p, f->probe);
@@ -465,6 +545,12 @@ void tuplecheck_run(const json_t *tuple, const struct node_probe *p, struct veri
 		const char *have = pf ? pf->value : NULL;
 		const char *src = pf ? pf->source : "not probed";
 		int ok = have && values_match(f->how, want, have);
+		/* The SMI tool answers only through a loaded driver. */
+		if (!have && !loaded && (i < FIELDS_DRIVER_END || !strcmp(f->probe, "smi"))) {
+			not_made(&s, f->tuple, want, source_of(p, "vendor"), "%s %s: no GPU driver loaded",
+				 f->label, want);
+			continue;
+		}
 		if (!have && unreadable(p, f->probe) && !must_be_on_node(tuple, f)) {
 			not_made(&s, f->tuple, want, src, "%s %s", f->label, want);
 			continue;

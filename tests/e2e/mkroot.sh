@@ -23,6 +23,15 @@
 #   file-to-dir      a listed firmware file replaced by a directory
 #   ko-garbage       the image's nvidia.ko overwritten with bytes that are no ELF
 #   ko-gone          the image's nvidia.ko removed
+#   ko=V             the image's nvidia.ko is version V (built for the node's kernel)
+#   ko-kernel=K      the image's nvidia.ko is built for kernel K (vermagic)
+#   no-gpu           no GPU and no driver loaded (as under QEMU): sysfs, procfs
+#                    and /proc/modules without NVIDIA; nvidia-smi fails; the
+#                    image's files stay
+#   debian-nvidia    Debian's layout: nvidia-smi in usr/lib/nvidia/current and
+#                    NVML in usr/lib/x86_64-linux-gnu/nvidia/current, reached
+#                    through alternatives links (relative here, so they stay
+#                    in the root), and dpkg records nvidia-smi and libnvidia-ml1
 #   fw-estate        the firmware an H100 HGX node shows: 4 ConnectX-7
 #                    (/sys/class/infiniband/mlx5_*/{fw_ver,board_id}), eth0 (ice)
 #                    and ib0 (mlx5_core) with `ethtool -i` answers in
@@ -85,6 +94,12 @@ SH
 	chmod 0755 "$DIR/usr/bin/nvidia-smi"
 }
 
+nvidia_ko() { # VERSION KERNEL
+	mkdir -p "$DIR/lib/modules/$KVER/updates/dkms"
+	$MKART ko --out "$DIR/lib/modules/$KVER/updates/dkms/nvidia.ko" --name nvidia --version "$1" \
+		--flavor open --vermagic "$2 SMP preempt mod_unload modversions "
+}
+
 dpkg_status() { # FM TOOLKIT
 	w var/lib/dpkg/status "Package: nvidia-fabricmanager-${1%%.*}\nStatus: install ok installed\nArchitecture: amd64\nVersion: $1-1\n\nPackage: nvidia-container-toolkit\nStatus: install ok installed\nArchitecture: amd64\nVersion: $2-1\n"
 }
@@ -98,7 +113,7 @@ nvidia_node() { # MODEL DRIVER VBIOS CUDA CUDART NCCL TOOLKIT
 		w "proc/driver/nvidia-nvswitch/devices/$d/information" "Fabric State: Configured\n"
 	done
 	mkdir -p "$DIR/lib/modules/$KVER/updates/dkms"
-	$MKART ko --out "$DIR/lib/modules/$KVER/updates/dkms/nvidia.ko" --name nvidia --version "$2" --flavor open
+	nvidia_ko "$2" "$KVER"
 	mkdir -p "$DIR/lib/firmware/nvidia/$2"
 	$MKART blob --out "$DIR/lib/firmware/nvidia/$2/gsp_ga10x.bin" --size 65536 --seed "gsp-ga10x-$2"
 	$MKART blob --out "$DIR/lib/firmware/nvidia/$2/gsp_tu10x.bin" --size 32768 --seed "gsp-tu10x-$2"
@@ -189,6 +204,28 @@ PY
 		head -c 4096 /dev/zero >"${ko[0]}" ;;
 	ko-gone)
 		rm -f "$DIR"/lib/modules/*/updates/dkms/nvidia.ko ;;
+	ko=*)
+		nvidia_ko "${m#ko=}" "$KVER" ;;
+	ko-kernel=*)
+		v=$(ls "$DIR/lib/firmware/nvidia")   # the driver version the image carries
+		nvidia_ko "$v" "${m#ko-kernel=}" ;;
+	no-gpu)
+		rm -rf "$DIR/sys/module/nvidia" "$DIR/proc/driver/nvidia" "$DIR/proc/driver/nvidia-nvswitch"
+		w proc/modules "virtio_blk 32768 3 - Live 0x0000000000000000\n" ;;
+	debian-nvidia)
+		v=$(cd "$DIR/$LIBDIR" && ls libnvidia-ml.so.*.*)
+		v=${v#libnvidia-ml.so.}
+		mkdir -p "$DIR/usr/lib/nvidia/current" "$DIR/$LIBDIR/nvidia/current" "$DIR/etc/alternatives"
+		mv "$DIR/usr/bin/nvidia-smi" "$DIR/usr/lib/nvidia/current/nvidia-smi"
+		mv "$DIR/$LIBDIR/libnvidia-ml.so.$v" "$DIR/$LIBDIR/nvidia/current/"
+		ln -sf "libnvidia-ml.so.$v" "$DIR/$LIBDIR/nvidia/current/libnvidia-ml.so.1"
+		ln -sfn ../../usr/lib/nvidia/current/nvidia-smi "$DIR/etc/alternatives/nvidia--nvidia-smi"
+		ln -sfn ../../usr/lib/x86_64-linux-gnu/nvidia/current/libnvidia-ml.so.1 \
+			"$DIR/etc/alternatives/nvidia--libnvidia-ml.so.1-x86_64-linux-gnu"
+		ln -sfn ../../etc/alternatives/nvidia--nvidia-smi "$DIR/usr/bin/nvidia-smi"
+		ln -sfn ../../../etc/alternatives/nvidia--libnvidia-ml.so.1-x86_64-linux-gnu "$DIR/$LIBDIR/libnvidia-ml.so.1"
+		printf '\nPackage: libnvidia-ml1\nStatus: install ok installed\nArchitecture: amd64\nVersion: %s-2\n\nPackage: nvidia-smi\nStatus: install ok installed\nArchitecture: amd64\nVersion: %s-2\n' \
+			"$v" "$v" >>"$DIR/var/lib/dpkg/status" ;;
 	fw-estate)
 		for i in 0 1 2 3; do
 			w "sys/class/infiniband/mlx5_$i/fw_ver" "28.39.1002\n"

@@ -287,27 +287,83 @@ static void test_userspace_vs_module(void **state)
 	json_decref(t);
 }
 
-/* Where nvidia-smi did run, its driver must still be the module's. */
-static void test_smi_vs_module(void **state)
+/* A probe with no facts yet, for facts set by hand. */
+static struct node_probe *bare_probe(void)
 {
-	struct verify_report r;
-	(void)state;
 	struct node_probe *p = calloc(1, sizeof(*p));
 	assert_non_null(p);
 	p->root = strdup("/");
+	return p;
+}
+
+/* The tuple check of p (freed) against a tuple with this driver: its
+ * status, and its summary into summary. */
+static enum check_status tuple_status(struct node_probe *p, const char *driver, char *summary, size_t n)
+{
+	struct verify_report r;
+	json_t *t = tuple_for(driver);
+	report_init(&r);
+	tuplecheck_run(t, p, &r);
+	enum check_status st = r.checks[CHECK_TUPLE].status;
+	snprintf(summary, n, "%s", r.checks[CHECK_TUPLE].summary);
+	report_free(&r);
+	json_decref(t);
+	node_probe_free(p);
+	return st;
+}
+
+/* Where nvidia-smi did run, its driver must still be the module's. */
+static void test_smi_vs_module(void **state)
+{
+	char sum[512];
+	(void)state;
+	struct node_probe *p = bare_probe();
 	probe_set(p, "vendor", "nvidia", "test");
 	probe_set(p, "driver.version", "580.95.05", "/sys/module/nvidia/version");
 	probe_set(p, "driver.flavor", "open", "test");
 	probe_set(p, "gpu.driver_version", "580.105.08", "/usr/bin/nvidia-smi --query-gpu=...");
-	json_t *t = tuple_for("580.95.05");
-	report_init(&r);
-	tuplecheck_run(t, p, &r);
-	assert_int_equal(r.checks[CHECK_TUPLE].status, ST_FAIL);
-	assert_string_equal(r.checks[CHECK_TUPLE].summary,
-			    "nvidia-smi reports driver 580.105.08, module 580.95.05");
-	report_free(&r);
-	json_decref(t);
-	node_probe_free(p);
+	assert_int_equal(tuple_status(p, "580.95.05", sum, sizeof(sum)), ST_FAIL);
+	assert_string_equal(sum, "nvidia-smi reports driver 580.105.08, module 580.95.05");
+}
+
+/* No GPU driver loaded: the loaded driver is not made (error, 20), the
+ * image's driver files are compared; one of them off refuses. */
+static enum check_status no_driver(const char *fact, const char *value, char *summary, size_t n)
+{
+	struct node_probe *p = bare_probe();
+	probe_set(p, "vendor", NULL, "no nvidia or amdgpu module loaded");
+	probe_set(p, "driver.version", NULL, "not found: /sys/module/nvidia/version");
+	if (fact)
+		probe_set(p, fact, value, "test");
+	probe_set(p, "kernel.release", "6.12.117+deb13-amd64", "/proc/sys/kernel/osrelease");
+	probe_set(p, "driver.ko_version", "580.95.05", "nvidia.ko");
+	probe_set(p, "driver.ko_license", "Dual MIT/GPL", "nvidia.ko");
+	probe_set(p, "driver.ko_vermagic", "6.12.117+deb13-amd64", "nvidia.ko");
+	probe_set(p, "firmware.gsp", "580.95.05", "/lib/firmware/nvidia/*/gsp*.bin");
+	return tuple_status(p, "580.95.05", summary, n);
+}
+
+static void test_no_driver_loaded(void **state)
+{
+	char sum[512];
+	(void)state;
+	assert_int_equal(no_driver(NULL, NULL, sum, sizeof(sum)), ST_ERROR);
+	assert_string_equal(sum, "not made: vendor nvidia: no GPU driver loaded "
+			    "(no nvidia or amdgpu module loaded)");
+	/* the first fact set wins, so these replace the defaults below */
+	assert_int_equal(no_driver("driver.ko_license", "NVIDIA", sum, sizeof(sum)), ST_FAIL);
+	assert_string_equal(sum, "driver flavor: manifest open, the image's nvidia.ko is proprietary "
+			    "(license NVIDIA)");
+	assert_int_equal(no_driver("driver.ko_vermagic", "6.1.0-40-amd64", sum, sizeof(sum)), ST_FAIL);
+	assert_string_equal(sum, "the image's nvidia.ko is built for kernel 6.1.0-40-amd64, "
+			    "running 6.12.117+deb13-amd64 (test)");
+	assert_int_equal(no_driver("firmware.gsp", "570.195.03", sum, sizeof(sum)), ST_FAIL);
+	assert_string_equal(sum, "GSP firmware 570.195.03 != manifest driver 580.95.05 (test)");
+	assert_int_equal(no_driver("smi.version", "575.57.08", sum, sizeof(sum)), ST_FAIL);
+	assert_string_equal(sum, "the nvidia-smi package 575.57.08 != manifest driver 580.95.05 (test)");
+	/* a loaded module of the other vendor is still a mismatch */
+	assert_int_equal(no_driver("vendor", "amd", sum, sizeof(sum)), ST_FAIL);
+	assert_string_equal(sum, "vendor: manifest nvidia, node amd (test)");
 }
 
 /* RCCL's version string is looked for in the library's .rodata only (a
@@ -359,6 +415,7 @@ int main(void)
 		cmocka_unit_test(test_tools_fallback),
 		cmocka_unit_test(test_userspace_vs_module),
 		cmocka_unit_test(test_smi_vs_module),
+		cmocka_unit_test(test_no_driver_loaded),
 	};
 	return cmocka_run_group_tests_name("nodeprobe", tests, setup, teardown);
 }
