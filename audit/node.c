@@ -294,7 +294,13 @@ static void check_tuple(const struct pmanifest *want, const json_t *report, json
 	json_array_foreach(json_object_get(json_object_get(report, "probe"), "facts"), i, f) {
 		const char *k = json_string_value(json_object_get(f, "key"));
 		const char *src = json_string_value(json_object_get(f, "source"));
-		if (k)
+		if (!k)
+			continue;
+		/* an unreadable fact stays unreadable: verify reported it as not
+		 * made, so the audit must not call it absent (drift) */
+		if (json_is_true(json_object_get(f, "unreadable")))
+			probe_set_unreadable(p, k, "%s", src ? src : "report");
+		else
 			probe_set(p, k, json_string_value(json_object_get(f, "value")), src ? src : "report");
 	}
 	report_init(&vr);
@@ -310,6 +316,9 @@ static void check_tuple(const struct pmanifest *want, const json_t *report, json
 	}
 	if (vr.checks[CHECK_TUPLE].status == ST_FAIL)
 		audit_add_finding(row, "drifted", "tuple: %s", vr.checks[CHECK_TUPLE].summary);
+	else if (vr.checks[CHECK_TUPLE].status == ST_ERROR)
+		/* not made (no GPU driver loaded, a fact unreadable): never healthy */
+		audit_add_finding(row, "unverified", "tuple: could not check: %s", vr.checks[CHECK_TUPLE].summary);
 	report_free(&vr);
 	node_probe_free(p);
 }

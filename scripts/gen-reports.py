@@ -71,6 +71,9 @@ def probe_facts(tuple_):
     if tuple_["vendor"] == "nvidia":
         facts.update({
             "driver.version": tuple_["driver"]["version"],
+            # the image's nvidia.ko, which verify holds the loaded driver
+            # against (without it the tuple check is not made)
+            "driver.ko_version": tuple_["driver"]["version"],
             "driver.flavor": tuple_["driver"]["flavor"],
             "fabric_manager.version": tuple_["fabric-manager"]["version"],
             "nccl.version": tuple_["nccl"]["version"],
