@@ -57,8 +57,8 @@ static void verify(const json_t *env)
 		if (!m || out.valid < out.threshold)
 			abort();
 		json_decref(m);
-	} else if (e.status < ENVELOPE_EXIT_IO || e.status > ENVELOPE_EXIT_DIGEST) {
-		abort();   /* every refusal carries a documented exit status */
+	} else if (e.kind < ENVELOPE_FAIL_IO || e.kind > ENVELOPE_FAIL_DIGEST) {
+		abort();   /* every refusal carries a documented failure kind */
 	}
 }
 
