@@ -162,7 +162,7 @@ static void test_pae(void **state)
 	size_t n;
 	(void)state;
 	/* The DSSE spec's example. */
-	assert_int_equal(dsse_pae("http://example.com/HelloWorld", "hello world", 11, &p, &n), 0);
+	dsse_pae("http://example.com/HelloWorld", "hello world", 11, &p, &n);
 	static const char want[] = "DSSEv1 29 http://example.com/HelloWorld 11 hello world";
 	assert_int_equal(n, strlen(want));
 	assert_memory_equal(p, want, n);
@@ -406,7 +406,7 @@ static void sign_raw(const char *type, const char *payload, const struct keyring
 	size_t pl, sl;
 	ingot_error e = { 0 };
 
-	assert_int_equal(dsse_pae(type, payload, strlen(payload), &pae, &pl), 0);
+	dsse_pae(type, payload, strlen(payload), &pae, &pl);
 	assert_int_equal(signing_key_sign(ka, pae, pl, &sig, &sl, &e), 0);
 	b64p = base64_encode(payload, strlen(payload), NULL);
 	b64s = base64_encode(sig, sl, NULL);
