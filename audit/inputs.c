@@ -269,7 +269,7 @@ static void load_one_manifest(struct audit_ctx *c, const char *path, struct pman
 	r = manifest_read_file(path, &doc, NULL, &e);
 	if (r == 0) {
 		r = envelope_verify_json(path, doc, c->kr, &pol, &pm->m, NULL, &e);
-		if (r < 0 && e.status == ENVELOPE_EXIT_EXPIRED) {
+		if (r < 0 && e.kind == ENVELOPE_FAIL_EXPIRED) {
 			pm->expired = 1;
 			pol.now = 0;
 			ingot_error_clear(&e);

@@ -33,9 +33,30 @@ int cmd_diff(int argc, char **argv);
 int cmd_evidence(int argc, char **argv);
 int cmd_promote(int argc, char **argv);
 
-/* cli/parse-options.c: */
-/* "ingot: <msg>" on stderr; returns status (or e->status when set). */
+/* Exit statuses of verify-manifest (and of any command whose error
+ * carries an envelope failure kind, keys/envelope.h). */
+enum {
+	ENVELOPE_EXIT_IO = 1,          /* cannot read the envelope/keyring/image, write state */
+	ENVELOPE_EXIT_MALFORMED = 2,   /* not JSON, wrong shape, over a limit, bad keyring/state */
+	ENVELOPE_EXIT_SIGNATURE = 3,   /* too few valid signatures by distinct trusted keys */
+	ENVELOPE_EXIT_EXPIRED = 4,     /* manifest "expires" is not after now */
+	ENVELOPE_EXIT_ROLLBACK = 5,    /* serial below the last one recorded in the state file */
+	ENVELOPE_EXIT_DIGEST = 6,      /* image sha256/size or verity root does not match */
+};
+
+/* Exit statuses of promote (ops/promote.h's failure kinds). */
+enum {
+	PROMOTE_EXIT_IO = 1,          /* cannot read or write something */
+	PROMOTE_EXIT_MALFORMED = 2,   /* bad policy, manifest or keyring */
+	PROMOTE_EXIT_REFUSED = 3,     /* the policy is not met: reasons in the message */
+};
+
+/* cli/exit.c: */
+/* "ingot: <msg>" on stderr; returns the exit status of e->kind (the one
+ * table of kinds to statuses) when set, else status. */
 int cli_error(const ingot_error *e, int status);
+
+/* cli/parse-options.c: */
 /* "ingot CMD: usage error: <msg>\nTry 'ingot CMD --help'." ; returns EXIT_USAGE. */
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 struct signing_key;

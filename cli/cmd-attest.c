@@ -531,9 +531,9 @@ static int trust_status(const ingot_error *e)
 {
 	ingot_error copy = *e;
 
-	copy.status = 0;
-	return cli_error(&copy, e->status == ENVELOPE_EXIT_IO || e->status == ENVELOPE_EXIT_MALFORMED ||
-					e->status == 0 ? EXIT_FAILURE_ : ATTEST_REFUSED);
+	copy.kind = 0;
+	return cli_error(&copy, e->kind == ENVELOPE_FAIL_IO || e->kind == ENVELOPE_FAIL_MALFORMED ||
+					e->kind == 0 ? EXIT_FAILURE_ : ATTEST_REFUSED);
 }
 
 static int load_boot_inputs(const struct args *a, struct boot_inputs *in)

@@ -344,8 +344,8 @@ static int do_check(const struct args *a)
 	if (keyring_load(a->keyring, &kr, &e) < 0)
 		return cli_error(&e, EXIT_FAILURE_);
 	if (enrolment_load(a->in, kr, &en, &e) < 0) {
-		int st = e.status == ENVELOPE_EXIT_SIGNATURE ? ENROLL_REFUSED : EXIT_FAILURE_;
-		e.status = 0;   /* this command's statuses, not verify-manifest's */
+		int st = e.kind == ENVELOPE_FAIL_SIGNATURE ? ENROLL_REFUSED : EXIT_FAILURE_;
+		e.kind = 0;   /* this command's statuses, not verify-manifest's */
 		return cli_error(&e, st);
 	}
 	printf("enrolment ok: node %s, AK %s, EK certificate sha256 %s\n", en.node, en.ak_id,

@@ -10,12 +10,6 @@
 #include "cli/cli.h"
 #include "lib/time.h"
 
-int cli_error(const ingot_error *e, int status)
-{
-	fprintf(stderr, "ingot: %s\n", e->msg[0] ? e->msg : "unknown error");
-	return e->status ? e->status : status;
-}
-
 int cli_usage_error(const char *cmd, const char *fmt, ...)
 {
 	va_list ap;

@@ -39,7 +39,7 @@ int enrolment_sign(const struct enroll_subject *s, time_t enrolled, const struct
 
 static int bad(ingot_error *e, const char *path, const char *field, const char *expected)
 {
-	return ingot_fail_status(e, -EINVAL, ENVELOPE_EXIT_MALFORMED, "%s: %s: expected %s", path,
+	return ingot_fail_kind(e, -EINVAL, ENVELOPE_FAIL_MALFORMED, "%s: %s: expected %s", path,
 				 field, expected);
 }
 
@@ -51,7 +51,7 @@ static const char *str_field(const json_t *obj, const char *key, const char *pat
 
 	if (!json_is_string(v) || json_string_length(v) == 0 || json_string_length(v) > max ||
 	    strlen(json_string_value(v)) != json_string_length(v)) {
-		ingot_fail_status(e, -EINVAL, ENVELOPE_EXIT_MALFORMED,
+		ingot_fail_kind(e, -EINVAL, ENVELOPE_FAIL_MALFORMED,
 				  "%s: %s: expected a string of 1..%zu characters", path, field, max);
 		return NULL;
 	}
@@ -75,14 +75,14 @@ static int check_statement(const char *path, const json_t *st, struct enrolment 
 	json_object_foreach((json_t *)st, key, v)
 		if (strcmp(key, "_type") && strcmp(key, "subject") && strcmp(key, "predicateType") &&
 		    strcmp(key, "predicate"))
-			return ingot_fail_status(e, -EINVAL, ENVELOPE_EXIT_MALFORMED,
+			return ingot_fail_kind(e, -EINVAL, ENVELOPE_FAIL_MALFORMED,
 						 "%s: statement: unknown field '%.64s'", path, key);
 	s = json_string_value(json_object_get(st, "_type"));
 	if (!s || strcmp(s, STATEMENT_TYPE))
 		return bad(e, path, "statement._type", "\"" STATEMENT_TYPE "\"");
 	s = json_string_value(json_object_get(st, "predicateType"));
 	if (!s || strcmp(s, ENROLMENT_PREDICATE_TYPE))
-		return ingot_fail_status(e, -EINVAL, ENVELOPE_EXIT_MALFORMED,
+		return ingot_fail_kind(e, -EINVAL, ENVELOPE_FAIL_MALFORMED,
 					 "%s: statement.predicateType: expected \"%s\", got \"%.80s\"",
 					 path, ENROLMENT_PREDICATE_TYPE, s ? s : "?");
 	if (!json_is_object(pred))
@@ -92,7 +92,7 @@ static int check_statement(const char *path, const json_t *st, struct enrolment 
 		for (i = 0; i < sizeof(fields) / sizeof(*fields) && strcmp(key, fields[i]); i++)
 			;
 		if (i == sizeof(fields) / sizeof(*fields))
-			return ingot_fail_status(e, -EINVAL, ENVELOPE_EXIT_MALFORMED,
+			return ingot_fail_kind(e, -EINVAL, ENVELOPE_FAIL_MALFORMED,
 						 "%s: predicate: unknown field '%.64s'", path, key);
 	}
 	if (!(node = str_field(pred, "node", path, "predicate.node", ENROLL_NODE_MAX, e)) ||
@@ -110,7 +110,7 @@ static int check_statement(const char *path, const json_t *st, struct enrolment 
 	    (r = attest_ak_id_pem(pem, id, e)) < 0) {
 		ingot_prefix(e, "%s", path);
 		if (e)
-			e->status = ENVELOPE_EXIT_MALFORMED;
+			e->kind = ENVELOPE_FAIL_MALFORMED;
 		return r;
 	}
 	if (!is_sha256_hex(ak_id) || !is_sha256_hex(ek))
@@ -119,7 +119,7 @@ static int check_statement(const char *path, const json_t *st, struct enrolment 
 		return bad(e, path, "predicate.enrolled", "an RFC 3339 time");
 	/* The id is what quotes are matched by: it must be the key's. */
 	if (strcmp(id, ak_id))
-		return ingot_fail_status(e, -EINVAL, ENVELOPE_EXIT_MALFORMED,
+		return ingot_fail_kind(e, -EINVAL, ENVELOPE_FAIL_MALFORMED,
 					 "%s: predicate.ak_id: expected %s (the id of ak_public_key), got %s",
 					 path, id, ak_id);
 	v = json_array_get(subj, 0);
@@ -135,7 +135,7 @@ static int check_statement(const char *path, const json_t *st, struct enrolment 
 	memcpy(out->ak_id, ak_id, sizeof(out->ak_id));
 	memcpy(out->ek_cert_sha256, ek, sizeof(out->ek_cert_sha256));
 	out->ak_pem = strdup(pem);
-	return out->ak_pem ? 0 : ingot_fail_status(e, -ENOMEM, ENVELOPE_EXIT_IO, "out of memory");
+	return out->ak_pem ? 0 : ingot_fail_kind(e, -ENOMEM, ENVELOPE_FAIL_IO, "out of memory");
 }
 
 int enrolment_load(const char *path, const struct keyring *kr, struct enrolment *out, ingot_error *e)

@@ -32,8 +32,8 @@ struct enrolment {
 
 /* Read a signed enrolment record (a DSSE envelope, payloadType application/vnd.in-toto+json,
  * in-toto statement predicateType https://ingot.dev/enrolment/v1), verify its signatures
- * against kr with the keyring's threshold, parse and check it.  e->status
- * is an ENVELOPE_EXIT_* (keys/envelope.h) on failure. */
+ * against kr with the keyring's threshold, parse and check it.  e->kind
+ * is an ENVELOPE_FAIL_* (keys/envelope.h) on failure. */
 int enrolment_load(const char *path, const struct keyring *kr, struct enrolment *out, ingot_error *e);
 void enrolment_release(struct enrolment *en);
 

@@ -18,8 +18,7 @@ static int sign_pae(const char *type, const uint8_t *payload, size_t len,
 	size_t pae_len, sig_len;
 	int r;
 
-	if (dsse_pae(type, payload, len, &pae, &pae_len) < 0)
-		return ingot_fail(e, -ENOMEM, "out of memory");
+	dsse_pae(type, payload, len, &pae, &pae_len);
 	r = signing_key_sign(k, pae, pae_len, &sig, &sig_len, e);
 	if (r < 0)
 		return r;
@@ -107,9 +106,8 @@ static bool signed_by(const json_t *env, const uint8_t *payload, size_t len, con
 
 	if (kid && !strcmp(kid, k->keyid))
 		return true;
-	return dsse_pae(json_string_value(json_object_get(env, "payloadType")), payload, len, &pae,
-			&pae_len) == 0 &&
-	       dsse_base64_decode(json_string_value(js), json_string_length(js), &sig, &siglen) == 0 &&
+	dsse_pae(json_string_value(json_object_get(env, "payloadType")), payload, len, &pae, &pae_len);
+	return dsse_base64_decode(json_string_value(js), json_string_length(js), &sig, &siglen) == 0 &&
 	       key_verify(k->pkey, pae, pae_len, sig, siglen);
 }
 

@@ -15,15 +15,16 @@
 #include "lib/err.h"
 #include "manifest/dsse.h"
 
-/* Exit statuses of verification (set in e->status by envelope_verify). */
-enum {
-	ENVELOPE_EXIT_OK = 0,
-	ENVELOPE_EXIT_IO = 1,          /* cannot read the envelope/keyring/image, write state */
-	ENVELOPE_EXIT_MALFORMED = 2,   /* not JSON, wrong shape, over a limit, bad keyring/state */
-	ENVELOPE_EXIT_SIGNATURE = 3,   /* too few valid signatures by distinct trusted keys */
-	ENVELOPE_EXIT_EXPIRED = 4,     /* manifest "expires" is not after now */
-	ENVELOPE_EXIT_ROLLBACK = 5,    /* serial below the last one recorded in the state file */
-	ENVELOPE_EXIT_DIGEST = 6,      /* image sha256/size or verity root does not match */
+/* What failed in verification (e->kind, set by envelope_verify and the
+ * readers below).  The values are stable (a node report prints them) and
+ * lie below PROMOTE_FAIL_IO (ops/promote.h), so one kind names one failure. */
+enum envelope_fail {
+	ENVELOPE_FAIL_IO = 1,          /* cannot read the envelope/keyring/image, write state */
+	ENVELOPE_FAIL_MALFORMED = 2,   /* not JSON, wrong shape, over a limit, bad keyring/state */
+	ENVELOPE_FAIL_SIGNATURE = 3,   /* too few valid signatures by distinct trusted keys */
+	ENVELOPE_FAIL_EXPIRED = 4,     /* manifest "expires" is not after now */
+	ENVELOPE_FAIL_ROLLBACK = 5,    /* serial below the last one recorded in the state file */
+	ENVELOPE_FAIL_DIGEST = 6,      /* image sha256/size or verity root does not match */
 };
 
 /* Build an envelope with one signature by k.  The payload is
@@ -79,7 +80,7 @@ int envelope_verify_signatures(const char *name, const json_t *env, const struct
 int envelope_load_statement(const char *path, const struct keyring *kr, json_t **statement,
 			    struct verify_outcome *out, ingot_error *e);
 
-/* Read and parse an envelope file (limit ENVELOPE_FILE_MAX); e->status set. */
+/* Read and parse an envelope file (limit ENVELOPE_FILE_MAX); e->kind set. */
 int envelope_read_file(const char *path, json_t **env, ingot_error *e);
 
 /* Verify an envelope file: signatures first (over the PAE of the type
@@ -89,7 +90,7 @@ int envelope_read_file(const char *path, json_t **env, ingot_error *e);
  * state file.  The image itself is checked by the caller
  * (image/verity.h: image_check_manifest) and the serial recorded with
  * envelope_record_state once everything passed.  On failure, e->msg
- * names what failed and e->status is one of ENVELOPE_EXIT_*.
+ * names what failed and e->kind is one of ENVELOPE_FAIL_*.
  * manifest_out (optional) gets the verified manifest. */
 int envelope_verify(const char *path, const struct keyring *kr, const struct verify_policy *p,
 		    json_t **manifest_out, struct verify_outcome *out, ingot_error *e);
@@ -126,7 +127,7 @@ int envelope_record_state(const char *state_path, const struct verify_outcome *o
 /* Promotion serials, in the same state file ("promotions": {"RING": N}):
  * the highest serial of a promotion to ring this verifier has seen (0:
  * none; files written before they were recorded have none), and raising
- * it (atomically, never lowering it).  e->status as above on failure. */
+ * it (atomically, never lowering it).  e->kind as above on failure. */
 int state_promotion_serial(const char *state_path, const char *ring, uint64_t *last, ingot_error *e);
 int state_record_promotion(const char *state_path, const char *ring, uint64_t serial, ingot_error *e);
 

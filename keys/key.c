@@ -172,8 +172,8 @@ int key_generate(enum key_type type, const char *prefix, const char *passphrase,
 	long n;
 	int r;
 
-	if (asprintf(&keypath, "%s.key", prefix) < 0 || asprintf(&pubpath, "%s.pub", prefix) < 0)
-		return ingot_fail(e, -ENOMEM, "out of memory");
+	keypath = xasprintf("%s.key", prefix);
+	pubpath = xasprintf("%s.pub", prefix);
 	if (path_exists(keypath))
 		return ingot_fail(e, -EEXIST, "%s: already exists, refusing to overwrite a key", keypath);
 	if (path_exists(pubpath))
@@ -329,11 +329,8 @@ int signing_key_load_pass(const char *path, const char *passphrase, struct signi
 		ERR_clear_error();
 		return r;
 	}
-	k = calloc(1, sizeof(*k));
-	if (!k || !(k->path = strdup(path))) {
-		free(k);
-		return ingot_fail(e, -ENOMEM, "out of memory");
-	}
+	k = xcalloc(1, sizeof(*k));
+	k->path = xstrdup(path);
 	r = key_type_of(pkey, path, &k->type, e);
 	if (r == 0)
 		r = key_id(pkey, k->keyid, e);

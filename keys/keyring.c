@@ -7,6 +7,7 @@
 #include "lib/cleanup.h"
 #include "lib/fileio.h"
 #include "lib/json.h"
+#include "lib/xalloc.h"
 
 void keyring_free(struct keyring *kr)
 {
@@ -66,10 +67,9 @@ static int keyring_from_json(const char *path, const json_t *doc, struct keyring
 		return ingot_fail(e, -EINVAL, "%s: threshold: expected 1..%zu (the number of keys), got %lld",
 				  path, json_array_size(keys), (long long)threshold);
 
-	kr = calloc(1, sizeof(*kr));
-	if (!kr || !(kr->file = strdup(path)) ||
-	    !(kr->keys = calloc(json_array_size(keys) ? json_array_size(keys) : 1, sizeof(*kr->keys))))
-		return ingot_fail(e, -ENOMEM, "out of memory");
+	kr = xcalloc(1, sizeof(*kr));
+	kr->file = xstrdup(path);
+	kr->keys = xcalloc(json_array_size(keys), sizeof(*kr->keys));
 	kr->threshold = (unsigned)threshold;
 
 	json_array_foreach(keys, i, item) {
@@ -108,10 +108,7 @@ static int keyring_from_json(const char *path, const json_t *doc, struct keyring
 			return r;
 		}
 		kr->keys[kr->n].key = pk;
-		if (!(kr->keys[kr->n].name = strdup(name))) {
-			public_key_free(pk);
-			return ingot_fail(e, -ENOMEM, "out of memory");
-		}
+		kr->keys[kr->n].name = xstrdup(name);
 		kr->n++;
 	}
 	*out = TAKE_PTR(kr);

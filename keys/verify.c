@@ -69,9 +69,7 @@ static int check_signatures(const char *name, const json_t *env, const uint8_t *
 	size_t pae_len, i;
 
 	strbuf_init(&why, 128);
-	if (dsse_pae(json_string_value(json_object_get(env, "payloadType")), payload, len, &pae,
-		     &pae_len) < 0)
-		return ingot_fail(e, -ENOMEM, "out of memory");
+	dsse_pae(json_string_value(json_object_get(env, "payloadType")), payload, len, &pae, &pae_len);
 	out->threshold = kr->threshold;
 	out->valid = 0;
 
@@ -98,7 +96,7 @@ static int check_signatures(const char *name, const json_t *env, const uint8_t *
 			strbuf_addf(&why, "; signatures[%zu]: no trusted key verifies it", i);
 	}
 	if (out->valid < kr->threshold)
-		return ingot_fail_status(e, -EPERM, ENVELOPE_EXIT_SIGNATURE,
+		return ingot_fail_kind(e, -EPERM, ENVELOPE_FAIL_SIGNATURE,
 					 "%s: signatures: %u valid from distinct trusted keys, threshold %u "
 					 "(keyring %s)%s", name, out->valid, kr->threshold, kr->file,
 					 json_array_size(sigs) ? why.buf : "; the envelope has no signatures");
@@ -106,13 +104,6 @@ static int check_signatures(const char *name, const json_t *env, const uint8_t *
 }
 
 /* ---- rollback state ---------------------------------------------------- */
-
-static int with_status(ingot_error *e, int r, int status)
-{
-	if (e && !e->status)
-		e->status = status;
-	return r;
-}
 
 static int state_load(const char *path, json_t **out, ingot_error *e)
 {
@@ -157,7 +148,7 @@ static int state_load(const char *path, json_t **out, ingot_error *e)
 
 static int state_status(ingot_error *e, int r)
 {
-	return with_status(e, r, r == -EINVAL || r == -EBADMSG ? ENVELOPE_EXIT_MALFORMED : ENVELOPE_EXIT_IO);
+	return ingot_set_kind(e, r, r == -EINVAL || r == -EBADMSG ? ENVELOPE_FAIL_MALFORMED : ENVELOPE_FAIL_IO);
 }
 
 /* Raise section.key to serial in the state file (one atomic write),
@@ -176,9 +167,9 @@ static int state_raise(const char *path, const char *section, const char *key, u
 	if (last && (uint64_t)json_integer_value(last) >= serial)
 		return 0;
 	if (json_object_set_new(obj, key, json_integer((json_int_t)serial)) < 0)
-		return ingot_fail_status(e, -ENOMEM, ENVELOPE_EXIT_IO, "out of memory");
+		return ingot_fail_kind(e, -ENOMEM, ENVELOPE_FAIL_IO, "out of memory");
 	r = json_write_file(path, state, 0644, e);
-	return r < 0 ? with_status(e, r, ENVELOPE_EXIT_IO) : 0;
+	return r < 0 ? ingot_set_kind(e, r, ENVELOPE_FAIL_IO) : 0;
 }
 
 int state_promotion_serial(const char *state_path, const char *ring, uint64_t *last, ingot_error *e)
@@ -208,11 +199,11 @@ static int check_expiry(const char *name, const json_t *m, time_t now,
 	if (!expires)
 		return 0;
 	if (time_parse(expires, &out->expires) < 0)   /* manifest_check guarantees it parses */
-		return ingot_fail_status(e, -EINVAL, ENVELOPE_EXIT_MALFORMED, "%s: expires: bad time",
+		return ingot_fail_kind(e, -EINVAL, ENVELOPE_FAIL_MALFORMED, "%s: expires: bad time",
 					 name);
 	out->has_expiry = true;
 	if (now >= out->expires)
-		return ingot_fail_status(e, -ETIME, ENVELOPE_EXIT_EXPIRED,
+		return ingot_fail_kind(e, -ETIME, ENVELOPE_FAIL_EXPIRED,
 					 "%s: manifest expired at %s (now %s)", name, expires,
 					 time_format(now, buf));
 	return 0;
@@ -230,7 +221,7 @@ static int check_rollback(const char *name, const char *state_path, struct verif
 	last = json_object_get(json_object_get(state, "serials"), out->recipe);
 	out->last_serial = last ? (uint64_t)json_integer_value(last) : 0;
 	if (last && out->serial < out->last_serial)
-		return ingot_fail_status(e, -ESTALE, ENVELOPE_EXIT_ROLLBACK,
+		return ingot_fail_kind(e, -ESTALE, ENVELOPE_FAIL_ROLLBACK,
 					 "%s: serial %" PRIu64 " is older than serial %" PRIu64
 					 " last seen for \"%s\" (state file %s): refusing a rollback",
 					 name, out->serial, out->last_serial, out->recipe, state_path);
@@ -249,13 +240,13 @@ int envelope_verify_signatures(const char *name, const json_t *env, const struct
 	memset(out, 0, sizeof(*out));
 	r = envelope_parse(name, env, &pl, &len, e);
 	if (r < 0)
-		return with_status(e, r, r == -ENOMEM ? ENVELOPE_EXIT_IO : ENVELOPE_EXIT_MALFORMED);
+		return ingot_set_kind(e, r, r == -ENOMEM ? ENVELOPE_FAIL_IO : ENVELOPE_FAIL_MALFORMED);
 	r = check_signatures(name, env, pl, len, kr, out, e);
 	if (r < 0)
 		return r;
 	type = json_string_value(json_object_get(env, "payloadType"));
 	if (!envelope_payload_type_ok(type))
-		return ingot_fail_status(e, -EINVAL, ENVELOPE_EXIT_MALFORMED,
+		return ingot_fail_kind(e, -EINVAL, ENVELOPE_FAIL_MALFORMED,
 					 "%s: payloadType: expected \"%s\" or \"%s\", got \"%.64s\"", name,
 					 ENVELOPE_PAYLOAD_TYPE, ENVELOPE_PAYLOAD_TYPE_V1, type);
 	*payload = TAKE_PTR(pl);
@@ -295,17 +286,17 @@ static int verify_manifest(const char *name, const json_t *env, const struct key
 	r = envelope_statement_manifest(name, vm->payload, vm->payload_len, MANIFEST_FULL,
 					&vm->statement, &vm->manifest, e);
 	if (r < 0)
-		return with_status(e, r, ENVELOPE_EXIT_MALFORMED);
+		return ingot_set_kind(e, r, ENVELOPE_FAIL_MALFORMED);
 	m = vm->manifest;
 	if (want_digest && (r = attest_content_digest(m, vm->content_digest)) < 0)
-		return ingot_fail_status(e, r, ENVELOPE_EXIT_IO, "%s: cannot compute the content digest",
+		return ingot_fail_kind(e, r, ENVELOPE_FAIL_IO, "%s: cannot compute the content digest",
 					 name);
 
 	recipe = json_string_value(json_object_get(json_object_get(m, "recipe"), "name"));
 	/* The state file keys serials by this name: a cut name would let
 	 * two pools share (or dodge) one rollback counter. */
 	if (strlen(recipe) >= sizeof(out->recipe))
-		return ingot_fail_status(e, -E2BIG, ENVELOPE_EXIT_MALFORMED,
+		return ingot_fail_kind(e, -E2BIG, ENVELOPE_FAIL_MALFORMED,
 					 "%s: recipe.name: %zu characters, limit %zu", name,
 					 strlen(recipe), sizeof(out->recipe) - 1);
 	snprintf(out->recipe, sizeof(out->recipe), "%s", recipe);
@@ -349,8 +340,8 @@ int envelope_read_file(const char *path, json_t **env, ingot_error *e)
 {
 	int r = manifest_read_file(path, env, NULL, e);
 	if (r < 0)
-		return with_status(e, r, r == -EFBIG || r == -EBADMSG ? ENVELOPE_EXIT_MALFORMED
-								       : ENVELOPE_EXIT_IO);
+		return ingot_set_kind(e, r, r == -EFBIG || r == -EBADMSG ? ENVELOPE_FAIL_MALFORMED
+								       : ENVELOPE_FAIL_IO);
 	return 0;
 }
 
@@ -373,7 +364,7 @@ int envelope_load_statement(const char *path, const struct keyring *kr, json_t *
 	if (!json_is_object(*statement)) {
 		json_decref(*statement);
 		*statement = NULL;
-		return ingot_fail_status(e, -EBADMSG, ENVELOPE_EXIT_MALFORMED,
+		return ingot_fail_kind(e, -EBADMSG, ENVELOPE_FAIL_MALFORMED,
 					 "%s: payload: expected an in-toto statement object (JSON %d:%d: %s)", path,
 					 je.line, je.column, *je.text ? je.text : "not an object");
 	}

@@ -6,6 +6,8 @@
 #include <string.h>
 #include <openssl/evp.h>
 
+#include "lib/xalloc.h"
+
 size_t base64_encoded_len(size_t n)
 {
 	return (n + 2) / 3 * 4;
@@ -17,9 +19,7 @@ char *base64_encode(const void *data, size_t n, size_t *len)
 	if (n > (size_t)INT32_MAX / 4 * 3 - 3)
 		return NULL;
 	size_t want = base64_encoded_len(n);
-	char *out = malloc(want + 1);
-	if (!out)
-		return NULL;
+	char *out = xmalloc(want + 1);
 	int got = EVP_EncodeBlock((unsigned char *)out, data, (int)n);
 	if (got < 0 || (size_t)got != want) {
 		free(out);
@@ -51,9 +51,7 @@ int base64_decode(const char *in, size_t inlen, uint8_t **out, size_t *outlen)
 	for (int i = 0; i < 64; i++)
 		val[(unsigned char)alphabet[i]] = (int8_t)i;
 
-	buf = malloc(inlen / 4 * 3 + 1);
-	if (!buf)
-		return -ENOMEM;
+	buf = xmalloc(inlen / 4 * 3 + 1);
 	for (size_t i = 0; i < inlen; i += 4) {
 		bool last = i + 4 == inlen;
 		int a = val[s[i]], b = val[s[i + 1]];

@@ -11,11 +11,10 @@
 /* Encoded length of n bytes, without the NUL. */
 size_t base64_encoded_len(size_t n);
 /* malloc'd NUL-terminated encoding (len, if non-NULL, excludes the NUL);
- * NULL when out of memory or n is absurdly large. */
+ * NULL when n is absurdly large. */
 char *base64_encode(const void *data, size_t n, size_t *len);
 /* Decode exactly inlen characters of in.  *out is malloc'd with a NUL
- * after the *outlen bytes.  -EINVAL for anything not strict base64,
- * -ENOMEM when out of memory. */
+ * after the *outlen bytes.  -EINVAL for anything not strict base64. */
 int base64_decode(const char *in, size_t inlen, uint8_t **out, size_t *outlen);
 
 #endif

@@ -71,14 +71,21 @@ int ingot_fail(ingot_error *e, int code, const char *fmt, ...)
 	return code;
 }
 
-int ingot_fail_status(ingot_error *e, int code, int status, const char *fmt, ...)
+int ingot_fail_kind(ingot_error *e, int code, int kind, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
 	code = ingot_vfail(e, code, fmt, ap);
 	va_end(ap);
 	if (e)
-		e->status = status;
+		e->kind = kind;
+	return code;
+}
+
+int ingot_set_kind(ingot_error *e, int code, int kind)
+{
+	if (e && !e->kind)
+		e->kind = kind;
 	return code;
 }
 
@@ -107,7 +114,7 @@ void ingot_error_clear(ingot_error *e)
 {
 	if (e) {
 		e->code = 0;
-		e->status = 0;
+		e->kind = 0;
 		e->msg[0] = '\0';
 	}
 }

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "lib/cleanup.h"
+#include "lib/xalloc.h"
 
 /* The ELF file header fields a section lookup needs. */
 struct elf_hdr {
@@ -108,47 +109,30 @@ int elf_section(const void *buf, size_t len, const char *name, const char *secti
 	return ingot_fail(e, -ENOENT, "%s: no %s section", name, section);
 }
 
-static int add_entry(struct modinfo *mi, const char *s, size_t len)
+static void add_entry(struct modinfo *mi, const char *s, size_t len)
 {
 	const char *eq = memchr(s, '=', len);
-	char **k, **v;
 
 	if (!eq)
-		return 0;
-	k = realloc(mi->keys, (mi->n + 1) * sizeof(*k));
-	if (!k)
-		return -ENOMEM;
-	mi->keys = k;
-	v = realloc(mi->values, (mi->n + 1) * sizeof(*v));
-	if (!v)
-		return -ENOMEM;
-	mi->values = v;
-	mi->keys[mi->n] = strndup(s, (size_t)(eq - s));
-	mi->values[mi->n] = strndup(eq + 1, len - (size_t)(eq - s) - 1);
-	if (!mi->keys[mi->n] || !mi->values[mi->n]) {
-		free(mi->keys[mi->n]);
-		free(mi->values[mi->n]);
-		return -ENOMEM;
-	}
+		return;
+	mi->keys = xrealloc(mi->keys, (mi->n + 1) * sizeof(*mi->keys));
+	mi->values = xrealloc(mi->values, (mi->n + 1) * sizeof(*mi->values));
+	mi->keys[mi->n] = xstrndup(s, (size_t)(eq - s));
+	mi->values[mi->n] = xstrndup(eq + 1, len - (size_t)(eq - s) - 1);
 	mi->n++;
-	return 0;
 }
 
 /* The NUL-separated "key=value" strings of a .modinfo section. */
-static int parse_entries(const char *p, size_t size, const char *name, struct modinfo *mi,
-			 ingot_error *e)
+static void parse_entries(const char *p, size_t size, struct modinfo *mi)
 {
 	const char *end = p + size;
 	while (p < end) {
 		const char *z = memchr(p, '\0', (size_t)(end - p));
 		size_t n = z ? (size_t)(z - p) : (size_t)(end - p);
-		if (n > 0 && add_entry(mi, p, n) < 0) {
-			modinfo_free(mi);
-			return ingot_fail(e, -ENOMEM, "%s: out of memory", name);
-		}
+		if (n > 0)
+			add_entry(mi, p, n);
 		p += n + 1;
 	}
-	return 0;
 }
 
 int modinfo_parse(const void *buf, size_t len, const char *name, struct modinfo *mi,
@@ -163,7 +147,8 @@ int modinfo_parse(const void *buf, size_t len, const char *name, struct modinfo 
 		return ingot_fail(e, -ENOENT, "%s: no .modinfo section: not a kernel module", name);
 	if (r < 0)
 		return r;
-	return parse_entries((const char *)buf + off, size, name, mi, e);
+	parse_entries((const char *)buf + off, size, mi);
+	return 0;
 }
 
 /* A module read by offset: a plain .ko with pread, a .ko.{xz,zst,gz}
@@ -203,12 +188,10 @@ static int ko_restart(struct ko_src *k, ingot_error *e)
 
 static int ko_open(const char *path, struct ko_src **out, ingot_error *e)
 {
-	struct ko_src *k = calloc(1, sizeof(*k));
+	struct ko_src *k = xcalloc(1, sizeof(*k));
 	uint8_t magic[4];
 	int r;
 
-	if (!k)
-		return ingot_fail(e, -ENOMEM, "%s: out of memory", path);
 	k->path = path;
 	k->fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (k->fd < 0) {
@@ -280,9 +263,7 @@ static int ko_section(struct ko_src *k, const struct shdr *s, size_t max, const 
 	if (s->size > max)
 		return ingot_fail(e, -EFBIG, "%s: %s of %llu bytes: more than the %zu a module needs",
 				  k->path, what, (unsigned long long)s->size, max);
-	*out = malloc(s->size ? s->size : 1);
-	if (!*out)
-		return ingot_fail(e, -ENOMEM, "%s: out of memory", k->path);
+	*out = xmalloc(s->size);
 	return ko_read_at(k, s->offset, *out, s->size, what, e);
 }
 
@@ -306,8 +287,7 @@ static int load_stream(struct ko_src *k, struct modinfo *mi, ingot_error *e)
 		return r;
 	/* shnum < 2^16 entries of 64 bytes at most: the table is under 4 MiB. */
 	size_t tlen = (size_t)(h.shnum * h.shentsize);
-	if (!(table = malloc(tlen)))
-		return ingot_fail(e, -ENOMEM, "%s: out of memory", k->path);
+	table = xmalloc(tlen);
 	if ((r = ko_read_at(k, h.shoff, table, tlen, "section header table", e)) < 0)
 		return r;
 	parse_shdr(&h, table + h.shstrndx * h.shentsize, &strs);
@@ -319,7 +299,8 @@ static int load_stream(struct ko_src *k, struct modinfo *mi, ingot_error *e)
 			continue;
 		if ((r = ko_section(k, &s, MODINFO_SECTION_MAX, ".modinfo section", &info, e)) < 0)
 			return r;
-		return parse_entries((const char *)info, s.size, k->path, mi, e);
+		parse_entries((const char *)info, s.size, mi);
+		return 0;
 	}
 	return ingot_fail(e, -ENOENT, "%s: no .modinfo section: not a kernel module", k->path);
 }

@@ -1,5 +1,7 @@
 #include "lib/xalloc.h"
 
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -51,5 +53,16 @@ char *xstrndup(const char *s, size_t n)
 	char *p = strndup(s, n);
 	if (!p)
 		xalloc_die();
+	return p;
+}
+
+char *xasprintf(const char *fmt, ...)
+{
+	va_list ap;
+	char *p;
+	va_start(ap, fmt);
+	if (vasprintf(&p, fmt, ap) < 0)
+		xalloc_die();
+	va_end(ap);
 	return p;
 }

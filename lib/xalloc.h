@@ -14,5 +14,7 @@ void *xcalloc(size_t n, size_t size);
 void *xrealloc(void *p, size_t n);
 char *xstrdup(const char *s);
 char *xstrndup(const char *s, size_t n);
+/* A new string printed like printf (git's xstrfmt). */
+char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 #endif

@@ -10,6 +10,7 @@
 #include "lib/digest.h"
 #include "lib/fileio.h"
 #include "lib/json.h"
+#include "lib/xalloc.h"
 #include "lib/strbuf.h"
 
 int dsse_base64_decode(const char *in, size_t len, uint8_t **out, size_t *out_len)
@@ -21,15 +22,13 @@ int dsse_base64_decode(const char *in, size_t len, uint8_t **out, size_t *out_le
 		return base64_decode(in, len, out, out_len);
 	if (memchr(in, '+', len) || memchr(in, '/', len))
 		return -EINVAL;   /* one alphabet per string */
-	std = malloc(len + 1);
-	if (!std)
-		return -ENOMEM;
+	std = xmalloc(len + 1);
 	for (size_t i = 0; i < len; i++)
 		std[i] = in[i] == '-' ? '+' : in[i] == '_' ? '/' : in[i];
 	return base64_decode(std, len, out, out_len);
 }
 
-int dsse_pae(const char *type, const void *body, size_t body_len, uint8_t **out, size_t *out_len)
+void dsse_pae(const char *type, const void *body, size_t body_len, uint8_t **out, size_t *out_len)
 {
 	struct strbuf sb = STRBUF_INIT;
 	size_t tlen = strlen(type);
@@ -38,7 +37,6 @@ int dsse_pae(const char *type, const void *body, size_t body_len, uint8_t **out,
 	strbuf_addf(&sb, "DSSEv1 %zu %s %zu ", tlen, type, body_len);
 	strbuf_add(&sb, body, body_len);
 	*out = (uint8_t *)strbuf_detach(&sb, out_len);
-	return *out ? 0 : -ENOMEM;
 }
 
 /* The statement around a manifest its caller has checked. */
@@ -248,8 +246,6 @@ int envelope_parse(const char *name, const json_t *env, uint8_t **payload, size_
 		if ((r = check_sig_entry(name, i, v, e)) < 0)
 			return r;
 	r = dsse_base64_decode(json_string_value(pl), json_string_length(pl), payload, payload_len);
-	if (r == -ENOMEM)
-		return ingot_fail(e, r, "%s: payload: out of memory", name);
 	if (r < 0)
 		return ingot_fail(e, r, "%s: payload: expected strict standard base64 or its URL-safe "
 				  "form", name);

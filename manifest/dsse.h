@@ -38,11 +38,11 @@
 /* Base64 as DSSE allows it: standard or URL-safe (RFC 4648 sections 4
  * and 5), one alphabet per string, padded and canonical (lib/base64.h's
  * strictness otherwise), as the DSSE reference implementation decodes.
- * -EINVAL for anything else, -ENOMEM. */
+ * -EINVAL for anything else. */
 int dsse_base64_decode(const char *in, size_t len, uint8_t **out, size_t *out_len);
 
 /* The PAE bytes for (type, body); *out is malloc'd. */
-int dsse_pae(const char *type, const void *body, size_t body_len, uint8_t **out, size_t *out_len);
+void dsse_pae(const char *type, const void *body, size_t body_len, uint8_t **out, size_t *out_len);
 
 /* The in-toto statement for a manifest (new reference), after checking
  * the manifest in full (manifest_check; name is used in its messages:

@@ -18,24 +18,16 @@
 #include "recipes/rings.h"
 #include "verify/promotion.h"
 
-/* Keep e's message, add the exit class (unless one is set). */
-static int with_status(ingot_error *e, int r, int status)
-{
-	if (e && !e->status)
-		e->status = status;
-	return r;
-}
-
 /* A keyring with the policy's threshold (0: the keyring's own). */
 static int load_keyring(const char *path, unsigned threshold, struct keyring **out,
 			ingot_error *e)
 {
 	int r = keyring_load(path, out, e);
 	if (r < 0)
-		return with_status(e, r, r == -ENOENT || r == -EACCES ? PROMOTE_EXIT_IO
-					 : PROMOTE_EXIT_MALFORMED);
+		return ingot_set_kind(e, r, r == -ENOENT || r == -EACCES ? PROMOTE_FAIL_IO
+					 : PROMOTE_FAIL_MALFORMED);
 	if (threshold && threshold > (*out)->n)
-		return ingot_fail_status(e, -EINVAL, PROMOTE_EXIT_MALFORMED, "%s: the policy asks for "
+		return ingot_fail_kind(e, -EINVAL, PROMOTE_FAIL_MALFORMED, "%s: the policy asks for "
 					 "%u signatures but the keyring has %zu keys", path,
 					 threshold, (*out)->n);
 	if (threshold)
@@ -175,7 +167,7 @@ static int find_evidence(const struct ring_requirement *q, const struct candidat
 		uint8_t d[SHA256_LEN];
 		char hex[SHA256_HEX_LEN + 1];
 		if (sha256_file(files[i], d, NULL, e) < 0)
-			return with_status(e, -EIO, PROMOTE_EXIT_IO);
+			return ingot_set_kind(e, -EIO, PROMOTE_FAIL_IO);
 		hex_encode(d, sizeof(d), hex);
 		const char *base = strrchr(files[i], '/');
 		json_array_append_new(f->evidence, json_pack("{s:s,s:s,s:s}", "kind", q->kind,
@@ -229,12 +221,12 @@ static int check_previous(const struct promote_opts *o, const struct ring_policy
 	if (!*pol->previous)
 		return 0;
 	if ((r = ring_policy_load_dir(o->rings_dir, pol->previous, &prev, e)) < 0)
-		return with_status(e, r, PROMOTE_EXIT_MALFORMED);
+		return ingot_set_kind(e, r, PROMOTE_FAIL_MALFORMED);
 	if ((r = load_keyring(prev->promotion_keyring, prev->promotion_threshold, &kr, e)) < 0)
 		return r;
 	/* No promotions directory yet: nothing was promoted anywhere. */
 	if ((r = promotions_load(o->promotions_dir, kr, pol->previous, &set, e)) < 0 && r != -ENOENT)
-		return with_status(e, r, PROMOTE_EXIT_IO);
+		return ingot_set_kind(e, r, PROMOTE_FAIL_IO);
 	p = first_promotion(&set, image);
 	if (!p) {
 		strbuf_addf(miss, "; soak: image %.16s... holds no promotion to ring %s signed by %u "
@@ -266,7 +258,7 @@ static int write_promotion(const struct promote_opts *o, const struct ring_polic
 	int r;
 
 	if (sha256_file(pol->file, d, NULL, e) < 0)
-		return with_status(e, -EIO, PROMOTE_EXIT_IO);
+		return ingot_set_kind(e, -EIO, PROMOTE_FAIL_IO);
 	hex_encode(d, sizeof(d), polhex);
 	fmt_time(o->now, date, sizeof(date));
 	json_t *pred = json_pack("{s:s,s:I,s:O,s:O,s:s,s:{s:s,s:s},s:O,s:O,s:o}",
@@ -285,7 +277,7 @@ static int write_promotion(const struct promote_opts *o, const struct ring_polic
 	    asprintf(&res->path, "%s/%s-%04" PRIu64 PROMOTION_SUFFIX, o->promotions_dir, pol->name,
 		     serial) < 0 ||
 	    json_write_file(res->path, env, 0644, e) < 0)
-		return with_status(e, -EIO, PROMOTE_EXIT_IO);
+		return ingot_set_kind(e, -EIO, PROMOTE_FAIL_IO);
 	res->serial = serial;
 	res->n_evidence = json_array_size(evidence);
 	return 0;
@@ -315,14 +307,14 @@ int promote_image(const struct promote_opts *o, struct signing_key *const *keys,
 	if ((r = ring_policy_load_dir(o->rings_dir, o->ring, &pol, e)) < 0 ||
 	    (r = mdoc_load(o->manifest_path, &md, e)) < 0) {
 		json_decref(f.evidence);
-		return with_status(e, r, r == -ENOENT ? PROMOTE_EXIT_IO : PROMOTE_EXIT_MALFORMED);
+		return ingot_set_kind(e, r, r == -ENOENT ? PROMOTE_FAIL_IO : PROMOTE_FAIL_MALFORMED);
 	}
 	c.image = json_string_value(json_object_get(json_object_get(md.manifest, "image"), "sha256"));
 	c.tuple_nccl = json_string_value(json_object_get(json_object_get(json_object_get(
 		md.manifest, "tuple"), "nccl"), "version"));
 	if (!c.image || !is_sha256_hex(c.image)) {
 		json_decref(f.evidence);
-		return ingot_fail_status(e, -EINVAL, PROMOTE_EXIT_MALFORMED, "%s: image.sha256: "
+		return ingot_fail_kind(e, -EINVAL, PROMOTE_FAIL_MALFORMED, "%s: image.sha256: "
 					 "expected 64 hex digits", o->manifest_path);
 	}
 
@@ -332,13 +324,13 @@ int promote_image(const struct promote_opts *o, struct signing_key *const *keys,
 	for (size_t i = 0; i < n_keys; i++)
 		signers += keyring_find(pkr, keys[i]->keyid) != NULL;
 	if (signers < pkr->threshold) {
-		r = ingot_fail_status(e, -EPERM, PROMOTE_EXIT_REFUSED, "%s: %zu of the given keys are "
+		r = ingot_fail_kind(e, -EPERM, PROMOTE_FAIL_REFUSED, "%s: %zu of the given keys are "
 				      "in the promotion keyring %s, threshold %u", pol->file, signers,
 				      pol->promotion_keyring, pkr->threshold);
 		goto out;
 	}
 	if ((r = promotions_load(o->promotions_dir, pkr, pol->name, &set, e)) < 0 && r != -ENOENT) {
-		with_status(e, r, PROMOTE_EXIT_IO);
+		ingot_set_kind(e, r, PROMOTE_FAIL_IO);
 		goto out;
 	}
 	for (size_t i = 0; i < set.n; i++) {
@@ -360,7 +352,7 @@ int promote_image(const struct promote_opts *o, struct signing_key *const *keys,
 	}
 
 	if ((r = statement_dir_list(o->evidence_dir, EVIDENCE_SUFFIX, &files, &n_files, e)) < 0) {
-		with_status(e, r, PROMOTE_EXIT_IO);
+		ingot_set_kind(e, r, PROMOTE_FAIL_IO);
 		goto out;
 	}
 	for (size_t i = 0; i < pol->n_req; i++)
@@ -374,7 +366,7 @@ int promote_image(const struct promote_opts *o, struct signing_key *const *keys,
 			    PRIu64 "); nothing to retire without rollback evidence", c.image,
 			    pol->name, top->serial);
 	if (miss.len) {
-		r = ingot_fail_status(e, -EPERM, PROMOTE_EXIT_REFUSED, "%s: not promoted to ring %s%s",
+		r = ingot_fail_kind(e, -EPERM, PROMOTE_FAIL_REFUSED, "%s: not promoted to ring %s%s",
 				      o->manifest_path, pol->name, miss.buf);
 		goto out;
 	}

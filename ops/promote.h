@@ -13,12 +13,12 @@
 #include "keys/key.h"
 #include "lib/err.h"
 
-/* Exit statuses (set in e->status). */
-enum {
-	PROMOTE_EXIT_OK = 0,
-	PROMOTE_EXIT_IO = 1,          /* cannot read or write something */
-	PROMOTE_EXIT_MALFORMED = 2,   /* bad policy, manifest or keyring */
-	PROMOTE_EXIT_REFUSED = 3,     /* the policy is not met: reasons in the message */
+/* What failed (e->kind; an envelope read inside may leave its own
+ * ENVELOPE_FAIL_* instead).  Above the envelope kinds, so kinds never collide. */
+enum promote_fail {
+	PROMOTE_FAIL_IO = 16,         /* cannot read or write something */
+	PROMOTE_FAIL_MALFORMED,       /* bad policy, manifest or keyring */
+	PROMOTE_FAIL_REFUSED,         /* the policy is not met: reasons in the message */
 };
 
 

@@ -11,6 +11,7 @@
 #include "recipes/recipe.h"
 #include "lib/cleanup.h"
 #include "lib/json.h"
+#include "lib/xalloc.h"
 #include "lib/yamlx.h"
 #include "recipes/rules.h"
 #include "recipes/tuple.h"
@@ -61,9 +62,7 @@ size_t lint_report_warnings(const struct lint_report *r)
 
 static struct lint_finding *report_add(struct lint_report *rep)
 {
-	struct lint_finding *v = realloc(rep->v, (rep->n + 1) * sizeof(*v));
-	if (!v)
-		return NULL;
+	struct lint_finding *v = xrealloc(rep->v, (rep->n + 1) * sizeof(*v));
 	rep->v = v;
 	memset(&v[rep->n], 0, sizeof(*v));
 	return &v[rep->n++];
@@ -74,38 +73,28 @@ static char *where_of(const struct tuple *t, char *const *fields, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
 		const struct tuple_value *v = tuple_get(t, fields[i]);
-		char *s;
-		if (v && v->line && asprintf(&s, "%s:%zu:%zu", tuple_file(t), v->line, v->column) >= 0)
-			return s;
+		if (v && v->line)
+			return xasprintf("%s:%zu:%zu", tuple_file(t), v->line, v->column);
 	}
 	return NULL;
 }
 
-static int add_rule_finding(struct lint_report *rep, const struct rule *ru, const struct tuple *t)
+static void add_rule_finding(struct lint_report *rep, const struct rule *ru, const struct tuple *t)
 {
 	struct lint_finding *f = report_add(rep);
-	if (!f)
-		return -ENOMEM;
 	f->severity = ru->severity == RULE_ERROR ? LINT_ERROR : LINT_WARNING;
-	f->rule = strdup(ru->id);
+	f->rule = xstrdup(ru->id);
 	f->message = rule_format_message(ru, t, rep->date);
-	f->source = strdup(ru->source);
-	f->date = strdup(ru->date);
-	if (asprintf(&f->rule_file, "%s:%zu:%zu", ru->file, ru->line, ru->column) < 0)
-		f->rule_file = NULL;
-	f->fields = calloc(ru->n_fields + 1, sizeof(char *));
-	if (!f->rule || !f->message || !f->source || !f->date || !f->rule_file || !f->fields)
-		return -ENOMEM;
-	for (size_t i = 0; i < ru->n_fields; i++) {
-		if (!(f->fields[i] = strdup(ru->fields[i])))
-			return -ENOMEM;
-		f->n_fields++;
-	}
+	f->source = xstrdup(ru->source);
+	f->date = xstrdup(ru->date);
+	f->rule_file = xasprintf("%s:%zu:%zu", ru->file, ru->line, ru->column);
+	f->fields = xcalloc(ru->n_fields + 1, sizeof(char *));
+	for (size_t i = 0; i < ru->n_fields; i++)
+		f->fields[f->n_fields++] = xstrdup(ru->fields[i]);
 	f->where = where_of(t, f->fields, f->n_fields);
-	return 0;
 }
 
-static int add_artifact_findings(struct lint_report *rep, const struct tuple *t,
+static void add_artifact_findings(struct lint_report *rep, const struct tuple *t,
 				 char *const *names, size_t n_names)
 {
 	for (size_t i = 0; i < tuple_size(t); i++) {
@@ -120,24 +109,19 @@ static int add_artifact_findings(struct lint_report *rep, const struct tuple *t,
 			found |= !strcmp(names[k], v->str);
 		if (found)
 			continue;
-		if (!(f = report_add(rep)))
-			return -ENOMEM;
+		f = report_add(rep);
 		f->severity = LINT_ERROR;
-		f->rule = strdup(RULE_ARTIFACT);
-		if (asprintf(&f->message, "tuple.%s names artifact '%s', but the recipe has no artifact of that name; fix the name or add the artifact",
-			     v->path, v->str) < 0)
-			f->message = NULL;
-		f->source = strdup("ingot: a tuple field's artifact must be one of the recipe's artifacts");
-		f->date = strdup("2026-10-01");
-		f->rule_file = strdup("(built in)");
-		f->fields = calloc(1, sizeof(char *));
-		if (!f->rule || !f->message || !f->source || !f->date || !f->rule_file || !f->fields ||
-		    !(f->fields[0] = strdup(v->path)))
-			return -ENOMEM;
+		f->rule = xstrdup(RULE_ARTIFACT);
+		f->message = xasprintf("tuple.%s names artifact '%s', but the recipe has no artifact of that name; fix the name or add the artifact",
+				       v->path, v->str);
+		f->source = xstrdup("ingot: a tuple field's artifact must be one of the recipe's artifacts");
+		f->date = xstrdup("2026-10-01");
+		f->rule_file = xstrdup("(built in)");
+		f->fields = xcalloc(1, sizeof(char *));
+		f->fields[0] = xstrdup(v->path);
 		f->n_fields = 1;
 		f->where = where_of(t, f->fields, 1);
 	}
-	return 0;
 }
 
 static int today(char buf[11])
@@ -174,28 +158,20 @@ static int lint_run(const struct tuple *t, const char *subject, char *const *nam
 	 * pass unnoticed because one recipe happens to have no tuple. */
 	if ((r = rules_load_dir(rules_dir, &rs, e)) < 0)
 		return r;
-	rep = calloc(1, sizeof(*rep));
-	if (!rep || !(rep->date = strdup(date)) || !(rep->subject = strdup(subject))) {
-		r = -ENOMEM;
-		goto out;
-	}
+	rep = xcalloc(1, sizeof(*rep));
+	rep->date = xstrdup(date);
+	rep->subject = xstrdup(subject);
 	rep->has_tuple = t != NULL;
 	if (t) {
 		for (size_t i = 0; i < rs->n; i++) {
 			rep->rules++;
-			if (cond_eval(rs->v[i].cond, t, date) && (r = add_rule_finding(rep, &rs->v[i], t)) < 0)
-				goto out;
+			if (cond_eval(rs->v[i].cond, t, date))
+				add_rule_finding(rep, &rs->v[i], t);
 		}
-		if (check_names && (r = add_artifact_findings(rep, t, names, n_names)) < 0)
-			goto out;
+		if (check_names)
+			add_artifact_findings(rep, t, names, n_names);
 	}
-	r = 0;
-out:
 	ruleset_free(rs);
-	if (r < 0) {
-		lint_report_free(rep);
-		return ingot_fail(e, r, "lint: out of memory");
-	}
 	*out = rep;
 	return 0;
 }
@@ -209,9 +185,7 @@ int lint_tuple(const struct tuple *t, const char *rules_dir, const char *date,
 int lint_recipe(const struct recipe *r, const char *rules_dir, const char *date,
 		struct lint_report **out, ingot_error *e)
 {
-	_cleanup_free_ char **names = calloc(r->n_artifacts + 1, sizeof(char *));
-	if (!names)
-		return ingot_fail(e, -ENOMEM, "lint: out of memory");
+	_cleanup_free_ char **names = xcalloc(r->n_artifacts + 1, sizeof(char *));
 	for (size_t i = 0; i < r->n_artifacts; i++)
 		names[i] = r->artifacts[i].name;
 	return lint_run(r->tuple, r->file ? r->file : "recipe", names, r->n_artifacts, true,
@@ -237,10 +211,8 @@ int lint_recipe_file(const char *path, const char *rules_dir, const char *date,
 	/* Artifact names, so the tuple's `artifact:` references can be checked. */
 	arts = ydoc_get(&d, root, "artifacts");
 	if (arts && arts->type == YAML_SEQUENCE_NODE) {
-		names = calloc((size_t)(arts->data.sequence.items.top - arts->data.sequence.items.start) + 1,
-			       sizeof(char *));
-		if (!names)
-			return ingot_fail(e, -ENOMEM, "%s: out of memory", path);
+		names = xcalloc((size_t)(arts->data.sequence.items.top - arts->data.sequence.items.start) + 1,
+				sizeof(char *));
 		ydoc_seq_foreach(&d, arts, it) {
 			yaml_node_t *nm = ydoc_get(&d, it, "name");
 			if (nm && nm->type == YAML_SCALAR_NODE)

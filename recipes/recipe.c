@@ -353,8 +353,8 @@ static int parse_artifact(struct parser *p, yaml_node_t *n, size_t idx, struct a
 		if ((v = ydoc_get(p->d, n, "dest"))) {
 			if ((r = parse_image_path(p, v, FIELD("dest"), true, &a->dest)) < 0)
 				return r;
-		} else if (!(a->dest = strdup(""))) {
-			return ingot_fail(p->e, -ENOMEM, "out of memory");
+		} else {
+			a->dest = xstrdup("");
 		}
 		if ((v = ydoc_get(p->d, n, "mode")))
 			return ydoc_fail(p->d, v, p->e, "%s: expected no 'mode' for kind %s (use modes:), got one",
@@ -421,14 +421,13 @@ struct item_slot {
 	size_t *line, *column;
 };
 
-static bool items_alloc(struct recipe *r, enum item_kind k, size_t n)
+static void items_alloc(struct recipe *r, enum item_kind k, size_t n)
 {
 	switch (k) {
-	case ITEM_FILE: return (r->files = calloc(n + 1, sizeof(*r->files))) != NULL;
-	case ITEM_DIR: return (r->dirs = calloc(n + 1, sizeof(*r->dirs))) != NULL;
-	case ITEM_SYMLINK: return (r->symlinks = calloc(n + 1, sizeof(*r->symlinks))) != NULL;
+	case ITEM_FILE: r->files = xcalloc(n + 1, sizeof(*r->files)); break;
+	case ITEM_DIR: r->dirs = xcalloc(n + 1, sizeof(*r->dirs)); break;
+	case ITEM_SYMLINK: r->symlinks = xcalloc(n + 1, sizeof(*r->symlinks)); break;
 	}
-	return false;
 }
 
 /* Claims the next entry of kind k and returns its index; counted at once
@@ -496,8 +495,7 @@ static int parse_items(struct parser *p, yaml_node_t *n, enum item_kind k, struc
 	int r = ydoc_expect_seq(p->d, n, sp->section, p->e);
 	if (r < 0)
 		return r;
-	if (!items_alloc(p->r, k, seq_len(n)))
-		return ingot_fail(p->e, -ENOMEM, "out of memory");
+	items_alloc(p->r, k, seq_len(n));
 	ydoc_seq_foreach(p->d, n, it) {
 		struct item_slot s;
 		size_t i = item_next(p->r, k, &s);
@@ -701,10 +699,8 @@ static int parse_root(struct parser *p, yaml_node_t *root, const char *env_epoch
 				return rc;
 		}
 	}
-	seen = calloc(seq_len(ydoc_get(p->d, root, "files")) + seq_len(ydoc_get(p->d, root, "directories")) +
-		      seq_len(ydoc_get(p->d, root, "symlinks")) + 1, sizeof(*seen));
-	if (!seen)
-		return ingot_fail(p->e, -ENOMEM, "out of memory");
+	seen = xcalloc(seq_len(ydoc_get(p->d, root, "files")) + seq_len(ydoc_get(p->d, root, "directories")) +
+		       seq_len(ydoc_get(p->d, root, "symlinks")) + 1, sizeof(*seen));
 	for (enum item_kind k = ITEM_FILE; k <= ITEM_SYMLINK; k++)
 		if ((v = ydoc_get(p->d, root, item_specs[k].section)) && (rc = parse_items(p, v, k, seen, &n_seen)) < 0)
 			return rc;
@@ -730,12 +726,8 @@ int recipe_load_buf(const char *name, const char *dir, const char *buf, size_t l
 
 	*out = NULL;
 	r = xcalloc(1, sizeof(*r));
-	r->file = strdup(name);
-	r->dir = strdup(dir ? dir : ".");
-	if (!r->file || !r->dir) {
-		recipe_free(r);
-		return ingot_fail(e, -ENOMEM, "out of memory");
-	}
+	r->file = xstrdup(name);
+	r->dir = xstrdup(dir ? dir : ".");
 	sha256_buf(buf, len, r->file_sha256);
 	p = (struct parser){ .d = &d, .r = r, .e = e };
 	rc = ydoc_load_buf(&d, name, buf, len, e);

@@ -10,6 +10,7 @@
 #include "lib/fileio.h"
 #include "lib/strbuf.h"
 #include "lib/version.h"
+#include "lib/xalloc.h"
 #include "lib/yamlx.h"
 #include "recipes/tuple.h"
 
@@ -166,9 +167,9 @@ static int lex_next(struct lexer *lx)
 		if (!s[j])
 			return lex_fail(lx, i, "unterminated string");
 		lx->kind = T_STRING;
-		lx->val = strndup(s + i + 1, j - i - 1);
+		lx->val = xstrndup(s + i + 1, j - i - 1);
 		lx->next = j + 1;
-		return lx->val ? 0 : -ENOMEM;
+		return 0;
 	}
 	default:
 		if (!word_char(s[i]))
@@ -177,9 +178,9 @@ static int lex_next(struct lexer *lx)
 		while (word_char(s[j]))
 			j++;
 		lx->kind = T_WORD;
-		lx->val = strndup(s + i, j - i);
+		lx->val = xstrndup(s + i, j - i);
 		lx->next = j;
-		return lx->val ? 0 : -ENOMEM;
+		return 0;
 	}
 }
 
@@ -194,9 +195,8 @@ static int parse_expr(struct lexer *lx, struct cond **out);
 
 static struct cond *cond_new(enum cond_kind k)
 {
-	struct cond *c = calloc(1, sizeof(*c));
-	if (c)
-		c->kind = k;
+	struct cond *c = xcalloc(1, sizeof(*c));
+	c->kind = k;
 	return c;
 }
 
@@ -280,8 +280,7 @@ static int parse_factor(struct lexer *lx, struct cond **out)
 	if (++lx->depth > MAX_DEPTH)
 		return lex_fail(lx, pos, "condition nested too deeply");
 	if (lex_is_word(lx, "not")) {
-		if (!(c = cond_new(C_NOT)))
-			return -ENOMEM;
+		c = cond_new(C_NOT);
 		if ((r = lex_next(lx)) < 0 || (r = parse_factor(lx, &c->a)) < 0)
 			return r;
 		goto done;
@@ -302,8 +301,7 @@ static int parse_factor(struct lexer *lx, struct cond **out)
 			return lex_fail(lx, lx->pos, "has: expected a field name");
 		if (field_type(lx->val, &(enum ftype){ 0 }, &words) < 0 && !tuple_schema_group(lx->val))
 			return lex_fail(lx, lx->pos, "unknown field '%s'", lx->val);
-		if (!(c = cond_new(C_HAS)))
-			return -ENOMEM;
+		c = cond_new(C_HAS);
 		c->path = TAKE_PTR(lx->val);
 		if ((r = lex_next(lx)) < 0)
 			return r;
@@ -311,8 +309,7 @@ static int parse_factor(struct lexer *lx, struct cond **out)
 	}
 	if (lx->kind != T_WORD)
 		return lex_fail(lx, pos, "expected a field name, 'not', 'has' or '('");
-	if (!(c = cond_new(C_CMP)))
-		return -ENOMEM;
+	c = cond_new(C_CMP);
 	if (field_type(lx->val, &c->type, &words) < 0)
 		return lex_fail(lx, pos, "unknown field '%s'", lx->val);
 	c->path = TAKE_PTR(lx->val);
@@ -328,8 +325,7 @@ static int parse_factor(struct lexer *lx, struct cond **out)
 		if ((r = lex_next(lx)) < 0)
 			return r;
 		opos = lx->pos;
-		if (!(c->rhs = calloc(1, sizeof(*c->rhs))))
-			return -ENOMEM;
+		c->rhs = xcalloc(1, sizeof(*c->rhs));
 		c->n_rhs = 1;
 		if ((r = parse_operand(lx, &c->rhs[0])) < 0)
 			return r;
@@ -349,9 +345,7 @@ static int parse_factor(struct lexer *lx, struct cond **out)
 			if ((r = lex_next(lx)) < 0)
 				return r;
 			opos = lx->pos;
-			nr = realloc(c->rhs, (c->n_rhs + 1) * sizeof(*nr));
-			if (!nr)
-				return -ENOMEM;
+			nr = xrealloc(c->rhs, (c->n_rhs + 1) * sizeof(*nr));
 			c->rhs = nr;
 			memset(&c->rhs[c->n_rhs], 0, sizeof(*nr));
 			c->n_rhs++;
@@ -388,8 +382,6 @@ static int parse_binary(struct lexer *lx, struct cond **out, const char *word, e
 		return r;
 	while (lex_is_word(lx, word)) {
 		struct cond *n = cond_new(k);
-		if (!n)
-			return -ENOMEM;
 		n->a = TAKE_PTR(left);
 		left = n;
 		if ((r = lex_next(lx)) < 0 || (r = sub(lx, &n->b)) < 0)
@@ -425,8 +417,6 @@ int cond_parse(const char *text, struct cond **out, char *msg, size_t msglen, si
 	if (r == 0 && lx.kind != T_END)
 		r = lex_fail(&lx, lx.pos, "unexpected '%s'", lx.val ? lx.val : text + lx.pos);
 	free(lx.val);
-	if (r == -ENOMEM && !msg[0])
-		lex_fail(&lx, lx.pos, "out of memory");
 	if (r < 0) {
 		cond_free(c);
 		*pos = lx.errpos;
@@ -530,15 +520,14 @@ bool cond_eval(const struct cond *c, const struct tuple *t, const char *date)
 }
 
 /* Field paths a condition reads, in order of first use. */
-static int collect_fields(const struct cond *c, struct rule *r)
+static void collect_fields(const struct cond *c, struct rule *r)
 {
 	const char *paths[2] = { NULL, NULL };
-	int k;
 
 	if (!c)
-		return 0;
-	if ((k = collect_fields(c->a, r)) < 0 || (k = collect_fields(c->b, r)) < 0)
-		return k;
+		return;
+	collect_fields(c->a, r);
+	collect_fields(c->b, r);
 	paths[0] = c->path;
 	if (c->kind == C_CMP && c->rhs[0].is_field)
 		paths[1] = c->rhs[0].text;
@@ -551,15 +540,11 @@ static int collect_fields(const struct cond *c, struct rule *r)
 			seen |= !strcmp(r->fields[j], paths[i]);
 		if (seen)
 			continue;
-		nf = realloc(r->fields, (r->n_fields + 1) * sizeof(*nf));
-		if (!nf)
-			return -ENOMEM;
+		nf = xrealloc(r->fields, (r->n_fields + 1) * sizeof(*nf));
 		r->fields = nf;
-		if (!(nf[r->n_fields] = strdup(paths[i])))
-			return -ENOMEM;
+		nf[r->n_fields] = xstrdup(paths[i]);
 		r->n_fields++;
 	}
-	return 0;
 }
 
 /* ------------------------------------------------------------ messages -- */
@@ -630,7 +615,7 @@ char *rule_format_message(const struct rule *r, const struct tuple *t, const cha
 
 struct ruleset *ruleset_new(void)
 {
-	return calloc(1, sizeof(struct ruleset));
+	return xcalloc(1, sizeof(struct ruleset));
 }
 
 static void rule_clear(struct rule *r)
@@ -686,8 +671,7 @@ static int load_rule(struct ydoc *d, yaml_node_t *n, struct rule *r, ingot_error
 	if (!id_valid(s))
 		return ydoc_fail(d, v, e, "rule.id: expected [a-z0-9][a-z0-9.-]* (at most 64), got '%s'", s);
 	snprintf(id, sizeof(id), "rule '%s'", s);
-	if (!(r->id = strdup(s)))
-		return -ENOMEM;
+	r->id = xstrdup(s);
 	if ((k = ydoc_check_keys(d, n, id, keys, e)) < 0)
 		return k;
 
@@ -704,43 +688,37 @@ static int load_rule(struct ydoc *d, yaml_node_t *n, struct rule *r, ingot_error
 	snprintf(field, sizeof(field), "%s: when", id);
 	if ((k = ydoc_need(d, n, "when", id, &v, e)) < 0 || (k = ydoc_str(d, v, field, &s, e)) < 0)
 		return k;
-	if (!(r->when = strdup(s)))
-		return -ENOMEM;
+	r->when = xstrdup(s);
 	if ((k = cond_parse(s, &r->cond, msg, sizeof(msg), &pos)) < 0) {
 		/* For a one-line plain or quoted scalar the column is exact. */
 		size_t col = v->start_mark.column + 1 + pos +
 			     (v->data.scalar.style == YAML_PLAIN_SCALAR_STYLE ? 0 : 1);
-		if (k == -ENOMEM)
-			return k;
 		if (v->start_mark.line == v->end_mark.line)
 			return ingot_fail(e, -EINVAL, "%s:%zu:%zu: %s: %s", d->file,
 					  v->start_mark.line + 1, col, field, msg);
 		return ydoc_fail(d, v, e, "%s: %s (at offset %zu of the condition)", field, msg, pos);
 	}
-	if ((k = collect_fields(r->cond, r)) < 0)
-		return k;
+	collect_fields(r->cond, r);
 
 	snprintf(field, sizeof(field), "%s: message", id);
 	if ((k = ydoc_need(d, n, "message", id, &v, e)) < 0 || (k = ydoc_str(d, v, field, &s, e)) < 0)
 		return k;
 	if (message_walk(s, NULL, NULL, NULL, msg, sizeof(msg)) < 0)
 		return ydoc_fail(d, v, e, "%s: %s", field, msg);
-	if (!(r->message = strdup(s)))
-		return -ENOMEM;
+	r->message = xstrdup(s);
 
 	snprintf(field, sizeof(field), "%s: source", id);
 	if ((k = ydoc_need(d, n, "source", id, &v, e)) < 0 || (k = ydoc_str(d, v, field, &s, e)) < 0)
 		return k;
-	if (!(r->source = strdup(s)))
-		return -ENOMEM;
+	r->source = xstrdup(s);
 
 	snprintf(field, sizeof(field), "%s: date", id);
 	if ((k = ydoc_need(d, n, "date", id, &v, e)) < 0 || (k = ydoc_str(d, v, field, &s, e)) < 0)
 		return k;
 	if (!rules_date_valid(s))
 		return ydoc_fail(d, v, e, "%s: expected YYYY-MM-DD, got '%s'", field, s);
-	if (!(r->date = strdup(s)) || !(r->file = strdup(d->file)))
-		return -ENOMEM;
+	r->date = xstrdup(s);
+	r->file = xstrdup(d->file);
 	return 0;
 }
 
@@ -771,9 +749,7 @@ int rules_load_buf(struct ruleset *rs, const char *name, const char *buf, size_t
 		struct rule *nv;
 		if (rs->n == rs->alloc) {
 			size_t na = rs->alloc ? rs->alloc * 2 : 32;
-			nv = realloc(rs->v, na * sizeof(*nv));
-			if (!nv)
-				return ingot_fail(e, -ENOMEM, "%s: out of memory", name);
+			nv = xrealloc(rs->v, na * sizeof(*nv));
 			rs->v = nv;
 			rs->alloc = na;
 		}
@@ -781,8 +757,6 @@ int rules_load_buf(struct ruleset *rs, const char *name, const char *buf, size_t
 		r = load_rule(&d, it, &rs->v[rs->n], e);
 		if (r < 0) {
 			rule_clear(&rs->v[rs->n]);
-			if (r == -ENOMEM)
-				return ingot_fail(e, r, "%s: out of memory", name);
 			return r;
 		}
 		for (size_t i = 0; i < rs->n; i++)
@@ -831,12 +805,8 @@ int rules_load_dir(const char *dir, struct ruleset **out, ingot_error *e)
 		char **nn;
 		if (de->d_name[0] == '.' || len < 6 || strcmp(de->d_name + len - 5, ".yaml"))
 			continue;
-		nn = realloc(names, (n + 1) * sizeof(*nn));
-		if (!nn || !(nn[n] = strdup(de->d_name))) {
-			names = nn ? nn : names;
-			r = ingot_fail(e, -ENOMEM, "%s: out of memory", dir);
-			goto out;
-		}
+		nn = xrealloc(names, (n + 1) * sizeof(*nn));
+		nn[n] = xstrdup(de->d_name);
 		names = nn;
 		n++;
 	}
@@ -847,18 +817,10 @@ int rules_load_dir(const char *dir, struct ruleset **out, ingot_error *e)
 	/* readdir order is the file system's; the report must not depend on it */
 	qsort(names, n, sizeof(*names), name_cmp);
 	rs = ruleset_new();
-	if (!rs) {
-		r = ingot_fail(e, -ENOMEM, "%s: out of memory", dir);
-		goto out;
-	}
 	for (size_t i = 0; i < n && r == 0; i++) {
-		_cleanup_free_ char *p = NULL;
-		if (asprintf(&p, "%s/%s", dir, names[i]) < 0) {
-			p = NULL;
-			r = ingot_fail(e, -ENOMEM, "%s: out of memory", dir);
-		} else {
-			r = rules_load_file(rs, p, e);
-		}
+		_cleanup_strbuf_ struct strbuf p = STRBUF_INIT;
+		strbuf_addf(&p, "%s/%s", dir, names[i]);
+		r = rules_load_file(rs, p.buf, e);
 	}
 	if (r < 0)
 		ruleset_free(rs);

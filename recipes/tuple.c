@@ -8,6 +8,7 @@
 #include "lib/cleanup.h"
 #include "lib/json.h"
 #include "lib/version.h"
+#include "lib/xalloc.h"
 #include "recipes/tuple-private.h"
 
 static const char *const vendors[] = { "nvidia", "amd", NULL };
@@ -213,33 +214,24 @@ static struct tuple_value *tuple_add(struct tuple *t, const char *path, enum tup
 	struct tuple_value *v;
 	if (t->n == t->alloc) {
 		size_t na = t->alloc ? t->alloc * 2 : 32;
-		v = realloc(t->v, na * sizeof(*v));
-		if (!v)
-			return NULL;
+		v = xrealloc(t->v, na * sizeof(*v));
 		t->v = v;
 		t->alloc = na;
 	}
 	v = &t->v[t->n];
 	memset(v, 0, sizeof(*v));
-	v->path = strdup(path);
-	if (!v->path)
-		return NULL;
+	v->path = xstrdup(path);
 	v->type = type;
 	t->n++;
 	return v;
 }
 
-static int list_add(struct tuple_value *v, const char *w)
+static void list_add(struct tuple_value *v, const char *w)
 {
-	char **l = realloc(v->list, (v->n_list + 1) * sizeof(*l));
-	if (!l)
-		return -ENOMEM;
+	char **l = xrealloc(v->list, (v->n_list + 1) * sizeof(*l));
 	v->list = l;
-	l[v->n_list] = strdup(w);
-	if (!l[v->n_list])
-		return -ENOMEM;
+	l[v->n_list] = xstrdup(w);
 	v->n_list++;
-	return 0;
 }
 
 static bool list_has(const struct tuple_value *v, const char *w)
@@ -311,13 +303,11 @@ static int tuple_finish(struct tuple *t, const char *where, ingot_error *e)
 	if (!models || models->n_list == 0)
 		return ingot_fail(e, -EINVAL, "%s: tuple.gpu.models: missing required field", where);
 
-	for (size_t i = 0; i < models->n_list && r == 0; i++) {
+	for (size_t i = 0; i < models->n_list; i++) {
 		const char *a = tuple_model_arch(models->list[i]);
 		if (!list_has(&derived, a))
-			r = list_add(&derived, a);
+			list_add(&derived, a);
 	}
-	if (r < 0)
-		goto out;
 	if (arch) {
 		bool same = arch->n_list == derived.n_list;
 		for (size_t i = 0; same && i < derived.n_list; i++)
@@ -331,10 +321,6 @@ static int tuple_finish(struct tuple *t, const char *where, ingot_error *e)
 		}
 	} else {
 		struct tuple_value *v = tuple_add(t, "gpu.arch", TUPLE_LIST);
-		if (!v) {
-			r = -ENOMEM;
-			goto out;
-		}
 		v->list = TAKE_PTR(derived.list);
 		v->n_list = derived.n_list;
 		derived.n_list = 0;
@@ -351,11 +337,7 @@ static int tuple_finish(struct tuple *t, const char *where, ingot_error *e)
 			goto out;
 		}
 		if (!branch && !strcmp(tuple_get(t, "vendor")->str, "nvidia")) {
-			struct tuple_value *v = tuple_add(t, "driver.branch", TUPLE_STR);
-			if (!v || !(v->str = strdup(want))) {
-				r = -ENOMEM;
-				goto out;
-			}
+			tuple_add(t, "driver.branch", TUPLE_STR)->str = xstrdup(want);
 		}
 	} else if (branch) {
 		r = ingot_fail(e, -EINVAL, "%s: tuple.driver.branch: needs driver.version",
@@ -366,8 +348,6 @@ out:
 	for (size_t i = 0; i < derived.n_list; i++)
 		free(derived.list[i]);
 	free(derived.list);
-	if (r == -ENOMEM)
-		return ingot_fail(e, r, "%s: out of memory", where);
 	return r;
 }
 
@@ -387,21 +367,18 @@ static int parse_leaf(struct ydoc *d, struct tuple *t, const struct field_schema
 		r = ydoc_bool(d, n, field, &b, e);
 		if (r < 0)
 			return r;
-		if (!(v = tuple_add(t, path, f->type)))
-			return ingot_fail(e, -ENOMEM, "%s: out of memory", d->file);
+		v = tuple_add(t, path, f->type);
 		v->b = b;
 	} else if (f->type == TUPLE_LIST) {
 		yaml_node_t *it;
-		if (!(v = tuple_add(t, path, f->type)))
-			return ingot_fail(e, -ENOMEM, "%s: out of memory", d->file);
+		v = tuple_add(t, path, f->type);
 		if (n->type == YAML_SCALAR_NODE) {
 			/* a single model may be written without brackets */
 			if ((r = ydoc_str(d, n, field, &s, e)) < 0)
 				return r;
 			if (check_scalar(f, s, msg, sizeof(msg)) < 0)
 				return ydoc_fail(d, n, e, "%s: %s", field, msg);
-			if (list_add(v, s) < 0)
-				return ingot_fail(e, -ENOMEM, "%s: out of memory", d->file);
+			list_add(v, s);
 		} else {
 			if ((r = ydoc_expect_seq(d, n, field, e)) < 0)
 				return r;
@@ -412,8 +389,7 @@ static int parse_leaf(struct ydoc *d, struct tuple *t, const struct field_schema
 					return ydoc_fail(d, it, e, "%s: %s", field, msg);
 				if (list_has(v, s))
 					return ydoc_fail(d, it, e, "%s: duplicate entry '%s'", field, s);
-				if (list_add(v, s) < 0)
-					return ingot_fail(e, -ENOMEM, "%s: out of memory", d->file);
+				list_add(v, s);
 			}
 			if (v->n_list == 0)
 				return ydoc_fail(d, n, e, "%s: expected at least one entry", field);
@@ -423,8 +399,8 @@ static int parse_leaf(struct ydoc *d, struct tuple *t, const struct field_schema
 			return r;
 		if (check_scalar(f, s, msg, sizeof(msg)) < 0)
 			return ydoc_fail(d, n, e, "%s: %s", field, msg);
-		if (!(v = tuple_add(t, path, f->type)) || !(v->str = strdup(s)))
-			return ingot_fail(e, -ENOMEM, "%s: out of memory", d->file);
+		v = tuple_add(t, path, f->type);
+		v->str = xstrdup(s);
 	}
 	v->line = n->start_mark.line + 1;
 	v->column = n->start_mark.column + 1;
@@ -472,11 +448,8 @@ int tuple_parse(struct ydoc *d, yaml_node_t *node, struct tuple **out, ingot_err
 	int r;
 
 	*out = NULL;
-	t = calloc(1, sizeof(*t));
-	if (!t || !(t->file = strdup(d->file))) {
-		free(t);
-		return ingot_fail(e, -ENOMEM, "%s: out of memory", d->file);
-	}
+	t = xcalloc(1, sizeof(*t));
+	t->file = xstrdup(d->file);
 	r = parse_map(d, t, "", node, e);
 	if (r == 0) {
 		char where[600];
@@ -506,9 +479,7 @@ static int json_leaf(struct tuple *t, const char *name, const char *path, json_t
 	if (f->type == TUPLE_BOOL) {
 		if (!json_is_boolean(j))
 			return ingot_fail(e, -EINVAL, "%s: tuple.%s: expected true or false", name, path);
-		if (!(v = tuple_add(t, path, f->type)))
-			return -ENOMEM;
-		v->b = json_is_true(j);
+		tuple_add(t, path, f->type)->b = json_is_true(j);
 		return 0;
 	}
 	if (f->type == TUPLE_LIST) {
@@ -516,18 +487,16 @@ static int json_leaf(struct tuple *t, const char *name, const char *path, json_t
 		json_t *it, *one = NULL;
 		/* One entry may be a plain string, as in YAML (and as written). */
 		if (json_is_string(j) && !(j = one = json_pack("[O]", j)))
-			return -ENOMEM;
+			return ingot_fail(e, -ENOMEM, "%s: out of memory", name);
 		_cleanup_json_ json_t *own = one;
 		if (!json_is_array(j) || json_array_size(j) == 0)
 			return ingot_fail(e, -EINVAL, "%s: tuple.%s: expected a non-empty array", name, path);
-		if (!(v = tuple_add(t, path, f->type)))
-			return -ENOMEM;
+		v = tuple_add(t, path, f->type);
 		json_array_foreach(j, i, it) {
 			if (!json_is_string(it) || check_scalar(f, json_string_value(it), msg, sizeof(msg)) < 0)
 				return ingot_fail(e, -EINVAL, "%s: tuple.%s[%zu]: %s", name, path, i,
 						  json_is_string(it) ? msg : "expected a string");
-			if (list_add(v, json_string_value(it)) < 0)
-				return -ENOMEM;
+			list_add(v, json_string_value(it));
 		}
 		return 0;
 	}
@@ -535,8 +504,7 @@ static int json_leaf(struct tuple *t, const char *name, const char *path, json_t
 		return ingot_fail(e, -EINVAL, "%s: tuple.%s: expected a string", name, path);
 	if (check_scalar(f, json_string_value(j), msg, sizeof(msg)) < 0)
 		return ingot_fail(e, -EINVAL, "%s: tuple.%s: %s", name, path, msg);
-	if (!(v = tuple_add(t, path, f->type)) || !(v->str = strdup(json_string_value(j))))
-		return -ENOMEM;
+	tuple_add(t, path, f->type)->str = xstrdup(json_string_value(j));
 	return 0;
 }
 
@@ -550,11 +518,8 @@ int tuple_from_json(const json_t *j, const char *name, struct tuple **out, ingot
 	*out = NULL;
 	if (!json_is_object(j))
 		return ingot_fail(e, -EINVAL, "%s: tuple: expected an object", name);
-	t = calloc(1, sizeof(*t));
-	if (!t || !(t->file = strdup(name))) {
-		free(t);
-		return ingot_fail(e, -ENOMEM, "%s: out of memory", name);
-	}
+	t = xcalloc(1, sizeof(*t));
+	t->file = xstrdup(name);
 	json_object_foreach((json_t *)j, key, val) {
 		if (tuple_schema_group(key)) {
 			if (!json_is_object(val)) {
@@ -573,8 +538,6 @@ int tuple_from_json(const json_t *j, const char *name, struct tuple **out, ingot
 	}
 	r = tuple_finish(t, name, e);
 out:
-	if (r == -ENOMEM)
-		r = ingot_fail(e, -ENOMEM, "%s: out of memory", name);
 	if (r < 0) {
 		tuple_free(t);
 		return r;

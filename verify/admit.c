@@ -175,9 +175,9 @@ static void check_signature(const struct verify_opts *o, struct verify_report *r
 		*m = unverified_manifest(o->manifest_path, doc);
 		/* I/O trouble is "could not check"; anything else is a forgery,
 		 * an expired or a rolled-back manifest. */
-		report_set(r, CHECK_SIGNATURE, e.status == ENVELOPE_EXIT_IO ? ST_ERROR : ST_FAIL,
+		report_set(r, CHECK_SIGNATURE, e.kind == ENVELOPE_FAIL_IO ? ST_ERROR : ST_FAIL,
 			   "%s", e.msg);
-		report_evidence(r, CHECK_SIGNATURE, "envelope_verify exit class %d", e.status);
+		report_evidence(r, CHECK_SIGNATURE, "envelope_verify exit class %d", e.kind);
 		return;
 	}
 	*m = json_incref(vm.manifest);

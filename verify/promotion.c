@@ -24,7 +24,7 @@ int image_statement(const char *ptype, const json_t *image, json_t *predicate, j
 
 static int statement_fail(ingot_error *e, const char *path, const char *what)
 {
-	return ingot_fail_status(e, -EINVAL, ENVELOPE_EXIT_MALFORMED, "%s: %s", path, what);
+	return ingot_fail_kind(e, -EINVAL, ENVELOPE_FAIL_MALFORMED, "%s: %s", path, what);
 }
 
 int statement_open(const char *path, const struct keyring *kr, const char *ptype,
@@ -42,14 +42,14 @@ int statement_open(const char *path, const struct keyring *kr, const char *ptype
 	json_object_foreach(st, key, v)
 		if (strcmp(key, "_type") && strcmp(key, "subject") && strcmp(key, "predicateType") &&
 		    strcmp(key, "predicate"))
-			return ingot_fail_status(e, -EINVAL, ENVELOPE_EXIT_MALFORMED,
+			return ingot_fail_kind(e, -EINVAL, ENVELOPE_FAIL_MALFORMED,
 						 "%s: statement: unknown field '%.64s'", path, key);
 	v = json_object_get(st, "_type");
 	if (!json_is_string(v) || !statement_type_ok(json_string_value(v)))
 		return statement_fail(e, path, "statement._type: expected \"" STATEMENT_TYPE "\"");
 	v = json_object_get(st, "predicateType");
 	if (!json_is_string(v) || strcmp(json_string_value(v), ptype))
-		return ingot_fail_status(e, -EINVAL, ENVELOPE_EXIT_MALFORMED,
+		return ingot_fail_kind(e, -EINVAL, ENVELOPE_FAIL_MALFORMED,
 					 "%s: statement.predicateType: expected \"%s\", got \"%.80s\"",
 					 path, ptype, json_is_string(v) ? json_string_value(v) : "?");
 	subj = json_object_get(st, "subject");

@@ -31,7 +31,7 @@ int image_statement(const char *ptype, const json_t *image, json_t *predicate, j
 /* Verify path's signatures against kr (its threshold of distinct keys),
  * then the statement: predicateType ptype, one subject with a sha256.
  * *predicate: new reference; subject_sha256 gets the subject's digest.
- * e->status is an ENVELOPE_EXIT_* class on failure. */
+ * e->kind is an ENVELOPE_FAIL_* on failure. */
 int statement_open(const char *path, const struct keyring *kr, const char *ptype,
 		   json_t **predicate, char subject_sha256[65], struct verify_outcome *out,
 		   ingot_error *e);

@@ -6,29 +6,14 @@
 #include "verify/checks.h"
 
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "lib/version.h"
 #include "recipes/lint.h"
 #include "recipes/tuple.h"
-
-struct overlay { const char *group, *key, *probe; int version; };
-
-/* Probed facts that replace tuple fields (group NULL = top level). */
-static const struct overlay overlays[] = {
-	{ NULL, "vendor", "vendor", 0 },
-	{ "driver", "version", "driver.version", 1 },
-	{ "driver", "flavor", "driver.flavor", 0 },
-	{ "fabric-manager", "version", "fabric_manager.version", 1 },
-	{ "nccl", "version", "nccl.version", 1 },
-	{ "rccl", "version", "rccl.version", 1 },
-	{ "cuda", "version", "cuda.version", 1 },
-	{ "container-toolkit", "version", "container_toolkit.version", 1 },
-	{ "rocm", "version", "rocm.version", 1 },
-	{ "rocm", "stream", "rocm.stream", 0 },
-	{ "smi", NULL, "smi", 0 },
-};
+#include "verify/tuplefields.h"
 
 /* The tuple with probed values in place (new reference).  A declared
  * field whose node fact was unreadable keeps its declared value and is
@@ -37,32 +22,44 @@ static json_t *probed_tuple(const json_t *tuple, const struct node_probe *p, jso
 			    json_t *unread)
 {
 	json_t *t = json_deep_copy(tuple);
-	for (size_t i = 0; t && i < sizeof(overlays) / sizeof(overlays[0]); i++) {
-		const struct overlay *o = &overlays[i];
+	for (size_t i = 0; t && i < tuple_fields_n; i++) {
+		const struct tuple_field *o = &tuple_fields[i];
+		if (o->rules == RULES_NONE)
+			continue;
+		/* The tuple's JSON spells groups with '-' ("fabric-manager"). */
+		const char *dot = strchr(o->tuple, '.');
+		const char *key = dot ? dot + 1 : NULL;
+		char group[64];
+		snprintf(group, sizeof(group), "%.*s",
+			 dot ? (int)(dot - o->tuple) : (int)strlen(o->tuple), o->tuple);
+		for (char *c = group; *c; c++)
+			if (*c == '_')
+				*c = '-';
 		const struct probe_fact *f = probe_find(p, o->probe);
 		const char *v = f ? f->value : NULL;
 		char buf[128];
-		const json_t *grp = o->group && o->key ? json_object_get(t, o->group) : t;
-		if (f && f->unreadable && json_object_get(grp, o->key ? o->key : o->group))
+		const json_t *grp = key ? json_object_get(t, group) : t;
+		if (f && f->unreadable && json_object_get(grp, key ? key : group))
 			json_array_append_new(unread, json_pack("{s:s, s:s}", "field", o->probe,
 								"source", f->source));
-		if (!v || strchr(v, ','))
+		if (o->rules != RULES_PROBED || !v || strchr(v, ','))
 			continue;   /* absent or ambiguous: keep the declared value */
-		if (o->version) {
+		if (o->how == MATCH_VERSION || o->how == MATCH_PREFIX) {
 			if (!version_upstream(v, buf, sizeof(buf)))
 				continue;
 			v = buf;
 		}
 		json_t *parent = t;
-		const char *key = o->key ? o->key : o->group;
-		if (o->key) {
-			parent = json_object_get(t, o->group);
+		if (key) {
+			parent = json_object_get(t, group);
 			if (!parent) {
 				/* Only fields the manifest's vendor world has: a stray
 				 * probe value must not invent a component. */
 				continue;
 			}
 		}
+		if (!key)
+			key = group;
 		const char *old = json_string_value(json_object_get(parent, key));
 		if (old && !strcmp(old, v))
 			continue;
@@ -72,7 +69,7 @@ static json_t *probed_tuple(const json_t *tuple, const struct node_probe *p, jso
 		json_object_set_new(parent, key, json_string(v));
 		/* The branch follows the driver ("R580"); let the tuple derive it
 		 * again rather than contradict the probed version. */
-		if (o->group && !strcmp(o->group, "driver") && !strcmp(key, "version"))
+		if (!strcmp(group, "driver") && !strcmp(key, "version"))
 			json_object_del(parent, "branch");
 	}
 	return t;

@@ -11,37 +11,7 @@
 #include "lib/json.h"
 #include "lib/strbuf.h"
 #include "lib/version.h"
-
-enum match { M_EXACT, M_VERSION, M_PREFIX, M_MODEL };
-
-struct field {
-	const char *label;      /* for messages */
-	const char *tuple;      /* dotted path in the manifest tuple */
-	const char *probe;      /* probe fact key */
-	const char *fallback;   /* second probe key, or NULL */
-	enum match how;
-};
-
-/* Compared fields, in the order they are reported.  Versions match
- * numerically ("580.95.05" == "580.95.5" is not accepted: M_VERSION needs
- * the same components); declared CUDA/ROCm/toolkit versions may be
- * shorter than what the node carries ("13.0" matches "13.0.1"). */
-static const struct field fields[] = {
-	{ "vendor", "vendor", "vendor", NULL, M_EXACT },
-	{ "driver", "driver.version", "driver.version", NULL, M_VERSION },
-	{ "driver flavor", "driver.flavor", "driver.flavor", NULL, M_EXACT },
-	{ "fabric manager", "fabric_manager.version", "fabric_manager.version", NULL, M_VERSION },
-	{ "NCCL", "nccl.version", "nccl.version", NULL, M_VERSION },
-	{ "RCCL", "rccl.version", "rccl.version", NULL, M_VERSION },
-	{ "CUDA", "cuda.version", "cuda.version", "cuda.runtime", M_PREFIX },
-	{ "container toolkit", "container_toolkit.version", "container_toolkit.version", NULL, M_PREFIX },
-	{ "ROCm", "rocm.version", "rocm.version", NULL, M_PREFIX },
-	{ "ROCm stream", "rocm.stream", "rocm.stream", NULL, M_EXACT },
-	{ "ROCm prefix", "rocm.prefix", "rocm.prefix", NULL, M_EXACT },
-	{ "SMI tool", "smi", "smi", NULL, M_EXACT },
-};
-
-#define FIELDS_DRIVER_END 3   /* fields[0..2]: vendor, driver, driver flavor */
+#include "verify/tuplefields.h"
 
 /* Tuple members ingot cannot read on a node; listed as "not probed". */
 static const char *const unprobed[] = {
@@ -53,7 +23,7 @@ static const char *const unprobed[] = {
 /* A declared component must be found on the node when the image carries
  * it (the tuple names its artifact) or when it is the node's own identity
  * (vendor, loaded driver); otherwise it may live in containers only. */
-static int must_be_on_node(const json_t *tuple, const struct field *f);
+static int must_be_on_node(const json_t *tuple, const struct tuple_field *f);
 
 static const json_t *get_key(const json_t *obj, const char *key, size_t len)
 {
@@ -99,7 +69,7 @@ const char *tuple_lookup(const json_t *tuple, const char *path, char *buf, size_
 	return buf;
 }
 
-static int must_be_on_node(const json_t *tuple, const struct field *f)
+static int must_be_on_node(const json_t *tuple, const struct tuple_field *f)
 {
 	char path[96], buf[8];
 	const char *dot = strchr(f->tuple, '.');
@@ -167,21 +137,21 @@ static int models_match(const char *declared, const char *probed)
 	return 1;
 }
 
-static int values_match(enum match how, const char *want, const char *have)
+static int values_match(enum tuple_match how, const char *want, const char *have)
 {
 	char a[128], b[128];
 	if (strchr(have, ','))
 		return 0;   /* several versions on one node never match one pin */
 	switch (how) {
-	case M_EXACT:
+	case MATCH_EXACT:
 		return !strcmp(want, have);
-	case M_MODEL:
+	case MATCH_MODEL:
 		return models_match(want, have);
-	case M_VERSION:
-	case M_PREFIX:
+	case MATCH_VERSION:
+	case MATCH_PREFIX:
 		if (!version_upstream(want, a, sizeof(a)) || !version_upstream(have, b, sizeof(b)))
 			return !strcmp(want, have);
-		if (how == M_VERSION)
+		if (how == MATCH_VERSION)
 			return version_components(a) == version_components(b) && version_cmp(a, b) == 0;
 		return version_prefix_match(a, b);
 	}
@@ -272,7 +242,7 @@ static void consistency(struct state *s, const json_t *tuple, const struct node_
 	/* rule: nv-fabricmanager must equal the driver exactly on NVSwitch systems
 	 * (else CUDA error 802, "system not yet initialized"). */
 	if (nvswitch && drv && fm) {
-		int ok = values_match(M_VERSION, drv, fm);
+		int ok = values_match(MATCH_VERSION, drv, fm);
 		record(s, "fabric_manager==driver", drv, fm,
 		       source_of(p, "fabric_manager.version"), ok);
 		if (!ok)
@@ -286,7 +256,7 @@ static void consistency(struct state *s, const json_t *tuple, const struct node_
 	}
 	const char *ko = probe_get(p, "driver.ko_version");
 	if (drv && ko) {
-		int ok = values_match(M_VERSION, ko, drv);
+		int ok = values_match(MATCH_VERSION, ko, drv);
 		record(s, "loaded==nvidia.ko", ko, drv, source_of(p, "driver.ko_version"), ok);
 		if (!ok)
 			mismatch(s, "loaded driver %s != image's nvidia.ko %s", drv, ko);
@@ -300,17 +270,17 @@ static void consistency(struct state *s, const json_t *tuple, const struct node_
 	 * version mismatch"): the image's user space must match what is loaded. */
 	const char *ul = probe_get(p, "driver.userspace_version");
 	if (drv && ul) {
-		int ok = values_match(M_VERSION, drv, ul);
+		int ok = values_match(MATCH_VERSION, drv, ul);
 		record(s, "userspace==driver", drv, ul, source_of(p, "driver.userspace_version"), ok);
 		if (!ok)
 			mismatch(s, "NVIDIA user-space libraries %s != loaded driver %s", ul, drv);
 	}
 	const char *smi = probe_get(p, "gpu.driver_version");
-	if (drv && smi && !values_match(M_VERSION, drv, smi))
+	if (drv && smi && !values_match(MATCH_VERSION, drv, smi))
 		mismatch(s, "nvidia-smi reports driver %s, module %s", smi, drv);
 	const char *gsp = probe_get(p, "firmware.gsp");
 	if (drv && gsp) {
-		int ok = values_match(M_VERSION, drv, gsp);
+		int ok = values_match(MATCH_VERSION, drv, gsp);
 		record(s, "firmware.gsp==driver", drv, gsp, source_of(p, "firmware.gsp"), ok);
 		if (!ok)
 			mismatch(s, "GSP firmware %s != driver %s", gsp, drv);
@@ -354,7 +324,7 @@ static void image_driver(struct state *s, const json_t *tuple, const struct node
 		}
 		if (!have)
 			continue;
-		int ok = values_match(M_VERSION, want, have);
+		int ok = values_match(MATCH_VERSION, want, have);
 		(*compared)++;
 		record(s, parts[i].name, want, have, src, ok);
 		if (ok)
@@ -531,11 +501,11 @@ void tuplecheck_run(const json_t *tuple, const struct node_probe *p, struct veri
 	/* Vendor, driver and flavor first, then what must agree with the
 	 * driver, then the rest: the first mismatch becomes the reason, and
 	 * "fabric manager X != driver Y" says more than "fabric manager: X". */
-	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
-		const struct field *f = &fields[i];
-		if (i == FIELDS_DRIVER_END && loaded)
+	for (size_t i = 0; i < tuple_fields_n; i++) {
+		const struct tuple_field *f = &tuple_fields[i];
+		if (i == TUPLE_FIELDS_DRIVER_END && loaded)
 			consistency(&s, tuple, p);
-		else if (i == FIELDS_DRIVER_END)
+		else if (i == TUPLE_FIELDS_DRIVER_END)
 			image_driver(&s, tuple, p, &compared);
 		if (!tuple_lookup(tuple, f->tuple, want, sizeof(want)))
 			continue;
@@ -546,7 +516,7 @@ void tuplecheck_run(const json_t *tuple, const struct node_probe *p, struct veri
 		const char *src = pf ? pf->source : "not probed";
 		int ok = have && values_match(f->how, want, have);
 		/* The SMI tool answers only through a loaded driver. */
-		if (!have && !loaded && (i < FIELDS_DRIVER_END || !strcmp(f->probe, "smi"))) {
+		if (!have && !loaded && (i < TUPLE_FIELDS_DRIVER_END || !strcmp(f->probe, "smi"))) {
 			not_made(&s, f->tuple, want, source_of(p, "vendor"), "%s %s: no GPU driver loaded",
 				 f->label, want);
 			continue;

@@ -135,7 +135,7 @@ static void test_unknown_signer(void **state)
 	subject(&s, ak_pem);
 	_cleanup_free_ char *path = record("other.dsse.json", &s, kc);
 	assert_int_equal(enrolment_load(path, ring_a, &en, &e), -EPERM);
-	assert_int_equal(e.status, ENVELOPE_EXIT_SIGNATURE);
+	assert_int_equal(e.kind, ENVELOPE_FAIL_SIGNATURE);
 	assert_null(en.ak_pem);
 }
 
@@ -164,7 +164,7 @@ static void test_tampered(void **state)
 	json_object_set_new(env, "payload", json_string(b64));
 	assert_int_equal(json_write_file(path, env, 0644, &e), 0);
 	assert_int_equal(enrolment_load(path, ring_a, &en, &e), -EPERM);
-	assert_int_equal(e.status, ENVELOPE_EXIT_SIGNATURE);
+	assert_int_equal(e.kind, ENVELOPE_FAIL_SIGNATURE);
 }
 
 static void test_inconsistent(void **state)
@@ -179,7 +179,7 @@ static void test_inconsistent(void **state)
 	s.ak_id[0] = s.ak_id[0] == '0' ? '1' : '0';
 	_cleanup_free_ char *p1 = record("wrongid.dsse.json", &s, ka);
 	assert_int_equal(enrolment_load(p1, ring_a, &en, &e), -EINVAL);
-	assert_int_equal(e.status, ENVELOPE_EXIT_MALFORMED);
+	assert_int_equal(e.kind, ENVELOPE_FAIL_MALFORMED);
 	assert_non_null(strstr(e.msg, "predicate.ak_id: expected"));
 
 	/* A node name that is not one. */

@@ -30,8 +30,14 @@ static void test_err_prefix(void **state)
 	assert_int_equal(ingot_fail(&e, 0, "zero"), -EINVAL);
 	ingot_prefix(&e, "recipe.yaml");
 	assert_string_equal(e.msg, "recipe.yaml: zero");
-	assert_int_equal(ingot_fail_status(&e, -ENOENT, 7, "gone"), -ENOENT);
-	assert_int_equal(e.status, 7);
+	assert_int_equal(ingot_fail_kind(&e, -ENOENT, 7, "gone"), -ENOENT);
+	assert_int_equal(e.kind, 7);
+	/* An outer kind never hides the inner, more precise one. */
+	assert_int_equal(ingot_set_kind(&e, -EIO, 9), -EIO);
+	assert_int_equal(e.kind, 7);
+	ingot_error_clear(&e);
+	assert_int_equal(ingot_set_kind(&e, -EIO, 9), -EIO);
+	assert_int_equal(e.kind, 9);
 }
 
 /* Names from archives and manifests: a newline must not forge a second

@@ -118,6 +118,9 @@ static void test_xalloc_dies(void **state)
 	char *d = xstrdup("abc");
 	assert_string_equal(d, "abc");
 	free(d);
+	d = xasprintf("%s:%zu:%d", "rules.yaml", (size_t)12, 3);
+	assert_string_equal(d, "rules.yaml:12:3");
+	free(d);
 }
 
 int main(void)

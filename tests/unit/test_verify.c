@@ -494,6 +494,33 @@ static void test_rules_not_made(void **state)
 	node_probe_free(p);
 }
 
+/* The rules run on the probed values of the shared tuple-field table:
+ * the node's fabric manager replaces the declared one (in the JSON's
+ * "fabric-manager" group), the vendor never does (another vendor is a
+ * tuple mismatch, not another rule world). */
+static void test_rules_probed_fields(void **state)
+{
+	struct verify_opts o = { .rules_dir = "recipes/rules", .date = "2026-10-15" };
+	struct verify_report r;
+	json_error_t je;
+	struct node_probe *p = fake_probe();
+	(void)state;
+	json_t *m = json_loads("{\"tuple\":{\"vendor\":\"nvidia\",\"gpu\":{\"models\":[\"H100\"]},"
+		"\"driver\":{\"version\":\"580.95.05\",\"flavor\":\"open\"},"
+		"\"fabric-manager\":{\"version\":\"580.95.05\"}}}", 0, &je);
+	assert_non_null(m);
+	set_fact(p, "vendor", "amd");
+	report_init(&r);
+	check_rules(&o, m, p, &r);
+	_cleanup_free_ char *probed = json_dumps(json_object_get(r.checks[CHECK_RULES].details,
+							 "probed_fields"), JSON_SORT_KEYS);
+	assert_string_equal(probed, "[{\"field\": \"fabric_manager.version\", \"manifest\": "
+			    "\"580.95.05\", \"node\": \"580.82.07\"}]");
+	report_free(&r);
+	json_decref(m);
+	node_probe_free(p);
+}
+
 static void test_verdicts(void **state)
 {
 	struct verify_report r;
@@ -621,6 +648,7 @@ int main(void)
 		cmocka_unit_test(test_tuplecheck),
 		cmocka_unit_test(test_firmware_pins),
 		cmocka_unit_test(test_rules_not_made),
+		cmocka_unit_test(test_rules_probed_fields),
 		cmocka_unit_test(test_verdicts),
 		cmocka_unit_test(test_nfd),
 		cmocka_unit_test(test_nfd_distinct),
