@@ -161,6 +161,13 @@ int atomic_open(struct atomic_file *af, const char *path, mode_t mode, ingot_err
 	af->tmp = NULL;
 	if (!cp || !dir)
 		return ingot_fail(e, -ENOMEM, "%s: out of memory", path);
+	/* rename() would replace a device, FIFO or socket with a regular file:
+	 * "-o /dev/null" run as root once turned the host's /dev/null into a
+	 * file every later reader got other processes' output from. */
+	struct stat st;
+	if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode))
+		return ingot_fail(e, -EEXIST, "%s: exists and is not a regular file; refusing to replace it",
+				  path);
 	base = basename(cp);
 	{
 		_cleanup_free_ char *prefix = NULL;

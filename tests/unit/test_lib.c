@@ -180,6 +180,15 @@ static void test_atomic_abort_leaves_nothing(void **state)
 	buf = NULL;
 	assert_int_equal(read_file(path, 3, &buf, &len, &e), -EFBIG);
 	unlink(path);
+
+	/* A FIFO (like a device) in the output's place is refused, not
+	 * replaced by a regular file. */
+	assert_int_equal(mkfifo(path, 0600), 0);
+	assert_int_equal(write_file_atomic(path, "x", 1, 0644, &e), -EEXIST);
+	assert_non_null(strstr(e.msg, "is not a regular file"));
+	assert_int_equal(lstat(path, &st), 0);
+	assert_true(S_ISFIFO(st.st_mode));
+	unlink(path);
 	rmdir(dir);
 }
 
