@@ -22,7 +22,8 @@
 #            the modules accepted by the booted kernel, the GPU "could not
 #            check", the node NOT admitted (no GPU), boot-check admitting
 #            the measured boot (weaknesses accepted by name), audit finding
-#            nothing wrong with the evidence.
+#            nothing wrong with the evidence (the tuple, not checked
+#            without a GPU, named unverified).
 #   flipped  one flipped image byte: dm-verity refuses, nothing runs
 #   kernel   the same image with a UKI of another kernel (Debian 12's
 #            6.1): boot-check refuses PCR 4 and the image's verifier
@@ -234,9 +235,16 @@ if [ -f "$G/ev/report.json" ]; then
 	"$INGOT" audit --keyring "$KEYRING" --manifests "$T/audit/manifests" \
 		--reports "$T/audit/reports" --nonces "$T/audit/nonces" --enrolments "$T/audit/enrolments" \
 		--accept-weak "$WEAK" --json "$T/audit/audit.json" >/dev/null 2>&1 || true
-	FIND=$(jq -r '[.. | objects | select(has("findings")) | .findings[] | .code] | unique | join(",")' \
-		"$T/audit/audit.json" 2>/dev/null || echo "?")
-	say "good: ingot audit findings: ${FIND:-none}"
+	# Without a GPU the tuple could not be checked, which the audit names
+	# (unverified, "tuple: could not check"); nothing else may be found.
+	TUPLE_UNCHECKED=$(jq -r '[.. | objects | select(has("findings")) | .findings[] |
+		select(.code == "unverified" and (.detail | startswith("tuple: could not check: ")))] | length' \
+		"$T/audit/audit.json" 2>/dev/null || echo 0)
+	FIND=$(jq -r '[.. | objects | select(has("findings")) | .findings[] |
+		select((.code == "unverified" and (.detail | startswith("tuple: could not check: "))) | not) | .code] |
+		unique | join(",")' "$T/audit/audit.json" 2>/dev/null || echo "?")
+	say "good: ingot audit findings: ${FIND:-none} (and the tuple could not be checked: $TUPLE_UNCHECKED)"
+	[ "$TUPLE_UNCHECKED" = 1 ] || failed "good: ingot audit did not name the tuple as could not check"
 	case ",$FIND," in
 	*forged-quote*|*ak-not-enrolled*|*nonce-*|*pcr-mismatch*|*log-mismatch*|*unknown-image*|*boot-refused*|\
 	*boot-unchecked*|*unquoted*|*unverified*|*,\?,*)
