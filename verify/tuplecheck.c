@@ -302,8 +302,8 @@ static void image_driver(struct state *s, const json_t *tuple, const struct node
 		{ "nvidia-smi.package", "smi.version", "the nvidia-smi package" },
 		{ "firmware.gsp", "firmware.gsp", "GSP firmware" },
 	};
-	char want[128], flavor[32];
-	const char *v = tuple_lookup(tuple, "vendor", flavor, sizeof(flavor));
+	char want[128], vendor[32], flavor[32];
+	const char *v = tuple_lookup(tuple, "vendor", vendor, sizeof(vendor));
 
 	if (!v || strcmp(v, "nvidia") || !tuple_lookup(tuple, "driver.version", want, sizeof(want)))
 		return;
