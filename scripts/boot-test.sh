@@ -49,6 +49,7 @@ OUT=${2:-out/boot}
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
 INGOT=$ROOT/$BUILD/ingot
+. scripts/boot-lib.sh
 NAME=demo-h100-boot
 B=$ROOT/$OUT/$NAME
 W=$ROOT/$OUT/test
@@ -64,51 +65,15 @@ KEYRING=$ROOT/$OUT/keyring.json
 # reference boot of this QEMU/OVMF platform) and used from then on.
 FWREF=$W/firmware-ref.dsse.json
 
-# enrol LABEL BANKS: a swtpm state with those PCR banks and an EK certificate
-# from a local CA (swtpm_localca, as a TPM vendor's), and an AK enrolled
-# on it with `ingot attest enroll` (EK chain to the CA bundle, AK
-# attributes, credential activation), all before any boot: the swtpm that
-# QEMU runs cannot be reached by a TCTI meanwhile.  Every boot with those
-# banks starts from a copy of that state, so the guest loads the same AK
-# (sent in the evidence input) and its quotes are judged with the AK of
-# the enrolment record, never with a key that came with the evidence.
+# enrol LABEL BANKS: the AK of every boot with those banks (boot_enrol,
+# scripts/boot-lib.sh), in $W/enrol-LABEL; one local CA for both.
 enrol() {
-	local banks=$2 e=$W/enrol-$1 port=$((20000 + RANDOM % 20000)) sp rc=0
-	mkdir -p "$e/tpm" "$W/ca"
-	cat >"$W/ca/localca.conf" <<CONF
-statedir = $W/ca
-signingkey = $W/ca/signkey.pem
-issuercert = $W/ca/issuercert.pem
-certserial = $W/ca/certserial
-CONF
-	printf -- '--platform-manufacturer ingot\n--platform-version 1\n--platform-model boot-test\n' >"$W/ca/localca.options"
-	cat >"$e/setup.conf" <<CONF
-create_certs_tool = $(command -v swtpm_localca)
-create_certs_tool_config = $W/ca/localca.conf
-create_certs_tool_options = $W/ca/localca.options
-active_pcr_banks = $banks
-CONF
-	swtpm_setup --tpm2 --tpmstate "$e/tpm" --create-ek-cert --create-platform-cert --config "$e/setup.conf" \
-		--overwrite >"$e/setup.log" 2>&1 || { echo "boot-test: enrol $banks: swtpm_setup failed" >&2; return 1; }
-	cat "$W/ca/issuercert.pem" "$W/ca/swtpm-localca-rootca-cert.pem" >"$W/ca/bundle.pem"
-	swtpm socket --tpm2 --tpmstate dir="$e/tpm" --server type=tcp,port=$port,bindaddr=127.0.0.1 \
-		--ctrl type=tcp,port=$((port + 1)),bindaddr=127.0.0.1 --flags not-need-init,startup-clear &
-	sp=$!
-	sleep 0.5
-	local tcti="swtpm:host=127.0.0.1,port=$port"
-	{ "$INGOT" attest ak create -o "$e/ak" --tcti "$tcti" &&
-	  "$INGOT" attest enroll request --node boot-test --ak "$e/ak" --tcti "$tcti" -o "$e/req.json" &&
-	  "$INGOT" attest enroll challenge "$e/req.json" --ca "$W/ca/bundle.pem" --state "$e/state" -o "$e/chal.json" &&
-	  "$INGOT" attest enroll answer "$e/chal.json" --ak "$e/ak" --tcti "$tcti" -o "$e/ans.json" &&
-	  "$INGOT" attest enroll finish "$e/ans.json" --state "$e/state" --key "$ROOT/$OUT/signing.key" \
-		-o "$e/enrolment.dsse.json"; } >"$e/enrol.log" 2>&1 || rc=$?
-	kill "$sp" 2>/dev/null || true
-	wait "$sp" 2>/dev/null || true
-	if [ "$rc" != 0 ] || ! "$INGOT" attest enroll check "$e/enrolment.dsse.json" --keyring "$ROOT/$OUT/keyring.json" \
-		>>"$e/enrol.log" 2>&1; then
-		echo "boot-test: enrol $banks: FAIL: $(tail -n 1 "$e/enrol.log")" >&2; return 1
+	if boot_enrol "$W/enrol-$1" "$W/ca" boot-test "$2" boot-test "$ROOT/$OUT/signing.key" \
+		"$ROOT/$OUT/keyring.json"; then
+		echo "boot-test: enrol $2: AK enrolled (EK certificate from the local CA, credential activated)" >&2
+	else
+		echo "boot-test: enrol $2: FAIL: $(tail -n 1 "$W/enrol-$1/enrol.log")" >&2; return 1
 	fi
-	echo "boot-test: enrol $banks: AK enrolled (EK certificate from the local CA, credential activated)" >&2
 }
 
 # boot CASE EFI IMAGE VERITY FIRMWARE BANKS [ACTION [STOP]]: one boot
@@ -120,7 +85,7 @@ CONF
 # STOP: a console pattern after which the VM is stopped (a firmware that
 # refuses to boot waits forever).
 boot() {
-	local c=$1 efi=$2 img=$3 verity=$4 fw=$5 banks=$6 action=${7:-} stop=${8:-} d=$W/$1 pid qpid rc=0 t0=$SECONDS
+	local c=$1 efi=$2 img=$3 verity=$4 fw=$5 banks=$6 action=${7:-} stop=${8:-} d=$W/$1 rc=0 t0=$SECONDS
 	local -a machine
 	mkdir -p "$d/esp/EFI/BOOT" "$d/tpm" "$d/ev" "$d/in"
 	if [ -d "$efi" ]; then cp -r "$efi/." "$d/esp/"; else cp "$efi" "$d/esp/EFI/BOOT/BOOTX64.EFI"; fi
@@ -142,39 +107,18 @@ boot() {
 	cp "$B.manifest.dsse.json" "$d/in/manifest.dsse.json"
 	cp "$ROOT/$OUT/keyring.json" "$d/in/keyring.json"
 	[ -z "$action" ] || echo "$action" > "$d/in/action"
-	truncate -s 16M "$d/evidence.img"
-	(cd "$d/in" && tar --format=ustar --owner=0 --group=0 -cf - -- *) |
-		dd of="$d/evidence.img" conv=notrunc status=none
-	swtpm socket --tpm2 --tpmstate dir="$d/tpm" --ctrl type=unixio,path="$d/tpm.sock" --flags startup-clear &
-	pid=$!
-	for _ in $(seq 50); do [ -S "$d/tpm.sock" ] && break; sleep 0.1; done
+	boot_evidence_in "$d" 16M
 	echo "boot-test: $c: booting (QEMU TCG, OVMF ${fw}, swtpm banks ${banks})" >&2
-	timeout "$BOOT_TIMEOUT" qemu-system-x86_64 "${machine[@]}" -accel tcg -cpu max -m 1024 -smp 2 \
-		-nographic -no-reboot -nic none \
-		-drive if=pflash,format=raw,unit=1,file="$d/vars.fd" \
-		-chardev socket,id=chrtpm,path="$d/tpm.sock" -tpmdev emulator,id=tpm0,chardev=chrtpm \
-		-device tpm-tis,tpmdev=tpm0 \
-		-drive if=none,id=esp,format=raw,readonly=on,file=fat:"$d/esp" \
-		-device virtio-blk-pci,drive=esp,bootindex=0 \
-		-drive if=none,id=img,format=raw,readonly=on,file="$img" \
-		-device virtio-blk-pci,drive=img,serial=ingot-image \
-		-drive if=none,id=hash,format=raw,readonly=on,file="$verity" \
-		-device virtio-blk-pci,drive=hash,serial=ingot-hash \
-		-drive if=none,id=ev,format=raw,file="$d/evidence.img" \
-		-device virtio-blk-pci,drive=ev,serial=ingot-evidence \
-		</dev/null >"$d/console.log" 2>&1 &
-	qpid=$!
+	boot_start "$d" "$img" "$verity" 1024 "${machine[@]}"
 	if [ -n "$stop" ]; then
-		while kill -0 "$qpid" 2>/dev/null; do
+		while kill -0 "$BOOT_PID" 2>/dev/null; do
 			if grep -q "$stop" "$d/console.log"; then
-				sleep 2; kill "$qpid" 2>/dev/null || true; break
+				sleep 2; kill "$BOOT_PID" 2>/dev/null || true; break
 			fi
 			sleep 1
 		done
 	fi
-	wait "$qpid" || rc=$?
-	kill "$pid" 2>/dev/null || true
-	wait "$pid" 2>/dev/null || true
+	boot_wait || rc=$?
 	echo "boot-test: $c: $((SECONDS - t0)) s" >&2
 	if [ -z "$stop" ] && [ "$rc" != 0 ]; then
 		echo "boot-test: $c: FAIL: qemu exit $rc (console: $d/console.log)" >&2; fails=$((fails + 1)); return 0

@@ -7,6 +7,8 @@
 # Skips the test (exit 77) when swtpm is not installed.
 
 _swtpm_pid=
+# swtpm_localca_setup, shared with the QEMU boot tests
+. "$(dirname "${BASH_SOURCE[0]}")/../../scripts/boot-lib.sh"
 
 # A port P such that P and P+1 are both free on 127.0.0.1.
 _swtpm_free_ports() {
@@ -78,22 +80,5 @@ swtpm_manufacture() {
 	local name=$1 ca=$2 dir="$T/swtpm-$1"
 	command -v swtpm_setup >/dev/null || skip "swtpm_setup (swtpm-tools) not installed"
 	command -v swtpm_localca >/dev/null || skip "swtpm_localca (swtpm-tools) not installed"
-	mkdir -p "$dir" "$ca"
-	cat >"$ca/localca.conf" <<CONF
-statedir = $ca
-signingkey = $ca/signkey.pem
-issuercert = $ca/issuercert.pem
-certserial = $ca/certserial
-CONF
-	printf -- '--platform-manufacturer ingot\n--platform-version 1\n--platform-model test\n' \
-		>"$ca/localca.options"
-	cat >"$ca/setup.conf" <<CONF
-create_certs_tool = $(command -v swtpm_localca)
-create_certs_tool_config = $ca/localca.conf
-create_certs_tool_options = $ca/localca.options
-active_pcr_banks = sha256
-CONF
-	swtpm_setup --tpm2 --tpmstate "$dir" --create-ek-cert --create-platform-cert --config "$ca/setup.conf" \
-		--overwrite >"$dir/setup.log" 2>&1 || fail "swtpm_setup failed: $(cat "$dir/setup.log")"
-	cat "$ca/issuercert.pem" "$ca/swtpm-localca-rootca-cert.pem" >"$ca/bundle.pem"
+	swtpm_localca_setup "$dir" "$ca" test sha256 || fail "swtpm_setup failed: $(cat "$dir/setup.log")"
 }

@@ -1,0 +1,114 @@
+# Shared by scripts/boot-test.sh and scripts/real-boot-test.sh (sourced):
+# the swtpm enrolment before any boot, and the QEMU machine every boot
+# runs on; tests/e2e/swtpm.sh uses its swtpm_localca_setup.  Needs INGOT
+# (the ingot binary) and BOOT_TIMEOUT (seconds).
+
+# swtpm_localca_setup DIR CA MODEL BANKS: a swtpm state in DIR with those
+# PCR banks, an EK and its certificate (and a platform certificate for
+# MODEL) issued by a local CA in CA (swtpm_localca, as a TPM vendor's: a
+# root and an intermediate, made on first use); CA/bundle.pem gets both CA
+# certificates, the bundle a verifier is given.  Log in DIR/setup.log.
+swtpm_localca_setup() {
+	local dir=$1 ca=$2 model=$3 banks=$4
+	mkdir -p "$dir" "$ca"
+	cat >"$ca/localca.conf" <<CONF
+statedir = $ca
+signingkey = $ca/signkey.pem
+issuercert = $ca/issuercert.pem
+certserial = $ca/certserial
+CONF
+	printf -- '--platform-manufacturer ingot\n--platform-version 1\n--platform-model %s\n' "$model" \
+		>"$ca/localca.options"
+	cat >"$ca/setup-$banks.conf" <<CONF
+create_certs_tool = $(command -v swtpm_localca)
+create_certs_tool_config = $ca/localca.conf
+create_certs_tool_options = $ca/localca.options
+active_pcr_banks = $banks
+CONF
+	swtpm_setup --tpm2 --tpmstate "$dir" --create-ek-cert --create-platform-cert \
+		--config "$ca/setup-$banks.conf" --overwrite >"$dir/setup.log" 2>&1 || return 1
+	cat "$ca/issuercert.pem" "$ca/swtpm-localca-rootca-cert.pem" >"$ca/bundle.pem"
+}
+
+# boot_enrol DIR CA MODEL BANKS NODE KEY KEYRING: a swtpm state in DIR/tpm
+# (swtpm_localca_setup), and an AK in DIR/ak enrolled for NODE with `ingot
+# attest enroll` (EK chain to the CA bundle, AK attributes, credential
+# activation), the record signed with KEY and checked against KEYRING:
+# DIR/enrolment.dsse.json.  All before
+# any boot: the swtpm QEMU runs cannot be reached by a TCTI meanwhile, so
+# a TCP swtpm on the same state does it.  Every boot starts from a copy
+# of that state, so the guest loads the same AK, and its quotes are
+# judged with the enrolled AK, never with a key that came with the
+# evidence.  Returns 1 with the reason as the last line of DIR/enrol.log.
+boot_enrol() {
+	local e=$1 ca=$2 model=$3 banks=$4 node=$5 key=$6 keyring=$7
+	local port=$((20000 + RANDOM % 20000)) sp rc=0 tcti
+	if ! swtpm_localca_setup "$e/tpm" "$ca" "$model" "$banks"; then
+		echo "swtpm_setup failed ($e/tpm/setup.log)" >"$e/enrol.log"
+		return 1
+	fi
+	swtpm socket --tpm2 --tpmstate dir="$e/tpm" --server type=tcp,port=$port,bindaddr=127.0.0.1 \
+		--ctrl type=tcp,port=$((port + 1)),bindaddr=127.0.0.1 --flags not-need-init,startup-clear &
+	sp=$!
+	sleep 0.5
+	tcti="swtpm:host=127.0.0.1,port=$port"
+	{ "$INGOT" attest ak create -o "$e/ak" --tcti "$tcti" &&
+	  "$INGOT" attest enroll request --node "$node" --ak "$e/ak" --tcti "$tcti" -o "$e/req.json" &&
+	  "$INGOT" attest enroll challenge "$e/req.json" --ca "$ca/bundle.pem" --state "$e/state" \
+		-o "$e/chal.json" &&
+	  "$INGOT" attest enroll answer "$e/chal.json" --ak "$e/ak" --tcti "$tcti" -o "$e/ans.json" &&
+	  "$INGOT" attest enroll finish "$e/ans.json" --state "$e/state" --key "$key" \
+		-o "$e/enrolment.dsse.json"; } >"$e/enrol.log" 2>&1 || rc=$?
+	kill "$sp" 2>/dev/null || true
+	wait "$sp" 2>/dev/null || true
+	[ "$rc" = 0 ] && "$INGOT" attest enroll check "$e/enrolment.dsse.json" --keyring "$keyring" \
+		>>"$e/enrol.log" 2>&1
+}
+
+# boot_start DIR IMAGE VERITY MEMORY-MIB FIRMWARE-ARGS...: one boot in the
+# background: swtpm on DIR/tpm, then QEMU (q35, TCG: no KVM here) with
+# OVMF's variables DIR/vars.fd, the ESP directory DIR/esp, and the image,
+# hash and evidence (DIR/evidence.img) disks under the virtio serials
+# ingot-init and the test layer look for; FIRMWARE-ARGS give the machine
+# and OVMF code.  Console in DIR/console.log; QEMU is killed after
+# BOOT_TIMEOUT s.  Sets BOOT_PID (QEMU) and BOOT_TPM_PID.
+boot_start() {
+	local d=$1 img=$2 verity=$3 mem=$4
+	shift 4
+	swtpm socket --tpm2 --tpmstate dir="$d/tpm" --ctrl type=unixio,path="$d/tpm.sock" --flags startup-clear &
+	BOOT_TPM_PID=$!
+	for _ in $(seq 50); do [ -S "$d/tpm.sock" ] && break; sleep 0.1; done
+	timeout "$BOOT_TIMEOUT" qemu-system-x86_64 "$@" -accel tcg -cpu max -m "$mem" -smp 2 \
+		-nographic -no-reboot -nic none \
+		-drive if=pflash,format=raw,unit=1,file="$d/vars.fd" \
+		-chardev socket,id=chrtpm,path="$d/tpm.sock" -tpmdev emulator,id=tpm0,chardev=chrtpm \
+		-device tpm-tis,tpmdev=tpm0 \
+		-drive if=none,id=esp,format=raw,readonly=on,file=fat:"$d/esp" \
+		-device virtio-blk-pci,drive=esp,bootindex=0 \
+		-drive if=none,id=img,format=raw,readonly=on,file="$img" \
+		-device virtio-blk-pci,drive=img,serial=ingot-image \
+		-drive if=none,id=hash,format=raw,readonly=on,file="$verity" \
+		-device virtio-blk-pci,drive=hash,serial=ingot-hash \
+		-drive if=none,id=ev,format=raw,file="$d/evidence.img" \
+		-device virtio-blk-pci,drive=ev,serial=ingot-evidence \
+		</dev/null >"$d/console.log" 2>&1 &
+	BOOT_PID=$!
+}
+
+# boot_wait: wait for the boot boot_start began, then stop its swtpm;
+# returns QEMU's exit status (124: killed after BOOT_TIMEOUT).
+boot_wait() {
+	local rc=0
+	wait "$BOOT_PID" || rc=$?
+	kill "$BOOT_TPM_PID" 2>/dev/null || true
+	wait "$BOOT_TPM_PID" 2>/dev/null || true
+	return "$rc"
+}
+
+# boot_evidence_in DIR SIZE: DIR/evidence.img of SIZE holding a ustar of
+# DIR/in (what the guest reads from the disk with serial ingot-evidence).
+boot_evidence_in() {
+	truncate -s "$2" "$1/evidence.img"
+	(cd "$1/in" && tar --format=ustar --owner=0 --group=0 -cf - -- *) |
+		dd of="$1/evidence.img" conv=notrunc status=none
+}
