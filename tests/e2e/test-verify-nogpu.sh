@@ -91,4 +91,19 @@ assert_contains "$(cat "$T/kogarbage.txt")" "not made: the image's nvidia.ko vs 
 pool amd no-gpu
 printf 'amdgpu 15900672 0 - Live 0x0000000000000000\n' >"$T/amd/proc/modules"
 run amd 13 refuse "vendor: manifest nvidia, node amd"
+# A file of the image changed on a node without a GPU: the files check
+# fails, and a failure refuses (11) even while the GPU could not be
+# checked; "could not check" never hides a difference that was found.
+pool changed no-gpu
+echo >>"$T/changed/usr/bin/nvidia-smi"
+rc=0
+"$INGOT" verify --manifest "$T/changed.manifest.json" --allow-unsigned --root "$T/changed" \
+	--tcti none --node-id changed --now 2026-11-01T00:00:00Z --report "$T/changed.json" \
+	>"$T/changed.txt" 2>&1 || rc=$?
+assert_eq 11 "$rc" "changed: exit ($(head -n 1 "$T/changed.txt"))"
+assert_eq fail "$(check_status "$T/changed.json" files)" "changed: files"
+assert_eq error "$(tuple "$T/changed.json" "['status']")" "changed: tuple still not made"
+assert_eq "['/usr/lib/nvidia/current/nvidia-smi']" \
+	"$(jget "$T/changed.json" "sorted({x['path'] for c in r['checks'] if c['name']=='files' for x in c['details']['changed']})")" \
+	"changed: the changed file named (the alternatives link's target)"
 echo "all no-GPU verify cases passed"
