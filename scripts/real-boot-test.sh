@@ -122,6 +122,8 @@ boot() {
 	openssl rand -hex 32 > "$d/nonce"
 	cp "$d/nonce" "$d/in/nonce"
 	cp "$B.manifest.dsse.json" "$d/in/manifest.dsse.json"
+	# the file list the signed statement binds, found beside it by name
+	cp "$B.manifest.json" "$d/in/"
 	cp "$KEYRING" "$d/in/keyring.json"
 	truncate -s 64M "$d/evidence.img"
 	(cd "$d/in" && tar --format=ustar --owner=0 --group=0 -cf - -- *) |
