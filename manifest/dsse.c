@@ -1,9 +1,13 @@
 #include "manifest/dsse.h"
 
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "lib/base64.h"
 #include "lib/cleanup.h"
@@ -509,26 +513,51 @@ int manifest_read_file(const char *path, json_t **doc, uint8_t sha256[32], ingot
 	return 0;
 }
 
+/* The next top-level member of canonical JSON after p: its "\n", or
+ * NULL.  A line break, two spaces and a quote start one and nothing else
+ * (deeper lines are indented more; strings escape line breaks). */
+static const char *next_member(const char *p, const char *end)
+{
+	while ((p = memchr(p, '\n', (size_t)(end - p))) && end - p >= 4) {
+		if (p[1] == ' ' && p[2] == ' ' && p[3] == '"')
+			return p;
+		p++;
+	}
+	return NULL;
+}
+
 /* The head of a canonical manifest (buf), files[] cut from the bytes:
  * 1 and *head, or 0 when buf is not a canonical manifest with files[]
- * (the caller parses it whole).  Canonical JSON writes a raw line break
- * only between members and elements (strings escape theirs), indented
- * by depth: "\n  \"" starts a top-level member and nothing else, so
- * files[] is what lies between its own and the next.  What is left must
- * be the head's canonical bytes exactly, or nothing is cut. */
+ * (the caller parses it whole).  files[] runs from its top-level member
+ * to its closing "\n  ]" (only top-level lines are indented by two;
+ * memmem of that needle is fast, unlike a scan line by line of the file
+ * list, which was a fifth of `ingot sign`); what is left must be the
+ * head's canonical bytes exactly, or nothing is cut. */
 static int head_cut(const char *path, const char *buf, size_t len, json_t **head, ingot_error *e)
 {
-	static const char files[] = "\n  \"files\": ", member[] = "\n  \"";
+	static const char files[] = "\n  \"files\": ", close[] = "\n  ],";
 	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
 	_cleanup_json_ json_t *h = NULL;
 	_cleanup_free_ char *canon = NULL;
-	const char *f, *next;
+	const char *end = buf + len, *f = buf, *v, *next;
 	size_t clen;
 	int r;
 
-	if (len > MANIFEST_FILE_MAX || len < 2 || memcmp(buf, "{\n", 2) ||
-	    !(f = memmem(buf, len, files, sizeof(files) - 1)) ||
-	    !(next = memmem(f + 1, len - (size_t)(f + 1 - buf), member, sizeof(member) - 1)))
+	if (len > MANIFEST_FILE_MAX || len < 2 || memcmp(buf, "{\n", 2))
+		return 0;
+	while ((f = next_member(f, end)) && ((size_t)(end - f) < sizeof(files) - 1 ||
+					     memcmp(f, files, sizeof(files) - 1)))
+		f++;
+	if (!f || (size_t)(end - (v = f + sizeof(files) - 1)) < 3)
+		return 0;
+	if (!memcmp(v, "[],", 3))
+		next = v + 3;
+	else if (v[0] == '[' && v[1] == '\n' &&
+		 (next = memmem(v, (size_t)(end - v), close, sizeof(close) - 1)))
+		next += sizeof(close) - 1;
+	else
+		return 0;
+	if ((size_t)(end - next) < 4 || next_member(next, end) != next)
 		return 0;
 	strbuf_init(&sb, (size_t)(f - buf) + (len - (size_t)(next - buf)) + 1);
 	strbuf_add(&sb, buf, (size_t)(f - buf));
@@ -545,22 +574,59 @@ static int head_cut(const char *path, const char *buf, size_t len, json_t **head
 	return 1;
 }
 
+/* A file mapped (read-only), or read when it cannot be: a manifest
+ * is hashed and cut without being copied (read() of it was a sixth of
+ * `ingot sign`). */
+struct file_map {
+	const char *p;
+	size_t len;
+	bool mapped;
+};
+
+static void file_unmap(struct file_map *m)
+{
+	if (m->mapped)
+		munmap((void *)m->p, m->len);
+}
+
+static int map_file(const char *path, struct file_map *m, char **buf, size_t *len, ingot_error *e)
+{
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	void *p;
+	int r;
+
+	m->mapped = false;
+	if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 &&
+	    (uint64_t)st.st_size <= ENVELOPE_FILE_MAX &&
+	    (p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0)) != MAP_FAILED) {
+		*m = (struct file_map){ p, (size_t)st.st_size, true };
+		*len = m->len;
+		return 0;
+	}
+	/* Not a regular file, empty or over the limit: read_file says which. */
+	if ((r = read_file(path, ENVELOPE_FILE_MAX, buf, len, e)) < 0)
+		return r;
+	*m = (struct file_map){ *buf, *len, false };
+	return 0;
+}
+
 int manifest_read_signable(const char *path, json_t **env, json_t **head, uint8_t sha256[32],
 			   ingot_error *e)
 {
+	_cleanup_(file_unmap) struct file_map map = { 0 };
 	_cleanup_free_ char *buf = NULL;
 	_cleanup_json_ json_t *doc = NULL, *h = NULL;
 	size_t len;
 	int r;
 
 	*env = *head = NULL;
-	if ((r = read_file(path, ENVELOPE_FILE_MAX, &buf, &len, e)) < 0 ||
-	    (r = head_cut(path, buf, len, head, e)) < 0)
+	if ((r = map_file(path, &map, &buf, &len, e)) < 0 || (r = head_cut(path, map.p, len, head, e)) < 0)
 		return r;
-	sha256_buf(buf, len, sha256);
+	sha256_buf(map.p, len, sha256);
 	if (r > 0)
 		return 0;
-	if ((r = parse_doc(path, buf, len, &doc, e)) < 0)
+	if ((r = parse_doc(path, map.p, len, &doc, e)) < 0)
 		return r;
 	if (json_is_object(doc) && json_object_get(doc, "payloadType")) {
 		*env = TAKE_PTR(doc);
