@@ -27,7 +27,9 @@ enum envelope_fail {
 	ENVELOPE_FAIL_DIGEST = 6,      /* image sha256/size or verity root does not match */
 };
 
-/* Build an envelope with one signature by k.  The payload is
+/* Build a v1 envelope (the whole manifest as predicate) with one
+ * signature by k: what ingot wrote before the v2 statement, kept for the
+ * tests of the v1 reader until it goes (docs/signing.md).  The payload is
  * json_compact(statement), so equal manifests give equal payloads (and,
  * with Ed25519, equal envelopes). */
 int envelope_create(const json_t *manifest, const struct signing_key *k, json_t **envelope,
