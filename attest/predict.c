@@ -1,5 +1,6 @@
 #include "attest/predict.h"
 
+#include <stdbool.h>
 #include <string.h>
 
 #include "attest/bank.h"
@@ -119,7 +120,7 @@ static int get_hex32(const json_t *manifest, const char *key, const char *sub,
 /* The event data and, into img, root and cd, the digests it names:
  * each computed once for both callers. */
 static int event_data(const json_t *manifest, struct strbuf *out, uint8_t img[32],
-		      uint8_t root[32], uint8_t cd[32], const char **namep, ingot_error *e)
+		      uint8_t root[32], uint8_t cd[32], bool head, const char **namep, ingot_error *e)
 {
 	const char *name;
 	json_t *recipe;
@@ -139,8 +140,9 @@ static int event_data(const json_t *manifest, struct strbuf *out, uint8_t img[32
 	if ((r = get_hex32(manifest, "image", "sha256", img, e)) < 0 ||
 	    (r = get_hex32(manifest, "verity", "root_hash", root, e)) < 0)
 		return r;
-	r = attest_content_digest(manifest, cd);
-	if (r < 0)
+	if (head && (r = get_hex32(manifest, "measurement", "content_digest", cd, e)) < 0)
+		return r;
+	if (!head && (r = attest_content_digest(manifest, cd)) < 0)
 		return ingot_fail(e, r, "manifest: cannot compute the content digest");
 	*namep = name;
 	return attest_event_data(name, img, root, cd, out);
@@ -151,10 +153,10 @@ int attest_event_data_from_manifest(const json_t *manifest, struct strbuf *out, 
 	uint8_t img[32], root[32], cd[32];
 	const char *name;
 
-	return event_data(manifest, out, img, root, cd, &name, e);
+	return event_data(manifest, out, img, root, cd, false, &name, e);
 }
 
-json_t *attest_measurement_for_manifest(const json_t *manifest, int pcr, ingot_error *e)
+static json_t *measurement_for(const json_t *manifest, int pcr, bool head, ingot_error *e)
 {
 	_cleanup_strbuf_ struct strbuf ev = STRBUF_INIT;
 	uint8_t img[32], root[32], cd[32];
@@ -162,7 +164,7 @@ json_t *attest_measurement_for_manifest(const json_t *manifest, int pcr, ingot_e
 	const char *name;
 
 	strbuf_init(&ev, 256);
-	if (event_data(manifest, &ev, img, root, cd, &name, e) < 0)
+	if (event_data(manifest, &ev, img, root, cd, head, &name, e) < 0)
 		return NULL;
 	have = json_object_get(manifest, "measurement");
 	if (pcr < 0 && json_is_integer(json_object_get(have, "pcr")))
@@ -179,7 +181,12 @@ json_t *attest_measurement_for_manifest(const json_t *manifest, int pcr, ingot_e
 	return m;
 }
 
-int attest_check_measurement(const json_t *manifest, unsigned *pcr, ingot_error *e)
+json_t *attest_measurement_for_manifest(const json_t *manifest, int pcr, ingot_error *e)
+{
+	return measurement_for(manifest, pcr, false, e);
+}
+
+static int check_measurement(const json_t *manifest, bool head, unsigned *pcr, ingot_error *e)
 {
 	_cleanup_json_ json_t *want = NULL;
 	json_t *have;
@@ -195,7 +202,7 @@ int attest_check_measurement(const json_t *manifest, unsigned *pcr, ingot_error 
 	if (n < 0 || n >= PCR_COUNT)
 		return ingot_fail(e, -EINVAL, "manifest: measurement.pcr: expected 0-%d, got %lld",
 				  PCR_COUNT - 1, (long long)n);
-	want = attest_measurement_for_manifest(manifest, (int)n, e);
+	want = measurement_for(manifest, (int)n, head, e);
 	if (!want)
 		return e ? e->code : -EINVAL;
 	if (!json_equal(want, have)) {
@@ -207,4 +214,14 @@ int attest_check_measurement(const json_t *manifest, unsigned *pcr, ingot_error 
 	if (pcr)
 		*pcr = (unsigned)n;
 	return 0;
+}
+
+int attest_check_measurement(const json_t *manifest, unsigned *pcr, ingot_error *e)
+{
+	return check_measurement(manifest, false, pcr, e);
+}
+
+int attest_check_head_measurement(const json_t *head, unsigned *pcr, ingot_error *e)
+{
+	return check_measurement(head, true, pcr, e);
 }

@@ -55,5 +55,10 @@ json_t *attest_measurement_for_manifest(const json_t *manifest, int pcr, ingot_e
  * manifest's "measurement" member; the PCR is the one the member names.
  * On success *pcr (if non-NULL) gets that PCR. */
 int attest_check_measurement(const json_t *manifest, unsigned *pcr, ingot_error *e);
+/* The same for a manifest's signed head (no files[]: manifest/dsse.h
+ * v2), with the content digest the head carries, which only the file
+ * list it binds could recompute: every other part of the measurement
+ * is still recomputed and compared. */
+int attest_check_head_measurement(const json_t *head, unsigned *pcr, ingot_error *e);
 
 #endif

@@ -261,7 +261,9 @@ static int load_trust(struct audit_ctx *c, ingot_error *e)
 static void load_one_manifest(struct audit_ctx *c, const char *path, struct pmanifest *pm)
 {
 	_cleanup_json_ json_t *doc = NULL;
-	struct verify_policy pol = { .now = c->o->now };
+	/* Everything the audit judges is in the signed head: a v2 file
+	 * list is not read (docs/signing.md). */
+	struct verify_policy pol = { .now = c->o->now, .file_list_use = FILE_LIST_HEAD };
 	ingot_error e = { 0 };
 	int r;
 
@@ -277,7 +279,8 @@ static void load_one_manifest(struct audit_ctx *c, const char *path, struct pman
 		}
 	}
 	if (r == 0)
-		r = attest_check_measurement(pm->m, &pm->pcr, &e);
+		r = json_object_get(pm->m, "files") ? attest_check_measurement(pm->m, &pm->pcr, &e)
+						    : attest_check_head_measurement(pm->m, &pm->pcr, &e);
 	if (r == 0) {
 		pm->pool = json_string_value(json_object_get(json_object_get(pm->m, "recipe"), "name"));
 		pm->serial = json_integer_value(json_object_get(pm->m, "serial"));

@@ -389,51 +389,54 @@ static int write_sbom(const struct recipe *r, const struct unpack_stats *stats, 
 }
 
 /* NAME.manifest.json: json_canonical of the manifest, files[] made as
- * they are written.  *len gets the byte count. */
+ * they are written.  *len gets the byte count, sha256 the digest the
+ * signed statement binds it by. */
 static int write_manifest(struct atomic_file *af, const char *path, const json_t *head,
-			  const struct tree *t, size_t *len, ingot_error *e)
+			  const struct tree *t, size_t *len, uint8_t sha256[32], ingot_error *e)
 {
 	struct manifest_files f;
-	struct out_file of = { af, NULL };
+	struct out_file of = { af, sha256_begin() };
 	const struct json_out out = { out_file_write, &of };
-	int rc = atomic_open(af, path, OUT_MODE, e);
+	int rc;
 
-	if (rc < 0)
-		return rc;
-	manifest_files_init(&f, t, false);
-	rc = json_dump_spliced(head, JSON_CANONICAL_FLAGS, &(struct json_splice){ manifest_files_next, &f },
-			       1, &out, len, e);
-	manifest_files_release(&f);
-	if (rc < 0 || (rc = out_file_write(&of, "\n", 1, e)) < 0)
-		return rc;
-	++*len;
-	return 0;
+	if (!of.md)
+		return ingot_fail(e, -ENOMEM, "out of memory");
+	if ((rc = atomic_open(af, path, OUT_MODE, e)) >= 0) {
+		manifest_files_init(&f, t, false);
+		rc = json_dump_spliced(head, JSON_CANONICAL_FLAGS, &(struct json_splice){ manifest_files_next, &f },
+				       1, &out, len, e);
+		manifest_files_release(&f);
+	}
+	if (rc >= 0 && (rc = out_file_write(&of, "\n", 1, e)) >= 0)
+		++*len;
+	sha256_end(of.md, sha256);
+	return rc < 0 ? rc : 0;
 }
 
-/* NAME.manifest.dsse.json: the signed statement whose predicate is the
- * manifest.  Its payload (compact bytes, about the manifest's: compact)
- * is made with files[] spliced in and is the one manifest-sized buffer:
- * the envelope is written with its base64 made as it goes. */
-static int sign_manifest(const char *key, const json_t *head, const struct tree *t, size_t compact,
-			 struct out_file *of, const char *path, ingot_error *e)
+/* NAME.manifest.dsse.json: the signed statement, a few KB whatever the
+ * image: the manifest's head (files[] is the splice mark in head, left
+ * out) and the manifest file bound by its digest (docs/signing.md). */
+static int sign_manifest(const char *key, const json_t *head, const char *manifest_path,
+			 const uint8_t manifest_sha256[32], struct out_file *of, const char *path,
+			 ingot_error *e)
 {
 	_cleanup_(signing_key_freep) struct signing_key *k = NULL;
-	_cleanup_json_ json_t *st = NULL;
-	_cleanup_strbuf_ struct strbuf payload = STRBUF_INIT;
-	struct manifest_files f;
+	_cleanup_json_ json_t *st = NULL, *h = json_copy((json_t *)head);
+	_cleanup_free_ char *payload = NULL;
+	const char *base = strrchr(manifest_path, '/') ? strrchr(manifest_path, '/') + 1 : manifest_path;
+	size_t len;
 	int r;
 
+	if (!h || json_object_del(h, "files") < 0)
+		return ingot_fail(e, -ENOMEM, "out of memory");
 	if ((r = signing_key_load(key, &k, e)) < 0 ||
-	    (r = statement_for_manifest_head("manifest", head, &st, e)) < 0)
+	    (r = statement_for_head("manifest", h, base, manifest_sha256, &st, e)) < 0)
 		return r;
-	strbuf_init(&payload, compact + 4096);   /* + the statement around it */
-	manifest_files_init(&f, t, false);
-	r = json_dump_spliced(st, JSON_COMPACT_FLAGS, &(struct json_splice){ manifest_files_next, &f }, 1,
-			      &(struct json_out){ json_out_strbuf, &payload }, NULL, e);
-	manifest_files_release(&f);
-	if (r < 0 || (r = atomic_open(of->af, path, OUT_MODE, e)) < 0)
+	if (!(payload = json_compact(st, &len)))
+		return ingot_fail(e, -ENOMEM, "out of memory");
+	if ((r = atomic_open(of->af, path, OUT_MODE, e)) < 0)
 		return r;
-	return envelope_write_signed(payload.buf, payload.len, k, &(struct json_out){ out_file_write, of }, e);
+	return envelope_write_signed(payload, len, k, &(struct json_out){ out_file_write, of }, e);
 }
 
 /* NAME.efi and the manifest's "boot" predictions. */
@@ -469,6 +472,7 @@ static int run_build(const struct build_opts *o, struct recipe *r, struct store 
 	_cleanup_free_ struct unpack_stats *stats = calloc(r->n_artifacts + 1, sizeof(*stats));
 	struct unpack_limits lim = { .entries = o->max_entries, .bytes = o->max_unpacked_bytes };
 	size_t cached = 0, compact = 0, canonical = 0;
+	uint8_t manifest_sha256[32];
 	int rc;
 
 	if (!sizes || !stats)
@@ -533,14 +537,14 @@ static int run_build(const struct build_opts *o, struct recipe *r, struct store 
 		goto done;
 	}
 	if ((rc = manifest_seal(manifest, r->name, &vi, &t, &compact, e)) < 0 ||
-	    (rc = write_manifest(&out->manifest, res->manifest_path, manifest, &t, &canonical, e)) < 0)
+	    (rc = write_manifest(&out->manifest, res->manifest_path, manifest, &t, &canonical, manifest_sha256, e)) < 0)
 		goto done;
 	if ((rc = manifest_check_sizes(res->entries, canonical, compact, &MANIFEST_LIMITS, e)) < 0) {
 		ingot_prefix(e, "%s", r->name);
 		goto done;
 	}
-	if (o->key && (rc = sign_manifest(o->key, manifest, &t, compact, &(struct out_file){ &out->envelope, NULL },
-					  res->envelope_path, e)) < 0)
+	if (o->key && (rc = sign_manifest(o->key, manifest, res->manifest_path, manifest_sha256,
+					  &(struct out_file){ &out->envelope, NULL }, res->envelope_path, e)) < 0)
 		goto done;
 	rc = outputs_commit(out, res, e);
 done:

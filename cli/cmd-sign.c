@@ -20,10 +20,14 @@ static const struct cli_command sign_cmd = {
 	"    ingot sign MANIFEST.json|ENVELOPE.dsse.json --key KEY [-o OUT] [--passphrase-fd N]\n",
 	.description =
 	"    Given a manifest (NAME.manifest.json), writes a DSSE envelope whose payload\n"
-	"    is an in-toto Statement v1: subject = the image file and its sha256,\n"
-	"    predicateType https://ingot.dev/manifest/v1, predicate = the manifest; and\n"
-	"    signs the DSSE PAE bytes with KEY.  The default output is\n"
-	"    NAME.manifest.dsse.json beside the manifest.\n"
+	"    is a small in-toto Statement v1: subjects = the image, the SBOM (when the\n"
+	"    manifest names one) and the manifest file itself, each with its sha256;\n"
+	"    predicateType https://ingot.dev/manifest-head/v2, predicate = the manifest\n"
+	"    without its file list; and signs the DSSE PAE bytes with KEY.  The file\n"
+	"    list stays in the manifest file, bound by its sha256: readers look for it\n"
+	"    under its subject name beside the envelope.  The default output is\n"
+	"    NAME.manifest.dsse.json beside the manifest.  A manifest as ingot writes it\n"
+	"    (canonical JSON) is hashed, and only its head parsed.\n"
 	"\n"
 	"    Given an envelope, adds KEY's signature to it (several release keys can sign\n"
 	"    one manifest; see the keyring threshold) and rewrites it in place unless -o\n"
@@ -44,6 +48,12 @@ static const struct cli_command sign_cmd = {
 	"    ingot sign m.json --key k.key --passphrase-fd 3 -o m.dsse.json 3<pass.txt\n",
 };
 
+static const char *base_name(const char *path)
+{
+	const char *s = strrchr(path, '/');
+	return s ? s + 1 : path;
+}
+
 /* demo.manifest.json -> demo.manifest.dsse.json; x.json -> x.dsse.json. */
 static char *default_output(const char *in)
 {
@@ -61,7 +71,8 @@ static char *default_output(const char *in)
 int cmd_sign(int argc, char **argv)
 {
 	_cleanup_free_ char *defout = NULL;
-	_cleanup_json_ json_t *doc = NULL, *env = NULL, *st = NULL;
+	_cleanup_json_ json_t *doc = NULL, *env = NULL, *st = NULL, *head = NULL;
+	uint8_t digest[32];
 	_cleanup_signing_key_ struct signing_key *k = NULL;
 	const char *keypath = NULL, *out = NULL, *in;
 	ingot_error e = { 0 };
@@ -88,13 +99,14 @@ int cmd_sign(int argc, char **argv)
 		return cli_usage_error("sign", "--key KEY is required");
 	in = argv[optind];
 
-	r = manifest_read_file(in, &doc, NULL, &e);
+	/* Read once and checked before any key is read: an envelope, or a
+	 * manifest's head and the digest of its bytes. */
+	r = manifest_read_signable(in, &doc, &head, digest, &e);
 	if (r < 0)
-		return cli_error(&e, r == -EFBIG || r == -EBADMSG ? SIGN_EXIT_MALFORMED : EXIT_FAILURE_);
-	is_env = json_is_object(doc) && json_object_get(doc, "payloadType");
-	/* Checks the manifest in full before any key is read; the statement
-	 * is what gets signed below, so the check is done once. */
-	if (!is_env && (r = statement_for_manifest(in, doc, &st, &e)) < 0)
+		return cli_error(&e, r == -ENOMEM || (r != -EFBIG && r != -EBADMSG && r != -EINVAL)
+				 ? EXIT_FAILURE_ : SIGN_EXIT_MALFORMED);
+	is_env = doc != NULL;
+	if (!is_env && (r = statement_for_head(in, head, base_name(in), digest, &st, &e)) < 0)
 		return cli_error(&e, r == -ENOMEM ? EXIT_FAILURE_ : SIGN_EXIT_MALFORMED);
 
 	if (fd >= 0) {

@@ -17,7 +17,8 @@ static const struct cli_command verify_manifest_cmd = {
 	.summary = "check a signed manifest's signatures, expiry and rollback",
 	.synopsis =
 	"    ingot verify-manifest ENVELOPE --keyring KEYRING [--image IMG [--verity V]]\n"
-	"                          [--now RFC3339|EPOCH] [--state FILE] [--print-manifest]\n",
+	"                          [--now RFC3339|EPOCH] [--state FILE] [--print-manifest]\n"
+	"                          [--file-list MANIFEST]\n",
 	.description =
 	"    Verifies the DSSE envelope ENVELOPE (NAME.manifest.dsse.json), in order:\n"
 	"      1. structure and limits (payload at most 64 MiB, 64 signatures);\n"
@@ -26,9 +27,14 @@ static const struct cli_command verify_manifest_cmd = {
 	"         once; unknown key ids and bad signatures are named;\n"
 	"      3. payloadType application/vnd.in-toto+json (or .v1+json), an in-toto\n"
 	"         Statement v1 (or v0.1) with\n"
-	"         predicateType https://ingot.dev/manifest/v1, a valid manifest, and a\n"
-	"         subject equal to the manifest's image name and sha256;\n"
+	"         predicateType https://ingot.dev/manifest-head/v2 (a valid manifest\n"
+	"         head; subjects: the image, the SBOM, the manifest file) or, until\n"
+	"         0.3, https://ingot.dev/manifest/v1 (the whole manifest), subjects\n"
+	"         equal to the manifest's image (and SBOM) name and sha256;\n"
 	"      4. expiry: the manifest's \"expires\" must be after now;\n"
+	"         v2: the manifest file (--file-list, else its subject name beside\n"
+	"         ENVELOPE) must hash to the signed digest: a different file is\n"
+	"         exit 6, a missing one exit 1;\n"
 	"      5. rollback: the serial must not be below the last serial recorded for\n"
 	"         the same recipe name in the state file (as in TUF); on success a\n"
 	"         higher serial is recorded there (atomically);\n"
@@ -48,7 +54,7 @@ static const struct cli_command verify_manifest_cmd = {
 	"    3   signatures: fewer valid signatures by distinct trusted keys than the threshold\n"
 	"    4   expired\n"
 	"    5   rollback: serial below the last one seen\n"
-	"    6   the image or verity file does not match the signed manifest\n"
+	"    6   the image, verity or manifest file does not match what was signed\n"
 	"    64  usage error\n"
 	"\n"
 	"EXAMPLES\n"
@@ -82,6 +88,9 @@ int cmd_verify_manifest(int argc, char **argv)
 			   "rollback state: last-seen serial per recipe name"),
 		OPT_FLAG('p', "print-manifest", &print,
 			 "print the verified manifest (canonical JSON) on stdout"),
+		OPT_STRING('f', "file-list", &pol.file_list, "FILE",
+			   "the manifest file a v2 statement binds by digest\n"
+			   "(default: its subject name beside ENVELOPE)"),
 		OPT_END(),
 	};
 
@@ -94,6 +103,9 @@ int cmd_verify_manifest(int argc, char **argv)
 	if (verity && !image)
 		return cli_usage_error("verify-manifest", "--verity needs --image");
 	path = argv[optind];
+	/* The file list's digest is all this checks; it is parsed only to
+	 * be printed. */
+	pol.file_list_use = print ? FILE_LIST_LOAD : FILE_LIST_DIGEST;
 
 	int r = keyring_load(keyring, &kr, &e);
 	if (r < 0)
@@ -120,6 +132,8 @@ int cmd_verify_manifest(int argc, char **argv)
 		if (out.has_expiry)
 			printf(", expires %s",
 			       json_string_value(json_object_get(m, "expires")));
+		if (out.file_list)
+			printf(", file list sha256 matches");
 		if (image)
 			printf(", image sha256 %.16s... matches", out.image_sha256);
 		if (verity)

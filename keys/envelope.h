@@ -27,7 +27,9 @@ enum envelope_fail {
 	ENVELOPE_FAIL_DIGEST = 6,      /* image sha256/size or verity root does not match */
 };
 
-/* Build an envelope with one signature by k.  The payload is
+/* Build a v1 envelope (the whole manifest as predicate) with one
+ * signature by k: what ingot wrote before the v2 statement, kept for the
+ * tests of the v1 reader until it goes (docs/signing.md).  The payload is
  * json_compact(statement), so equal manifests give equal payloads (and,
  * with Ed25519, equal envelopes). */
 int envelope_create(const json_t *manifest, const struct signing_key *k, json_t **envelope,
@@ -47,9 +49,18 @@ int envelope_write_signed(const char *payload, size_t len, const struct signing_
  * -EEXIST if k already signed it. */
 int envelope_add_signature(json_t *envelope, const struct signing_key *k, ingot_error *e);
 
+/* What a v2 statement's file list (the manifest file it binds by digest)
+ * is read for: loaded whole, the manifest given back the bound file
+ * (the default); its digest only, a streamed hash (verify-manifest); or
+ * not at all, for a reader that judges only the signed head (audit):
+ * either of the last two gives back the head, without files[]. */
+enum file_list_use { FILE_LIST_LOAD, FILE_LIST_DIGEST, FILE_LIST_HEAD };
+
 struct verify_policy {
 	time_t now;               /* expiry is checked against this */
 	const char *state_path;   /* last-seen serials (NULL: no rollback check) */
+	const char *file_list;    /* v2: the bound manifest file (NULL: its subject name beside the envelope) */
+	enum file_list_use file_list_use;
 };
 
 #define VERIFY_MAX_SIGNERS ENVELOPE_MAX_SIGS
@@ -65,6 +76,7 @@ struct verify_outcome {
 	bool has_expiry;
 	time_t expires;
 	char image_sha256[65];                /* the signed manifest's image.sha256 */
+	bool file_list;                       /* a v2 statement: its file list's digest matched */
 };
 
 /* Only the envelope's shape, payloadType and signatures against kr
@@ -87,7 +99,9 @@ int envelope_read_file(const char *path, json_t **env, ingot_error *e);
  * and payload as found; the payload is not interpreted before that),
  * then payload type, statement type, subject == the manifest's image
  * name and sha256, the manifest schema, expiry and rollback against the
- * state file.  The image itself is checked by the caller
+ * state file, and, for a v2 statement, the bound manifest file's digest
+ * (p->file_list; a mismatch is ENVELOPE_FAIL_DIGEST, a missing or
+ * unreadable file ENVELOPE_FAIL_IO, never a pass).  The image itself is checked by the caller
  * (image/verity.h: image_check_manifest) and the serial recorded with
  * envelope_record_state once everything passed.  On failure, e->msg
  * names what failed and e->kind is one of ENVELOPE_FAIL_*.
@@ -108,7 +122,9 @@ struct verified_manifest {
 	uint8_t *payload;
 	size_t payload_len;
 	json_t *statement;
-	json_t *manifest;              /* the statement's predicate (own reference) */
+	json_t *manifest;              /* the manifest (own reference): v1 the predicate, v2 the
+					* bound file (the head with file_list_digest_only) */
+	struct manifest_ref ref;       /* v2: the bound file (ref.name "" for v1) */
 	uint8_t content_digest[32];
 };
 void verified_manifest_free(struct verified_manifest *vm);

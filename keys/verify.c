@@ -254,6 +254,30 @@ int envelope_verify_signatures(const char *name, const json_t *env, const struct
 	return 0;
 }
 
+/* A v2 statement's file list: its digest, and unless only that was
+ * asked for, the whole manifest in place of the head. */
+static int check_file_list(const char *name, const struct verify_policy *p, struct verified_manifest *vm,
+			   struct verify_outcome *out, ingot_error *e)
+{
+	json_t *full = NULL;
+	int r;
+
+	if (!vm->ref.name[0] || p->file_list_use == FILE_LIST_HEAD)
+		return 0;
+	r = manifest_ref_load(name, p->file_list, &vm->ref, vm->manifest, MANIFEST_FULL,
+			      p->file_list_use == FILE_LIST_DIGEST ? NULL : &full, e);
+	if (r < 0)
+		return ingot_set_kind(e, r, r == -EILSEQ ? ENVELOPE_FAIL_DIGEST :
+				      r == -EINVAL || r == -EBADMSG || r == -EFBIG ? ENVELOPE_FAIL_MALFORMED
+										  : ENVELOPE_FAIL_IO);
+	if (full) {
+		json_decref(vm->manifest);
+		vm->manifest = full;
+	}
+	out->file_list = true;
+	return 0;
+}
+
 void verified_manifest_free(struct verified_manifest *vm)
 {
 	free(vm->payload);
@@ -283,14 +307,11 @@ static int verify_manifest(const char *name, const json_t *env, const struct key
 		return r;
 
 	/* Authenticated from here on; now interpret it. */
-	r = envelope_statement_manifest(name, vm->payload, vm->payload_len, MANIFEST_FULL,
-					&vm->statement, &vm->manifest, e);
+	r = envelope_statement_parse(name, vm->payload, vm->payload_len, MANIFEST_FULL,
+				     &vm->statement, &vm->manifest, &vm->ref, e);
 	if (r < 0)
 		return ingot_set_kind(e, r, ENVELOPE_FAIL_MALFORMED);
 	m = vm->manifest;
-	if (want_digest && (r = attest_content_digest(m, vm->content_digest)) < 0)
-		return ingot_fail_kind(e, r, ENVELOPE_FAIL_IO, "%s: cannot compute the content digest",
-					 name);
 
 	recipe = json_string_value(json_object_get(json_object_get(m, "recipe"), "name"));
 	/* The state file keys serials by this name: a cut name would let
@@ -305,8 +326,19 @@ static int verify_manifest(const char *name, const json_t *env, const struct key
 		 json_string_value(json_object_get(json_object_get(m, "image"), "sha256")));
 
 	if ((r = check_expiry(name, m, p->now, out, e)) < 0 ||
+	    (r = check_file_list(name, p, vm, out, e)) < 0 ||
 	    (p->state_path && (r = check_rollback(name, p->state_path, out, e)) < 0))
 		return r;
+	/* Of the whole manifest; a head alone (v2, digest only) has no
+	 * files[] to digest, but carries the digest, signed. */
+	if (want_digest && vm->ref.name[0] && p->file_list_use != FILE_LIST_LOAD)
+		r = hex_decode(json_string_value(json_object_get(json_object_get(m, "measurement"), "content_digest")),
+			       vm->content_digest, sizeof(vm->content_digest));
+	else if (want_digest)
+		r = attest_content_digest(vm->manifest, vm->content_digest);
+	if (r < 0)
+		return ingot_fail_kind(e, r, ENVELOPE_FAIL_IO, "%s: cannot compute the content digest",
+					 name);
 	return 0;
 }
 

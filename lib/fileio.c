@@ -29,7 +29,10 @@ int read_file(const char *path, size_t max, char **out, size_t *len, ingot_error
 	if (S_ISREG(st.st_mode) && (uint64_t)st.st_size > max)
 		return ingot_fail(e, -EFBIG, "%s: file too large (%llu bytes, limit %zu)",
 				  path, (unsigned long long)st.st_size, max);
-	cap = S_ISREG(st.st_mode) ? (size_t)st.st_size + 1 : 4096;
+	/* A regular file's size, its NUL, and one byte for the read that
+	 * finds EOF: with only the NUL's room that read doubled (and copied)
+	 * the buffer. */
+	cap = S_ISREG(st.st_mode) ? (size_t)st.st_size + 2 : 4096;
 	buf = malloc(cap);
 	if (!buf)
 		return ingot_fail(e, -ENOMEM, "%s: out of memory", path);

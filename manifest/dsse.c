@@ -1,9 +1,13 @@
 #include "manifest/dsse.h"
 
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "lib/base64.h"
 #include "lib/cleanup.h"
@@ -39,8 +43,18 @@ void dsse_pae(const char *type, const void *body, size_t body_len, uint8_t **out
 	*out = (uint8_t *)strbuf_detach(&sb, out_len);
 }
 
-/* The statement around a manifest its caller has checked. */
-static int statement_wrap(const json_t *manifest, json_t **out, ingot_error *e)
+static int subject_append(json_t *st, const json_t *file, const json_t *sha256, ingot_error *e)
+{
+	if (json_array_append_new(json_object_get(st, "subject"),
+				  json_pack("{s:O,s:{s:O}}", "name", file, "digest", "sha256", sha256)) < 0)
+		return ingot_fail(e, -ENOMEM, "out of memory");
+	return 0;
+}
+
+/* The statement around a manifest (v1) or head (v2, ref: the manifest
+ * file's name and sha256 hex) its caller has checked. */
+static int statement_wrap(const json_t *manifest, const char *type, const char *ref_name,
+			  const char *ref_sha256, json_t **out, ingot_error *e)
 {
 	json_t *image = json_object_get(manifest, "image");
 	/* The subjects are the image file the manifest describes and, when
@@ -51,21 +65,20 @@ static int statement_wrap(const json_t *manifest, json_t **out, ingot_error *e)
 	 * copy of a large manifest (and freeing it) cost a fifth of `ingot
 	 * sign`.  jansson keeps the count in the value, hence the cast; the
 	 * manifest is not modified through the statement (dsse.h). */
-	json_t *st = json_pack("{s:s,s:[{s:O,s:{s:O}}],s:s,s:O}",
-			       "_type", STATEMENT_TYPE,
-			       "subject", "name", json_object_get(image, "file"),
-			       "digest", "sha256", json_object_get(image, "sha256"),
-			       "predicateType", MANIFEST_PREDICATE_TYPE,
-			       "predicate", (json_t *)manifest);
-	if (!st)
+	_cleanup_json_ json_t *st = json_pack("{s:s,s:[],s:s,s:O}", "_type", STATEMENT_TYPE,
+					      "subject", "predicateType", type,
+					      "predicate", (json_t *)manifest);
+	_cleanup_json_ json_t *rn = ref_name ? json_string(ref_name) : NULL;
+	_cleanup_json_ json_t *rs = ref_sha256 ? json_string(ref_sha256) : NULL;
+	int r;
+
+	if (!st || (ref_name && (!rn || !rs)))
 		return ingot_fail(e, -ENOMEM, "out of memory");
-	if (sbom && json_array_append_new(json_object_get(st, "subject"),
-					  json_pack("{s:O,s:{s:O}}", "name", json_object_get(sbom, "file"),
-						    "digest", "sha256", json_object_get(sbom, "sha256"))) < 0) {
-		json_decref(st);
-		return ingot_fail(e, -ENOMEM, "out of memory");
-	}
-	*out = st;
+	if ((r = subject_append(st, json_object_get(image, "file"), json_object_get(image, "sha256"), e)) < 0 ||
+	    (sbom && (r = subject_append(st, json_object_get(sbom, "file"), json_object_get(sbom, "sha256"), e)) < 0) ||
+	    (rn && (r = subject_append(st, rn, rs, e)) < 0))
+		return r;
+	*out = TAKE_PTR(st);
 	return 0;
 }
 
@@ -73,14 +86,39 @@ int statement_for_manifest(const char *name, const json_t *manifest, json_t **ou
 			   ingot_error *e)
 {
 	int r = manifest_check(name, manifest, e);
-	return r < 0 ? r : statement_wrap(manifest, out, e);
+	return r < 0 ? r : statement_wrap(manifest, MANIFEST_PREDICATE_TYPE, NULL, NULL, out, e);
 }
 
-int statement_for_manifest_head(const char *name, const json_t *head, json_t **out,
-				ingot_error *e)
+/* A manifest subject's name is looked up beside the envelope: one file
+ * name, nothing that leaves the directory. */
+static bool ref_name_ok(const char *s, size_t n)
 {
-	int r = manifest_check_head(name, head, e);
-	return r < 0 ? r : statement_wrap(head, out, e);
+	return n > 0 && n <= MANIFEST_REF_NAME_MAX && strlen(s) == n && !strchr(s, '/') &&
+	       strcmp(s, ".") && strcmp(s, "..");
+}
+
+/* A head is a manifest without files[]. */
+static int check_head(const char *name, const json_t *head, ingot_error *e)
+{
+	if (json_is_object(head) && json_object_get(head, "files"))
+		return ingot_fail(e, -EINVAL, "%s: files: expected none in a manifest head (the file list "
+				  "is bound by its digest)", name);
+	return manifest_check_head(name, head, e);
+}
+
+int statement_for_head(const char *name, const json_t *head, const char *manifest_name,
+		       const uint8_t manifest_sha256[32], json_t **out, ingot_error *e)
+{
+	char hex[65];
+	int r = check_head(name, head, e);
+
+	if (r < 0)
+		return r;
+	if (!ref_name_ok(manifest_name, strlen(manifest_name)))
+		return ingot_fail(e, -EINVAL, "%s: expected a manifest file name without '/', at most %u "
+				  "bytes, got \"%.64s\"", name, MANIFEST_REF_NAME_MAX, manifest_name);
+	hex_encode(manifest_sha256, 32, hex);
+	return statement_wrap(head, MANIFEST_HEAD_PREDICATE_TYPE, manifest_name, hex, out, e);
 }
 
 /* The base64 alphabets DSSE allows (standard and URL-safe) and padding:
@@ -273,16 +311,43 @@ static int check_subject(const char *name, size_t i, const json_t *s, const json
 	return 0;
 }
 
-int envelope_statement_manifest(const char *name, const uint8_t *payload, size_t len,
-				enum manifest_level level, json_t **statement, json_t **manifest,
-				ingot_error *e)
+/* v2's last subject: the manifest file, a plain file name and a sha256. */
+static int check_ref_subject(const char *name, size_t i, const json_t *s, struct manifest_ref *ref,
+			     ingot_error *e)
+{
+	const json_t *n = json_object_get(s, "name");
+	const json_t *d = json_object_get(json_object_get(s, "digest"), "sha256");
+
+	if (!json_is_string(n) || !ref_name_ok(json_string_value(n), json_string_length(n)))
+		return ingot_fail(e, -EINVAL, "%s: statement.subject[%zu].name: expected the manifest's file "
+				  "name (no '/', at most %u bytes), got %s%.64s%s", name, i, MANIFEST_REF_NAME_MAX,
+				  json_is_string(n) ? "\"" : "", json_is_string(n) ? json_string_value(n) : "a non-string",
+				  json_is_string(n) ? "\"" : "");
+	if (!json_is_string(d) || !is_sha256_hex(json_string_value(d)))
+		return ingot_fail(e, -EINVAL, "%s: statement.subject[%zu].digest.sha256: expected 64 "
+				  "lower-case hex digits (the manifest file's sha256)", name, i);
+	snprintf(ref->name, sizeof(ref->name), "%s", json_string_value(n));
+	snprintf(ref->sha256, sizeof(ref->sha256), "%s", json_string_value(d));
+	ref->subject = i;
+	return 0;
+}
+
+int envelope_statement_parse(const char *name, const uint8_t *payload, size_t len,
+			     enum manifest_level level, json_t **statement, json_t **manifest,
+			     struct manifest_ref *ref, ingot_error *e)
 {
 	_cleanup_json_ json_t *st = NULL;
+	struct manifest_ref tmp;
 	json_error_t je;
 	json_t *subj, *pred, *image, *sbom, *v;
 	const char *key;
+	bool v2;
+	size_t n;
 	int r;
 
+	if (!ref)
+		ref = &tmp;
+	memset(ref, 0, sizeof(*ref));
 	st = json_loadb((const char *)payload, len, JSON_REJECT_DUPLICATES, &je);
 	if (!st)
 		return ingot_fail(e, -EBADMSG, "%s: payload: invalid JSON at %d:%d: %s", name, je.line,
@@ -300,33 +365,42 @@ int envelope_statement_manifest(const char *name, const uint8_t *payload, size_t
 				  json_is_string(v) ? json_string_value(v) : "a non-string",
 				  json_is_string(v) ? "\"" : "");
 	v = json_object_get(st, "predicateType");
-	if (!json_is_string(v) || strcmp(json_string_value(v), MANIFEST_PREDICATE_TYPE))
-		return ingot_fail(e, -EINVAL, "%s: statement.predicateType: expected \"%s\", got %s%.64s%s",
-				  name, MANIFEST_PREDICATE_TYPE, json_is_string(v) ? "\"" : "",
+	v2 = json_is_string(v) && !strcmp(json_string_value(v), MANIFEST_HEAD_PREDICATE_TYPE);
+	if (!v2 && (!json_is_string(v) || strcmp(json_string_value(v), MANIFEST_PREDICATE_TYPE)))
+		return ingot_fail(e, -EINVAL, "%s: statement.predicateType: expected \"%s\" (or \"%s\"), got %s%.64s%s",
+				  name, MANIFEST_HEAD_PREDICATE_TYPE, MANIFEST_PREDICATE_TYPE,
+				  json_is_string(v) ? "\"" : "",
 				  json_is_string(v) ? json_string_value(v) : "a non-string",
 				  json_is_string(v) ? "\"" : "");
 	pred = json_object_get(st, "predicate");
 	if (!pred)
-		return ingot_fail(e, -EINVAL, "%s: statement.predicate: missing, expected the manifest", name);
+		return ingot_fail(e, -EINVAL, "%s: statement.predicate: missing, expected the manifest%s", name,
+				  v2 ? "'s head" : "");
 	char where[512];
 	snprintf(where, sizeof(where), "%s: predicate", name);
-	r = manifest_check_level(where, pred, level, e);
+	/* A head is small and always ingot's: checked in full even for
+	 * review, which needs its subjects to find the file list. */
+	r = v2 ? check_head(where, pred, e) : manifest_check_level(where, pred, level, e);
 	if (r < 0)
 		return r;
-	if (level != MANIFEST_FULL)   /* review: what it claims, not whether it is whole */
+	if (level != MANIFEST_FULL && !v2)   /* review: what it claims, not whether it is whole */
 		goto done;
 
 	subj = json_object_get(st, "subject");
 	sbom = json_object_get(pred, "sbom");
-	if (!json_is_array(subj) || json_array_size(subj) != (sbom ? 2u : 1u))
+	n = 1 + (sbom != NULL) + v2;
+	if (!json_is_array(subj) || json_array_size(subj) != n)
 		return ingot_fail(e, -EINVAL, "%s: statement.subject: expected an array of %s", name,
-				  sbom ? "two entries (the image, the SBOM)" : "one entry (the image)");
+				  n == 1 ? "one entry (the image)" : n == 3 ? "three entries (the image, the SBOM, the manifest)"
+				  : sbom ? "two entries (the image, the SBOM)" : "two entries (the image, the manifest)");
 	if (sbom && (r = check_subject(name, 1, json_array_get(subj, 1), json_object_get(sbom, "file"),
 				       json_object_get(sbom, "sha256"), "sbom", e)) < 0)
 		return r;
 	image = json_object_get(pred, "image");
 	if ((r = check_subject(name, 0, json_array_get(subj, 0), json_object_get(image, "file"),
 			       json_object_get(image, "sha256"), "image", e)) < 0)
+		return r;
+	if (v2 && (r = check_ref_subject(name, n - 1, json_array_get(subj, n - 1), ref, e)) < 0)
 		return r;
 done:
 	*manifest = json_incref(pred);
@@ -404,16 +478,13 @@ int sigstore_bundle_envelope(const char *name, const json_t *doc, json_t **env, 
 	return 1;
 }
 
-int manifest_read_file(const char *path, json_t **doc, uint8_t sha256[32], ingot_error *e)
+/* A manifest or envelope file's bytes as JSON, a Sigstore bundle as the
+ * envelope it holds, within the limit of what it is. */
+static int parse_doc(const char *path, const char *buf, size_t len, json_t **doc, ingot_error *e)
 {
-	_cleanup_free_ char *buf = NULL;
 	_cleanup_json_ json_t *j = NULL, *env = NULL;
-	size_t len;
-	int r = read_file(path, ENVELOPE_FILE_MAX, &buf, &len, e);
+	int r = json_read_buf(path, buf, len, &j, e);
 
-	if (r < 0)
-		return r;
-	r = json_read_buf(path, buf, len, &j, e);
 	if (r < 0)
 		return r;
 	if ((r = sigstore_bundle_envelope(path, j, &env, e)) < 0)
@@ -425,8 +496,210 @@ int manifest_read_file(const char *path, json_t **doc, uint8_t sha256[32], ingot
 	if (len > MANIFEST_FILE_MAX && !(json_is_object(j) && json_object_get(j, "payloadType")))
 		return ingot_fail(e, -EFBIG, "%s: %zu bytes, a manifest may have at most %u", path, len,
 				  MANIFEST_FILE_MAX);
+	*doc = TAKE_PTR(j);
+	return 0;
+}
+
+int manifest_read_file(const char *path, json_t **doc, uint8_t sha256[32], ingot_error *e)
+{
+	_cleanup_free_ char *buf = NULL;
+	size_t len;
+	int r = read_file(path, ENVELOPE_FILE_MAX, &buf, &len, e);
+
+	if (r < 0 || (r = parse_doc(path, buf, len, doc, e)) < 0)
+		return r;
 	if (sha256)
 		sha256_buf(buf, len, sha256);
-	*doc = TAKE_PTR(j);
+	return 0;
+}
+
+/* The next top-level member of canonical JSON after p: its "\n", or
+ * NULL.  A line break, two spaces and a quote start one and nothing else
+ * (deeper lines are indented more; strings escape line breaks). */
+static const char *next_member(const char *p, const char *end)
+{
+	while ((p = memchr(p, '\n', (size_t)(end - p))) && end - p >= 4) {
+		if (p[1] == ' ' && p[2] == ' ' && p[3] == '"')
+			return p;
+		p++;
+	}
+	return NULL;
+}
+
+/* The head of a canonical manifest (buf), files[] cut from the bytes:
+ * 1 and *head, or 0 when buf is not a canonical manifest with files[]
+ * (the caller parses it whole).  files[] runs from its top-level member
+ * to its closing "\n  ]" (only top-level lines are indented by two;
+ * memmem of that needle is fast, unlike a scan line by line of the file
+ * list, which was a fifth of `ingot sign`); what is left must be the
+ * head's canonical bytes exactly, or nothing is cut. */
+static int head_cut(const char *path, const char *buf, size_t len, json_t **head, ingot_error *e)
+{
+	static const char files[] = "\n  \"files\": ", close[] = "\n  ],";
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+	_cleanup_json_ json_t *h = NULL;
+	_cleanup_free_ char *canon = NULL;
+	const char *end = buf + len, *f = buf, *v, *next;
+	size_t clen;
+	int r;
+
+	if (len > MANIFEST_FILE_MAX || len < 2 || memcmp(buf, "{\n", 2))
+		return 0;
+	while ((f = next_member(f, end)) && ((size_t)(end - f) < sizeof(files) - 1 ||
+					     memcmp(f, files, sizeof(files) - 1)))
+		f++;
+	if (!f || (size_t)(end - (v = f + sizeof(files) - 1)) < 3)
+		return 0;
+	if (!memcmp(v, "[],", 3))
+		next = v + 3;
+	else if (v[0] == '[' && v[1] == '\n' &&
+		 (next = memmem(v, (size_t)(end - v), close, sizeof(close) - 1)))
+		next += sizeof(close) - 1;
+	else
+		return 0;
+	if ((size_t)(end - next) < 4 || next_member(next, end) != next)
+		return 0;
+	strbuf_init(&sb, (size_t)(f - buf) + (len - (size_t)(next - buf)) + 1);
+	strbuf_add(&sb, buf, (size_t)(f - buf));
+	strbuf_add(&sb, next, len - (size_t)(next - buf));
+	if (!(h = json_loadb(sb.buf, sb.len, JSON_REJECT_DUPLICATES, NULL)) || !json_is_object(h))
+		return 0;
+	if (!(canon = json_canonical(h, &clen)))
+		return ingot_fail(e, -ENOMEM, "out of memory");
+	if (clen != sb.len || memcmp(canon, sb.buf, clen))
+		return 0;
+	if ((r = check_head(path, h, e)) < 0)
+		return r;
+	*head = TAKE_PTR(h);
+	return 1;
+}
+
+/* A file mapped (read-only), or read when it cannot be: a manifest
+ * is hashed and cut without being copied (read() of it was a sixth of
+ * `ingot sign`). */
+struct file_map {
+	const char *p;
+	size_t len;
+	bool mapped;
+};
+
+static void file_unmap(struct file_map *m)
+{
+	if (m->mapped)
+		munmap((void *)m->p, m->len);
+}
+
+static int map_file(const char *path, struct file_map *m, char **buf, size_t *len, ingot_error *e)
+{
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	void *p;
+	int r;
+
+	m->mapped = false;
+	if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 &&
+	    (uint64_t)st.st_size <= ENVELOPE_FILE_MAX &&
+	    (p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0)) != MAP_FAILED) {
+		*m = (struct file_map){ p, (size_t)st.st_size, true };
+		*len = m->len;
+		return 0;
+	}
+	/* Not a regular file, empty or over the limit: read_file says which. */
+	if ((r = read_file(path, ENVELOPE_FILE_MAX, buf, len, e)) < 0)
+		return r;
+	*m = (struct file_map){ *buf, *len, false };
+	return 0;
+}
+
+int manifest_read_signable(const char *path, json_t **env, json_t **head, uint8_t sha256[32],
+			   ingot_error *e)
+{
+	_cleanup_(file_unmap) struct file_map map = { 0 };
+	_cleanup_free_ char *buf = NULL;
+	_cleanup_json_ json_t *doc = NULL, *h = NULL;
+	size_t len;
+	int r;
+
+	*env = *head = NULL;
+	if ((r = map_file(path, &map, &buf, &len, e)) < 0 || (r = head_cut(path, map.p, len, head, e)) < 0)
+		return r;
+	sha256_buf(map.p, len, sha256);
+	if (r > 0)
+		return 0;
+	if ((r = parse_doc(path, map.p, len, &doc, e)) < 0)
+		return r;
+	if (json_is_object(doc) && json_object_get(doc, "payloadType")) {
+		*env = TAKE_PTR(doc);
+		return 0;
+	}
+	/* Not as ingot writes it: checked whole, as before. */
+	if ((r = manifest_check(path, doc, e)) < 0)
+		return r;
+	if (!(h = json_copy(doc)) || json_object_del(h, "files") < 0)
+		return ingot_fail(e, -ENOMEM, "out of memory");
+	*head = TAKE_PTR(h);
+	return 0;
+}
+
+char *manifest_ref_path(const char *envelope_path, const char *path, const struct manifest_ref *ref)
+{
+	_cleanup_free_ char *dir = NULL;
+
+	if (path)
+		return xstrdup(path);
+	if (!(dir = path_dirname(envelope_path)))
+		return NULL;
+	return path_join(dir, ref->name);
+}
+
+/* The first member, files[] aside, in which the bound manifest m and the
+ * signed head differ (NULL: none). */
+static const char *head_differs(const json_t *m, const json_t *head)
+{
+	const char *key;
+	json_t *v;
+
+	json_object_foreach((json_t *)m, key, v)
+		if (strcmp(key, "files") && !json_equal(v, json_object_get(head, key)))
+			return key;
+	json_object_foreach((json_t *)head, key, v)
+		if (!json_object_get(m, key))
+			return key;
+	return NULL;
+}
+
+int manifest_ref_load(const char *envelope_path, const char *path, const struct manifest_ref *ref,
+		      const json_t *head, enum manifest_level level, json_t **full, ingot_error *e)
+{
+	_cleanup_free_ char *p = manifest_ref_path(envelope_path, path, ref);
+	_cleanup_free_ char *buf = NULL;
+	_cleanup_json_ json_t *m = NULL;
+	char hex[65];
+	const char *key;
+	uint8_t d[32];
+	size_t len;
+	int r;
+
+	if (!p)
+		return ingot_fail(e, -ENOMEM, "out of memory");
+	/* Only the digest: a streamed hash, the file never held. */
+	if (!full)
+		r = sha256_file(p, d, NULL, e);
+	else if ((r = read_file(p, MANIFEST_FILE_MAX, &buf, &len, e)) == 0)
+		sha256_buf(buf, len, d);
+	if (r < 0)
+		return ingot_prefix(e, "%s: statement.subject[%zu], the file list", envelope_path, ref->subject);
+	hex_encode(d, sizeof(d), hex);
+	if (strcmp(hex, ref->sha256))
+		return ingot_fail(e, -EILSEQ, "%s: sha256: expected %s (statement.subject[%zu].digest.sha256 "
+				  "signed in %s), got %s", p, ref->sha256, ref->subject, envelope_path, hex);
+	if (!full)
+		return 0;
+	if ((r = json_read_buf(p, buf, len, &m, e)) < 0 || (r = manifest_check_level(p, m, level, e)) < 0)
+		return r;
+	if ((key = head_differs(m, head)))
+		return ingot_fail(e, -EINVAL, "%s: %.64s: expected the member signed in %s's statement, "
+				  "got another", p, key, envelope_path);
+	*full = TAKE_PTR(m);
 	return 0;
 }

@@ -27,6 +27,20 @@
 #define STATEMENT_TYPE_V01 "https://in-toto.io/Statement/v0.1"
 #define SIGSTORE_BUNDLE_PREFIX "application/vnd.dev.sigstore.bundle"
 #define MANIFEST_PREDICATE_TYPE "https://ingot.dev/manifest/v1"
+/* What ingot writes since 0.2: the predicate is the manifest's head (every
+ * member but files[]) and the manifest file itself is the last subject,
+ * bound by the sha256 of its bytes (docs/signing.md).  The v1 form (the
+ * whole manifest as predicate) is still read, never written. */
+#define MANIFEST_HEAD_PREDICATE_TYPE "https://ingot.dev/manifest-head/v2"
+#define MANIFEST_REF_NAME_MAX 255   /* the manifest subject's name: one file name */
+
+/* The manifest file a v2 statement binds: its subject name (a file name,
+ * no '/', found beside the envelope) and the signed sha256 of its bytes. */
+struct manifest_ref {
+	char name[MANIFEST_REF_NAME_MAX + 1];
+	char sha256[65];
+	size_t subject;   /* its index in statement.subject, for messages */
+};
 
 /* Limits: anything larger is refused before it is decoded. */
 #define ENVELOPE_PAYLOAD_MAX MANIFEST_PAYLOAD_MAX   /* decoded payload */
@@ -51,11 +65,12 @@ void dsse_pae(const char *type, const void *body, size_t body_len, uint8_t **out
 int statement_for_manifest(const char *name, const json_t *manifest, json_t **out,
 			   ingot_error *e);
 
-/* The same for a manifest head (builder/manifest.h): checked with
- * manifest_check_head, its files[] a splice mark the caller fills and
- * has checked entry by entry. */
-int statement_for_manifest_head(const char *name, const json_t *head, json_t **out,
-				ingot_error *e);
+/* The v2 statement ingot writes: head is a manifest without files[]
+ * (checked: manifest_check_head), manifest_name and manifest_sha256 the
+ * manifest file's name (no directory) and the digest of its bytes, its
+ * last subject.  The predicate is a reference to head. */
+int statement_for_head(const char *name, const json_t *head, const char *manifest_name,
+		       const uint8_t manifest_sha256[32], json_t **out, ingot_error *e);
 
 /* json_canonical(env), byte for byte, without jansson escaping the
  * payload (most of an envelope's bytes) character by character: it is
@@ -101,13 +116,47 @@ int sigstore_bundle_envelope(const char *name, const json_t *doc, json_t **env, 
  * bytes parsed. */
 int manifest_read_file(const char *path, json_t **doc, uint8_t sha256[32], ingot_error *e);
 
-/* Parse a payload as an in-toto statement about an ingot manifest:
- * statement type, predicate type, the manifest (manifest_check_level)
- * and, for MANIFEST_FULL, the subject equal to the manifest's image file
- * name and sha256.  *manifest gets the predicate, *statement (optional)
- * the whole statement (new references). */
-int envelope_statement_manifest(const char *name, const uint8_t *payload, size_t len,
-				enum manifest_level level, json_t **statement, json_t **manifest,
-				ingot_error *e);
+/* Parse a payload as an in-toto statement about an ingot manifest, the
+ * one parser of both forms: statement type, predicate type, the manifest
+ * (manifest_check_level; v2: the head, checked in full at either level)
+ * and, for MANIFEST_FULL (v2: always), the subjects equal to the
+ * manifest's image (and sbom) file name and sha256, v2's last one the
+ * manifest file.  *manifest gets the predicate, *statement (optional) the
+ * whole statement (new references); ref (optional) the bound manifest
+ * file, ref->name "" for a v1 statement. */
+int envelope_statement_parse(const char *name, const uint8_t *payload, size_t len,
+			     enum manifest_level level, json_t **statement, json_t **manifest,
+			     struct manifest_ref *ref, ingot_error *e);
+static inline int envelope_statement_manifest(const char *name, const uint8_t *payload, size_t len,
+					      enum manifest_level level, json_t **statement,
+					      json_t **manifest, ingot_error *e)
+{
+	return envelope_statement_parse(name, payload, len, level, statement, manifest, NULL, e);
+}
+
+/* Where the file a v2 statement binds is: path when given, else
+ * ref->name in the envelope's directory (malloc'd). */
+char *manifest_ref_path(const char *envelope_path, const char *path, const struct manifest_ref *ref);
+
+/* The bound manifest file, the one place it is read: its bytes' sha256
+ * must be ref's (-EILSEQ otherwise: "FILE: sha256: expected <signed>
+ * (ENVELOPE statement.subject[i].digest.sha256), got <hex>").  With
+ * full NULL only the digest is checked (a streamed hash, nothing
+ * parsed); else the file is parsed, checked at level, and every member
+ * but files[] must equal head's (-EINVAL), and *full gets the whole
+ * manifest.  -errno from reading (-ENOENT: no file list). */
+int manifest_ref_load(const char *envelope_path, const char *path, const struct manifest_ref *ref,
+		      const json_t *head, enum manifest_level level, json_t **full, ingot_error *e);
+
+/* What `ingot sign FILE` reads, read once: an envelope (*env) or a
+ * manifest (*head: every member but files[], checked; sha256: of the
+ * file's bytes).  A manifest in canonical form, as ingot writes it, is
+ * not parsed beyond its head: files[] is cut from its bytes (in canonical
+ * JSON a line break, two spaces and a quote start a top-level member and
+ * nothing else) and bound by the digest, its entries checked by whoever
+ * loads it (manifest_ref_load).  Any other manifest is parsed and
+ * checked in full. */
+int manifest_read_signable(const char *path, json_t **env, json_t **head, uint8_t sha256[32],
+			   ingot_error *e);
 
 #endif

@@ -1,5 +1,6 @@
 #include "manifest/mdoc.h"
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -18,9 +19,11 @@ void mdoc_free(struct mdoc *d)
 
 /* DSSE envelope -> in-toto statement -> predicate (the manifest), with
  * the same parser the verifier uses. */
-static int from_envelope(const char *name, json_t *env, struct mdoc *out, ingot_error *e)
+static int from_envelope(const char *name, json_t *env, bool head, struct mdoc *out, ingot_error *e)
 {
 	_cleanup_free_ uint8_t *payload = NULL;
+	struct manifest_ref ref;
+	json_t *full = NULL;
 	const char *type;
 	size_t len;
 	int r;
@@ -32,21 +35,29 @@ static int from_envelope(const char *name, json_t *env, struct mdoc *out, ingot_
 	if (!envelope_payload_type_ok(type))
 		return ingot_fail(e, -EINVAL, "%s: payloadType: expected \"%s\" or \"%s\", got \"%.64s\"", name,
 				  ENVELOPE_PAYLOAD_TYPE, ENVELOPE_PAYLOAD_TYPE_V1, type);
-	r = envelope_statement_manifest(name, payload, len, MANIFEST_REVIEW, &out->statement,
-					&out->manifest, e);
+	r = envelope_statement_parse(name, payload, len, MANIFEST_REVIEW, &out->statement,
+				     &out->manifest, &ref, e);
 	if (r < 0)
 		return r;
+	/* v2: the file list is the manifest file beside the envelope, read
+	 * only if it is the one the statement names by digest. */
+	if (ref.name[0] && !head) {
+		if ((r = manifest_ref_load(name, NULL, &ref, out->manifest, MANIFEST_REVIEW, &full, e)) < 0)
+			return r;
+		json_decref(out->manifest);
+		out->manifest = full;
+	}
 	out->envelope = json_incref(env);
 	return 0;
 }
 
-int mdoc_from_json(const char *name, json_t *doc, struct mdoc *out, ingot_error *e)
+static int from_json(const char *name, json_t *doc, bool head, struct mdoc *out, ingot_error *e)
 {
 	int r;
 
 	memset(out, 0, sizeof(*out));
 	if (json_is_object(doc) && json_object_get(doc, "payloadType"))
-		r = from_envelope(name, doc, out, e);
+		r = from_envelope(name, doc, head, out, e);
 	else if ((r = manifest_check_level(name, doc, MANIFEST_REVIEW, e)) == 0)
 		out->manifest = json_incref(doc);
 	if (r < 0)
@@ -54,7 +65,12 @@ int mdoc_from_json(const char *name, json_t *doc, struct mdoc *out, ingot_error 
 	return r;
 }
 
-int mdoc_load(const char *path, struct mdoc *out, ingot_error *e)
+int mdoc_from_json(const char *name, json_t *doc, struct mdoc *out, ingot_error *e)
+{
+	return from_json(name, doc, false, out, e);
+}
+
+static int load(const char *path, bool head, struct mdoc *out, ingot_error *e)
 {
 	_cleanup_json_ json_t *doc = NULL;
 	int r;
@@ -63,5 +79,15 @@ int mdoc_load(const char *path, struct mdoc *out, ingot_error *e)
 	r = manifest_read_file(path, &doc, NULL, e);
 	if (r < 0)
 		return r;
-	return mdoc_from_json(path, doc, out, e);
+	return from_json(path, doc, head, out, e);
+}
+
+int mdoc_load(const char *path, struct mdoc *out, ingot_error *e)
+{
+	return load(path, false, out, e);
+}
+
+int mdoc_load_head(const char *path, struct mdoc *out, ingot_error *e)
+{
+	return load(path, true, out, e);
 }

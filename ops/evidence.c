@@ -91,7 +91,7 @@ int evidence_create(const struct evidence_opts *o, struct signing_key *const *ke
 	size_t len;
 	int r;
 
-	r = mdoc_load(o->manifest_path, &md, e);
+	r = mdoc_load_head(o->manifest_path, &md, e);
 	if (r < 0)
 		return r;
 	m = md.manifest;

@@ -305,7 +305,7 @@ int promote_image(const struct promote_opts *o, struct signing_key *const *keys,
 	if (!f.evidence)
 		return ingot_fail(e, -ENOMEM, "out of memory");
 	if ((r = ring_policy_load_dir(o->rings_dir, o->ring, &pol, e)) < 0 ||
-	    (r = mdoc_load(o->manifest_path, &md, e)) < 0) {
+	    (r = mdoc_load_head(o->manifest_path, &md, e)) < 0) {
 		json_decref(f.evidence);
 		return ingot_set_kind(e, r, r == -ENOENT ? PROMOTE_FAIL_IO : PROMOTE_FAIL_MALFORMED);
 	}

@@ -97,6 +97,8 @@ boot() {
 	openssl rand -hex 32 > "$d/nonce"
 	cp "$d/nonce" "$d/in/nonce"
 	cp "$B.manifest.dsse.json" "$d/in/manifest.dsse.json"
+	# the file list the signed statement binds, found beside it by name
+	cp "$B.manifest.json" "$d/in/"
 	cp "$KEYRING" "$d/in/keyring.json"
 	[ -z "$action" ] || echo "$action" > "$d/in/action"
 	boot_evidence_in "$d" 64M

@@ -65,7 +65,7 @@ doc = json.load(open(sys.argv[2])); del doc["name"]
 jsonschema.validate(doc, json.load(open(sys.argv[1])))
 PY
 
-note "the SBOM is the signed statement's second subject"
+note "the SBOM is the signed statement's second subject (the manifest file its third)"
 "$INGOT" keys generate -o "$T/k" >/dev/null
 "$INGOT" keys keyring add "$T/ring.json" "$T/k.pub" --name release >/dev/null
 (cd "$T" && "$INGOT" build r/demo.yaml -o s --store store-a --key k.key --no-lint -q)
@@ -73,9 +73,11 @@ sbom_sha=$(sha256 "$T/s/demo-h100.spdx.json")
 assert_eq "$sbom_sha" "$(jq -r .sbom.sha256 "$T/s/demo-h100.manifest.json")" "manifest sbom.sha256"
 assert_eq "demo-h100.spdx.json" "$(jq -r .sbom.file "$T/s/demo-h100.manifest.json")" "manifest sbom.file"
 jq -r .payload "$T/s/demo-h100.manifest.dsse.json" | base64 -d >"$T/statement.json"
-assert_eq 2 "$(jq '.subject | length' "$T/statement.json")" "statement subjects"
+assert_eq 3 "$(jq '.subject | length' "$T/statement.json")" "statement subjects (image, SBOM, manifest)"
 assert_eq "demo-h100.spdx.json $sbom_sha" "$(jq -r '.subject[1] | .name + " " + .digest.sha256' "$T/statement.json")" \
 	"statement subject[1]"
+assert_eq "demo-h100.manifest.json $(sha256 "$T/s/demo-h100.manifest.json")" \
+	"$(jq -r '.subject[2] | .name + " " + .digest.sha256' "$T/statement.json")" "statement subject[2]"
 "$INGOT" verify-manifest "$T/s/demo-h100.manifest.dsse.json" --keyring "$T/ring.json" >/dev/null ||
 	fail "verify-manifest refused the signed build"
 # A statement whose SBOM subject does not match the manifest is refused,
@@ -89,7 +91,9 @@ m = json.load(open(sys.argv[2])); del m["sbom"]
 json.dump(m, open(sys.argv[2] + ".nosbom", "w"))
 PY
 "$INGOT" sign "$T/s/demo-h100.manifest.json.nosbom" --key "$T/k.key" -o "$T/nosbom.dsse.json" >/dev/null
-assert_eq 1 "$(jq -r .payload "$T/nosbom.dsse.json" | base64 -d | jq '.subject | length')" "subjects without sbom"
+assert_eq "demo-h100.sqfs demo-h100.manifest.json.nosbom" \
+	"$(jq -r .payload "$T/nosbom.dsse.json" | base64 -d | jq -r '[.subject[].name] | join(" ")')" \
+	"subjects without sbom: the image and the manifest file"
 python3 - "$T/statement.json.bad" "$T/k.key" "$T/bad.dsse.json" <<'PY'
 import base64, json, subprocess, sys
 payload = open(sys.argv[1], "rb").read()

@@ -157,16 +157,18 @@ note "SIGKILL during sign and verify-manifest --state: old or new file, never a 
 "$INGOT" keys generate -o sk >/dev/null
 "$INGOT" keys keyring add ring.json sk.pub --name faults >/dev/null
 "$INGOT" sign ref/fault.manifest.json --key sk.key -o env.json >/dev/null
+# the envelopes are written here, the file list they bind is in ref/
+FL=(--file-list ref/fault.manifest.json)
 for d in 0 0.005 0.01 0.02 0.04 0.08; do
 	"$INGOT" sign ref/fault.manifest.json --key sk.key -o env-k.json >/dev/null 2>&1 &
 	pid=$!
-	"$INGOT" verify-manifest env.json --keyring ring.json --state state-k.json >/dev/null 2>&1 &
+	"$INGOT" verify-manifest env.json --keyring ring.json "${FL[@]}" --state state-k.json >/dev/null 2>&1 &
 	pid2=$!
 	sleep $d
 	kill -KILL $pid $pid2 2>/dev/null || true
 	wait $pid $pid2 2>/dev/null || true
 	if [ -e env-k.json ]; then
-		"$INGOT" verify-manifest env-k.json --keyring ring.json >/dev/null ||
+		"$INGOT" verify-manifest env-k.json --keyring ring.json "${FL[@]}" >/dev/null ||
 			fail "envelope left by a sign killed after ${d}s does not verify"
 		rm env-k.json
 	fi
@@ -177,7 +179,7 @@ for d in 0 0.005 0.01 0.02 0.04 0.08; do
 done
 # The next writer of the same files removes what the killed ones left.
 "$INGOT" sign ref/fault.manifest.json --key sk.key -o env-k.json >/dev/null
-"$INGOT" verify-manifest env.json --keyring ring.json --state state-k.json >/dev/null
+"$INGOT" verify-manifest env.json --keyring ring.json "${FL[@]}" --state state-k.json >/dev/null
 assert_eq "" "$(find . -maxdepth 1 \( -name '.env-k.json*' -o -name '.state-k.json*' \))" \
 	"temporaries of killed sign/verify-manifest runs after the next run"
 

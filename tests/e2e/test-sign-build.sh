@@ -95,6 +95,8 @@ expect_exit 6 "swapped.sqfs: sha256" "$INGOT" verify-manifest "$O/$N.manifest.ds
 
 note "a second signer"
 cp "$O/$N.manifest.dsse.json" "$T/two.json"
+# the file list travels beside the envelope (bound by its digest)
+cp "$O/$N.manifest.json" "$T/"
 "$INGOT" sign "$T/two.json" --key "$T/backup.key" >/dev/null
 python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); r["threshold"]=2; json.dump(r, open(sys.argv[1], "w"))' "$T/ring.json"
 expect_exit 3 "threshold 2" "$INGOT" verify-manifest "$O/$N.manifest.dsse.json" --keyring "$T/ring.json" $NOW

@@ -36,7 +36,9 @@ YAML
 "$INGOT" build "$T/r.yaml" -o "$T/out" --store "$T/store" --key "$T/k.key" --no-lint -q
 D=$T/out/sig.manifest.dsse.json
 jq -r .payload "$D" | base64 -d >"$T/st.json"
-vm() { "$INGOT" verify-manifest "$@" --keyring "$T/ring.json" --image "$T/out/sig.sqfs" --verity "$T/out/sig.verity"; }
+# the bundles are made in $T, away from the file list the statement binds
+vm() { "$INGOT" verify-manifest "$@" --keyring "$T/ring.json" --image "$T/out/sig.sqfs" --verity "$T/out/sig.verity" \
+	--file-list "$T/out/sig.manifest.json"; }
 
 note "a bundle by @sigstore/sign verifies (Ed25519 and P-256 keys)"
 bundle "$T/st.json" "$T/k.key" application/vnd.in-toto+json "$T/b.json"
@@ -53,6 +55,7 @@ expect_exit 0 "" vm "$T/b01.json"
 # the same payload as a bare DSSE envelope: the bundle is only a wrapper
 jq .dsseEnvelope "$T/b01.json" >"$T/e01.json"
 expect_exit 0 "" vm "$T/e01.json"
+cp "$T/out/sig.manifest.json" "$T/"   # inspect reads it beside the bundle
 expect_exit 0 "sig" "$INGOT" inspect "$T/b01.json"
 
 note "tampered bundles are refused"
