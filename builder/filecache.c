@@ -66,6 +66,7 @@ struct file_cache {
 	struct fc_call *calls;
 	size_t n_calls, calls_alloc;
 	EVP_MD_CTX *md;
+	uint8_t *scratch;              /* one block, for replays (the writer's thread) */
 	atomic_ullong hits, recorded, damaged;
 };
 
@@ -353,8 +354,8 @@ int file_cache_read_tail(const struct fc_hit *hit, uint8_t *buf)
 
 /* What libsquashfs' process_completed_block does with each block, minus
  * the compression: the same writer calls, the same inode fields. */
-int file_cache_replay(const struct fc_hit *hit, sqfs_block_writer_t *wr, uint8_t *buf,
-		      uint32_t block_size, struct fc_patch *p)
+static int replay(const struct fc_hit *hit, sqfs_block_writer_t *wr, uint8_t *buf,
+		  uint32_t block_size, struct fc_patch *p)
 {
 	p->sizes = calloc(hit->n_calls + 1, sizeof(*p->sizes));
 	if (!p->sizes)
@@ -573,13 +574,42 @@ out:
 	return 0;
 }
 
+/* The marker's flags: none of libsquashfs' own blocks (file data,
+ * fragment blocks) carries DONT_COMPRESS unless a caller asks for it,
+ * which image.c never does; kept whole (no sparse test, no tail). */
+#define MARKER_FLAGS (SQFS_BLK_DONT_COMPRESS | SQFS_BLK_DONT_FRAGMENT | SQFS_BLK_DONT_DEDUPLICATE | \
+		      SQFS_BLK_IGNORE_SPARSE | SQFS_BLK_DONT_HASH)
+
+int file_cache_submit(sqfs_block_processor_t *proc, struct fc_job *job)
+{
+	static const uint8_t one = 1;
+	return sqfs_block_processor_submit_block(proc, job, MARKER_FLAGS, &one, 1);
+}
+
+void file_cache_job_free(struct fc_job *job)
+{
+	if (!job)
+		return;
+	file_cache_hit_free(&job->hit);
+	free(job->patch.sizes);
+	free(job);
+}
+
 static int fcw_write(sqfs_block_writer_t *base, void *user, sqfs_u32 size, sqfs_u32 checksum,
 		     sqfs_u32 flags, const sqfs_u8 *data, sqfs_u64 *location)
 {
 	struct fc_writer *w = (struct fc_writer *)base;
 	struct file_cache *fc = w->fc;
-	int r = w->inner->write_data_block(w->inner, user, size, checksum, flags, data, location);
+	int r;
 
+	if (user && (flags & MARKER_FLAGS) == MARKER_FLAGS) {
+		struct fc_job *job = user;
+		*location = 0;
+		if (!fc->scratch && !(fc->scratch = malloc(fc->block_size)))
+			return SQFS_ERROR_ALLOC;
+		return replay(&job->hit, w->inner, fc->scratch, fc->block_size, &job->patch);
+	}
+	r = w->inner->write_data_block(w->inner, user, size, checksum, flags, data, location);
 	if (r || (flags & SQFS_BLK_FRAGMENT_BLOCK))
 		return r;
 	pthread_mutex_lock(&fc->lock);
@@ -680,6 +710,7 @@ void file_cache_close(struct file_cache *fc)
 	free(fc->dtail);
 	free(fc->sha1);
 	free(fc->calls);
+	free(fc->scratch);
 	free(fc->dir);
 	pthread_mutex_destroy(&fc->lock);
 	free(fc);

@@ -26,6 +26,7 @@
 #define INGOT_FILECACHE_H
 #include <stdbool.h>
 #include <stdint.h>
+#include <sqfs/block_processor.h>
 #include <sqfs/block_writer.h>
 #include <sqfs/compressor.h>
 #include "builder/store.h"
@@ -63,6 +64,16 @@ struct fc_patch {
 	uint64_t file_size;
 };
 
+/* One cached file on its way into the image: submitted to the block
+ * processor as a marker block (file_cache_submit) where the file's data
+ * blocks belong in the stream, and replayed by the file cache's block
+ * writer when the processor writes that marker, so no file waits for the
+ * blocks before it (sqfs_block_processor_sync). */
+struct fc_job {
+	struct fc_hit hit;
+	struct fc_patch patch;
+};
+
 /* Open the cache of cmp's settings; t is the tree whose files the block
  * writer's user pointers index (user = entry index + 1). */
 int file_cache_open(const struct store *s, sqfs_compressor_t *cmp, uint32_t block_size,
@@ -80,11 +91,10 @@ bool file_cache_has(const struct file_cache *fc, const uint8_t sha256[32], uint6
 int file_cache_get(struct file_cache *fc, const uint8_t sha256[32], uint64_t size,
 		   struct fc_hit *hit, ingot_error *e);
 void file_cache_hit_free(struct fc_hit *hit);
-/* Write the hit's blocks through wr (the block processor must be idle:
- * sqfs_block_processor_sync), as the processor would have, and fill p.
- * buf: one block of scratch.  Returns an SQFS_ERROR code or 0. */
-int file_cache_replay(const struct fc_hit *hit, sqfs_block_writer_t *wr, uint8_t *buf,
-		      uint32_t block_size, struct fc_patch *p);
+/* Queue job's blocks behind what the processor holds (between files);
+ * the writer from file_cache_writer replays them.  An SQFS_ERROR code or 0. */
+int file_cache_submit(sqfs_block_processor_t *proc, struct fc_job *job);
+void file_cache_job_free(struct fc_job *job);
 /* Read the hit's tail into buf (block_size bytes). */
 int file_cache_read_tail(const struct fc_hit *hit, uint8_t *buf);
 /* Merge p into *inode (the tail's inode from the block processor).

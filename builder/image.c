@@ -52,7 +52,7 @@ struct wnode {
 	uint32_t inode_num;           /* 1-based */
 	size_t first_child, n_children; /* directories: range in ctx->children */
 	uint32_t n_subdirs;
-	struct fc_patch *patch;       /* files replayed from the file cache */
+	struct fc_job *job;           /* files replayed from the file cache */
 };
 
 struct writer {
@@ -217,24 +217,19 @@ static void evp_freep(EVP_MD_CTX **c) { EVP_MD_CTX_free(*c); }
  * hashed them on their way into the store moments ago). */
 static bool needs_check(const struct writer *w, size_t i);
 
-/* A file whose compressed blocks are in the file cache: they go straight
- * to the block writer once the blocks before them are out (sync), exactly
- * as the block processor would have written them; the tail still goes
- * through the processor, into the fragment block it shares. */
-static int replay_file(struct writer *w, size_t i, const struct fc_hit *hit, ingot_error *e)
+/* A file whose compressed blocks are in the file cache: they go to the
+ * block writer where the processor's stream reaches them, exactly as the
+ * processor would have written them (filecache.h, struct fc_job); the
+ * tail still goes through the processor, into the fragment block it
+ * shares with its neighbours. */
+static int replay_file(struct writer *w, size_t i, ingot_error *e)
 {
 	struct wnode *nd = &w->nodes[i];
-	int r = sqfs_block_processor_sync(w->proc);
+	const struct fc_hit *hit = &nd->job->hit;
+	int r;
 
-	if (r)
-		return sqfs_fail(w, r, "writing file data", e);
-	if (!(nd->patch = calloc(1, sizeof(*nd->patch))))
-		return ingot_fail(e, -ENOMEM, "%s: out of memory", w->name);
-	nd->patch->file_size = w->t->v[i].size;
-	r = file_cache_replay(hit, w->blkwr, w->buf, w->block_size, nd->patch);
-	if (!r && sqfs_fd_errno(w->file))
-		r = SQFS_ERROR_IO;
-	if (r)
+	nd->job->patch.file_size = w->t->v[i].size;
+	if ((r = file_cache_submit(w->proc, nd->job)))
 		return sqfs_fail(w, r, "writing cached file data", e);
 	if (file_cache_read_tail(hit, w->buf) < 0)
 		return ingot_fail(e, -EIO, "%s: /%s: reading the file cache: %s", w->name,
@@ -267,16 +262,19 @@ static int pack_file(struct writer *w, size_t i, ingot_error *e)
 	int r;
 
 	if (w->cached && w->cached[i]) {
-		struct fc_hit hit;
-		r = file_cache_get(w->fc, ent->sha256, ent->size, &hit, e);
+		struct fc_job *job = calloc(1, sizeof(*job));
+		if (!job)
+			return ingot_fail(e, -ENOMEM, "%s: out of memory", w->name);
+		r = file_cache_get(w->fc, ent->sha256, ent->size, &job->hit, e);
+		if (r <= 0)
+			free(job);
 		if (r < 0)
 			return ingot_prefix(e, "%s", w->name);
 		if (r > 0) {
 			if (w->sha1)
-				memcpy(w->sha1[i], hit.sha1, 20);
-			r = replay_file(w, i, &hit, e);
-			file_cache_hit_free(&hit);
-			return r;
+				memcpy(w->sha1[i], job->hit.sha1, 20);
+			w->nodes[i].job = job;
+			return replay_file(w, i, e);
 		}
 		/* a damaged entry: from the store, checked here (the verifier
 		 * left it to the cache) */
@@ -582,7 +580,7 @@ static int write_inode(struct writer *w, size_t i, ingot_error *e)
 		in = TAKE_PTR(nd->inode);
 		if (!in)
 			return ingot_fail(e, -EINVAL, "%s: /%s: no data inode", w->name, ent->path);
-		if (nd->patch && (r = fc_patch_inode(&in, nd->patch)))
+		if (nd->job && (r = fc_patch_inode(&in, &nd->job->patch)))
 			return sqfs_fail(w, r, "cached file inode", e);
 		if (in->base.type == SQFS_INODE_EXT_FILE)
 			in->data.file_ext.nlink = 1;
@@ -738,9 +736,7 @@ static void writer_free(struct writer *w)
 	if (w->nodes)
 		for (size_t i = 0; i <= w->n; i++) {
 			free(w->nodes[i].inode);
-			if (w->nodes[i].patch)
-				free(w->nodes[i].patch->sizes);
-			free(w->nodes[i].patch);
+			file_cache_job_free(w->nodes[i].job);
 		}
 	free(w->nodes);
 	free(w->children);
