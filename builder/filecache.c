@@ -607,7 +607,10 @@ static int fcw_write(sqfs_block_writer_t *base, void *user, sqfs_u32 size, sqfs_
 		*location = 0;
 		if (!fc->scratch && !(fc->scratch = malloc(fc->block_size)))
 			return SQFS_ERROR_ALLOC;
-		return replay(&job->hit, w->inner, fc->scratch, fc->block_size, &job->patch);
+		r = replay(&job->hit, w->inner, fc->scratch, fc->block_size, &job->patch);
+		/* the inode needs the patch only: the calls go now (memory per file) */
+		file_cache_hit_free(&job->hit);
+		return r;
 	}
 	r = w->inner->write_data_block(w->inner, user, size, checksum, flags, data, location);
 	if (r || (flags & SQFS_BLK_FRAGMENT_BLOCK))
