@@ -66,9 +66,54 @@ struct file_cache {
 	struct fc_call *calls;
 	size_t n_calls, calls_alloc;
 	EVP_MD_CTX *md;
-	uint8_t *scratch;              /* one block, for replays (the writer's thread) */
+	uint8_t *zero;                 /* one block of zeros: sparse blocks' data */
+	struct run *get_run, *replay_run; /* the feeder's and the writer's reads */
 	atomic_ullong hits, recorded, damaged;
 };
+
+/* A file's blocks were appended to its segment one after another (other
+ * files' tails may sit between runs), so one pread serves a run of them:
+ * a syscall per block costs more than the copy on this kind of VM. */
+#define RUN_BYTES (1u << 20)
+struct run {
+	int fd;
+	uint64_t off;
+	size_t len;
+	uint8_t buf[RUN_BYTES];
+};
+
+/* calls[k]'s bytes (k has data), or NULL on a read error. */
+static const uint8_t *run_get(struct run *rn, int fd, const struct fc_call *calls, uint32_t n, uint32_t k)
+{
+	const struct fc_call *c = &calls[k];
+	uint64_t start = c->off, end = c->off + c->size;
+
+	if (rn->fd == fd && start >= rn->off && end <= rn->off + rn->len)
+		return rn->buf + (start - rn->off);
+	for (uint32_t j = k + 1; j < n; j++) {
+		const struct fc_call *d = &calls[j];
+		if ((d->flags & SQFS_BLK_IS_SPARSE) || !d->size)
+			continue;
+		if (d->off != end || end + d->size - start > RUN_BYTES)
+			break;
+		end += d->size;
+	}
+	rn->fd = -1;
+	if (pread_all(fd, rn->buf, (size_t)(end - start), start) < 0)
+		return NULL;
+	rn->fd = fd;
+	rn->off = start;
+	rn->len = (size_t)(end - start);
+	return rn->buf;
+}
+
+static struct run *run_new(void)
+{
+	struct run *rn = malloc(sizeof(*rn));
+	if (rn)
+		rn->fd = -1;
+	return rn;
+}
 
 struct fc_writer {
 	sqfs_block_writer_t base;
@@ -302,7 +347,9 @@ int file_cache_get(struct file_cache *fc, const uint8_t sha256[32], uint64_t siz
 	hit->calls = calloc(hit->n_calls + 1, sizeof(*hit->calls));
 	buf = malloc(fc->block_size);
 	md = EVP_MD_CTX_new();
-	if (!raw || !hit->calls || !buf || !md) {
+	if (!fc->get_run)
+		fc->get_run = run_new();
+	if (!raw || !hit->calls || !buf || !md || !fc->get_run) {
 		EVP_MD_CTX_free(md);
 		file_cache_hit_free(hit);
 		return ingot_fail(e, -ENOMEM, "out of memory");
@@ -310,7 +357,6 @@ int file_cache_get(struct file_cache *fc, const uint8_t sha256[32], uint64_t siz
 	/* load_segment checked the bounds; the bytes are checked here */
 	if (pread_all(ifd, raw, (size_t)hit->n_calls * REC_CALL, ent->rec + REC_HEAD) < 0)
 		ok = 0;
-	EVP_DigestInit_ex(md, EVP_sha256(), NULL);
 	for (uint32_t k = 0; ok && k < hit->n_calls; k++) {
 		struct fc_call *c = &hit->calls[k];
 		const uint8_t *p = raw + (size_t)k * REC_CALL;
@@ -320,10 +366,17 @@ int file_cache_get(struct file_cache *fc, const uint8_t sha256[32], uint64_t siz
 		c->off = le_get(p + 12, 8);
 		if (c->size > fc->block_size)
 			ok = 0;
-		else if (!(c->flags & SQFS_BLK_IS_SPARSE) && c->size) {
-			ok = pread_all(hit->fd, buf, c->size, c->off) == 0;
-			EVP_DigestUpdate(md, buf, c->size);
-		}
+	}
+	EVP_DigestInit_ex(md, EVP_sha256(), NULL);
+	for (uint32_t k = 0; ok && k < hit->n_calls; k++) {
+		const struct fc_call *c = &hit->calls[k];
+		const uint8_t *d;
+		if ((c->flags & SQFS_BLK_IS_SPARSE) || !c->size)
+			continue;
+		if (!(d = run_get(fc->get_run, hit->fd, hit->calls, hit->n_calls, k)))
+			ok = 0;
+		else
+			EVP_DigestUpdate(md, d, c->size);
 	}
 	EVP_DigestFinal_ex(md, got, NULL);
 	if (ok && memcmp(got, head + 56, 32))
@@ -354,8 +407,8 @@ int file_cache_read_tail(const struct fc_hit *hit, uint8_t *buf)
 
 /* What libsquashfs' process_completed_block does with each block, minus
  * the compression: the same writer calls, the same inode fields. */
-static int replay(const struct fc_hit *hit, sqfs_block_writer_t *wr, uint8_t *buf,
-		  uint32_t block_size, struct fc_patch *p)
+static int replay(const struct fc_hit *hit, sqfs_block_writer_t *wr, const uint8_t *zero,
+		  struct run *rn, struct fc_patch *p)
 {
 	p->sizes = calloc(hit->n_calls + 1, sizeof(*p->sizes));
 	if (!p->sizes)
@@ -363,13 +416,12 @@ static int replay(const struct fc_hit *hit, sqfs_block_writer_t *wr, uint8_t *bu
 	for (uint32_t k = 0; k < hit->n_calls; k++) {
 		const struct fc_call *c = &hit->calls[k];
 		bool sparse = c->flags & SQFS_BLK_IS_SPARSE;
+		const uint8_t *d = zero;
 		sqfs_u64 loc = 0;
 		int r;
-		if (sparse)
-			memset(buf, 0, block_size);
-		else if (c->size && pread_all(hit->fd, buf, c->size, c->off) < 0)
+		if (!sparse && c->size && !(d = run_get(rn, hit->fd, hit->calls, hit->n_calls, k)))
 			return SQFS_ERROR_IO;
-		r = wr->write_data_block(wr, NULL, c->size, c->checksum, c->flags, buf, &loc);
+		r = wr->write_data_block(wr, NULL, c->size, c->checksum, c->flags, d, &loc);
 		if (r)
 			return r;
 		if (sparse) {
@@ -605,9 +657,11 @@ static int fcw_write(sqfs_block_writer_t *base, void *user, sqfs_u32 size, sqfs_
 	if (user && (flags & MARKER_FLAGS) == MARKER_FLAGS) {
 		struct fc_job *job = user;
 		*location = 0;
-		if (!fc->scratch && !(fc->scratch = malloc(fc->block_size)))
+		if (!fc->zero && !(fc->zero = calloc(1, fc->block_size)))
 			return SQFS_ERROR_ALLOC;
-		r = replay(&job->hit, w->inner, fc->scratch, fc->block_size, &job->patch);
+		if (!fc->replay_run && !(fc->replay_run = run_new()))
+			return SQFS_ERROR_ALLOC;
+		r = replay(&job->hit, w->inner, fc->zero, fc->replay_run, &job->patch);
 		/* the inode needs the patch only: the calls go now (memory per file) */
 		file_cache_hit_free(&job->hit);
 		return r;
@@ -713,7 +767,9 @@ void file_cache_close(struct file_cache *fc)
 	free(fc->dtail);
 	free(fc->sha1);
 	free(fc->calls);
-	free(fc->scratch);
+	free(fc->zero);
+	free(fc->get_run);
+	free(fc->replay_run);
 	free(fc->dir);
 	pthread_mutex_destroy(&fc->lock);
 	free(fc);

@@ -45,8 +45,9 @@ static int teardown(void **state)
 	return th_store_teardown(tmpdir, &store);
 }
 
-/* sizes: tail only, exactly one block, blocks + tail, all zero (sparse
- * blocks, zero tail), text, noise (stored raw), empty, a duplicate */
+/* sizes: tail only, exactly one block, blocks + tail, zero blocks (sparse)
+ * and a text tail, text, noise (stored raw), empty, a duplicate, a small
+ * all-zero file (a sparse tail: not cached) */
 static const size_t sizes[NF] = { 100, BS, 3 * BS + 17, 5 * BS + 9, 9 * BS, 2 * BS + 1, 0, 3 * BS + 17, 40 };
 
 static void content(int f, int version, uint8_t *buf, size_t n)
@@ -54,7 +55,9 @@ static void content(int f, int version, uint8_t *buf, size_t n)
 	uint32_t x = 777u + (uint32_t)(f == 7 ? 2 : f) * 31u + (uint32_t)version;
 	for (size_t i = 0; i < n; i++) {
 		x ^= x << 13; x ^= x >> 17; x ^= x << 5;
-		if (f == 3)
+		if (f == 3 && i < 5 * BS)
+			buf[i] = 0;
+		else if (f == 8)
 			buf[i] = 0;
 		else if (f == 5)
 			buf[i] = (uint8_t)x;
@@ -108,7 +111,8 @@ static void same(const uint8_t *a, size_t la, const uint8_t *b, size_t lb)
 }
 
 /* Every file but the all-zero one (its zero tail would be a sparse
- * block in the inode, which a replay does not merge) is cached. */
+ * block in the inode, which a replay does not merge) is cached; f3's
+ * sparse whole blocks are replayed. */
 #define CACHEABLE (NF - 1)
 
 static void test_same_bytes(void **state)
