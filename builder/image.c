@@ -212,11 +212,6 @@ static void number_children(struct writer *w, size_t dir)
 
 static void evp_freep(EVP_MD_CTX **c) { EVP_MD_CTX_free(*c); }
 
-/* Stream one file through the block processor, checking that its bytes
- * still hash to the digest the tree gives them (unless this process
- * hashed them on their way into the store moments ago). */
-static bool needs_check(const struct writer *w, size_t i);
-
 /* A file whose compressed blocks are in the file cache: they go to the
  * block writer where the processor's stream reaches them, exactly as the
  * processor would have written them (filecache.h, struct fc_job); the
@@ -246,6 +241,9 @@ static int replay_file(struct writer *w, size_t i, ingot_error *e)
 	return 0;
 }
 
+/* Stream one file through the block processor, checking that its bytes
+ * still hash to the digest the tree gives them (unless this process
+ * hashed them on their way into the store moments ago). */
 static int pack_file(struct writer *w, size_t i, ingot_error *e)
 {
 	const struct tree_entry *ent = &w->t->v[i];
@@ -277,9 +275,8 @@ static int pack_file(struct writer *w, size_t i, ingot_error *e)
 			return replay_file(w, i, e);
 		}
 		/* a damaged entry: from the store, checked here (the verifier
-		 * left it to the cache) */
-		hash = needs_check(w, i) || blob;
-		w->cached[i] = 0;
+		 * thread skips files it expected from the cache) */
+		hash = blob || (ent->loc.packed && !ent->loc.fresh);
 	}
 	if (!md || !EVP_DigestInit_ex(md, EVP_sha256(), NULL) ||
 	    (w->sha1 && (!md1 || !EVP_DigestInit_ex(md1, EVP_sha1(), NULL))))
