@@ -115,7 +115,7 @@ static int add_loaded(struct block_cache *bc, const struct bc_entry *ent, size_t
 
 /* Settings and observed behaviour: the same settings under a library that
  * compresses differently must not share entries. */
-static int compressor_id(sqfs_compressor_t *cmp, uint8_t cid[32], ingot_error *e)
+int block_cache_compressor_id(sqfs_compressor_t *cmp, uint8_t cid[32], ingot_error *e)
 {
 	sqfs_compressor_config_t cfg;
 	_cleanup_free_ uint8_t *probe = malloc(PROBE_SIZE), *out = malloc(PROBE_SIZE);
@@ -222,7 +222,7 @@ int block_cache_open(const struct store *s, sqfs_compressor_t *cmp, struct block
 	bc->s = s;
 	bc->new_fd = -1;
 	pthread_mutex_init(&bc->lock, NULL);
-	if ((r = compressor_id(cmp, bc->cid, e)) < 0)
+	if ((r = block_cache_compressor_id(cmp, bc->cid, e)) < 0)
 		goto fail;
 	hex_encode(bc->cid, 16, hex);
 	if (asprintf(&bc->dir, "%s/blocks/%.32s", s->root, hex) < 0) {

@@ -28,6 +28,10 @@ struct block_cache_stats {
 	uint64_t hits, misses, damaged;
 };
 
+/* The identity of cmp's settings and behaviour: part of every cache key,
+ * here and in the file cache (filecache.h). */
+int block_cache_compressor_id(sqfs_compressor_t *cmp, uint8_t cid[32], ingot_error *e);
+
 /* Is caching worth it for these settings (see image.c)? */
 bool block_cache_pays(const sqfs_compressor_config_t *cfg);
 

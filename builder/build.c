@@ -367,7 +367,7 @@ static int out_file_write(void *ctx, const char *buf, size_t len, ingot_error *e
  * manifest ("sbom"), so the signed statement names it as its second
  * subject. */
 static int write_sbom(const struct recipe *r, const struct unpack_stats *stats, const struct tree *t,
-		      const struct store *s, struct outputs *o, const struct build_result *res, json_t **member, ingot_error *e)
+		      const struct store *s, uint8_t (*sha1)[20], struct outputs *o, const struct build_result *res, json_t **member, ingot_error *e)
 {
 	const char *base = strrchr(res->sbom_path, '/') ? strrchr(res->sbom_path, '/') + 1 : res->sbom_path;
 	struct out_file of = { &o->sbom, sha256_begin() };
@@ -378,7 +378,8 @@ static int write_sbom(const struct recipe *r, const struct unpack_stats *stats, 
 	if (!of.md)
 		return ingot_fail(e, -ENOMEM, "out of memory");
 	if ((rc = atomic_open(&o->sbom, res->sbom_path, OUT_MODE, e)) >= 0)
-		rc = sbom_write(r, stats, t, s, res->image_sha256, &(struct json_out){ out_file_write, &of }, e);
+		rc = sbom_write(r, stats, t, s, (const uint8_t (*)[20])sha1, res->image_sha256,
+				&(struct json_out){ out_file_write, &of }, e);
 	sha256_end(of.md, d);
 	if (rc < 0)
 		return rc;
@@ -473,6 +474,7 @@ static int run_build(const struct build_opts *o, struct recipe *r, struct store 
 	struct unpack_limits lim = { .entries = o->max_entries, .bytes = o->max_unpacked_bytes };
 	size_t cached = 0, compact = 0, canonical = 0;
 	uint8_t manifest_sha256[32];
+	_cleanup_free_ uint8_t (*sha1)[20] = NULL;
 	int rc;
 
 	if (!sizes || !stats)
@@ -500,6 +502,12 @@ static int run_build(const struct build_opts *o, struct recipe *r, struct store 
 	io.block_size = r->block_size;
 	io.workers = o->workers ? o->workers : 1;
 	io.mtime = r->epoch;
+	/* the SBOM's SHA-1s, made as the image is written (no second read) */
+	if (!(sha1 = calloc(t.n ? t.n : 1, sizeof(*sha1)))) {
+		rc = ingot_fail(e, -ENOMEM, "out of memory");
+		goto done;
+	}
+	io.sha1 = sha1;
 	if ((rc = mkdir_p(o->outdir, 0755, e)) < 0)
 		goto done;
 	if ((rc = atomic_open(&out->image, res->image_path, OUT_MODE, e)) < 0 ||
@@ -509,6 +517,7 @@ static int run_build(const struct build_opts *o, struct recipe *r, struct store 
 		goto done;
 	res->blocks_compressed = ii.blocks_compressed;
 	res->blocks_reused = ii.blocks_reused;
+	res->files_reused = ii.files_reused;
 	if (lseek(out->image.fd, 0, SEEK_SET) < 0) {
 		rc = ingot_fail(e, -errno, "%s: seek: %s", res->image_path, strerror(errno));
 		goto done;
@@ -528,7 +537,7 @@ static int run_build(const struct build_opts *o, struct recipe *r, struct store 
 	/* The manifest's head (all but files[]) gets every member, then the
 	 * seal measures and checks the whole; written and signed with
 	 * files[] made from the tree as they go (builder/manifest.h). */
-	if ((rc = write_sbom(r, stats, &t, s, out, res, &sbom_member, e)) < 0 ||
+	if ((rc = write_sbom(r, stats, &t, s, sha1, out, res, &sbom_member, e)) < 0 ||
 	    (rc = manifest_build_head(r, sizes, &io, &ii, &vi, &manifest, e)) < 0 ||
 	    (r->boot && (rc = build_uki(r, &vi, res, out, manifest, e)) < 0))
 		goto done;

@@ -49,6 +49,7 @@ struct build_result {
 	size_t artifacts, artifacts_cached;
 	uint64_t blocks_compressed;      /* data blocks compressed by this build */
 	uint64_t blocks_reused;          /* ... taken from the store's block cache */
+	uint64_t files_reused;           /* files whose compressed blocks came from the file cache */
 	size_t lint_warnings;
 	char **warnings;                 /* lint warnings, one line each */
 };

@@ -36,6 +36,7 @@
 #include <sqfs/super.h>
 
 #include "builder/blockcache.h"
+#include "builder/filecache.h"
 #include "image/sqfs-io.h"
 #include "builder/store.h"
 #include "builder/tree.h"
@@ -51,6 +52,7 @@ struct wnode {
 	uint32_t inode_num;           /* 1-based */
 	size_t first_child, n_children; /* directories: range in ctx->children */
 	uint32_t n_subdirs;
+	struct fc_job *job;           /* files replayed from the file cache */
 };
 
 struct writer {
@@ -69,7 +71,10 @@ struct writer {
 	sqfs_compressor_t *data_cmp;  /* cmp through the block cache, for file data */
 	struct verifier *ver;         /* re-hashes cached pack ranges alongside */
 	struct block_cache *bc;
+	struct file_cache *fc;
+	uint8_t *cached;              /* per entry: in the file cache (key only) */
 	sqfs_block_writer_t *blkwr;
+	sqfs_block_writer_t *fcw;     /* blkwr, recording into the file cache */
 	sqfs_frag_table_t *frag;
 	sqfs_block_processor_t *proc;
 	sqfs_id_table_t *ids;
@@ -77,6 +82,8 @@ struct writer {
 	sqfs_dir_writer_t *dirwr;
 	sqfs_super_t super;
 	uint8_t *buf;                 /* one data block */
+	uint8_t *tail;                /* the current file's bytes after its last whole block */
+	uint8_t (*sha1)[20];          /* image_opts.sha1 */
 	uint32_t block_size;
 	bool in_file, finished;       /* block processor state, for cleanup */
 };
@@ -205,6 +212,35 @@ static void number_children(struct writer *w, size_t dir)
 
 static void evp_freep(EVP_MD_CTX **c) { EVP_MD_CTX_free(*c); }
 
+/* A file whose compressed blocks are in the file cache: they go to the
+ * block writer where the processor's stream reaches them, exactly as the
+ * processor would have written them (filecache.h, struct fc_job); the
+ * tail still goes through the processor, into the fragment block it
+ * shares with its neighbours. */
+static int replay_file(struct writer *w, size_t i, ingot_error *e)
+{
+	struct wnode *nd = &w->nodes[i];
+	const struct fc_hit *hit = &nd->job->hit;
+	int r;
+
+	nd->job->patch.file_size = w->t->v[i].size;
+	if ((r = file_cache_submit(w->proc, nd->job)))
+		return sqfs_fail(w, r, "writing cached file data", e);
+	if (file_cache_read_tail(hit, w->buf) < 0)
+		return ingot_fail(e, -EIO, "%s: /%s: reading the file cache: %s", w->name,
+				  w->t->v[i].path, strerror(errno));
+	r = sqfs_block_processor_begin_file(w->proc, &nd->inode, NULL, 0);
+	if (r)
+		return sqfs_fail(w, r, "starting file data", e);
+	w->in_file = true;
+	if (hit->tail_len && (r = sqfs_block_processor_append(w->proc, w->buf, hit->tail_len)))
+		return sqfs_fail(w, r, "writing file data", e);
+	w->in_file = false;
+	if ((r = sqfs_block_processor_end_file(w->proc)))
+		return sqfs_fail(w, r, "finishing file data", e);
+	return 0;
+}
+
 /* Stream one file through the block processor, checking that its bytes
  * still hash to the digest the tree gives them (unless this process
  * hashed them on their way into the store moments ago). */
@@ -214,21 +250,44 @@ static int pack_file(struct writer *w, size_t i, ingot_error *e)
 	/* Only blobs from earlier runs are hashed here: fresh bytes were
 	 * hashed by this process as they went into the store, and cached pack
 	 * ranges are checked by the verifier thread. */
-	bool hash = !ent->loc.packed && !ent->loc.fresh;
+	bool blob = !ent->loc.packed && !ent->loc.fresh, hash = blob;
+	uint64_t tail_len = ent->size % w->block_size, tail_at = ent->size - tail_len;
 	struct store_content c;
 	_cleanup_(evp_freep) EVP_MD_CTX *md = EVP_MD_CTX_new();
-	uint8_t got[32];
+	_cleanup_(evp_freep) EVP_MD_CTX *md1 = w->sha1 ? EVP_MD_CTX_new() : NULL;
+	uint8_t got[32], sha1[20];
 	uint64_t total = 0;
 	int r;
 
-	if (!md || !EVP_DigestInit_ex(md, EVP_sha256(), NULL))
+	if (w->cached && w->cached[i]) {
+		struct fc_job *job = calloc(1, sizeof(*job));
+		if (!job)
+			return ingot_fail(e, -ENOMEM, "%s: out of memory", w->name);
+		r = file_cache_get(w->fc, ent->sha256, ent->size, &job->hit, e);
+		if (r <= 0)
+			free(job);
+		if (r < 0)
+			return ingot_prefix(e, "%s", w->name);
+		if (r > 0) {
+			if (w->sha1)
+				memcpy(w->sha1[i], job->hit.sha1, 20);
+			w->nodes[i].job = job;
+			return replay_file(w, i, e);
+		}
+		/* a damaged entry: from the store, checked here (the verifier
+		 * thread skips files it expected from the cache) */
+		hash = blob || (ent->loc.packed && !ent->loc.fresh);
+	}
+	if (!md || !EVP_DigestInit_ex(md, EVP_sha256(), NULL) ||
+	    (w->sha1 && (!md1 || !EVP_DigestInit_ex(md1, EVP_sha1(), NULL))))
 		return ingot_fail(e, -ENOMEM, "%s: out of memory", w->name);
 	/* a blob is read one byte past its size, so one longer than the tree
 	 * says is caught; a pack range is exact (the next file follows) */
-	if ((r = store_content_open(w->store, &ent->loc, ent->sha256, ent->size + hash, &c, e)) < 0)
+	if ((r = store_content_open(w->store, &ent->loc, ent->sha256, ent->size + blob, &c, e)) < 0)
 		return ingot_prefix(e, "%s: /%s", w->name, ent->path);
 
-	r = sqfs_block_processor_begin_file(w->proc, &w->nodes[i].inode, NULL, 0);
+	r = sqfs_block_processor_begin_file(w->proc, &w->nodes[i].inode,
+					    w->fc ? (void *)(uintptr_t)(i + 1) : NULL, 0);
 	if (r) {
 		store_content_close(&c);
 		return sqfs_fail(w, r, "starting file data", e);
@@ -244,7 +303,14 @@ static int pack_file(struct writer *w, size_t i, ingot_error *e)
 		}
 		if (n == 0)
 			break;
+		if (w->fc && total + (uint64_t)n > tail_at && total < ent->size) {
+			uint64_t from = total > tail_at ? total : tail_at;
+			uint64_t to = total + (uint64_t)n < ent->size ? total + (uint64_t)n : ent->size;
+			memcpy(w->tail + (from - tail_at), w->buf + (from - total), (size_t)(to - from));
+		}
 		total += (uint64_t)n;
+		if (md1)
+			EVP_DigestUpdate(md1, w->buf, (size_t)n);
 		if (hash)
 			EVP_DigestUpdate(md, w->buf, (size_t)n);
 		r = sqfs_block_processor_append(w->proc, w->buf, (size_t)n);
@@ -256,6 +322,12 @@ static int pack_file(struct writer *w, size_t i, ingot_error *e)
 		}
 	}
 	w->in_file = false;
+	if (md1) {
+		EVP_DigestFinal_ex(md1, sha1, NULL);
+		memcpy(w->sha1[i], sha1, 20);
+	}
+	if (w->fc && md1 && total == ent->size)
+		file_cache_note(w->fc, i, sha1, w->tail, (size_t)tail_len);
 	r = sqfs_block_processor_end_file(w->proc);
 	if (r) {
 		store_content_close(&c);
@@ -292,9 +364,13 @@ struct verifier {
 	uint8_t got[32];
 };
 
-static bool needs_check(const struct tree_entry *ent)
+/* A cached pack range, unless its compressed form comes from the file
+ * cache (whose entries carry their own digests). */
+static bool needs_check(const struct writer *w, size_t i)
 {
-	return ent->type == TREE_FILE && ent->loc.packed && !ent->loc.fresh;
+	const struct tree_entry *ent = &w->t->v[i];
+	return ent->type == TREE_FILE && ent->loc.packed && !ent->loc.fresh &&
+	       !(w->cached && w->cached[i]);
 }
 
 static void *verify_packs(void *arg)
@@ -310,7 +386,7 @@ static void *verify_packs(void *arg)
 		ingot_error ie = { 0 };
 		uint8_t got[32] = { 0 };
 		ssize_t n = 0;
-		if (!needs_check(ent))
+		if (!needs_check(v->w, i))
 			continue;
 		/* its own reads: the feeding thread's buffer is not shared */
 		if (store_content_open(v->w->store, &ent->loc, ent->sha256, ent->size, &c, &ie) == 0) {
@@ -339,7 +415,7 @@ static int verifier_start(struct writer *w, ingot_error *e)
 	bool any = false;
 
 	for (size_t i = 0; i < w->t->n && !any; i++)
-		any = needs_check(&w->t->v[i]);
+		any = needs_check(w, i);
 	if (!any)
 		return 0;
 	w->ver = calloc(1, sizeof(*w->ver));
@@ -501,6 +577,8 @@ static int write_inode(struct writer *w, size_t i, ingot_error *e)
 		in = TAKE_PTR(nd->inode);
 		if (!in)
 			return ingot_fail(e, -EINVAL, "%s: /%s: no data inode", w->name, ent->path);
+		if (nd->job && (r = fc_patch_inode(&in, &nd->job->patch)))
+			return sqfs_fail(w, r, "cached file inode", e);
 		if (in->base.type == SQFS_INODE_EXT_FILE)
 			in->data.file_ext.nlink = 1;
 	} else {
@@ -584,8 +662,22 @@ static int writer_setup(struct writer *w, const struct image_opts *o, ingot_erro
 	w->dirwr = w->dm ? sqfs_dir_writer_create(w->dm, 0) : NULL;
 	w->block_size = o->block_size;
 	w->buf = malloc(o->block_size);
-	if (!w->blkwr || !w->frag || !w->ids || !w->im || !w->dm || !w->dirwr || !w->buf)
+	w->tail = malloc(o->block_size);
+	if (!w->blkwr || !w->frag || !w->ids || !w->im || !w->dm || !w->dirwr || !w->buf || !w->tail)
 		return ingot_fail(e, -ENOMEM, "%s: out of memory", w->name);
+	/* Whole files' compressed blocks come from the store's file cache at
+	 * every level: taking them costs a sha256 of the compressed bytes,
+	 * far less than reading, checking and compressing the file. */
+	/* (only with the SHA-1s: an entry must carry the one the SBOM needs) */
+	if (w->store && !o->no_file_cache && o->sha1) {
+		if ((r = file_cache_open(w->store, w->cmp, o->block_size, w->t, &w->fc, e)) < 0)
+			return ingot_prefix(e, "%s", w->name);
+		if (!(w->fcw = file_cache_writer(w->fc, w->blkwr)) || !(w->cached = calloc(w->n + 1, 1)))
+			return ingot_fail(e, -ENOMEM, "%s: out of memory", w->name);
+		for (size_t i = 0; i < w->n; i++)
+			w->cached[i] = w->t->v[i].type == TREE_FILE &&
+				       file_cache_has(w->fc, w->t->v[i].sha256, w->t->v[i].size);
+	}
 	/* File data is compressed through the store's block cache (same
 	 * bytes, less work on a rebuild) when compressing costs more than the
 	 * two sha256 passes a cached block needs (key and check, ~1.7 GB/s
@@ -607,7 +699,7 @@ static int writer_setup(struct writer *w, const struct image_opts *o, ingot_erro
 	if (backlog < 10 * workers)
 		backlog = 10 * workers;
 	w->proc = sqfs_block_processor_create(o->block_size, w->data_cmp ? w->data_cmp : w->cmp,
-					      workers, backlog, w->blkwr, w->frag);
+					      workers, backlog, w->fcw ? w->fcw : w->blkwr, w->frag);
 	if (!w->proc)
 		return ingot_fail(e, -ENOMEM, "%s: cannot create block processor (%u workers)",
 				  w->name, workers);
@@ -625,6 +717,9 @@ static void writer_free(struct writer *w)
 		sqfs_block_processor_finish(w->proc);
 	}
 	sqfs_destroy(w->proc);
+	sqfs_destroy(w->fcw);
+	file_cache_close(w->fc);
+	free(w->cached);
 	sqfs_destroy(w->dirwr);
 	sqfs_destroy(w->dm);
 	sqfs_destroy(w->im);
@@ -636,12 +731,15 @@ static void writer_free(struct writer *w)
 	sqfs_destroy(w->cmp);
 	sqfs_destroy(w->file);
 	if (w->nodes)
-		for (size_t i = 0; i <= w->n; i++)
+		for (size_t i = 0; i <= w->n; i++) {
 			free(w->nodes[i].inode);
+			file_cache_job_free(w->nodes[i].job);
+		}
 	free(w->nodes);
 	free(w->children);
 	free(w->by_num);
 	free(w->buf);
+	free(w->tail);
 }
 
 int image_write(const struct tree *t, const struct store *s, const struct image_opts *o,
@@ -661,6 +759,7 @@ int image_write(const struct tree *t, const struct store *s, const struct image_
 		goto out;
 	}
 	w.mtime = (uint32_t)o->mtime;
+	w.sha1 = o->sha1;
 	w.file = sqfs_fd_file(fd, 0);
 	if (!w.file) {
 		r = ingot_fail(e, -ENOMEM, "%s: out of memory", name);
@@ -734,6 +833,8 @@ int image_write(const struct tree *t, const struct store *s, const struct image_
 	}
 	if (w.bc && (r = block_cache_commit(w.bc, e)) < 0)
 		goto out;
+	if (w.fc && (r = file_cache_commit(w.fc, e)) < 0)
+		goto out;
 	if (info) {
 		info->size = w.file->get_size(w.file);
 		info->inodes = w.next_num;
@@ -743,6 +844,12 @@ int image_write(const struct tree *t, const struct store *s, const struct image_
 			info->blocks_reused = bs.hits;
 			info->blocks_compressed = bs.misses;
 			info->blocks_damaged = bs.damaged;
+		}
+		if (w.fc) {
+			struct file_cache_stats fs;
+			file_cache_stats(w.fc, &fs);
+			info->files_reused = fs.hits;
+			info->files_damaged = fs.damaged;
 		}
 	}
 	r = 0;

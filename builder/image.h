@@ -19,6 +19,10 @@ struct image_opts {
 	unsigned workers;         /* compression threads; output must not depend on it */
 	uint64_t mtime;           /* every inode and the superblock; < 2^32 */
 	bool no_block_cache;      /* don't use the store's compressed-block cache */
+	bool no_file_cache;       /* don't use the store's per-file cache */
+	/* if set, t->n entries: each file's SHA-1 (for the SBOM), from the
+	 * bytes the writer read or from the file cache */
+	uint8_t (*sha1)[20];
 };
 
 struct image_info {
@@ -27,6 +31,9 @@ struct image_info {
 	/* data blocks answered by the store's block cache, compressed, and
 	 * cache entries found damaged (recompressed) */
 	uint64_t blocks_reused, blocks_compressed, blocks_damaged;
+	/* files whose compressed blocks came from the store's file cache, and
+	 * entries found damaged there (compressed from the source instead) */
+	uint64_t files_reused, files_damaged;
 };
 
 /* Write a squashfs image of the finalized (sorted) tree into fd, which

@@ -66,29 +66,42 @@ static void owner_id(size_t owner, char id[48])
 		snprintf(id, 48, "%s", IMAGE_ID);
 }
 
-/* A file's bytes from the store, through fn (SHA-1, or collecting the
- * copyright text).  The store is the build's trusted cache: the bytes
- * are the ones the image writer read. */
+/* A file's bytes from the store, through md (SHA-1) or into sb (the
+ * copyright text).  They are checked against their sha256: the image
+ * writer may have taken the file from the file cache without reading
+ * the store's copy. */
 static int read_content(const struct store *s, const struct tree_entry *te, EVP_MD_CTX *md,
 			struct strbuf *sb, ingot_error *e)
 {
 	struct store_content c;
 	char buf[64 << 10];
+	uint8_t got[32];
+	uint64_t total = 0;
 	ssize_t n;
-	int r = store_content_open(s, &te->loc, te->sha256, te->size, &c, e);
+	EVP_MD_CTX *md256 = sha256_begin();
+	int r = md256 ? store_content_open(s, &te->loc, te->sha256, te->size, &c, e)
+		      : ingot_fail(e, -ENOMEM, "SBOM: out of memory");
 
-	if (r < 0)
+	if (r < 0) {
+		if (md256)
+			sha256_end(md256, got);
 		return r;
+	}
 	while ((n = store_content_read(&c, buf, sizeof(buf))) > 0) {
-		if (md && EVP_DigestUpdate(md, buf, (size_t)n) != 1)
+		total += (uint64_t)n;
+		if (EVP_DigestUpdate(md256, buf, (size_t)n) != 1 || (md && EVP_DigestUpdate(md, buf, (size_t)n) != 1))
 			n = -ENOMEM;
 		else if (sb)
 			strbuf_add(sb, buf, (size_t)n);
 		if (n < 0)
 			break;
 	}
+	sha256_end(md256, got);
 	if (n < 0)
 		r = ingot_fail(e, (int)n, "SBOM: %s: reading %s failed", te->path, c.path);
+	else if (total != te->size || memcmp(got, te->sha256, 32))
+		r = ingot_fail(e, -EBADMSG, "SBOM: %s: %s: expected %llu bytes with the sha256 of the tree, got %llu bytes or other bytes",
+			       te->path, c.path, (unsigned long long)te->size, (unsigned long long)total);
 	store_content_close(&c);
 	return r;
 }
@@ -113,8 +126,8 @@ static int file_sha1(const struct store *s, const struct tree_entry *te, uint8_t
 	return r;
 }
 
-static int scan_files(const struct recipe *r, const struct tree *t, const struct store *s, struct sbom_files *f,
-		      ingot_error *e)
+static int scan_files(const struct recipe *r, const struct tree *t, const struct store *s,
+		      const uint8_t (*sha1)[20], struct sbom_files *f, ingot_error *e)
 {
 	size_t n = 0;
 	int rc;
@@ -128,7 +141,9 @@ static int scan_files(const struct recipe *r, const struct tree *t, const struct
 	for (size_t i = 0; i < t->n; i++) {
 		if (t->v[i].type != TREE_FILE)
 			continue;
-		if ((rc = file_sha1(s, &t->v[i], f->sha1[f->n], e)) < 0)
+		if (sha1)
+			memcpy(f->sha1[f->n], sha1[i], SHA1_LEN);
+		else if ((rc = file_sha1(s, &t->v[i], f->sha1[f->n], e)) < 0)
 			return rc;
 		f->owner[f->n++] = owner_of(r, &t->v[i]);
 	}
@@ -483,7 +498,8 @@ static int rels_next(void *ctx, json_t **el, ingot_error *e)
 }
 
 int sbom_write(const struct recipe *r, const struct unpack_stats *stats, const struct tree *t,
-	       const struct store *s, const uint8_t image_sha256[32], const struct json_out *out, ingot_error *e)
+	       const struct store *s, const uint8_t (*sha1)[20], const uint8_t image_sha256[32],
+	       const struct json_out *out, ingot_error *e)
 {
 	char hex[SHA256_HEX_LEN + 1], created[32], ns[256];
 	time_t when = (time_t)r->epoch;
@@ -508,7 +524,7 @@ int sbom_write(const struct recipe *r, const struct unpack_stats *stats, const s
 			"relationships", json_splice_mark(1));
 	if (!doc || !rels || json_array_append_new(rels, relationship("SPDXRef-DOCUMENT", "DESCRIBES", IMAGE_ID)))
 		return ingot_fail(e, -ENOMEM, "%s: SBOM: out of memory", r->name);
-	if ((rc = scan_files(r, t, s, &f, e)) < 0 ||
+	if ((rc = scan_files(r, t, s, sha1, &f, e)) < 0 ||
 	    (rc = add_packages(r, stats, t, s, &f, image_sha256, pkgs, rels, e)) < 0 ||
 	    /* The bytes of json_canonical(the whole document). */
 	    (rc = json_dump_spliced(doc, JSON_CANONICAL_FLAGS, sp, ARRAY_SIZE(sp), out, NULL, e)) < 0) {

@@ -22,9 +22,11 @@
 /* Write the document's bytes (canonical JSON) to out, a file's entries
  * made one at a time.  stats: the n_artifacts unpack results (for .deb
  * versions); t: the finalized staging tree; s: the store holding its
- * files' bytes (read again for SPDX's per-file SHA1); image_sha256: the image's
- * digest (it names the document). */
+ * files' bytes; sha1: SPDX's per-file SHA1 by tree entry, as the image
+ * writer found them (NULL: read again from the store and checked against
+ * their sha256); image_sha256: the image's digest (it names the document). */
 int sbom_write(const struct recipe *r, const struct unpack_stats *stats, const struct tree *t,
-	       const struct store *s, const uint8_t image_sha256[32], const struct json_out *out, ingot_error *e);
+	       const struct store *s, const uint8_t (*sha1)[20], const uint8_t image_sha256[32],
+	       const struct json_out *out, ingot_error *e);
 
 #endif

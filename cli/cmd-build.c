@@ -199,6 +199,8 @@ int cmd_build(int argc, char **argv)
 		if (res.blocks_reused + res.blocks_compressed)
 			printf("blocks    %llu compressed, %llu from the block cache\n",
 			       (unsigned long long)res.blocks_compressed, (unsigned long long)res.blocks_reused);
+		if (res.files_reused)
+			printf("reused    %llu files from the file cache\n", (unsigned long long)res.files_reused);
 	}
 	build_result_free(&res);
 	return EXIT_OK;

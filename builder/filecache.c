@@ -1,0 +1,776 @@
+/* Per-file compressed-block cache (see filecache.h). */
+#include "builder/filecache.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <openssl/evp.h>
+#include <sqfs/block.h>
+#include <sqfs/error.h>
+#include <sqfs/inode.h>
+
+#include "builder/blockcache.h"
+#include "builder/tree.h"
+#include "lib/cleanup.h"
+#include "lib/digest.h"
+#include "lib/fileio.h"
+#include "lib/le.h"
+
+#define IDX_MAGIC "ingot-files-v1"     /* 16 bytes with its NUL padding */
+#define IDX_HEAD 16
+#define REC_HEAD 140                   /* sha 32, size 8, calls 4, tail len 4, tail off 8, 2 digests, sha1 20 */
+#define REC_CALL 20                    /* size 4, checksum 4, flags 4, off 8 */
+#define MAX_SEGMENTS 256               /* two fds each, held while a build runs */
+
+struct fc_entry {
+	uint8_t sha[32];
+	uint64_t size;
+	uint64_t rec;                  /* record's offset in the segment's .idx */
+	uint32_t seg;
+};
+
+enum { ST_NONE, ST_TAIL, ST_DONE, ST_BAD };
+
+struct file_cache {
+	char *dir;
+	const struct store *s;
+	const struct tree *t;
+	uint32_t block_size;
+	/* loaded: read-only while the build runs */
+	struct fc_entry *v;
+	size_t n, alloc;
+	size_t *slots, cap;
+	int *data_fd, *idx_fd;
+	size_t n_seg;
+	/* this build's segment */
+	pthread_mutex_t lock;
+	int new_fd, new_idx;
+	char *new_tmp, *new_idx_tmp;
+	uint64_t new_off;
+	int new_err;
+	uint8_t *state;                /* per tree entry */
+	uint64_t *tail_off;
+	uint32_t *tail_len;
+	uint8_t (*dtail)[32];
+	uint8_t (*sha1)[20];
+	size_t cur;                    /* entry whose blocks are arriving, or SIZE_MAX */
+	struct fc_call *calls;
+	size_t n_calls, calls_alloc;
+	EVP_MD_CTX *md;
+	uint8_t *zero;                 /* one block of zeros: sparse blocks' data */
+	struct run *get_run, *replay_run; /* the feeder's and the writer's reads */
+	atomic_ullong hits, recorded, damaged;
+};
+
+/* A file's blocks were appended to its segment one after another (other
+ * files' tails may sit between runs), so one pread serves a run of them:
+ * a syscall per block costs more than the copy on this kind of VM. */
+#define RUN_BYTES (1u << 20)
+struct run {
+	int fd;
+	uint64_t off;
+	size_t len;
+	uint8_t buf[RUN_BYTES];
+};
+
+/* calls[k]'s bytes (k has data), or NULL on a read error. */
+static const uint8_t *run_get(struct run *rn, int fd, const struct fc_call *calls, uint32_t n, uint32_t k)
+{
+	const struct fc_call *c = &calls[k];
+	uint64_t start = c->off, end = c->off + c->size;
+
+	if (rn->fd == fd && start >= rn->off && end <= rn->off + rn->len)
+		return rn->buf + (start - rn->off);
+	for (uint32_t j = k + 1; j < n; j++) {
+		const struct fc_call *d = &calls[j];
+		if ((d->flags & SQFS_BLK_IS_SPARSE) || !d->size)
+			continue;
+		if (d->off != end || end + d->size - start > RUN_BYTES)
+			break;
+		end += d->size;
+	}
+	rn->fd = -1;
+	if (pread_all(fd, rn->buf, (size_t)(end - start), start) < 0)
+		return NULL;
+	rn->fd = fd;
+	rn->off = start;
+	rn->len = (size_t)(end - start);
+	return rn->buf;
+}
+
+static struct run *run_new(void)
+{
+	struct run *rn = malloc(sizeof(*rn));
+	if (rn)
+		rn->fd = -1;
+	return rn;
+}
+
+struct fc_writer {
+	sqfs_block_writer_t base;
+	sqfs_block_writer_t *inner;
+	struct file_cache *fc;
+};
+
+static size_t *slot_for(const struct file_cache *fc, const uint8_t sha[32], uint64_t size)
+{
+	size_t h = (size_t)le_get(sha, 8) ^ (size_t)size, m = fc->cap - 1;
+	for (size_t i = h & m;; i = (i + 1) & m) {
+		size_t *s = &fc->slots[i];
+		if (!*s || (fc->v[*s - 1].size == size && !memcmp(fc->v[*s - 1].sha, sha, 32)))
+			return s;
+	}
+}
+
+static const struct fc_entry *lookup(const struct file_cache *fc, const uint8_t sha[32], uint64_t size)
+{
+	size_t *s;
+	if (!fc->cap)
+		return NULL;
+	s = slot_for(fc, sha, size);
+	return *s ? &fc->v[*s - 1] : NULL;
+}
+
+static int add_loaded(struct file_cache *fc, const struct fc_entry *ent)
+{
+	size_t *s;
+	if (fc->n == fc->alloc) {
+		size_t na = fc->alloc ? fc->alloc * 2 : 1024;
+		struct fc_entry *nv = realloc(fc->v, na * sizeof(*nv));
+		if (!nv)
+			return -ENOMEM;
+		fc->v = nv;
+		fc->alloc = na;
+	}
+	if ((fc->n + 1) * 2 > fc->cap) {
+		size_t nc = fc->cap ? fc->cap * 2 : 4096;
+		size_t *ns = calloc(nc, sizeof(*ns));
+		if (!ns)
+			return -ENOMEM;
+		free(fc->slots);
+		fc->slots = ns;
+		fc->cap = nc;
+		for (size_t i = 0; i < fc->n; i++)
+			*slot_for(fc, fc->v[i].sha, fc->v[i].size) = i + 1;
+	}
+	s = slot_for(fc, ent->sha, ent->size);
+	if (*s)
+		return 0;       /* in two segments: the older one wins */
+	fc->v[fc->n] = *ent;
+	*s = ++fc->n;
+	return 0;
+}
+
+/* A record is used only if everything in it lies inside its segment and
+ * makes sense for the block size; one bad record drops the segment. */
+static bool record_ok(const struct file_cache *fc, const uint8_t *rec, size_t avail, uint64_t data_size,
+		      size_t *len)
+{
+	uint64_t size = le_get(rec + 32, 8), tail_off = le_get(rec + 48, 8);
+	uint32_t n = (uint32_t)le_get(rec + 40, 4), tail_len = (uint32_t)le_get(rec + 44, 4);
+	uint64_t blocks = size / fc->block_size;
+
+	if (n > blocks + 1 || tail_len != size % fc->block_size || tail_off > data_size ||
+	    tail_len > data_size - tail_off || (size_t)n * REC_CALL > avail - REC_HEAD)
+		return false;
+	for (uint32_t k = 0; k < n; k++) {
+		const uint8_t *c = rec + REC_HEAD + (size_t)k * REC_CALL;
+		uint32_t sz = (uint32_t)le_get(c, 4), fl = (uint32_t)le_get(c + 8, 4);
+		uint64_t off = le_get(c + 12, 8);
+		if (sz > fc->block_size || (fl & ~(uint32_t)SQFS_BLK_FLAGS_ALL) ||
+		    (!(fl & SQFS_BLK_IS_SPARSE) && (off > data_size || sz > data_size - off)))
+			return false;
+	}
+	*len = REC_HEAD + (size_t)n * REC_CALL;
+	return true;
+}
+
+static int load_segment(struct file_cache *fc, const char *name)
+{
+	_cleanup_free_ char *idx = NULL, *data = NULL, *buf = NULL;
+	size_t len = 0, nl = strlen(name), first = fc->n;
+	struct stat st;
+	ingot_error ie = { 0 };
+	int dfd, ifd;
+
+	if (fc->n_seg >= MAX_SEGMENTS)
+		return 0;
+	if (asprintf(&idx, "%s/%s", fc->dir, name) < 0 ||
+	    asprintf(&data, "%s/%.*s.data", fc->dir, (int)(nl - 4), name) < 0)
+		return -ENOMEM;
+	if (read_file(idx, (size_t)1 << 30, &buf, &len, &ie) < 0 || len < IDX_HEAD ||
+	    memcmp(buf, IDX_MAGIC, sizeof(IDX_MAGIC)))
+		return 0;       /* not ours or damaged: ignored, never trusted */
+	dfd = open(data, O_RDONLY | O_CLOEXEC);
+	if (dfd < 0)
+		return 0;
+	ifd = open(idx, O_RDONLY | O_CLOEXEC);
+	if (ifd < 0 || fstat(dfd, &st) < 0) {
+		if (ifd >= 0)
+			close(ifd);
+		close(dfd);
+		return 0;
+	}
+	for (size_t p = IDX_HEAD; p < len;) {
+		const uint8_t *rec = (const uint8_t *)buf + p;
+		struct fc_entry ent = { .rec = p, .seg = (uint32_t)fc->n_seg };
+		size_t rl;
+		if (len - p < REC_HEAD || !record_ok(fc, rec, len - p, (uint64_t)st.st_size, &rl)) {
+			/* drop what this segment added: entries are appended in order */
+			for (size_t i = first; i < fc->n; i++)
+				*slot_for(fc, fc->v[i].sha, fc->v[i].size) = 0;
+			fc->n = first;
+			/* rehash: removing from open addressing breaks probe chains */
+			memset(fc->slots, 0, fc->cap * sizeof(*fc->slots));
+			for (size_t i = 0; i < fc->n; i++)
+				*slot_for(fc, fc->v[i].sha, fc->v[i].size) = i + 1;
+			close(ifd);
+			close(dfd);
+			return 0;
+		}
+		memcpy(ent.sha, rec, 32);
+		ent.size = le_get(rec + 32, 8);
+		if (add_loaded(fc, &ent) < 0) {
+			close(ifd);
+			close(dfd);
+			return -ENOMEM;
+		}
+		p += rl;
+	}
+	fc->data_fd[fc->n_seg] = dfd;
+	fc->idx_fd[fc->n_seg] = ifd;
+	fc->n_seg++;
+	return 0;
+}
+
+int file_cache_open(const struct store *s, sqfs_compressor_t *cmp, uint32_t block_size,
+		    const struct tree *t, struct file_cache **out, ingot_error *e)
+{
+	struct file_cache *fc = calloc(1, sizeof(*fc));
+	uint8_t cid[32];
+	char hex[SHA256_HEX_LEN + 1];
+	struct dirent **names = NULL;
+	int n, r = 0;
+
+	*out = NULL;
+	if (!fc)
+		return ingot_fail(e, -ENOMEM, "out of memory");
+	fc->s = s;
+	fc->t = t;
+	fc->block_size = block_size;
+	fc->new_fd = fc->new_idx = -1;
+	fc->cur = SIZE_MAX;
+	pthread_mutex_init(&fc->lock, NULL);
+	if ((r = block_cache_compressor_id(cmp, cid, e)) < 0)
+		goto fail;
+	hex_encode(cid, 16, hex);
+	if (asprintf(&fc->dir, "%s/files/%.32s", s->root, hex) < 0) {
+		fc->dir = NULL;
+		r = ingot_fail(e, -ENOMEM, "out of memory");
+		goto fail;
+	}
+	if ((r = mkdir_p(fc->dir, 0755, e)) < 0)
+		goto fail;
+	fc->data_fd = calloc(MAX_SEGMENTS, sizeof(int));
+	fc->idx_fd = calloc(MAX_SEGMENTS, sizeof(int));
+	fc->state = calloc(t->n ? t->n : 1, 1);
+	if (!fc->data_fd || !fc->idx_fd || !fc->state) {
+		r = ingot_fail(e, -ENOMEM, "out of memory");
+		goto fail;
+	}
+	/* sorted: which segment wins a duplicate is the same every time */
+	n = scandir(fc->dir, &names, NULL, alphasort);
+	if (n < 0) {
+		r = ingot_fail(e, -errno, "%s: %s", fc->dir, strerror(errno));
+		goto fail;
+	}
+	for (int i = 0; i < n; i++) {
+		size_t l = strlen(names[i]->d_name);
+		if (r >= 0 && l > 4 && !strcmp(names[i]->d_name + l - 4, ".idx"))
+			r = load_segment(fc, names[i]->d_name);
+		free(names[i]);
+	}
+	free(names);
+	if (r < 0) {
+		r = ingot_fail(e, r, "file cache %s: out of memory", fc->dir);
+		goto fail;
+	}
+	*out = fc;
+	return 0;
+fail:
+	file_cache_close(fc);
+	return r;
+}
+
+bool file_cache_has(const struct file_cache *fc, const uint8_t sha256[32], uint64_t size)
+{
+	return lookup(fc, sha256, size) != NULL;
+}
+
+void file_cache_hit_free(struct fc_hit *hit)
+{
+	free(hit->calls);
+	hit->calls = NULL;
+}
+
+int file_cache_get(struct file_cache *fc, const uint8_t sha256[32], uint64_t size,
+		   struct fc_hit *hit, ingot_error *e)
+{
+	const struct fc_entry *ent = lookup(fc, sha256, size);
+	_cleanup_free_ uint8_t *raw = NULL, *buf = NULL;
+	uint8_t head[REC_HEAD], got[32];
+	EVP_MD_CTX *md;
+	int ifd, ok = 1;
+
+	memset(hit, 0, sizeof(*hit));
+	if (!ent)
+		return 0;
+	ifd = fc->idx_fd[ent->seg];
+	hit->fd = fc->data_fd[ent->seg];
+	if (pread_all(ifd, head, REC_HEAD, ent->rec) < 0 || memcmp(head, sha256, 32) ||
+	    le_get(head + 32, 8) != size)
+		goto damaged;
+	hit->n_calls = (uint32_t)le_get(head + 40, 4);
+	hit->tail_len = (uint32_t)le_get(head + 44, 4);
+	hit->tail_off = le_get(head + 48, 8);
+	memcpy(hit->sha1, head + 120, 20);
+	raw = malloc((size_t)hit->n_calls * REC_CALL + 1);
+	hit->calls = calloc(hit->n_calls + 1, sizeof(*hit->calls));
+	buf = malloc(fc->block_size);
+	md = EVP_MD_CTX_new();
+	if (!fc->get_run)
+		fc->get_run = run_new();
+	if (!raw || !hit->calls || !buf || !md || !fc->get_run) {
+		EVP_MD_CTX_free(md);
+		file_cache_hit_free(hit);
+		return ingot_fail(e, -ENOMEM, "out of memory");
+	}
+	/* load_segment checked the bounds; the bytes are checked here */
+	if (pread_all(ifd, raw, (size_t)hit->n_calls * REC_CALL, ent->rec + REC_HEAD) < 0)
+		ok = 0;
+	for (uint32_t k = 0; ok && k < hit->n_calls; k++) {
+		struct fc_call *c = &hit->calls[k];
+		const uint8_t *p = raw + (size_t)k * REC_CALL;
+		c->size = (uint32_t)le_get(p, 4);
+		c->checksum = (uint32_t)le_get(p + 4, 4);
+		c->flags = (uint32_t)le_get(p + 8, 4);
+		c->off = le_get(p + 12, 8);
+		if (c->size > fc->block_size)
+			ok = 0;
+	}
+	EVP_DigestInit_ex(md, EVP_sha256(), NULL);
+	for (uint32_t k = 0; ok && k < hit->n_calls; k++) {
+		const struct fc_call *c = &hit->calls[k];
+		const uint8_t *d;
+		if ((c->flags & SQFS_BLK_IS_SPARSE) || !c->size)
+			continue;
+		if (!(d = run_get(fc->get_run, hit->fd, hit->calls, hit->n_calls, k)))
+			ok = 0;
+		else
+			EVP_DigestUpdate(md, d, c->size);
+	}
+	EVP_DigestFinal_ex(md, got, NULL);
+	if (ok && memcmp(got, head + 56, 32))
+		ok = 0;
+	if (ok && hit->tail_len) {
+		ok = hit->tail_len <= fc->block_size &&
+		     pread_all(hit->fd, buf, hit->tail_len, hit->tail_off) == 0;
+		if (ok) {
+			sha256_buf(buf, hit->tail_len, got);
+			ok = !memcmp(got, head + 88, 32);
+		}
+	}
+	EVP_MD_CTX_free(md);
+	if (ok) {
+		atomic_fetch_add(&fc->hits, 1);
+		return 1;
+	}
+damaged:
+	file_cache_hit_free(hit);
+	atomic_fetch_add(&fc->damaged, 1);
+	return 0;
+}
+
+int file_cache_read_tail(const struct fc_hit *hit, uint8_t *buf)
+{
+	return hit->tail_len ? pread_all(hit->fd, buf, hit->tail_len, hit->tail_off) : 0;
+}
+
+/* What libsquashfs' process_completed_block does with each block, minus
+ * the compression: the same writer calls, the same inode fields. */
+static int replay(const struct fc_hit *hit, sqfs_block_writer_t *wr, const uint8_t *zero,
+		  struct run *rn, struct fc_patch *p)
+{
+	p->sizes = calloc(hit->n_calls + 1, sizeof(*p->sizes));
+	if (!p->sizes)
+		return SQFS_ERROR_ALLOC;
+	for (uint32_t k = 0; k < hit->n_calls; k++) {
+		const struct fc_call *c = &hit->calls[k];
+		bool sparse = c->flags & SQFS_BLK_IS_SPARSE;
+		const uint8_t *d = zero;
+		sqfs_u64 loc = 0;
+		int r;
+		if (!sparse && c->size && !(d = run_get(rn, hit->fd, hit->calls, hit->n_calls, k)))
+			return SQFS_ERROR_IO;
+		r = wr->write_data_block(wr, NULL, c->size, c->checksum, c->flags, d, &loc);
+		if (r)
+			return r;
+		if (sparse) {
+			p->sparse += c->size;
+			p->sizes[p->n_sizes++] = 0;
+		} else if (c->size) {
+			p->sizes[p->n_sizes++] = c->size | ((c->flags & SQFS_BLK_IS_COMPRESSED) ? 0 : 1u << 24);
+		}
+		if (c->flags & SQFS_BLK_LAST_BLOCK) {
+			p->start = loc;
+			p->has_start = true;
+		}
+	}
+	return 0;
+}
+
+int fc_patch_inode(sqfs_inode_generic_t **inode, const struct fc_patch *p)
+{
+	sqfs_inode_generic_t *in = *inode;
+	size_t need = (size_t)p->n_sizes * sizeof(sqfs_u32);
+	int r;
+
+	if (in->payload_bytes_used)
+		return SQFS_ERROR_INTERNAL;   /* a tail that went in as blocks */
+	if (in->payload_bytes_available < need) {
+		sqfs_inode_generic_t *n = realloc(in, sizeof(*in) + need);
+		if (!n)
+			return SQFS_ERROR_ALLOC;
+		*inode = in = n;
+		in->payload_bytes_available = (sqfs_u32)need;
+	}
+	memcpy(in->extra, p->sizes, need);
+	in->payload_bytes_used = (sqfs_u32)need;
+	if (p->sparse) {
+		sqfs_inode_make_extended(in);
+		in->data.file_ext.sparse += p->sparse;
+	}
+	if ((r = sqfs_inode_set_file_size(in, p->file_size)))
+		return r;
+	if (p->has_start && (r = sqfs_inode_set_file_block_start(in, p->start)))
+		return r;
+	return 0;
+}
+
+/* ---- recording ---- */
+
+static int new_segment(struct file_cache *fc)
+{
+	ingot_error ie = { 0 };
+	if (fc->new_fd >= 0)
+		return 0;
+	if ((fc->new_fd = store_tmp_create(fc->s, "files", &fc->new_tmp, &ie)) < 0)
+		return fc->new_fd;
+	if ((fc->new_idx = store_tmp_create(fc->s, "files-idx", &fc->new_idx_tmp, &ie)) < 0)
+		return fc->new_idx;
+	return write_all(fc->new_idx, IDX_MAGIC "\0", IDX_HEAD);
+}
+
+static int append_data(struct file_cache *fc, const void *data, size_t len, uint64_t *off)
+{
+	int r = new_segment(fc);
+	if (r < 0)
+		return r;
+	if ((r = write_all(fc->new_fd, data, len)) < 0)
+		return r;
+	*off = fc->new_off;
+	fc->new_off += len;
+	return 0;
+}
+
+static int write_record(struct file_cache *fc, size_t id, const struct fc_call *calls, size_t n,
+			const uint8_t dblocks[32])
+{
+	const struct tree_entry *ent = &fc->t->v[id];
+	size_t len = REC_HEAD + n * REC_CALL;
+	_cleanup_free_ uint8_t *rec = calloc(1, len);
+	int r;
+
+	if (!rec)
+		return -ENOMEM;
+	memcpy(rec, ent->sha256, 32);
+	le_put(rec + 32, ent->size, 8);
+	le_put(rec + 40, n, 4);
+	le_put(rec + 44, fc->tail_len[id], 4);
+	le_put(rec + 48, fc->tail_off[id], 8);
+	memcpy(rec + 56, dblocks, 32);
+	memcpy(rec + 88, fc->dtail[id], 32);
+	memcpy(rec + 120, fc->sha1[id], 20);
+	for (size_t k = 0; k < n; k++) {
+		uint8_t *c = rec + REC_HEAD + k * REC_CALL;
+		le_put(c, calls[k].size, 4);
+		le_put(c + 4, calls[k].checksum, 4);
+		le_put(c + 8, calls[k].flags, 4);
+		le_put(c + 12, calls[k].off, 8);
+	}
+	if ((r = new_segment(fc)) < 0 || (r = write_all(fc->new_idx, rec, len)) < 0)
+		return r;
+	atomic_fetch_add(&fc->recorded, 1);
+	fc->state[id] = ST_DONE;
+	return 0;
+}
+
+/* The blocks of entry cur are all written: its record goes out (if its
+ * tail was noted, i.e. the file was fed whole). */
+static int finish_current(struct file_cache *fc)
+{
+	uint8_t d[32];
+	size_t id = fc->cur;
+	int r = 0;
+
+	if (id == SIZE_MAX)
+		return 0;
+	fc->cur = SIZE_MAX;
+	EVP_DigestFinal_ex(fc->md, d, NULL);
+	if (fc->state[id] == ST_TAIL)
+		r = write_record(fc, id, fc->calls, fc->n_calls, d);
+	fc->n_calls = 0;
+	return r;
+}
+
+static int record_call(struct file_cache *fc, size_t id, sqfs_u32 size, sqfs_u32 checksum,
+		       sqfs_u32 flags, const sqfs_u8 *data)
+{
+	struct fc_call c = { .size = size, .checksum = checksum, .flags = flags };
+	int r;
+
+	if (id != fc->cur) {
+		if ((r = finish_current(fc)) < 0)
+			return r;
+		/* a file's blocks arrive together; if not, it is not cached */
+		if (fc->state[id] == ST_DONE)
+			fc->state[id] = ST_BAD;
+		fc->cur = id;
+		if (!fc->md && !(fc->md = EVP_MD_CTX_new()))
+			return -ENOMEM;
+		EVP_DigestInit_ex(fc->md, EVP_sha256(), NULL);
+	}
+	if (!(flags & SQFS_BLK_IS_SPARSE) && size) {
+		if ((r = append_data(fc, data, size, &c.off)) < 0)
+			return r;
+		EVP_DigestUpdate(fc->md, data, size);
+	}
+	if (fc->n_calls == fc->calls_alloc) {
+		size_t na = fc->calls_alloc ? fc->calls_alloc * 2 : 64;
+		struct fc_call *nc = realloc(fc->calls, na * sizeof(*nc));
+		if (!nc)
+			return -ENOMEM;
+		fc->calls = nc;
+		fc->calls_alloc = na;
+	}
+	fc->calls[fc->n_calls++] = c;
+	return 0;
+}
+
+int file_cache_note(struct file_cache *fc, size_t id, const uint8_t sha1[20], const void *tail, size_t len)
+{
+	const struct tree_entry *ent = &fc->t->v[id];
+	const uint8_t *b = tail;
+	bool zero = len > 0;
+	int r = 0;
+
+	for (size_t k = 0; k < len && zero; k++)
+		zero = !b[k];
+	pthread_mutex_lock(&fc->lock);
+	if (fc->new_err)
+		goto out;
+	if (!fc->tail_off) {
+		size_t n = fc->t->n;
+		fc->tail_off = calloc(n, sizeof(*fc->tail_off));
+		fc->tail_len = calloc(n, sizeof(*fc->tail_len));
+		fc->dtail = calloc(n, sizeof(*fc->dtail));
+		fc->sha1 = calloc(n, sizeof(*fc->sha1));
+		if (!fc->tail_off || !fc->tail_len || !fc->dtail || !fc->sha1) {
+			r = -ENOMEM;
+			goto out;
+		}
+	}
+	/* an all-zero tail is a sparse block in the inode, which a replay
+	 * would have to merge: such a file is simply not cached */
+	if (zero || fc->state[id] != ST_NONE) {
+		fc->state[id] = ST_BAD;
+		goto out;
+	}
+	fc->tail_len[id] = (uint32_t)len;
+	memcpy(fc->sha1[id], sha1, 20);
+	if (len) {
+		if ((r = append_data(fc, tail, len, &fc->tail_off[id])) < 0)
+			goto out;
+		sha256_buf(tail, len, fc->dtail[id]);
+	}
+	fc->state[id] = ST_TAIL;
+	/* no whole block: no block writer call will finish it */
+	if (ent->size < fc->block_size) {
+		uint8_t none[32];
+		sha256_buf("", 0, none);
+		r = write_record(fc, id, NULL, 0, none);
+	}
+out:
+	if (r < 0)
+		fc->new_err = r;
+	pthread_mutex_unlock(&fc->lock);
+	return 0;
+}
+
+/* The marker's flags: none of libsquashfs' own blocks (file data,
+ * fragment blocks) carries DONT_COMPRESS unless a caller asks for it,
+ * which image.c never does; kept whole (no sparse test, no tail). */
+#define MARKER_FLAGS (SQFS_BLK_DONT_COMPRESS | SQFS_BLK_DONT_FRAGMENT | SQFS_BLK_DONT_DEDUPLICATE | \
+		      SQFS_BLK_IGNORE_SPARSE | SQFS_BLK_DONT_HASH)
+
+int file_cache_submit(sqfs_block_processor_t *proc, struct fc_job *job)
+{
+	static const uint8_t one = 1;
+	return sqfs_block_processor_submit_block(proc, job, MARKER_FLAGS, &one, 1);
+}
+
+void file_cache_job_free(struct fc_job *job)
+{
+	if (!job)
+		return;
+	file_cache_hit_free(&job->hit);
+	free(job->patch.sizes);
+	free(job);
+}
+
+static int fcw_write(sqfs_block_writer_t *base, void *user, sqfs_u32 size, sqfs_u32 checksum,
+		     sqfs_u32 flags, const sqfs_u8 *data, sqfs_u64 *location)
+{
+	struct fc_writer *w = (struct fc_writer *)base;
+	struct file_cache *fc = w->fc;
+	int r;
+
+	if (user && (flags & MARKER_FLAGS) == MARKER_FLAGS) {
+		struct fc_job *job = user;
+		*location = 0;
+		if (!fc->zero && !(fc->zero = calloc(1, fc->block_size)))
+			return SQFS_ERROR_ALLOC;
+		if (!fc->replay_run && !(fc->replay_run = run_new()))
+			return SQFS_ERROR_ALLOC;
+		r = replay(&job->hit, w->inner, fc->zero, fc->replay_run, &job->patch);
+		/* the inode needs the patch only: the calls go now (memory per file) */
+		file_cache_hit_free(&job->hit);
+		return r;
+	}
+	r = w->inner->write_data_block(w->inner, user, size, checksum, flags, data, location);
+	if (r || (flags & SQFS_BLK_FRAGMENT_BLOCK))
+		return r;
+	pthread_mutex_lock(&fc->lock);
+	/* libsquashfs' end-of-file marker (a 0-byte LAST_BLOCK) carries no
+	 * user pointer: it belongs to the file whose blocks it follows */
+	if (!user && (flags & SQFS_BLK_LAST_BLOCK) && fc->cur != SIZE_MAX)
+		user = (void *)(uintptr_t)(fc->cur + 1);
+	if (user && !fc->new_err) {
+		size_t id = (size_t)((uintptr_t)user - 1);
+		int e2 = id < fc->t->n ? record_call(fc, id, size, checksum, flags, data) : -EINVAL;
+		if (e2 < 0)
+			fc->new_err = e2;
+	}
+	pthread_mutex_unlock(&fc->lock);
+	return 0;
+}
+
+static sqfs_u64 fcw_count(const sqfs_block_writer_t *base)
+{
+	const struct fc_writer *w = (const struct fc_writer *)base;
+	return w->inner->get_block_count(w->inner);
+}
+
+static void fcw_destroy(sqfs_object_t *obj)
+{
+	free(obj);
+}
+
+sqfs_block_writer_t *file_cache_writer(struct file_cache *fc, sqfs_block_writer_t *inner)
+{
+	struct fc_writer *w = calloc(1, sizeof(*w));
+	if (!w)
+		return NULL;
+	w->base.base.destroy = fcw_destroy;
+	w->base.write_data_block = fcw_write;
+	w->base.get_block_count = fcw_count;
+	w->inner = inner;
+	w->fc = fc;
+	return &w->base;
+}
+
+int file_cache_commit(struct file_cache *fc, ingot_error *e)
+{
+	_cleanup_free_ char *base = NULL, *data = NULL, *idx = NULL;
+	struct timespec ts;
+	int r;
+
+	pthread_mutex_lock(&fc->lock);
+	if (!fc->new_err && (r = finish_current(fc)) < 0)
+		fc->new_err = r;
+	pthread_mutex_unlock(&fc->lock);
+	/* the cache is an optimisation: a segment that could not be written
+	 * is dropped, the build stands */
+	if (fc->new_err || fc->new_fd < 0)
+		return 0;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	/* names sort by time: older segments win duplicates */
+	if (asprintf(&base, "%s/%016llx-%ld", fc->dir,
+		     (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec,
+		     (long)getpid()) < 0 ||
+	    asprintf(&data, "%s.data", base) < 0 || asprintf(&idx, "%s.idx", base) < 0)
+		return ingot_fail(e, -ENOMEM, "out of memory");
+	r = store_tmp_commit(fc->new_fd, &fc->new_tmp, data, e);
+	fc->new_fd = -1;
+	if (r < 0)
+		return r;
+	r = store_tmp_commit(fc->new_idx, &fc->new_idx_tmp, idx, e);
+	fc->new_idx = -1;
+	return r;
+}
+
+void file_cache_stats(const struct file_cache *fc, struct file_cache_stats *st)
+{
+	struct file_cache *m = (struct file_cache *)fc;
+	st->hits = atomic_load(&m->hits);
+	st->recorded = atomic_load(&m->recorded);
+	st->damaged = atomic_load(&m->damaged);
+}
+
+void file_cache_close(struct file_cache *fc)
+{
+	if (!fc)
+		return;
+	for (size_t i = 0; i < fc->n_seg; i++) {
+		close(fc->data_fd[i]);
+		close(fc->idx_fd[i]);
+	}
+	store_tmp_abort(fc->new_fd, &fc->new_tmp);
+	store_tmp_abort(fc->new_idx, &fc->new_idx_tmp);
+	EVP_MD_CTX_free(fc->md);
+	free(fc->data_fd);
+	free(fc->idx_fd);
+	free(fc->v);
+	free(fc->slots);
+	free(fc->state);
+	free(fc->tail_off);
+	free(fc->tail_len);
+	free(fc->dtail);
+	free(fc->sha1);
+	free(fc->calls);
+	free(fc->zero);
+	free(fc->get_run);
+	free(fc->replay_run);
+	free(fc->dir);
+	pthread_mutex_destroy(&fc->lock);
+	free(fc);
+}
