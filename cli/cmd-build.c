@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -173,6 +174,15 @@ int cmd_build(int argc, char **argv)
 		o.date = today;
 	}
 	o.source_date_epoch = getenv("SOURCE_DATE_EPOCH");
+	/* The store's block and file caches hold a descriptor per segment
+	 * (up to 1024 + 512) for the whole build; ingot uses no select(), so
+	 * the soft limit (often 1024) may rise to the hard one.  If it cannot,
+	 * a segment that does not open is only a cache miss. */
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		(void)setrlimit(RLIMIT_NOFILE, &rl);
+	}
 	if (!quiet && isatty(STDERR_FILENO))
 		o.progress = progress;
 
