@@ -518,6 +518,7 @@ static int run_build(const struct build_opts *o, struct recipe *r, struct store 
 	res->blocks_compressed = ii.blocks_compressed;
 	res->blocks_reused = ii.blocks_reused;
 	res->files_reused = ii.files_reused;
+	res->cache_segments_ignored = ii.files_segments_ignored;
 	if (lseek(out->image.fd, 0, SEEK_SET) < 0) {
 		rc = ingot_fail(e, -errno, "%s: seek: %s", res->image_path, strerror(errno));
 		goto done;

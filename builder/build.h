@@ -50,6 +50,7 @@ struct build_result {
 	uint64_t blocks_compressed;      /* data blocks compressed by this build */
 	uint64_t blocks_reused;          /* ... taken from the store's block cache */
 	uint64_t files_reused;           /* files whose compressed blocks came from the file cache */
+	uint64_t cache_segments_ignored; /* file-cache segments not read (too many: `ingot store gc`) */
 	size_t lint_warnings;
 	char **warnings;                 /* lint warnings, one line each */
 };

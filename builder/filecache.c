@@ -17,6 +17,7 @@
 #include <sqfs/block.h>
 #include <sqfs/error.h>
 #include <sqfs/inode.h>
+#include <sqfs/super.h>
 
 #include "builder/blockcache.h"
 #include "builder/tree.h"
@@ -24,6 +25,7 @@
 #include "lib/digest.h"
 #include "lib/fileio.h"
 #include "lib/le.h"
+#include "lib/strmap.h"
 
 #define IDX_MAGIC "ingot-files-v1"     /* 16 bytes with its NUL padding */
 #define IDX_HEAD 16
@@ -50,7 +52,7 @@ struct file_cache {
 	size_t n, alloc;
 	size_t *slots, cap;
 	int *data_fd, *idx_fd;
-	size_t n_seg;
+	size_t n_seg, ignored;         /* segments loaded, and past MAX_SEGMENTS */
 	/* this build's segment */
 	pthread_mutex_t lock;
 	int new_fd, new_idx;
@@ -171,22 +173,25 @@ static int add_loaded(struct file_cache *fc, const struct fc_entry *ent)
 }
 
 /* A record is used only if everything in it lies inside its segment and
- * makes sense for the block size; one bad record drops the segment. */
-static bool record_ok(const struct file_cache *fc, const uint8_t *rec, size_t avail, uint64_t data_size,
+ * makes sense for the block size (0: unknown, as for file_cache_compact:
+ * any size a squashfs block may have); one bad record drops the segment. */
+static bool record_ok(uint32_t block_size, const uint8_t *rec, size_t avail, uint64_t data_size,
 		      size_t *len)
 {
 	uint64_t size = le_get(rec + 32, 8), tail_off = le_get(rec + 48, 8);
 	uint32_t n = (uint32_t)le_get(rec + 40, 4), tail_len = (uint32_t)le_get(rec + 44, 4);
-	uint64_t blocks = size / fc->block_size;
+	uint32_t max = block_size ? block_size : SQFS_MAX_BLOCK_SIZE;
 
-	if (n > blocks + 1 || tail_len != size % fc->block_size || tail_off > data_size ||
-	    tail_len > data_size - tail_off || (size_t)n * REC_CALL > avail - REC_HEAD)
+	if (block_size && (n > size / block_size + 1 || tail_len != size % block_size))
+		return false;
+	if (tail_len > max || tail_off > data_size || tail_len > data_size - tail_off ||
+	    (size_t)n * REC_CALL > avail - REC_HEAD)
 		return false;
 	for (uint32_t k = 0; k < n; k++) {
 		const uint8_t *c = rec + REC_HEAD + (size_t)k * REC_CALL;
 		uint32_t sz = (uint32_t)le_get(c, 4), fl = (uint32_t)le_get(c + 8, 4);
 		uint64_t off = le_get(c + 12, 8);
-		if (sz > fc->block_size || (fl & ~(uint32_t)SQFS_BLK_FLAGS_ALL) ||
+		if (sz > max || (fl & ~(uint32_t)SQFS_BLK_FLAGS_ALL) ||
 		    (!(fl & SQFS_BLK_IS_SPARSE) && (off > data_size || sz > data_size - off)))
 			return false;
 	}
@@ -202,8 +207,10 @@ static int load_segment(struct file_cache *fc, const char *name)
 	ingot_error ie = { 0 };
 	int dfd, ifd;
 
-	if (fc->n_seg >= MAX_SEGMENTS)
+	if (fc->n_seg >= MAX_SEGMENTS) {
+		fc->ignored++;
 		return 0;
+	}
 	if (asprintf(&idx, "%s/%s", fc->dir, name) < 0 ||
 	    asprintf(&data, "%s/%.*s.data", fc->dir, (int)(nl - 4), name) < 0)
 		return -ENOMEM;
@@ -224,7 +231,7 @@ static int load_segment(struct file_cache *fc, const char *name)
 		const uint8_t *rec = (const uint8_t *)buf + p;
 		struct fc_entry ent = { .rec = p, .seg = (uint32_t)fc->n_seg };
 		size_t rl;
-		if (len - p < REC_HEAD || !record_ok(fc, rec, len - p, (uint64_t)st.st_size, &rl)) {
+		if (len - p < REC_HEAD || !record_ok(fc->block_size, rec, len - p, (uint64_t)st.st_size, &rl)) {
 			/* drop what this segment added: entries are appended in order */
 			for (size_t i = first; i < fc->n; i++)
 				*slot_for(fc, fc->v[i].sha, fc->v[i].size) = 0;
@@ -708,10 +715,24 @@ sqfs_block_writer_t *file_cache_writer(struct file_cache *fc, sqfs_block_writer_
 	return &w->base;
 }
 
+/* DIR/<time>-<pid>, malloc'd: names sort by time, and older segments
+ * win duplicates. */
+static char *segment_base(const char *dir)
+{
+	struct timespec ts;
+	char *base;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	if (asprintf(&base, "%s/%016llx-%ld", dir,
+		     (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec,
+		     (long)getpid()) < 0)
+		return NULL;
+	return base;
+}
+
 int file_cache_commit(struct file_cache *fc, ingot_error *e)
 {
 	_cleanup_free_ char *base = NULL, *data = NULL, *idx = NULL;
-	struct timespec ts;
 	int r;
 
 	pthread_mutex_lock(&fc->lock);
@@ -722,11 +743,7 @@ int file_cache_commit(struct file_cache *fc, ingot_error *e)
 	 * is dropped, the build stands */
 	if (fc->new_err || fc->new_fd < 0)
 		return 0;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	/* names sort by time: older segments win duplicates */
-	if (asprintf(&base, "%s/%016llx-%ld", fc->dir,
-		     (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec,
-		     (long)getpid()) < 0 ||
+	if (!(base = segment_base(fc->dir)) ||
 	    asprintf(&data, "%s.data", base) < 0 || asprintf(&idx, "%s.idx", base) < 0)
 		return ingot_fail(e, -ENOMEM, "out of memory");
 	r = store_tmp_commit(fc->new_fd, &fc->new_tmp, data, e);
@@ -744,6 +761,7 @@ void file_cache_stats(const struct file_cache *fc, struct file_cache_stats *st)
 	st->hits = atomic_load(&m->hits);
 	st->recorded = atomic_load(&m->recorded);
 	st->damaged = atomic_load(&m->damaged);
+	st->segments_ignored = fc->ignored;
 }
 
 void file_cache_close(struct file_cache *fc)
@@ -773,4 +791,205 @@ void file_cache_close(struct file_cache *fc)
 	free(fc->dir);
 	pthread_mutex_destroy(&fc->lock);
 	free(fc);
+}
+
+/* ---- compaction (ingot store gc) ---- */
+
+struct compact {
+	const struct store *s;
+	file_cache_keep_fn keep;
+	void *ctx;
+	bool dry_run;
+	struct strmap seen;            /* keys kept so far: older segments win */
+	int data_fd, idx_fd;
+	char *data_tmp, *idx_tmp;
+	uint64_t off;                  /* next offset in the new .data */
+	uint64_t kept, idx_len;        /* in this directory */
+	uint8_t *buf;                  /* one block */
+	struct file_cache_gc_stats *st;
+};
+
+/* len bytes at off of from into the new segment; *new_off says where. */
+static int copy_range(struct compact *c, int from, uint64_t off, uint32_t len, uint64_t *new_off)
+{
+	int r;
+
+	if ((r = pread_all(from, c->buf, len, off)) < 0)
+		return r;
+	if (!c->dry_run) {
+		if (c->data_fd < 0 &&
+		    (c->data_fd = store_tmp_create(c->s, "files", &c->data_tmp, &(ingot_error){ 0 })) < 0)
+			return c->data_fd;
+		if ((r = write_all(c->data_fd, c->buf, len)) < 0)
+			return r;
+	}
+	*new_off = c->off;
+	c->off += len;
+	return 0;
+}
+
+static int compact_record(struct compact *c, int dfd, const uint8_t *rec, size_t len)
+{
+	_cleanup_free_ uint8_t *out = malloc(len);
+	uint32_t n = (uint32_t)le_get(rec + 40, 4), tail_len = (uint32_t)le_get(rec + 44, 4);
+	uint64_t size = le_get(rec + 32, 8), at;
+	char key[SHA256_HEX_LEN + 24];
+	int created = 0, r;
+
+	if (!out)
+		return -ENOMEM;
+	hex_encode(rec, 32, key);
+	snprintf(key + SHA256_HEX_LEN, sizeof(key) - SHA256_HEX_LEN, ":%llu", (unsigned long long)size);
+	if (!c->keep(c->ctx, rec, size))
+		goto drop;
+	if (!strmap_put(&c->seen, key, &created))
+		return -ENOMEM;
+	if (!created)
+		goto drop;       /* also in an older segment, which wins */
+	memcpy(out, rec, len);
+	/* a file's blocks stay back to back, as the build wrote them: one
+	 * read serves a run of them (run_get) */
+	for (uint32_t k = 0; k < n; k++) {
+		uint8_t *call = out + REC_HEAD + (size_t)k * REC_CALL;
+		uint32_t sz = (uint32_t)le_get(call, 4), fl = (uint32_t)le_get(call + 8, 4);
+		if ((fl & SQFS_BLK_IS_SPARSE) || !sz)
+			continue;
+		if ((r = copy_range(c, dfd, le_get(call + 12, 8), sz, &at)) < 0)
+			return r;
+		le_put(call + 12, at, 8);
+	}
+	if (tail_len) {
+		if ((r = copy_range(c, dfd, le_get(rec + 48, 8), tail_len, &at)) < 0)
+			return r;
+		le_put(out + 48, at, 8);
+	}
+	if (!c->dry_run) {
+		if (c->idx_fd < 0) {
+			if ((c->idx_fd = store_tmp_create(c->s, "files-idx", &c->idx_tmp, &(ingot_error){ 0 })) < 0)
+				return c->idx_fd;
+			if ((r = write_all(c->idx_fd, IDX_MAGIC "\0", IDX_HEAD)) < 0)
+				return r;
+		}
+		if ((r = write_all(c->idx_fd, out, len)) < 0)
+			return r;
+	}
+	c->kept++;
+	c->idx_len += len;
+	c->st->kept++;
+	return 0;
+drop:
+	c->st->removed++;
+	return 0;
+}
+
+/* One segment's records into the new one; a damaged segment (a record out
+ * of bounds, as load_segment would find it) is dropped whole. */
+static int compact_segment(struct compact *c, const char *dir, const char *name, uint64_t *bytes)
+{
+	_cleanup_free_ char *idx = NULL, *data = NULL, *buf = NULL;
+	_cleanup_close_ int dfd = -1;
+	size_t len = 0, nl = strlen(name), rl;
+	struct stat st;
+	int r;
+
+	if (asprintf(&idx, "%s/%s", dir, name) < 0 ||
+	    asprintf(&data, "%s/%.*s.data", dir, (int)(nl - 4), name) < 0)
+		return -ENOMEM;
+	if (stat(idx, &st) == 0)
+		*bytes += (uint64_t)st.st_size;
+	dfd = open(data, O_RDONLY | O_CLOEXEC);
+	if (dfd >= 0 && fstat(dfd, &st) == 0)
+		*bytes += (uint64_t)st.st_size;
+	if (dfd < 0 || read_file(idx, (size_t)1 << 30, &buf, &len, &(ingot_error){ 0 }) < 0 ||
+	    len < IDX_HEAD || memcmp(buf, IDX_MAGIC, sizeof(IDX_MAGIC)))
+		goto damaged;
+	for (size_t p = IDX_HEAD; p < len; p += rl)
+		if (len - p < REC_HEAD || !record_ok(0, (uint8_t *)buf + p, len - p, (uint64_t)st.st_size, &rl))
+			goto damaged;
+	for (size_t p = IDX_HEAD; p < len; p += rl) {
+		record_ok(0, (uint8_t *)buf + p, len - p, (uint64_t)st.st_size, &rl);
+		if ((r = compact_record(c, dfd, (uint8_t *)buf + p, rl)) < 0)
+			return r;
+	}
+	return 0;
+damaged:
+	c->st->damaged_segments++;
+	return 0;
+}
+
+static int is_idx(const struct dirent *d)
+{
+	size_t l = strlen(d->d_name);
+	return l > 4 && !strcmp(d->d_name + l - 4, ".idx");
+}
+
+/* Remove every file of dir but keep's .data and .idx (old segments, and a
+ * .data whose .idx never came: a build killed while committing). */
+static void remove_others(const char *dir, const char *keep)
+{
+	const char *kb = keep ? strrchr(keep, '/') + 1 : NULL;
+	size_t kl = kb ? strlen(kb) : 0;
+	struct dirent **names = NULL;
+	int n = scandir(dir, &names, NULL, NULL);
+
+	for (int i = 0; i < n; i++) {
+		const char *d = names[i]->d_name;
+		_cleanup_free_ char *p = NULL;
+		if (strcmp(d, ".") && strcmp(d, "..") &&
+		    !(kb && !strncmp(d, kb, kl) && (!strcmp(d + kl, ".data") || !strcmp(d + kl, ".idx"))) &&
+		    asprintf(&p, "%s/%s", dir, d) >= 0)
+			unlink(p);
+		free(names[i]);
+	}
+	free(names);
+	if (!keep)
+		rmdir(dir);
+}
+
+int file_cache_compact(const struct store *s, const char *dir, file_cache_keep_fn keep, void *ctx,
+		       bool dry_run, struct file_cache_gc_stats *st, ingot_error *e)
+{
+	struct compact c = { .s = s, .keep = keep, .ctx = ctx, .dry_run = dry_run,
+			     .seen = STRMAP_INIT, .data_fd = -1, .idx_fd = -1, .st = st };
+	_cleanup_free_ char *base = NULL, *data = NULL, *idx = NULL;
+	struct dirent **names = NULL;
+	uint64_t before = 0;
+	int n, r = 0;
+
+	/* sorted: the same entry wins a duplicate as in file_cache_open */
+	n = scandir(dir, &names, is_idx, alphasort);
+	if (n < 0)
+		return ingot_fail(e, -errno, "%s: %s", dir, strerror(errno));
+	if (!(c.buf = malloc(SQFS_MAX_BLOCK_SIZE)))
+		r = -ENOMEM;
+	for (int i = 0; r >= 0 && i < n; i++)
+		r = compact_segment(&c, dir, names[i]->d_name, &before);
+	st->segments += (uint64_t)n;
+	st->bytes_before += before;
+	for (int i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+	if (r < 0) {
+		r = ingot_fail(e, r, "file cache %s: %s", dir, strerror(-r));
+	} else if (!dry_run && c.idx_fd >= 0) {
+		if (!(base = segment_base(dir)) || asprintf(&data, "%s.data", base) < 0 ||
+		    asprintf(&idx, "%s.idx", base) < 0)
+			r = ingot_fail(e, -ENOMEM, "out of memory");
+		/* the .data first: an .idx marks a complete segment */
+		else if ((r = store_tmp_commit(c.data_fd, &c.data_tmp, data, e)) >= 0 &&
+			 (r = store_tmp_commit(c.idx_fd, &c.idx_tmp, idx, e)) < 0)
+			unlink(data);
+		c.data_fd = c.idx_fd = -1;
+	}
+	if (r >= 0)
+		st->bytes_after += c.kept ? c.off + IDX_HEAD + c.idx_len : 0;
+	/* the old segments go only once the new one is in place: a crash in
+	 * between leaves duplicates, which the older copy wins */
+	if (r >= 0 && !dry_run)
+		remove_others(dir, c.kept ? base : NULL);
+	store_tmp_abort(c.data_fd, &c.data_tmp);
+	store_tmp_abort(c.idx_fd, &c.idx_tmp);
+	strmap_free(&c.seen, NULL);
+	free(c.buf);
+	return r;
 }

@@ -37,6 +37,7 @@ struct tree;
 
 struct file_cache_stats {
 	uint64_t hits, recorded, damaged;
+	uint64_t segments_ignored;     /* past the most a build reads: `ingot store gc` */
 };
 
 /* One cached file, as file_cache_get found it (its bytes checked). */
@@ -103,4 +104,21 @@ int fc_patch_inode(sqfs_inode_generic_t **inode, const struct fc_patch *p);
 int file_cache_commit(struct file_cache *fc, ingot_error *e);
 void file_cache_stats(const struct file_cache *fc, struct file_cache_stats *st);
 void file_cache_close(struct file_cache *fc);
+
+/* Compaction, for `ingot store gc` (the store locked against builds):
+ * rewrite the segments of one compressor's directory (STORE/files/<id>)
+ * into one, keeping the entries keep() accepts, the older of two copies,
+ * and nothing of a damaged segment; the old segments (and a .data left
+ * without its .idx) are removed once the new one is in place, the
+ * directory too when nothing is kept.  Entries' bytes are copied as they
+ * are (their digests are checked when a build uses them).  Adds to *st;
+ * dry_run counts without writing or removing anything. */
+typedef bool (*file_cache_keep_fn)(void *ctx, const uint8_t sha256[32], uint64_t size);
+struct file_cache_gc_stats {
+	uint64_t segments, damaged_segments;   /* read */
+	uint64_t kept, removed;                /* entries */
+	uint64_t bytes_before, bytes_after;
+};
+int file_cache_compact(const struct store *s, const char *dir, file_cache_keep_fn keep, void *ctx,
+		       bool dry_run, struct file_cache_gc_stats *st, ingot_error *e);
 #endif

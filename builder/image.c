@@ -850,6 +850,7 @@ int image_write(const struct tree *t, const struct store *s, const struct image_
 			file_cache_stats(w.fc, &fs);
 			info->files_reused = fs.hits;
 			info->files_damaged = fs.damaged;
+			info->files_segments_ignored = fs.segments_ignored;
 		}
 	}
 	r = 0;

@@ -34,6 +34,7 @@ struct image_info {
 	/* files whose compressed blocks came from the store's file cache, and
 	 * entries found damaged there (compressed from the source instead) */
 	uint64_t files_reused, files_damaged;
+	uint64_t files_segments_ignored;   /* file-cache segments past the most read */
 };
 
 /* Write a squashfs image of the finalized (sorted) tree into fd, which

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -52,12 +53,34 @@ static int check_private(const char *dir, ingot_error *e)
 	return 0;
 }
 
+/* A build waits while a gc runs (exclusive), never the other way round. */
+static int take_lock(struct store *s, const char *root, ingot_error *e)
+{
+	_cleanup_free_ char *p = path_join(root, "lock");
+
+	if (!p)
+		return ingot_fail(e, -ENOMEM, "out of memory");
+	s->lock_fd = open(p, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+	if (s->lock_fd < 0)
+		return ingot_fail(e, -errno, "%s: %s", p, strerror(errno));
+	while (flock(s->lock_fd, LOCK_SH) < 0) {
+		int r = -errno;
+		if (r == -EINTR)
+			continue;
+		close(s->lock_fd);
+		s->lock_fd = -1;
+		return ingot_fail(e, r, "%s: cannot lock: %s", p, strerror(-r));
+	}
+	return 0;
+}
+
 int store_open(struct store *s, const char *root, ingot_error *e)
 {
 	static const char *const subs[] = { "blobs", "tmp", "unpacked" };
 	int r;
 
 	s->root = NULL;
+	s->lock_fd = -1;
 	r = mkdir_p(root, 0755, e);
 	if (r < 0)
 		return ingot_prefix(e, "store");
@@ -74,9 +97,23 @@ int store_open(struct store *s, const char *root, ingot_error *e)
 		if (!strcmp(subs[i], "tmp"))   /* tmp/<pid>.<what>.XXXXXX of killed builds */
 			remove_dead_temps(p, "", 0);
 	}
+	if ((r = take_lock(s, root, e)) < 0)
+		return r;
 	s->root = strdup(root);
-	if (!s->root)
+	if (!s->root) {
+		close(s->lock_fd);
+		s->lock_fd = -1;
 		return ingot_fail(e, -ENOMEM, "out of memory");
+	}
+	return 0;
+}
+
+int store_lock_exclusive(struct store *s, ingot_error *e)
+{
+	if (flock(s->lock_fd, LOCK_EX | LOCK_NB) < 0)
+		return ingot_fail(e, errno == EWOULDBLOCK ? -EBUSY : -errno,
+				  "%s: store in use by another ingot process (a build, or a gc); try again when it has finished",
+				  s->root);
 	return 0;
 }
 
@@ -249,6 +286,9 @@ int store_content_blob(const struct store *s, const struct store_loc *loc, const
 
 void store_close(struct store *s)
 {
+	if (s->root && s->lock_fd >= 0)   /* root is set only by a good store_open */
+		close(s->lock_fd);
+	s->lock_fd = -1;
 	free(s->root);
 	s->root = NULL;
 }

@@ -27,6 +27,7 @@
 
 struct store {
 	char *root;
+	int lock_fd;         /* STORE/lock: shared while open, exclusive for gc */
 };
 
 /* Where a file's bytes are kept (struct tree_entry carries one): a range
@@ -44,7 +45,12 @@ struct store_loc {
 
 /* Default root: $XDG_CACHE_HOME/ingot or ~/.cache/ingot. Caller frees. */
 char *store_default_root(void);
+/* Opens (creating) the store and holds a shared lock on STORE/lock until
+ * store_close: builds share a store, `ingot store gc` waits for none. */
 int store_open(struct store *s, const char *root, ingot_error *e);
+/* Trade the shared lock for an exclusive one, without waiting: -EBUSY
+ * "ROOT: store in use by another ingot process ..." if another holds it. */
+int store_lock_exclusive(struct store *s, ingot_error *e);
 void store_close(struct store *s);
 
 /* unpacked/<hex of artifact><suffix> (malloc'd); it may not exist. */

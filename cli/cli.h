@@ -32,6 +32,7 @@ int cmd_audit(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
 int cmd_evidence(int argc, char **argv);
 int cmd_promote(int argc, char **argv);
+int cmd_store(int argc, char **argv);
 
 /* Exit statuses of verify-manifest (and of any command whose error
  * carries an envelope failure kind, keys/envelope.h). */

@@ -109,17 +109,6 @@ static const char *parse_bytes(const char *arg, void *value)
 	       "a positive integer with an optional K, M, G or T suffix" : NULL;
 }
 
-static const char *parse_workers(const char *arg, void *value)
-{
-	char *end;
-	long n = strtol(arg, &end, 10);
-
-	if (*arg < '0' || *arg > '9' || *end || n < 1 || n > 64)
-		return "an integer in [1, 64]";
-	*(unsigned *)value = (unsigned)n;
-	return NULL;
-}
-
 int cmd_build(int argc, char **argv)
 {
 	struct build_opts o = { .workers = 1 };
@@ -136,7 +125,7 @@ int cmd_build(int argc, char **argv)
 			   "artifact store (default $XDG_CACHE_HOME/ingot, else\n~/.cache/ingot)"),
 		OPT_CALLBACK('j', "workers", &o.workers, "N",
 			     "threads for unpacking and compression, 1..64 (default 1);\n"
-			     "the outputs are identical for every N", parse_workers),
+			     "the outputs are identical for every N", cli_parse_workers),
 		OPT_STRING('k', "key", &o.key, "KEY",
 			   "sign the manifest with this private key (PEM, from\n`ingot keys generate`)"),
 		OPT_STRING(0, "rules", &o.rules_dir, "DIR",
@@ -192,6 +181,9 @@ int cmd_build(int argc, char **argv)
 	}
 	for (size_t i = 0; i < res.lint_warnings; i++)
 		fprintf(stderr, "ingot: warning: %s\n", res.warnings[i]);
+	if (res.cache_segments_ignored)
+		fprintf(stderr, "ingot: warning: store: the file cache has %llu segments more than a build reads (256): their files were compressed again; 'ingot store gc RECIPE...' compacts it\n",
+			(unsigned long long)res.cache_segments_ignored);
 	if (!quiet) {
 		hex_encode(res.image_sha256, 32, hex);
 		printf("image     %s\n", res.image_path);

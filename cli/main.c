@@ -33,6 +33,8 @@ static const char main_help[] =
 "    diff A B                 what changed between two manifests\n"
 "    evidence add             signed test evidence (nccl-tests, DCGM) about an image\n"
 "    promote --ring R         promote an image to a ring when its policy is met\n"
+"    store gc|verify          keep what given recipes use, drop the rest; re-hash\n"
+"                             the store's blobs\n"
 "\n"
 "ENVIRONMENT\n"
 "    SOURCE_DATE_EPOCH   overrides the recipe epoch only if the recipe allows it\n"
@@ -59,6 +61,7 @@ static const struct {
 	{ "diff", cmd_diff },
 	{ "evidence", cmd_evidence },
 	{ "promote", cmd_promote },
+	{ "store", cmd_store },
 };
 
 int main(int argc, char **argv)

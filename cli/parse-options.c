@@ -198,3 +198,14 @@ const char *cli_parse_time(const char *arg, void *value)
 {
 	return time_parse(arg, value) < 0 ? "RFC 3339 (2027-01-31T00:00:00Z) or Unix seconds" : NULL;
 }
+
+const char *cli_parse_workers(const char *arg, void *value)
+{
+	char *end;
+	long n = strtol(arg, &end, 10);
+
+	if (*arg < '0' || *arg > '9' || *end || n < 1 || n > 64)
+		return "an integer in [1, 64]";
+	*(unsigned *)value = (unsigned)n;
+	return NULL;
+}

@@ -93,4 +93,7 @@ int cli_parse(const struct cli_command *c, const struct cli_option *opts, int ar
 const char *cli_parse_fd(const char *arg, void *value);       /* int *, 0 .. 2^20 */
 const char *cli_parse_time(const char *arg, void *value);     /* time_t *, RFC 3339 or seconds */
 
+/* OPT_CALLBACK parser of a thread count (an unsigned in [1, 64]). */
+const char *cli_parse_workers(const char *arg, void *value);
+
 #endif

@@ -29,6 +29,9 @@ usage "--ring given more than once" promote --ring a --ring b
 usage "--keyring given more than once" verify --manifest m --keyring a --keyring b
 usage "--reports given more than once" audit --keyring k --manifests m --reports a --reports b
 usage "--nonce given more than once" attest verify-quote q.json --nonce 00 --nonce 11
+usage "--store given more than once" store gc --store a --store b r.yaml
+usage "gc: expected at least one RECIPE to keep" store gc --store a
+usage "unknown subcommand 'prune' (expected gc or verify)" store prune
 usage "unknown option '--bogus'" diff --bogus a b
 usage "unknown option '-z'" inspect -z x
 usage "option '--output' needs an argument" build "$SRC/recipes/demo.yaml" --output
@@ -38,7 +41,7 @@ usage "--threshold: expected 1..256, got '0'" keys keyring add k.json p.pub --na
 usage "generate: --name and --threshold are for keyring add" keys generate -o "$T/k" --name a
 
 # --help comes from the same table: every option, then -h, --help.
-for cmd in build lint inspect keys sign verify-manifest diff evidence promote verify audit attest; do
+for cmd in build lint inspect keys sign verify-manifest diff evidence promote verify audit attest store; do
 	"$INGOT" $cmd --help >"$T/help" || fail "ingot $cmd --help failed"
 	grep -q '^OPTIONS$' "$T/help" || fail "ingot $cmd --help: no OPTIONS"
 	grep -q '^    -h, --help  *show this help$' "$T/help" || fail "ingot $cmd --help: no -h, --help row"

@@ -1,0 +1,94 @@
+#!/bin/bash
+# ingot store gc: keeps what builds of the named recipes use and removes
+# the rest; the kept recipe rebuilds from the store alone (every artifact
+# and every file from the caches, same bytes), a removed one costs a
+# rebuild (same bytes too); a dry run, a recipe that does not resolve and
+# a store a build holds change nothing; a file cache past the 256
+# segments a build reads is what a build warns about and gc cures.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/fc-fixture.sh"
+
+S=$T/store
+listing() { (cd "$S" && find . -type f ! -name lock -printf '%p %s\n' | sort); }
+summary() { grep "^$1 " "$T/gc.out" | head -1; }
+
+note "build v1 and v2 into one store"
+build v1.yaml "$T/o1" "$S" >/dev/null
+build v2.yaml "$T/o2" "$S" >/dev/null
+before=$(listing)
+assert_contains "$before" "./unpacked/$(sha256 "$T/art/top-v1.tar.gz").pack" "v1's top in the store"
+
+note "dry run: counts, removes nothing"
+(cd "$T" && "$INGOT" store gc --store "$S" --dry-run v2.yaml) >"$T/gc.out" || fail "dry run failed"
+assert_contains "$(cat "$T/gc.out")" "dry run: nothing removed" "dry-run summary"
+assert_eq "artifacts 3 kept, 1 removed" "$(summary artifacts)" "dry-run artifact counts"
+assert_eq "$before" "$(listing)" "store after a dry run"
+
+note "a recipe that does not resolve: nothing removed"
+expect_exit 1 "missing.yaml" bash -c "cd '$T' && '$INGOT' store gc --store '$S' v2.yaml missing.yaml"
+assert_eq "$before" "$(listing)" "store after a failed gc"
+
+note "a store a build holds: refused"
+exec 9<"$S/lock"
+flock -s 9
+expect_exit 1 "store in use by another ingot process" bash -c "cd '$T' && '$INGOT' store gc --store '$S' v2.yaml"
+exec 9<&-
+assert_eq "$before" "$(listing)" "store after a refused gc"
+
+note "gc keeping v2"
+(cd "$T" && "$INGOT" store gc --store "$S" v2.yaml) >"$T/gc.out" || fail "gc failed: $(cat "$T/gc.out")"
+assert_eq "artifacts 3 kept, 1 removed" "$(summary artifacts)" "artifact counts"
+# v1's build recorded its 6 image files, v2's the new tool: v1's tool goes
+assert_contains "$(summary files)" "6 file-cache entries kept, 1 removed" "file-cache counts"
+after=$(listing)
+[ ! -e "$S/unpacked/$(sha256 "$T/art/top-v1.tar.gz").pack" ] || fail "v1's top pack survived gc"
+[ "$(find "$S/files" -name '*.idx' | wc -l)" = 1 ] || fail "file cache not compacted to one segment: $(find "$S/files")"
+[ "$(find "$S/files" -name '*.data' | wc -l)" = 1 ] || fail "file cache data segments: $(find "$S/files")"
+"$INGOT" store verify --store "$S" >/dev/null || fail "store verify after gc"
+
+note "v2 rebuilds from the store alone, same bytes"
+mv "$T/art" "$T/art.away"   # nothing may be read from the artifacts
+build v2.yaml "$T/o2b" "$S" >"$T/b.out" 2>"$T/b.err" || fail "rebuild of v2 failed: $(cat "$T/b.err")"
+mv "$T/art.away" "$T/art"
+assert_contains "$(cat "$T/b.out")" "artifacts 3 (3 from cache)" "v2 rebuild artifacts"
+assert_contains "$(cat "$T/b.out")" "reused    6 files from the file cache" "v2 rebuild files"
+for n in fc.sqfs fc.verity fc.manifest.json fc.spdx.json; do
+	assert_eq "$(sha256 "$T/o2/$n")" "$(sha256 "$T/o2b/$n")" "$n of v2 after gc"
+done
+
+note "v1, removed, rebuilds: same bytes"
+build v1.yaml "$T/o1b" "$S" >"$T/b.out" || fail "rebuild of v1 failed"
+assert_contains "$(cat "$T/b.out")" "artifacts 3 (2 from cache)" "v1 rebuild artifacts"
+assert_contains "$(cat "$T/b.out")" "reused    5 files from the file cache" "v1 rebuild files"
+assert_eq "$(sha256 "$T/o1/fc.sqfs")" "$(sha256 "$T/o1b/fc.sqfs")" "v1 image after gc"
+
+note "300 segments before the real ones: the build reads 256 and says so"
+dir=$(dirname "$(find "$S/files" -name '*.idx' | head -1)")
+for i in $(seq 100 399); do
+	printf 'ingot-files-v1\0\0' >"$dir/0000000000000$i-1.idx"
+	: >"$dir/0000000000000$i-1.data"
+done
+build v2.yaml "$T/o2c" "$S" >"$T/b.out" 2>"$T/b.err" || fail "build with 300 segments failed"
+assert_contains "$(cat "$T/b.err")" "segments more than a build reads (256)" "segment warning"
+if grep -q "^reused" "$T/b.out"; then fail "the files past 256 segments were reused: $(cat "$T/b.out")"; fi
+assert_eq "$(sha256 "$T/o2/fc.sqfs")" "$(sha256 "$T/o2c/fc.sqfs")" "v2 image with too many segments"
+(cd "$T" && "$INGOT" store gc --store "$S" v2.yaml) >"$T/gc.out" || fail "gc of 300 segments failed"
+assert_contains "$(summary files)" "30" "segments read"
+[ "$(find "$S/files" -name '*.idx' | wc -l)" = 1 ] || fail "not compacted: $(find "$S/files" -name '*.idx' | wc -l) segments"
+build v2.yaml "$T/o2d" "$S" >"$T/b.out" 2>"$T/b.err" || fail "build after gc failed"
+[ ! -s "$T/b.err" ] || fail "a warning after gc: $(cat "$T/b.err")"
+assert_contains "$(cat "$T/b.out")" "reused    6 files from the file cache" "reuse after compaction"
+
+note "a damaged segment is dropped whole, the block cache removed"
+sed 's/level: 3/level: 19/' "$T/v2.yaml" >"$T/v2-19.yaml"
+build v2-19.yaml "$T/o19" "$S" >/dev/null || fail "level-19 build failed"
+[ -n "$(find "$S/blocks" -name '*.idx')" ] || fail "no block cache at level 19"
+seg=$(find "$S/files" -name '*.idx' | head -1)
+printf '\xff\xff\xff\xff' | dd of="$seg" bs=1 seek=56 conv=notrunc status=none   # first record's call count
+(cd "$T" && "$INGOT" store gc --store "$S" v2.yaml v2-19.yaml) >"$T/gc.out" || fail "gc failed"
+assert_contains "$(summary files)" "1 damaged" "damaged segment counted"
+assert_contains "$(summary blocks)" "block-cache segments removed" "block summary"
+[ ! -e "$S/blocks" ] || [ -z "$(find "$S/blocks" -type f)" ] || fail "block cache survived: $(find "$S/blocks" -type f)"
+build v2-19.yaml "$T/o19b" "$S" >"$T/b.out" || fail "level-19 rebuild failed"
+assert_eq "$(sha256 "$T/o19/fc.sqfs")" "$(sha256 "$T/o19b/fc.sqfs")" "level-19 image after gc"
+echo "store gc: ok"
