@@ -3,7 +3,9 @@
  * 1 and 2 workers, after one file changed; a warm build takes every
  * unchanged file from the cache; the SHA-1s handed to the SBOM are the
  * files' own; a damaged entry is counted and the file compressed from
- * its source; and a file the cache no longer vouches for is checked. */
+ * its source; a file the cache no longer vouches for is checked; and
+ * compaction (store gc) keeps what it is told, the older of two copies,
+ * and leaves an image the same bytes. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -20,6 +22,7 @@
 
 #include <openssl/evp.h>
 
+#include "builder/filecache.h"
 #include "builder/image.h"
 #include "builder/store.h"
 #include "builder/tree.h"
@@ -251,6 +254,117 @@ static void test_damaged_both(void **state)
 	tree_free(&t);
 }
 
+static bool keep_tree(void *ctx, const uint8_t sha256[32], uint64_t size)
+{
+	const struct tree *t = ctx;
+	for (size_t i = 0; i < t->n; i++)
+		if (t->v[i].type == TREE_FILE && t->v[i].size == size && !memcmp(t->v[i].sha256, sha256, 32))
+			return true;
+	return false;
+}
+
+static bool keep_none(void *ctx, const uint8_t sha256[32], uint64_t size)
+{
+	(void)ctx; (void)sha256; (void)size;
+	return false;
+}
+
+/* STORE/files/<the one compressor id>, into dir. */
+static void cache_dir(char *dir, size_t len)
+{
+	char files[256];
+	struct dirent *de;
+	snprintf(files, sizeof(files), "%s/files", store.root);
+	DIR *d = opendir(files);
+	assert_non_null(d);
+	while ((de = readdir(d)))
+		if (de->d_name[0] != '.')
+			snprintf(dir, len, "%s/%s", files, de->d_name);
+	closedir(d);
+}
+
+static int count_suffix(const char *dir, const char *suffix)
+{
+	struct dirent *de;
+	int n = 0;
+	DIR *d = opendir(dir);
+	if (!d)
+		return -1;
+	while ((de = readdir(d))) {
+		size_t l = strlen(de->d_name), sl = strlen(suffix);
+		n += l > sl && !strcmp(de->d_name + l - sl, suffix);
+	}
+	closedir(d);
+	return n;
+}
+
+static void test_compact(void **state)
+{
+	struct tree t, t2;
+	struct image_info ii;
+	struct file_cache_gc_stats st = { 0 };
+	ingot_error e = { 0 };
+	char dir[512], names[2][64];
+	size_t len, l0, l1;
+	int n = 0;
+	(void)state;
+	make_tree(&t, 0);
+	make_tree(&t2, 1);
+	_cleanup_free_ uint8_t (*sha1)[20] = calloc(t.n + 1, 20);
+	free(image(&t, false, 3, 2, sha1, &ii, &len));    /* segment 1: every cacheable file */
+	free(image(&t2, false, 3, 2, sha1, &ii, &len));   /* segment 2: f4 version 1 */
+	assert_int_equal(ii.files_reused, CACHEABLE - 1);
+	cache_dir(dir, sizeof(dir));
+	/* a later copy of both segments, damaged where f0's tail is: the older
+	 * copies must win, or the warm build below counts a damaged entry */
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	assert_non_null(d);
+	while ((de = readdir(d)))
+		if (strlen(de->d_name) > 4 && !strcmp(de->d_name + strlen(de->d_name) - 4, ".idx"))
+			snprintf(names[n++], sizeof(names[0]), "%.*s", (int)strlen(de->d_name) - 4, de->d_name);
+	closedir(d);
+	assert_int_equal(n, 2);
+	for (int i = 0; i < 2; i++)
+		for (int k = 0; k < 2; k++) {
+			char from[700], to[700];
+			const char *sfx = k ? ".idx" : ".data";
+			snprintf(from, sizeof(from), "%s/%s%s", dir, names[i], sfx);
+			snprintf(to, sizeof(to), "%s/ffff%d%s", dir, i, sfx);
+			_cleanup_free_ uint8_t *b = th_slurp(from, &len);
+			FILE *f = fopen(to, "wb");
+			assert_non_null(f);
+			assert_int_equal(fwrite(b, 1, len, f), len);
+			fclose(f);
+			if (!k)
+				th_flip_byte(to, 5, 0x10);
+		}
+	assert_int_equal(file_cache_compact(&store, dir, keep_tree, &t2, false, &st, &e), 0);
+	assert_int_equal(st.segments, 4);
+	assert_int_equal(st.damaged_segments, 0);
+	/* records: CACHEABLE + 1 (f4 in both versions), twice; keys kept:
+	 * CACHEABLE - 1 (f7's bytes are f2's: one key) */
+	assert_int_equal(st.kept, CACHEABLE - 1);
+	assert_int_equal(st.removed, 2 * (CACHEABLE + 1) - (CACHEABLE - 1));
+	assert_true(st.bytes_after < st.bytes_before);
+	assert_int_equal(count_suffix(dir, ".idx"), 1);
+	assert_int_equal(count_suffix(dir, ".data"), 1);
+	_cleanup_free_ uint8_t *off = image(&t2, true, 3, 2, sha1, &ii, &l0);
+	_cleanup_free_ uint8_t *warm = image(&t2, false, 3, 2, sha1, &ii, &l1);
+	assert_int_equal(ii.files_reused, CACHEABLE);
+	assert_int_equal(ii.files_damaged, 0);
+	same(off, l0, warm, l1);
+	free(image(&t, false, 3, 2, sha1, &ii, &len));
+	assert_int_equal(ii.files_reused, CACHEABLE - 1);   /* f4 version 0 went */
+	/* nothing kept: the directory goes */
+	memset(&st, 0, sizeof(st));
+	assert_int_equal(file_cache_compact(&store, dir, keep_none, NULL, false, &st, &e), 0);
+	assert_int_equal(st.kept, 0);
+	assert_int_equal(count_suffix(dir, ".idx"), -1);
+	tree_free(&t);
+	tree_free(&t2);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -258,6 +372,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_sha1, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_damaged_entry, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_damaged_both, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_compact, setup, teardown),
 	};
 	return cmocka_run_group_tests_name("filecache", tests, NULL, NULL);
 }
