@@ -160,8 +160,14 @@ static int sweep_caches(struct store *s, const struct store_gc_opts *o, struct k
 	n = scandir(files, &names, NULL, alphasort);
 	for (int i = 0; i < n; i++) {
 		_cleanup_free_ char *dir = NULL;
-		if (r >= 0 && names[i]->d_name[0] != '.' && asprintf(&dir, "%s/%s", files, names[i]->d_name) >= 0)
-			r = file_cache_compact(s, dir, keep_file, k, o->dry_run, &fs, e);
+		struct stat sb;
+		if (r >= 0 && names[i]->d_name[0] != '.' && asprintf(&dir, "%s/%s", files, names[i]->d_name) >= 0 &&
+		    lstat(dir, &sb) == 0) {
+			if (S_ISDIR(sb.st_mode))
+				r = file_cache_compact(s, dir, keep_file, k, o->dry_run, &fs, e);
+			else if (!o->dry_run)
+				unlink(dir);    /* not the cache's: a stray file never stops gc */
+		}
 		free(names[i]);
 	}
 	free(names);

@@ -79,7 +79,8 @@ build v2.yaml "$T/o2d" "$S" >"$T/b.out" 2>"$T/b.err" || fail "build after gc fai
 [ ! -s "$T/b.err" ] || fail "a warning after gc: $(cat "$T/b.err")"
 assert_contains "$(cat "$T/b.out")" "reused    6 files from the file cache" "reuse after compaction"
 
-note "a damaged segment is dropped whole, the block cache removed"
+note "a stray file in files/ is removed; a damaged segment is dropped whole, the block cache removed"
+: >"$S/files/stray"
 sed 's/level: 3/level: 19/' "$T/v2.yaml" >"$T/v2-19.yaml"
 build v2-19.yaml "$T/o19" "$S" >/dev/null || fail "level-19 build failed"
 [ -n "$(find "$S/blocks" -name '*.idx')" ] || fail "no block cache at level 19"
@@ -88,6 +89,7 @@ printf '\xff\xff\xff\xff' | dd of="$seg" bs=1 seek=56 conv=notrunc status=none  
 (cd "$T" && "$INGOT" store gc --store "$S" v2.yaml v2-19.yaml) >"$T/gc.out" || fail "gc failed"
 assert_contains "$(summary files)" "1 damaged" "damaged segment counted"
 assert_contains "$(summary blocks)" "block-cache segments removed" "block summary"
+[ ! -e "$S/files/stray" ] || fail "a stray file in files/ survived gc"
 [ ! -e "$S/blocks" ] || [ -z "$(find "$S/blocks" -type f)" ] || fail "block cache survived: $(find "$S/blocks" -type f)"
 build v2-19.yaml "$T/o19b" "$S" >"$T/b.out" || fail "level-19 rebuild failed"
 assert_eq "$(sha256 "$T/o19/fc.sqfs")" "$(sha256 "$T/o19b/fc.sqfs")" "level-19 image after gc"
