@@ -13,6 +13,7 @@
 #include <openssl/evp.h>
 
 #include "builder/deb.h"
+#include "builder/gunzip.h"
 #include "builder/unpack-cache.h"
 #include "builder/writebehind.h"
 #include "lib/cleanup.h"
@@ -240,24 +241,60 @@ static int read_archive(struct reader *rd, struct archive *ar, const char *what)
 	}
 }
 
-static la_ssize_t source_read(struct archive *ar, void *ctx, const void **buf)
+/* Read and hash the next bytes of the source: n, 0 at its end, -errno. */
+static ssize_t raw_read(struct unpack_source *src, void *buf, size_t cap)
 {
-	struct unpack_source *src = ctx;
 	ssize_t n;
 
 	do
-		n = read(src->fd, src->buf, DATA_BUF);
+		n = read(src->fd, buf, cap);
 	while (n < 0 && errno == EINTR);
 	if (n < 0) {
 		src->err = errno;
-		if (ar)
-			archive_set_error(ar, errno, "read failed: %s", strerror(errno));
-		return -1;
+		return -errno;
 	}
-	EVP_DigestUpdate(src->md, src->buf, (size_t)n);
+	EVP_DigestUpdate(src->md, buf, (size_t)n);
 	src->total += (uint64_t)n;
-	*buf = src->buf;
 	return n;
+}
+
+/* gunzip's input: what the probe read first, then the file. */
+static ssize_t gz_pull(void *ctx, uint8_t *buf, size_t cap)
+{
+	struct unpack_source *src = ctx;
+
+	if (src->pending) {
+		size_t n = src->pending < cap ? src->pending : cap;
+		memcpy(buf, src->buf, n);
+		memmove(src->buf, src->buf + n, src->pending - n);
+		src->pending -= n;
+		return (ssize_t)n;
+	}
+	return raw_read(src, buf, cap);
+}
+
+static la_ssize_t source_read(struct archive *ar, void *ctx, const void **buf)
+{
+	struct unpack_source *src = ctx;
+	const char *why = NULL;
+	ssize_t n;
+
+	*buf = src->buf;
+	if (src->gz) {
+		n = gunzip_read(src->gz, (uint8_t *)src->buf, DATA_BUF, &why);
+		if (n < 0 && ar)
+			archive_set_error(ar, EINVAL, "%s", why);
+		return n < 0 ? -1 : n;
+	}
+	if (src->pending) {
+		n = (ssize_t)src->pending;
+		src->pending = 0;
+		return n;
+	}
+	n = raw_read(src, src->buf, DATA_BUF);
+	if (n < 0 && ar)
+		archive_set_error(ar, (int)-n, "read failed: %s", strerror((int)-n));
+	return n < 0 ? -1 : n;
 }
 
 int unpack_source_begin(struct unpack_source *src, int fd)
@@ -290,18 +327,39 @@ int unpack_source_open(struct archive *ar, struct unpack_source *src)
 	return archive_read_open(ar, src, NULL, source_read, NULL);
 }
 
+int unpack_source_open_tar(struct archive *ar, struct unpack_source *src)
+{
+	/* the probe: enough bytes to see a gzip member's start */
+	while (src->pending < 3) {
+		ssize_t n = raw_read(src, src->buf + src->pending, DATA_BUF - src->pending);
+		if (n <= 0)
+			break;
+		src->pending += (size_t)n;
+	}
+	if (gunzip_magic((const uint8_t *)src->buf, src->pending) && !(src->gz = gunzip_new(gz_pull, src))) {
+		archive_set_error(ar, ENOMEM, "out of memory");
+		return ARCHIVE_FATAL;
+	}
+	return unpack_source_open(ar, src);
+}
+
+int unpack_source_finish(struct unpack_source *src, const char **why)
+{
+	return src->gz ? gunzip_finish(src->gz, why) : 0;
+}
+
 int unpack_source_end(struct unpack_source *src, uint8_t got[32])
 {
 	/* Hash what the archive reader left (tar padding after the end
 	 * marker, trailing bytes): the pin covers the whole file. */
-	for (ssize_t n = 1; got && n > 0 && !src->err;) {
-		const void *b;
-		n = source_read(NULL, src, &b);
-	}
+	for (ssize_t n = 1; got && n > 0 && !src->err;)
+		n = raw_read(src, src->buf, DATA_BUF);
 	if (got)
 		EVP_DigestFinal_ex(src->md, got, NULL);
 	EVP_MD_CTX_free(src->md);
 	free(src->buf);
+	gunzip_free(src->gz);
+	src->gz = NULL;
 	src->md = NULL;
 	src->buf = NULL;
 	return src->err ? -src->err : 0;
@@ -312,9 +370,17 @@ static int list_tar(struct reader *rd, struct unpack_source *src)
 	_cleanup_archive_ struct archive *ar = unpack_tar_reader();
 	if (!ar)
 		return ingot_fail(rd->e, -ENOMEM, "out of memory");
-	if (unpack_source_open(ar, src) != ARCHIVE_OK)
+	const char *why = NULL;
+	int r;
+
+	if (unpack_source_open_tar(ar, src) != ARCHIVE_OK)
 		return ingot_fail(rd->e, -EINVAL, "%s: %s: %s", rd->a->name, rd->a->source, unpack_archive_error(ar));
-	return read_archive(rd, ar, rd->a->source);
+	if ((r = read_archive(rd, ar, rd->a->source)) < 0)
+		return r;
+	/* tar's end marker came before the gzip trailer: check it too */
+	if (unpack_source_finish(src, &why) < 0)
+		return ingot_fail(rd->e, -EINVAL, "%s: %s: %s", rd->a->name, rd->a->source, why);
+	return 0;
 }
 
 int unpack_read_member(struct archive *a, size_t max, char **out, size_t *len)

@@ -88,12 +88,15 @@ int unpack_read_member(struct archive *a, size_t max, char **out, size_t *len);
  * unpack_source_end: hashes what the reader left (the pin covers the
  * whole file) into got and frees src's buffers; -errno of a failed read.
  * With got NULL it only frees them.  total counts every byte hashed. */
+struct gunzip;
 struct unpack_source {
 	int fd;
 	EVP_MD_CTX *md;
 	char *buf;
 	uint64_t total;
 	int err;            /* errno of a failed read */
+	size_t pending;     /* bytes of buf read (and hashed) but not handed on */
+	struct gunzip *gz;  /* a gzip source decompressed here (unpack_source_open_tar) */
 };
 int unpack_source_begin(struct unpack_source *src, int fd);
 /* The pin first, with a read of its own (a wrong file costs a read, never
@@ -103,6 +106,12 @@ int unpack_source_begin(struct unpack_source *src, int fd);
 int unpack_source_begin_pinned(struct unpack_source *src, int fd, const char *path, const uint8_t pin[32],
 			       uint8_t got[32], ingot_error *e);
 int unpack_source_open(struct archive *ar, struct unpack_source *src);
+/* The same for a tar artifact: a gzip source is decompressed with ISA-L
+ * (builder/gunzip.h) and libarchive reads the plain tar.  After the
+ * archive's end, unpack_source_finish checks the rest of the gzip stream
+ * (its trailer): 0, or -EBADMSG with *why. */
+int unpack_source_open_tar(struct archive *ar, struct unpack_source *src);
+int unpack_source_finish(struct unpack_source *src, const char **why);
 int unpack_source_end(struct unpack_source *src, uint8_t got[32]);
 
 

@@ -3,7 +3,7 @@
 # As root: install what is missing.  Otherwise: print the exact apt line.
 set -eu
 
-PKGS="build-essential pkg-config libarchive-dev libyaml-dev libsquashfs-dev libssl-dev
+PKGS="build-essential pkg-config libarchive-dev libisal-dev libyaml-dev libsquashfs-dev libssl-dev
 libtss2-dev libcmocka-dev libjansson-dev squashfs-tools squashfs-tools-ng cryptsetup-bin
 swtpm swtpm-tools tpm2-tools zstd xz-utils binutils kmod jq xxd time python3 python3-jsonschema openssl chromium valgrind clang libclang-rt-14-dev
 groff-base man-db mandoc systemd

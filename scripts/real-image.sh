@@ -85,13 +85,15 @@ updated=0
 for pkg in $(awk '$1 == "deb" { print $3 }' "$PINS"); do
 	f=$(deb_path_all "$pkg")
 	if [ ! -f "$f" ]; then
+		# read before the cd: $PINS is relative to the checkout
+		v=$(pin version "$pkg")
 		if [ "$(awk -v p="$pkg" '$1 == "deb" && $3 == p { print $2 }' "$PINS")" = host ]; then
-			(cd "$CACHE/debs" && apt-get download "$pkg=$(pin version "$pkg")" >/dev/null 2>&1) ||
-				die "apt-get download $pkg=$(pin version "$pkg") failed"
+			(cd "$CACHE/debs" && apt-get download "$pkg=$v" >/dev/null 2>&1) ||
+				die "apt-get download $pkg=$v failed"
 		else
 			[ "$updated" = 1 ] || { step "apt-get update (private configuration, $SUITE)"; apt-get "${APT[@]}" update >/dev/null; updated=1; }
-			(cd "$CACHE/debs" && apt-get "${APT[@]}" download "$pkg=$(pin version "$pkg")" >/dev/null 2>&1) ||
-				die "apt-get download $pkg=$(pin version "$pkg") ($SUITE) failed"
+			(cd "$CACHE/debs" && apt-get "${APT[@]}" download "$pkg=$v" >/dev/null 2>&1) ||
+				die "apt-get download $pkg=$v ($SUITE) failed"
 		fi
 		f=$(deb_path_all "$pkg")
 	fi

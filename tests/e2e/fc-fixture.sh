@@ -22,14 +22,7 @@ for v in (1, 2):
     tar(f"top-v{v}.tar.gz", [("usr/bin/tool", blob(10 + v, 150000)), ("usr/share/note", blob(6, 5000))], True)
 EOF
 recipe() { # recipe FILE TOPVERSION
-	cat >"$1" <<EOF
-name: fc
-version: "1"
-epoch: 1760000000
-serial: 1
-compression:
-  algorithm: zstd
-  level: 3
+	{ recipe_head fc; cat <<EOF; } >"$1"
   block-size: 65536
 artifacts:
   - name: base

@@ -44,6 +44,9 @@ expect_exit() {
 }
 
 sha256() { sha256sum "$1" | cut -d' ' -f1; }
+# recipe_head NAME: a recipe's first lines (version 1, a fixed epoch,
+# serial 1, zstd level 3), for the artifacts: list to follow.
+recipe_head() { printf 'name: %s\nversion: "1"\nepoch: 1760000000\nserial: 1\ncompression:\n  algorithm: zstd\n  level: 3\n' "$1"; }
 
 # A python3 that can import jsonschema: the first python3 on PATH may be a
 # private interpreter that does not see Debian's python3-jsonschema.

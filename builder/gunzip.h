@@ -1,0 +1,35 @@
+/* Streaming gzip decompression with ISA-L's igzip: the same bytes as zlib,
+ * at several times its speed (docs/bench.md, "The cold build's floor":
+ * gunzip was the largest part of a cold build that is not compression).
+ * libarchive then reads the plain tar.  Every member of a multi-member
+ * file is decompressed and its header and trailer (CRC-32) checked;
+ * bytes after the last member that are not another member are left (the
+ * pin covers them), as libarchive and gzip(1) do. */
+#ifndef INGOT_GUNZIP_H
+#define INGOT_GUNZIP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct gunzip;
+
+/* Where the compressed bytes come from: up to cap of them into buf; n > 0,
+ * 0 at their end, or -errno. */
+typedef ssize_t (*gunzip_pull_fn)(void *ctx, uint8_t *buf, size_t cap);
+
+/* Does the data start like a gzip member (magic and method deflate)? */
+bool gunzip_magic(const uint8_t *p, size_t n);
+
+struct gunzip *gunzip_new(gunzip_pull_fn pull, void *ctx);
+void gunzip_free(struct gunzip *g);
+/* Up to cap bytes of output: n > 0; 0 once the last member ended; -EBADMSG
+ * (corrupt or truncated data) or the pull's -errno, with *why set. */
+ssize_t gunzip_read(struct gunzip *g, uint8_t *out, size_t cap, const char **why);
+/* Decompress the rest, output discarded, so a bad trailer is found even
+ * when the reader stopped early (tar's end marker): 0 or gunzip_read's
+ * error. */
+int gunzip_finish(struct gunzip *g, const char **why);
+
+#endif
