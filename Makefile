@@ -38,7 +38,7 @@ DESTDIR  ?=
 
 .PHONY: all deps demo demo-run demo-artifacts check check-run unit e2e asan \
         bench fuzz install man clean boot-image boot-test real-image real-boot-test \
-        real-repro-test real-repro-image-test real-bench
+        real-repro-test real-repro-image-test real-bench print-pkgs
 
 all: $(BUILD)/ingot $(BUILD)/ingot-init $(BUILD)/ingot-test-init $(UNIT_BIN) $(TOOL_BIN)
 
@@ -156,6 +156,10 @@ bench: deps
 FUZZ_SECONDS ?= 30
 fuzz: deps
 	@tests/fuzz/run.sh $(FUZZ_SECONDS)
+
+# The pkg-config modules ingot links (tests/fuzz/run.sh builds with them too).
+print-pkgs:
+	@echo $(PKGS)
 
 # The manual pages are generated from the --help texts and committed
 # (docs/man/); tests/e2e/test-man.sh fails when they are stale.

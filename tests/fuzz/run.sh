@@ -18,7 +18,8 @@ SECONDS_EACH=${1:-30}
 shift || true
 FB=${FUZZ_BUILD:-build-fuzz}
 CLANG=${CLANG:-clang}
-PKGS="libarchive yaml-0.1 libsquashfs1 libcrypto tss2-esys tss2-tctildr tss2-mu tss2-rc jansson"
+# the Makefile's list: one place names the libraries
+PKGS=$(make -s --no-print-directory print-pkgs) || exit 2
 
 command -v "$CLANG" >/dev/null || { echo "fuzz: $CLANG not found (apt-get install clang libclang-rt-14-dev)" >&2; exit 2; }
 PKG_CFLAGS=$(pkg-config --cflags $PKGS) || exit 2
