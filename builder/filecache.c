@@ -33,10 +33,10 @@
 #define REC_CALL 20                    /* size 4, checksum 4, flags 4, off 8 */
 #define MAX_SEGMENTS 256               /* two fds each, held while a build runs */
 
-struct fc_entry {
+struct fc_entry {                  /* 48 bytes: one per cached file, all loaded */
 	uint8_t sha[32];
 	uint64_t size;
-	uint64_t rec;                  /* record's offset in the segment's .idx */
+	uint32_t rec;                  /* record's offset in the segment's .idx (< 1 GiB: load_segment) */
 	uint32_t seg;
 };
 
@@ -76,7 +76,7 @@ struct file_cache {
 /* A file's blocks were appended to its segment one after another (other
  * files' tails may sit between runs), so one pread serves a run of them:
  * a syscall per block costs more than the copy on this kind of VM. */
-#define RUN_BYTES (1u << 20)
+#define RUN_BYTES (512u << 10)         /* two of them (reader, writer): memory is bounded */
 struct run {
 	int fd;
 	uint64_t off;
@@ -229,7 +229,7 @@ static int load_segment(struct file_cache *fc, const char *name)
 	}
 	for (size_t p = IDX_HEAD; p < len;) {
 		const uint8_t *rec = (const uint8_t *)buf + p;
-		struct fc_entry ent = { .rec = p, .seg = (uint32_t)fc->n_seg };
+		struct fc_entry ent = { .rec = (uint32_t)p, .seg = (uint32_t)fc->n_seg };
 		size_t rl;
 		if (len - p < REC_HEAD || !record_ok(fc->block_size, rec, len - p, (uint64_t)st.st_size, &rl)) {
 			/* drop what this segment added: entries are appended in order */
