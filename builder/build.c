@@ -606,7 +606,6 @@ int ingot_build(const struct build_opts *o, struct build_result *res, ingot_erro
 	struct outputs out = { .image = { .fd = -1 }, .verity = { .fd = -1 },
 			       .manifest = { .fd = -1 }, .sbom = { .fd = -1 }, .envelope = { .fd = -1 },
 			       .uki = { .fd = -1 } };
-	_cleanup_free_ char *store_root = NULL;
 	int rc;
 
 	memset(res, 0, sizeof(*res));
@@ -615,12 +614,7 @@ int ingot_build(const struct build_opts *o, struct build_result *res, ingot_erro
 		return rc;
 	if (!o->no_lint && r->tuple && (rc = run_lint(o, r, res, e)) < 0)
 		goto out;
-	store_root = o->store ? strdup(o->store) : store_default_root();
-	if (!store_root) {
-		rc = ingot_fail(e, -EINVAL, "store: no --store given and neither XDG_CACHE_HOME nor HOME is set");
-		goto out;
-	}
-	if ((rc = store_open(&s, store_root, e)) < 0)
+	if ((rc = store_open(&s, o->store, e)) < 0)
 		goto out;
 	if (!(res->name = strdup(r->name))) {
 		rc = ingot_fail(e, -ENOMEM, "out of memory");

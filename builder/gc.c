@@ -217,16 +217,13 @@ int store_gc(const struct store_gc_opts *o, struct store_gc_stats *st, ingot_err
 {
 	struct keep k = { STRMAP_INIT, STRMAP_INIT, STRMAP_INIT };
 	struct store s = { 0 };
-	_cleanup_free_ char *root = NULL, *unpacked = NULL, *blobs = NULL;
+	_cleanup_free_ char *unpacked = NULL, *blobs = NULL;
 	int r;
 
 	memset(st, 0, sizeof(*st));
 	if (!o->n_recipes)
 		return ingot_fail(e, -EINVAL, "store gc: expected at least one recipe to keep");
-	root = o->store ? strdup(o->store) : store_default_root();
-	if (!root)
-		return ingot_fail(e, -EINVAL, "store: no --store given and neither XDG_CACHE_HOME nor HOME is set");
-	if ((r = store_open(&s, root, e)) < 0)
+	if ((r = store_open(&s, o->store, e)) < 0)
 		return r;
 	if ((r = store_lock_exclusive(&s, e)) < 0)
 		goto out;
@@ -235,7 +232,7 @@ int store_gc(const struct store_gc_opts *o, struct store_gc_stats *st, ingot_err
 		r = mark_recipe(o, &s, o->recipes[i], &k, e);
 	if (r < 0)
 		goto out;
-	if (!(unpacked = path_join(root, "unpacked")) || !(blobs = path_join(root, "blobs"))) {
+	if (!(unpacked = path_join(s.root, "unpacked")) || !(blobs = path_join(s.root, "blobs"))) {
 		r = ingot_fail(e, -ENOMEM, "out of memory");
 		goto out;
 	}

@@ -77,10 +77,13 @@ static int take_lock(struct store *s, const char *root, ingot_error *e)
 int store_open(struct store *s, const char *root, ingot_error *e)
 {
 	static const char *const subs[] = { "blobs", "tmp", "unpacked" };
+	_cleanup_free_ char *def = NULL;
 	int r;
 
 	s->root = NULL;
 	s->lock_fd = -1;
+	if (!root && !(root = def = store_default_root()))
+		return ingot_fail(e, -EINVAL, "store: no --store given and neither XDG_CACHE_HOME nor HOME is set");
 	r = mkdir_p(root, 0755, e);
 	if (r < 0)
 		return ingot_prefix(e, "store");

@@ -45,8 +45,9 @@ struct store_loc {
 
 /* Default root: $XDG_CACHE_HOME/ingot or ~/.cache/ingot. Caller frees. */
 char *store_default_root(void);
-/* Opens (creating) the store and holds a shared lock on STORE/lock until
- * store_close: builds share a store, `ingot store gc` waits for none. */
+/* Opens (creating) the store at root, or at store_default_root() when
+ * root is NULL, and holds a shared lock on STORE/lock until store_close:
+ * builds share a store, `ingot store gc` waits for none. */
 int store_open(struct store *s, const char *root, ingot_error *e);
 /* Trade the shared lock for an exclusive one, without waiting: -EBUSY
  * "ROOT: store in use by another ingot process ..." if another holds it. */

@@ -1,4 +1,5 @@
 /* ingot store: look after the artifact store a build keeps. */
+#include <getopt.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -7,7 +8,6 @@
 #include "builder/gc.h"
 #include "builder/store.h"
 #include "cli/cli.h"
-#include "lib/cleanup.h"
 
 static const struct cli_command store_cmd = {
 	.name = "store",
@@ -79,17 +79,13 @@ static int store_gc_main(const struct store_gc_opts *o)
 	return fflush(stdout) ? EXIT_FAILURE_ : EXIT_OK;
 }
 
-static int store_verify_main(const char *root_opt)
+static int store_verify_main(const char *root)
 {
-	_cleanup_free_ char *root = root_opt ? strdup(root_opt) : store_default_root();
 	struct store s = { 0 };
 	ingot_error e = { 0 };
 	uint64_t checked = 0;
 	int r;
 
-	if (!root)
-		return cli_error(&(ingot_error){ .msg = "store: no --store given and neither XDG_CACHE_HOME nor HOME is set" },
-				 EXIT_FAILURE_);
 	if ((r = store_open(&s, root, &e)) >= 0)
 		r = store_verify(&s, &checked, &e);
 	store_close(&s);
