@@ -828,18 +828,23 @@ static int copy_range(struct compact *c, int from, uint64_t off, uint32_t len, u
 	return 0;
 }
 
+void file_cache_key(const uint8_t sha256[32], uint64_t size, char key[FILE_CACHE_KEY_LEN])
+{
+	hex_encode(sha256, 32, key);
+	snprintf(key + SHA256_HEX_LEN, FILE_CACHE_KEY_LEN - SHA256_HEX_LEN, ":%llu", (unsigned long long)size);
+}
+
 static int compact_record(struct compact *c, int dfd, const uint8_t *rec, size_t len)
 {
 	_cleanup_free_ uint8_t *out = malloc(len);
 	uint32_t n = (uint32_t)le_get(rec + 40, 4), tail_len = (uint32_t)le_get(rec + 44, 4);
 	uint64_t size = le_get(rec + 32, 8), at;
-	char key[SHA256_HEX_LEN + 24];
+	char key[FILE_CACHE_KEY_LEN];
 	int created = 0, r;
 
 	if (!out)
 		return -ENOMEM;
-	hex_encode(rec, 32, key);
-	snprintf(key + SHA256_HEX_LEN, sizeof(key) - SHA256_HEX_LEN, ":%llu", (unsigned long long)size);
+	file_cache_key(rec, size, key);
 	if (!c->keep(c->ctx, rec, size))
 		goto drop;
 	if (!strmap_put(&c->seen, key, &created))

@@ -114,6 +114,9 @@ void file_cache_close(struct file_cache *fc);
  * are (their digests are checked when a build uses them).  Adds to *st;
  * dry_run counts without writing or removing anything. */
 typedef bool (*file_cache_keep_fn)(void *ctx, const uint8_t sha256[32], uint64_t size);
+/* A file-cache entry's key as text, "<sha256 hex>:<size>", for sets of them. */
+#define FILE_CACHE_KEY_LEN (64 + 1 + 20 + 1)
+void file_cache_key(const uint8_t sha256[32], uint64_t size, char key[FILE_CACHE_KEY_LEN]);
 struct file_cache_gc_stats {
 	uint64_t segments, damaged_segments;   /* read */
 	uint64_t kept, removed;                /* entries */

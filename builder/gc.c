@@ -35,12 +35,6 @@ static int put(struct strmap *m, const char *key)
 	return 0;
 }
 
-static void file_key(const uint8_t sha[32], uint64_t size, char *key, size_t len)
-{
-	hex_encode(sha, 32, key);
-	snprintf(key + SHA256_HEX_LEN, len - SHA256_HEX_LEN, ":%llu", (unsigned long long)size);
-}
-
 /* What a build of the recipe uses: its staging tree, as ingot build makes
  * it (an artifact not in the store yet is unpacked into it). */
 static int mark_recipe(const struct store_gc_opts *o, struct store *s, const char *path,
@@ -49,7 +43,7 @@ static int mark_recipe(const struct store_gc_opts *o, struct store *s, const cha
 	struct recipe *r = NULL;
 	struct tree t;
 	size_t cached;
-	char key[SHA256_HEX_LEN + 24];
+	char key[FILE_CACHE_KEY_LEN];
 	int rc;
 
 	if ((rc = recipe_load(path, o->source_date_epoch, &r, e)) < 0)
@@ -70,7 +64,7 @@ static int mark_recipe(const struct store_gc_opts *o, struct store *s, const cha
 			continue;
 		hex_encode(te->sha256, 32, key);
 		if ((rc = put(&k->blobs, key)) >= 0) {
-			file_key(te->sha256, te->size, key, sizeof(key));
+			file_cache_key(te->sha256, te->size, key);
 			rc = put(&k->files, key);
 		}
 	}
@@ -82,17 +76,9 @@ static int mark_recipe(const struct store_gc_opts *o, struct store *s, const cha
 static bool keep_file(void *ctx, const uint8_t sha256[32], uint64_t size)
 {
 	const struct keep *k = ctx;
-	char key[SHA256_HEX_LEN + 24];
-	file_key(sha256, size, key, sizeof(key));
+	char key[FILE_CACHE_KEY_LEN];
+	file_cache_key(sha256, size, key);
 	return strmap_get(&k->files, key) != NULL;
-}
-
-static bool is_hex64(const char *s)
-{
-	for (int i = 0; i < SHA256_HEX_LEN; i++)
-		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
-			return false;
-	return true;
 }
 
 /* Every regular file under dir (and its subdirectories with fanout) whose
@@ -110,8 +96,14 @@ static int sweep(const char *dir, bool fanout, const struct strmap *want, const 
 		const char *d = names[i]->d_name;
 		_cleanup_free_ char *p = NULL;
 		struct stat sb;
-		char key[SHA256_HEX_LEN + 1];
-		bool hex = strlen(d) >= SHA256_HEX_LEN && is_hex64(d), keep;
+		char key[SHA256_HEX_LEN + 1] = "";
+		bool hex, keep;
+
+		/* store names start with the sha256 they are kept under */
+		if (strlen(d) >= SHA256_HEX_LEN)
+			memcpy(key, d, SHA256_HEX_LEN);
+		key[SHA256_HEX_LEN] = 0;
+		hex = is_sha256_hex(key);
 
 		if (!strcmp(d, ".") || !strcmp(d, "..") || r < 0)
 			goto next;
@@ -126,10 +118,6 @@ static int sweep(const char *dir, bool fanout, const struct strmap *want, const 
 			if (!dry_run)
 				rmdir(p);       /* only if empty */
 			goto next;
-		}
-		if (hex) {
-			memcpy(key, d, SHA256_HEX_LEN);
-			key[SHA256_HEX_LEN] = 0;
 		}
 		keep = hex && strmap_get(want, key);
 		st->bytes_before += (uint64_t)sb.st_size;
