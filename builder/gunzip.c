@@ -79,6 +79,24 @@ static int refill(struct gunzip *g)
 	return 1;
 }
 
+/* Inside a member, which needs more input than is left: 0 once some was
+ * added; -EBADMSG (the input ends, or a full buffer is not enough) or the
+ * pull's -errno, with *why. */
+static int more_input(struct gunzip *g, const char **why)
+{
+	uint32_t had = g->st.avail_in;
+	int f = refill(g);
+
+	if (f > 0 && g->st.avail_in > had)
+		return 0;
+	if (f < 0) {
+		*why = strerror(-f);
+		return f;
+	}
+	*why = f == 0 ? TRUNCATED : inflate_error(ISAL_INVALID_BLOCK);
+	return -EBADMSG;
+}
+
 /* A member ended: start the next one if the input goes on with one. */
 static int next_member(struct gunzip *g, const char **why)
 {
@@ -115,17 +133,8 @@ ssize_t gunzip_read(struct gunzip *g, uint8_t *out, size_t cap, const char **why
 		int r;
 		if (g->member_end && (r = next_member(g, why)) <= 0)
 			return r;
-		if (!g->st.avail_in) {
-			int f = refill(g);
-			if (f < 0) {
-				*why = strerror(-f);
-				return f;
-			}
-			if (f == 0) {
-				*why = TRUNCATED;
-				return -EBADMSG;
-			}
-		}
+		if (!g->st.avail_in && (r = more_input(g, why)) < 0)
+			return r;
 		before = g->st.avail_in;
 		g->st.next_out = out;
 		g->st.avail_out = (uint32_t)cap;
@@ -139,21 +148,8 @@ ssize_t gunzip_read(struct gunzip *g, uint8_t *out, size_t cap, const char **why
 		if (cap - g->st.avail_out)
 			return (ssize_t)(cap - g->st.avail_out);
 		/* nothing out, nothing taken: it needs more than what is left */
-		if (!g->member_end && g->st.avail_in == before) {
-			int f = g->st.avail_in == IN_BUF ? -EBADMSG : refill(g);
-			if (f == -EBADMSG) {
-				*why = inflate_error(ISAL_INVALID_BLOCK);
-				return f;
-			}
-			if (f < 0) {
-				*why = strerror(-f);
-				return f;
-			}
-			if (f == 0) {
-				*why = TRUNCATED;
-				return -EBADMSG;
-			}
-		}
+		if (!g->member_end && g->st.avail_in == before && (r = more_input(g, why)) < 0)
+			return r;
 	}
 	return 0;
 }
