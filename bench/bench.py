@@ -213,6 +213,19 @@ def main():
     log(f"bench: wrote {RESULTS}")
 
 
+def gensquashfs_argv(src, img, level):
+    """gensquashfs packing directory src into img as every row packs it."""
+    return ["gensquashfs", "--pack-dir", src, "--compressor", "zstd", "--comp-extra", f"level={level}",
+            "--block-size", str(BLOCK), "--num-jobs", str(JOBS), "--all-root", "--defaults", f"mtime={EPOCH}",
+            "--force", "--quiet", img]
+
+
+def write_sums(arts, path):
+    """The artifacts' pins as `sha256sum -c` reads them."""
+    with open(path, "w") as f:
+        f.writelines(f"{a['sha256']}  {a['source']}\n" for a in arts)
+
+
 def floor_rows():
     """The least CPU any cold build of the input needs, whatever its design
     (streaming or not): the artifacts decompressed (igzip, ISA-L's gunzip,
@@ -237,15 +250,12 @@ def floor_rows():
     os.makedirs(out)
     arts = recipe_artifacts(os.path.join(data, "bench.yaml"))
     sums = os.path.join(out, "SHA256SUMS")
-    with open(sums, "w") as f:
-        f.writelines(f"{a['sha256']}  {a['source']}\n" for a in arts)
+    write_sums(arts, sums)
     img, hashf, x = os.path.join(out, "g.sqfs"), os.path.join(out, "g.verity"), os.path.join(out, "x")
     q = lambda p: "'" + p.replace("'", "'\\''") + "'"
     gz = [a["source"] for a in arts if a["source"].endswith(".gz")]
     parts = {
-        "gensquashfs": lambda: ["gensquashfs", "--pack-dir", tree, "--compressor", "zstd", "--comp-extra",
-                                f"level={LEVEL}", "--block-size", str(BLOCK), "--num-jobs", str(JOBS),
-                                "--all-root", "--defaults", f"mtime={EPOCH}", "--force", "--quiet", img],
+        "gensquashfs": lambda: gensquashfs_argv(tree, img, LEVEL),
         "gunzip": lambda: ["bash", "-c", " && ".join(f"igzip -dc {q(g)} >/dev/null" for g in gz) or "true"],
         "sha256_of_image": lambda: ["openssl", "dgst", "-sha256", img],
         "sha1_of_image": lambda: ["openssl", "dgst", "-sha1", img],
@@ -420,8 +430,7 @@ def build_rows():
         relevel(os.path.join(data, f"{v}.yaml"), os.path.join(data, f"{v}-{L2}.yaml"), REBUILD_LEVEL)
     arts = recipe_artifacts(os.path.join(data, "bench.yaml"))
     sums = os.path.join(out, "SHA256SUMS")
-    with open(sums, "w") as f:
-        f.writelines(f"{a['sha256']}  {a['source']}\n" for a in arts)
+    write_sums(arts, sums)
     s = {k: Series() for k in ("ingot_build_cold", "ingot_rebuild_one_changed", f"ingot_build_cold_{L2}",
                                f"ingot_rebuild_one_changed_{L2}", "mksquashfs", "gensquashfs", f"gensquashfs_{L2}",
                                "tar2sqfs",
@@ -462,9 +471,7 @@ def build_rows():
 
     def gensquashfs(src, img, level):
         rm(img)
-        return run(["gensquashfs", "--pack-dir", src, "--compressor", "zstd", "--comp-extra",
-                    f"level={level}", "--block-size", str(BLOCK), "--num-jobs", str(JOBS),
-                    "--all-root", "--defaults", f"mtime={EPOCH}", "--force", "--quiet", img])[:2]
+        return run(gensquashfs_argv(src, img, level))[:2]
 
     def do_gensquashfs():
         img = os.path.join(out, "gensquashfs.sqfs")
