@@ -13,7 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <openssl/evp.h>
+#include <isa-l/crc64.h>
 #include <sqfs/block.h>
 #include <sqfs/error.h>
 #include <sqfs/inode.h>
@@ -27,9 +27,14 @@
 #include "lib/le.h"
 #include "lib/strmap.h"
 
-#define IDX_MAGIC "ingot-files-v1"     /* 16 bytes with its NUL padding */
+#define IDX_MAGIC "ingot-files-v2"     /* 16 bytes with its NUL padding */
 #define IDX_HEAD 16
-#define REC_HEAD 140                   /* sha 32, size 8, calls 4, tail len 4, tail off 8, 2 digests, sha1 20 */
+/* A record: sha256 32, size 8, calls 4, tail len 4, tail off 8, the
+ * blocks' and the tail's CRC-64 (8 each), SHA-1 20; then the calls. */
+#define REC_CRC_BLOCKS 56
+#define REC_CRC_TAIL 64
+#define REC_SHA1 72
+#define REC_HEAD 92
 #define REC_CALL 20                    /* size 4, checksum 4, flags 4, off 8 */
 #define MAX_SEGMENTS 256               /* two fds each, held while a build runs */
 
@@ -62,12 +67,12 @@ struct file_cache {
 	uint8_t *state;                /* per tree entry */
 	uint64_t *tail_off;
 	uint32_t *tail_len;
-	uint8_t (*dtail)[32];
+	uint64_t *crc_tail;
 	uint8_t (*sha1)[20];
 	size_t cur;                    /* entry whose blocks are arriving, or SIZE_MAX */
 	struct fc_call *calls;
 	size_t n_calls, calls_alloc;
-	EVP_MD_CTX *md;
+	uint64_t crc;                  /* of cur's blocks so far */
 	uint8_t *zero;                 /* one block of zeros: sparse blocks' data */
 	struct run *get_run, *replay_run; /* the feeder's and the writer's reads */
 	atomic_ullong hits, recorded, damaged;
@@ -334,8 +339,8 @@ int file_cache_get(struct file_cache *fc, const uint8_t sha256[32], uint64_t siz
 {
 	const struct fc_entry *ent = lookup(fc, sha256, size);
 	_cleanup_free_ uint8_t *raw = NULL, *buf = NULL;
-	uint8_t head[REC_HEAD], got[32];
-	EVP_MD_CTX *md;
+	uint8_t head[REC_HEAD];
+	uint64_t crc = 0;
 	int ifd, ok = 1;
 
 	memset(hit, 0, sizeof(*hit));
@@ -349,15 +354,13 @@ int file_cache_get(struct file_cache *fc, const uint8_t sha256[32], uint64_t siz
 	hit->n_calls = (uint32_t)le_get(head + 40, 4);
 	hit->tail_len = (uint32_t)le_get(head + 44, 4);
 	hit->tail_off = le_get(head + 48, 8);
-	memcpy(hit->sha1, head + 120, 20);
+	memcpy(hit->sha1, head + REC_SHA1, 20);
 	raw = malloc((size_t)hit->n_calls * REC_CALL + 1);
 	hit->calls = calloc(hit->n_calls + 1, sizeof(*hit->calls));
 	buf = malloc(fc->block_size);
-	md = EVP_MD_CTX_new();
 	if (!fc->get_run)
 		fc->get_run = run_new();
-	if (!raw || !hit->calls || !buf || !md || !fc->get_run) {
-		EVP_MD_CTX_free(md);
+	if (!raw || !hit->calls || !buf || !fc->get_run) {
 		file_cache_hit_free(hit);
 		return ingot_fail(e, -ENOMEM, "out of memory");
 	}
@@ -374,7 +377,6 @@ int file_cache_get(struct file_cache *fc, const uint8_t sha256[32], uint64_t siz
 		if (c->size > fc->block_size)
 			ok = 0;
 	}
-	EVP_DigestInit_ex(md, EVP_sha256(), NULL);
 	for (uint32_t k = 0; ok && k < hit->n_calls; k++) {
 		const struct fc_call *c = &hit->calls[k];
 		const uint8_t *d;
@@ -383,20 +385,14 @@ int file_cache_get(struct file_cache *fc, const uint8_t sha256[32], uint64_t siz
 		if (!(d = run_get(fc->get_run, hit->fd, hit->calls, hit->n_calls, k)))
 			ok = 0;
 		else
-			EVP_DigestUpdate(md, d, c->size);
+			crc = crc64_ecma_refl(crc, d, c->size);
 	}
-	EVP_DigestFinal_ex(md, got, NULL);
-	if (ok && memcmp(got, head + 56, 32))
+	if (ok && crc != le_get(head + REC_CRC_BLOCKS, 8))
 		ok = 0;
-	if (ok && hit->tail_len) {
+	if (ok && hit->tail_len)
 		ok = hit->tail_len <= fc->block_size &&
-		     pread_all(hit->fd, buf, hit->tail_len, hit->tail_off) == 0;
-		if (ok) {
-			sha256_buf(buf, hit->tail_len, got);
-			ok = !memcmp(got, head + 88, 32);
-		}
-	}
-	EVP_MD_CTX_free(md);
+		     pread_all(hit->fd, buf, hit->tail_len, hit->tail_off) == 0 &&
+		     crc64_ecma_refl(0, buf, hit->tail_len) == le_get(head + REC_CRC_TAIL, 8);
 	if (ok) {
 		atomic_fetch_add(&fc->hits, 1);
 		return 1;
@@ -500,7 +496,7 @@ static int append_data(struct file_cache *fc, const void *data, size_t len, uint
 }
 
 static int write_record(struct file_cache *fc, size_t id, const struct fc_call *calls, size_t n,
-			const uint8_t dblocks[32])
+			uint64_t crc_blocks)
 {
 	const struct tree_entry *ent = &fc->t->v[id];
 	size_t len = REC_HEAD + n * REC_CALL;
@@ -514,9 +510,9 @@ static int write_record(struct file_cache *fc, size_t id, const struct fc_call *
 	le_put(rec + 40, n, 4);
 	le_put(rec + 44, fc->tail_len[id], 4);
 	le_put(rec + 48, fc->tail_off[id], 8);
-	memcpy(rec + 56, dblocks, 32);
-	memcpy(rec + 88, fc->dtail[id], 32);
-	memcpy(rec + 120, fc->sha1[id], 20);
+	le_put(rec + REC_CRC_BLOCKS, crc_blocks, 8);
+	le_put(rec + REC_CRC_TAIL, fc->crc_tail[id], 8);
+	memcpy(rec + REC_SHA1, fc->sha1[id], 20);
 	for (size_t k = 0; k < n; k++) {
 		uint8_t *c = rec + REC_HEAD + k * REC_CALL;
 		le_put(c, calls[k].size, 4);
@@ -535,16 +531,14 @@ static int write_record(struct file_cache *fc, size_t id, const struct fc_call *
  * tail was noted, i.e. the file was fed whole). */
 static int finish_current(struct file_cache *fc)
 {
-	uint8_t d[32];
 	size_t id = fc->cur;
 	int r = 0;
 
 	if (id == SIZE_MAX)
 		return 0;
 	fc->cur = SIZE_MAX;
-	EVP_DigestFinal_ex(fc->md, d, NULL);
 	if (fc->state[id] == ST_TAIL)
-		r = write_record(fc, id, fc->calls, fc->n_calls, d);
+		r = write_record(fc, id, fc->calls, fc->n_calls, fc->crc);
 	fc->n_calls = 0;
 	return r;
 }
@@ -562,14 +556,12 @@ static int record_call(struct file_cache *fc, size_t id, sqfs_u32 size, sqfs_u32
 		if (fc->state[id] == ST_DONE)
 			fc->state[id] = ST_BAD;
 		fc->cur = id;
-		if (!fc->md && !(fc->md = EVP_MD_CTX_new()))
-			return -ENOMEM;
-		EVP_DigestInit_ex(fc->md, EVP_sha256(), NULL);
+		fc->crc = 0;
 	}
 	if (!(flags & SQFS_BLK_IS_SPARSE) && size) {
 		if ((r = append_data(fc, data, size, &c.off)) < 0)
 			return r;
-		EVP_DigestUpdate(fc->md, data, size);
+		fc->crc = crc64_ecma_refl(fc->crc, data, size);
 	}
 	if (fc->n_calls == fc->calls_alloc) {
 		size_t na = fc->calls_alloc ? fc->calls_alloc * 2 : 64;
@@ -599,9 +591,9 @@ int file_cache_note(struct file_cache *fc, size_t id, const uint8_t sha1[20], co
 		size_t n = fc->t->n;
 		fc->tail_off = calloc(n, sizeof(*fc->tail_off));
 		fc->tail_len = calloc(n, sizeof(*fc->tail_len));
-		fc->dtail = calloc(n, sizeof(*fc->dtail));
+		fc->crc_tail = calloc(n, sizeof(*fc->crc_tail));
 		fc->sha1 = calloc(n, sizeof(*fc->sha1));
-		if (!fc->tail_off || !fc->tail_len || !fc->dtail || !fc->sha1) {
+		if (!fc->tail_off || !fc->tail_len || !fc->crc_tail || !fc->sha1) {
 			r = -ENOMEM;
 			goto out;
 		}
@@ -617,15 +609,12 @@ int file_cache_note(struct file_cache *fc, size_t id, const uint8_t sha1[20], co
 	if (len) {
 		if ((r = append_data(fc, tail, len, &fc->tail_off[id])) < 0)
 			goto out;
-		sha256_buf(tail, len, fc->dtail[id]);
+		fc->crc_tail[id] = crc64_ecma_refl(0, tail, len);
 	}
 	fc->state[id] = ST_TAIL;
 	/* no whole block: no block writer call will finish it */
-	if (ent->size < fc->block_size) {
-		uint8_t none[32];
-		sha256_buf("", 0, none);
-		r = write_record(fc, id, NULL, 0, none);
-	}
+	if (ent->size < fc->block_size)
+		r = write_record(fc, id, NULL, 0, 0);
 out:
 	if (r < 0)
 		fc->new_err = r;
@@ -774,7 +763,6 @@ void file_cache_close(struct file_cache *fc)
 	}
 	store_tmp_abort(fc->new_fd, &fc->new_tmp);
 	store_tmp_abort(fc->new_idx, &fc->new_idx_tmp);
-	EVP_MD_CTX_free(fc->md);
 	free(fc->data_fd);
 	free(fc->idx_fd);
 	free(fc->v);
@@ -782,7 +770,7 @@ void file_cache_close(struct file_cache *fc)
 	free(fc->state);
 	free(fc->tail_off);
 	free(fc->tail_len);
-	free(fc->dtail);
+	free(fc->crc_tail);
 	free(fc->sha1);
 	free(fc->calls);
 	free(fc->zero);

@@ -15,9 +15,14 @@
  * file: the image is identical with the cache cold, warm or unused
  * (tests/unit/test_filecache.c, tests/e2e/test-build-filecache.sh).
  *
- * An entry's blocks and tail carry their sha256, checked before anything
- * of it is written: a damaged entry is counted and the file compressed
- * from its source instead.
+ * An entry's blocks and tail carry a CRC-64 (ISA-L), checked before
+ * anything of it is written: a damaged entry is counted and the file
+ * compressed from its source instead.  A checksum, not a digest: it is
+ * there for damage (a torn write, a bad disk; segments are not fsync'd),
+ * not for tampering, which a digest stored beside the bytes it covers
+ * never stopped (anyone who can rewrite one can rewrite both).  The
+ * store is trusted as the build machine is; what is trusted in the end
+ * is checked on the node (docs/builder.md, "The store").
  *
  * Layout: STORE/files/<compressor id>/<segment>.data and .idx; a build
  * writes one new segment, renamed into place by file_cache_commit after
