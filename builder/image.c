@@ -365,7 +365,7 @@ struct verifier {
 };
 
 /* A cached pack range, unless its compressed form comes from the file
- * cache (whose entries carry their own digests). */
+ * cache (whose entries carry their own checksums). */
 static bool needs_check(const struct writer *w, size_t i)
 {
 	const struct tree_entry *ent = &w->t->v[i];
@@ -666,7 +666,7 @@ static int writer_setup(struct writer *w, const struct image_opts *o, ingot_erro
 	if (!w->blkwr || !w->frag || !w->ids || !w->im || !w->dm || !w->dirwr || !w->buf || !w->tail)
 		return ingot_fail(e, -ENOMEM, "%s: out of memory", w->name);
 	/* Whole files' compressed blocks come from the store's file cache at
-	 * every level: taking them costs a sha256 of the compressed bytes,
+	 * every level: taking them costs a CRC-64 of the compressed bytes,
 	 * far less than reading, checking and compressing the file. */
 	/* (only with the SHA-1s: an entry must carry the one the SBOM needs) */
 	if (w->store && !o->no_file_cache && o->sha1) {
@@ -769,6 +769,10 @@ int image_write(const struct tree *t, const struct store *s, const struct image_
 		r = ingot_fail(e, -errno, "%s: truncate: %s", name, strerror(errno));
 		goto out;
 	}
+	if ((r = sqfs_fd_writebehind(w.file)) < 0) {
+		r = ingot_fail(e, r, "%s: cannot start the image writer: %s", name, strerror(-r));
+		goto out;
+	}
 	r = link_nodes(&w, e);
 	if (r < 0)
 		goto out;
@@ -827,7 +831,7 @@ int image_write(const struct tree *t, const struct store *s, const struct image_
 	r = pad_to(&w, 4096, e);
 	if (r < 0)
 		goto out;
-	if (sqfs_fd_errno(w.file)) {
+	if (sqfs_fd_flush(w.file)) {
 		r = sqfs_fail(&w, SQFS_ERROR_IO, "writing", e);
 		goto out;
 	}

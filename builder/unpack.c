@@ -15,7 +15,7 @@
 #include "builder/deb.h"
 #include "builder/gunzip.h"
 #include "builder/unpack-cache.h"
-#include "builder/writebehind.h"
+#include "lib/writebehind.h"
 #include "lib/cleanup.h"
 #include "lib/digest.h"
 #include "lib/escape.h"
@@ -556,7 +556,7 @@ static int unpack_source(struct reader *rd)
 		unpack_source_end(&src, NULL);
 		return rd->pack_fd;
 	}
-	if ((r = writebehind_start(&rd->wb, rd->pack_fd, PACK_BUF, PACK_NBUF)) < 0) {
+	if ((r = writebehind_start(&rd->wb, rd->pack_fd, 0, PACK_BUF, PACK_NBUF)) < 0) {
 		unpack_source_end(&src, NULL);
 		return ingot_fail(rd->e, r, "%s: cannot start the pack writer: %s", a->name, strerror(-r));
 	}

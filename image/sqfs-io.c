@@ -10,6 +10,8 @@
 #include <sqfs/error.h>
 #include <sqfs/super.h>
 
+#include "lib/writebehind.h"
+
 /* The image is fsync'd before it is renamed into place; starting
  * writeback every 32 MiB lets the disk work while blocks are still being
  * compressed, instead of all at once in that fsync.  Only a hint, given
@@ -23,6 +25,7 @@ struct flusher {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	uint64_t want, done;    /* writeback asked up to / started up to */
+	uint64_t dropped;       /* written back and dropped from the cache up to */
 	bool stop;
 };
 
@@ -33,7 +36,32 @@ struct fd_file {
 	uint64_t flushed;   /* writeback asked for up to here */
 	int err;
 	struct flusher *fl; /* NULL until the first hint, or if it cannot start */
+	struct writebehind *wb; /* appends go through it (sqfs_fd_writebehind) */
 };
+
+/* Image appends are handed to a write-behind thread: copying 1 GiB into
+ * the page cache costs 0.5-2 s of system CPU on the development VM, which
+ * held up the thread that feeds the compressors and replays cached
+ * blocks (docs/bench.md).  Anything else (a write elsewhere, a read, a
+ * truncate) first waits for the queue, so the file always reads as if
+ * every write had been made in place. */
+#define WB_BUF (1u << 20)
+#define WB_NBUF 4
+
+static void wb_drain(struct fd_file *f)
+{
+	int r;
+
+	if (f->wb && (r = writebehind_flush(f->wb)) < 0 && !f->err)
+		f->err = -r;
+}
+
+/* After a write elsewhere or a truncate: appends go on from the new end. */
+static void wb_resume(struct fd_file *f)
+{
+	if (f->wb)
+		writebehind_seek(f->wb, f->size);
+}
 
 static void *flusher_main(void *arg)
 {
@@ -51,6 +79,20 @@ static void *flusher_main(void *arg)
 		}
 		pthread_mutex_unlock(&fl->lock);
 		sync_file_range(f->fd, (off_t)from, (off_t)(to - from), SYNC_FILE_RANGE_WRITE);
+		/* What was written back before this range leaves the page
+		 * cache: the image is written once and read once more, from
+		 * the start (verity.c), so keeping it cached only makes the
+		 * kernel find a fresh page for every block, which is what
+		 * copying it in costs on a VM that returns free memory to its
+		 * host (docs/bench.md, "Fresh pages").  Pages given back here
+		 * are the ones the next writes get. */
+		if (from > fl->dropped) {
+			sync_file_range(f->fd, (off_t)fl->dropped, (off_t)(from - fl->dropped),
+					SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE |
+					SYNC_FILE_RANGE_WAIT_AFTER);
+			posix_fadvise(f->fd, (off_t)fl->dropped, (off_t)(from - fl->dropped), POSIX_FADV_DONTNEED);
+			fl->dropped = from;
+		}
 		pthread_mutex_lock(&fl->lock);
 		fl->done = to;
 	}
@@ -86,6 +128,10 @@ static void fd_file_destroy(sqfs_object_t *obj)
 {
 	struct fd_file *f = (struct fd_file *)obj;
 
+	if (f->wb) {
+		writebehind_free(f->wb);
+		free(f->wb);
+	}
 	if (f->fl) {
 		pthread_mutex_lock(&f->fl->lock);
 		f->fl->stop = true;
@@ -109,6 +155,7 @@ static int fd_read_at(sqfs_file_t *base, sqfs_u64 off, void *buf, size_t size)
 	struct fd_file *f = (struct fd_file *)base;
 	uint8_t *p = buf;
 
+	wb_drain(f);
 	if (f->err) {
 		memset(buf, 0, size);
 		return 0;
@@ -130,13 +177,34 @@ static int fd_read_at(sqfs_file_t *base, sqfs_u64 off, void *buf, size_t size)
 	return 0;
 }
 
+/* Appends to the write-behind's buffers. */
+static void wb_append(struct fd_file *f, const uint8_t *p, size_t size)
+{
+	while (size > 0 && !f->err) {
+		size_t room, n;
+		char *t = writebehind_tail(f->wb, &room);
+		int r;
+		n = size < room ? size : room;
+		memcpy(t, p, n);
+		if ((r = writebehind_advance(f->wb, n)) < 0)
+			f->err = -r;
+		p += n;
+		size -= n;
+	}
+}
+
 static int fd_write_at(sqfs_file_t *base, sqfs_u64 off, const void *buf, size_t size)
 {
 	struct fd_file *f = (struct fd_file *)base;
 	const uint8_t *p = buf;
-	uint64_t end = off + size;
+	uint64_t end = off + size, written;
+	bool queued = f->wb && off == f->size;
 
-	while (size > 0 && !f->err) {
+	if (queued)
+		wb_append(f, p, size);
+	else
+		wb_drain(f);
+	while (!queued && size > 0 && !f->err) {
 		ssize_t n = pwrite(f->fd, p, size, (off_t)off);
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -150,8 +218,14 @@ static int fd_write_at(sqfs_file_t *base, sqfs_u64 off, const void *buf, size_t 
 	}
 	if (end > f->size)
 		f->size = end;
-	if (!f->err && f->size > f->flushed + WRITEBACK_STEP) {
-		f->flushed = f->size;
+	if (!queued)
+		wb_resume(f);
+	/* what the write-behind may still hold is not in the page cache yet */
+	written = f->size;
+	if (f->wb)
+		written = written > (uint64_t)WB_BUF * WB_NBUF ? written - (uint64_t)WB_BUF * WB_NBUF : 0;
+	if (!f->err && written > f->flushed + WRITEBACK_STEP) {
+		f->flushed = written;
 		writeback_hint(f, f->flushed);
 	}
 	return 0;
@@ -167,9 +241,11 @@ static int fd_truncate(sqfs_file_t *base, sqfs_u64 size)
 {
 	struct fd_file *f = (struct fd_file *)base;
 
+	wb_drain(f);
 	if (!f->err && ftruncate(f->fd, (off_t)size) < 0)
 		f->err = errno;
 	f->size = size;
+	wb_resume(f);
 	return 0;
 }
 
@@ -193,6 +269,31 @@ sqfs_file_t *sqfs_fd_file(int fd, uint64_t size)
 int sqfs_fd_errno(const sqfs_file_t *f)
 {
 	return ((const struct fd_file *)f)->err;
+}
+
+int sqfs_fd_writebehind(sqfs_file_t *base)
+{
+	struct fd_file *f = (struct fd_file *)base;
+	int r;
+
+	if (f->wb)
+		return 0;
+	if (!(f->wb = calloc(1, sizeof(*f->wb))))
+		return -ENOMEM;
+	if ((r = writebehind_start(f->wb, f->fd, f->size, WB_BUF, WB_NBUF)) < 0) {
+		writebehind_free(f->wb);
+		free(f->wb);
+		f->wb = NULL;
+	}
+	return r;
+}
+
+int sqfs_fd_flush(sqfs_file_t *base)
+{
+	struct fd_file *f = (struct fd_file *)base;
+
+	wb_drain(f);
+	return f->err;
 }
 
 static const struct {

@@ -19,6 +19,13 @@
  * (see sqfs-io.c for why). */
 sqfs_file_t *sqfs_fd_file(int fd, uint64_t size);
 int sqfs_fd_errno(const sqfs_file_t *f);
+/* From now on appends are written by a thread of f's own (4 MiB of
+ * buffers), so the caller goes on; -errno if it cannot start.  A write
+ * error then shows in sqfs_fd_errno() a little later: check
+ * sqfs_fd_flush() before success. */
+int sqfs_fd_writebehind(sqfs_file_t *f);
+/* Wait until every write made so far is in fd; sqfs_fd_errno() after it. */
+int sqfs_fd_flush(sqfs_file_t *f);
 
 /* Compressor configuration for name ("zstd", "xz", "gzip", "lz4",
  * "lzma") at level (0 = libsquashfs' default) and block_size.

@@ -20,6 +20,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <linux/fs.h>
@@ -227,29 +228,152 @@ static void sha_free(struct sha_worker *s)
 	s->md = NULL;
 }
 
+/* The image read ahead by a thread of its own, RA_N chunks at most, so
+ * the disk works while both threads hash.  A build reads its new image
+ * with O_DIRECT: the writer has already let it go from the page cache
+ * (sqfs-io.c), and a read through the cache would take a fresh page for
+ * every block and copy it again, which cost 0.7 s per GiB on the
+ * development VM (docs/bench.md, "Fresh pages"). */
+#define RA_N 4
+struct reader {
+	pthread_t th;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int fd;
+	uint64_t blocks, next;           /* data blocks in all / the next one to read */
+	uint8_t *buf[RA_N];
+	size_t nblk[RA_N];
+	int err[RA_N];
+	bool full[RA_N], quit, started;
+};
+
+static void *reader_main(void *arg)
+{
+	struct reader *rd = arg;
+
+	for (unsigned k = 0;; k = (k + 1) % RA_N) {
+		uint64_t at, left;
+		size_t n;
+		int r;
+
+		pthread_mutex_lock(&rd->mu);
+		while (rd->full[k] && !rd->quit)
+			pthread_cond_wait(&rd->cv, &rd->mu);
+		if (rd->quit || rd->next >= rd->blocks) {
+			pthread_mutex_unlock(&rd->mu);
+			break;
+		}
+		at = rd->next;
+		left = rd->blocks - at;
+		n = left < CHUNK / VBLOCK ? (size_t)left : CHUNK / VBLOCK;
+		rd->next += n;
+		pthread_mutex_unlock(&rd->mu);
+		r = pread_all(rd->fd, rd->buf[k], n * VBLOCK, at * VBLOCK);
+		pthread_mutex_lock(&rd->mu);
+		rd->nblk[k] = n;
+		rd->err[k] = r;
+		rd->full[k] = true;
+		pthread_cond_broadcast(&rd->cv);
+		pthread_mutex_unlock(&rd->mu);
+		if (r < 0)
+			break;
+	}
+	return NULL;
+}
+
+static int reader_start(struct reader *rd, int fd, uint64_t blocks)
+{
+	memset(rd, 0, sizeof(*rd));
+	rd->fd = fd;
+	rd->blocks = blocks;
+	for (unsigned k = 0; k < RA_N; k++)
+		if (posix_memalign((void **)&rd->buf[k], VBLOCK, CHUNK))
+			return -ENOMEM;
+	pthread_mutex_init(&rd->mu, NULL);
+	pthread_cond_init(&rd->cv, NULL);
+	if (pthread_create(&rd->th, NULL, reader_main, rd))
+		return -EAGAIN;
+	rd->started = true;
+	return 0;
+}
+
+/* Chunk k, once read: its blocks, or -errno of its read. */
+static int reader_get(struct reader *rd, unsigned k, uint8_t **buf, size_t *nblk)
+{
+	int r;
+
+	pthread_mutex_lock(&rd->mu);
+	while (!rd->full[k])
+		pthread_cond_wait(&rd->cv, &rd->mu);
+	*buf = rd->buf[k];
+	*nblk = rd->nblk[k];
+	r = rd->err[k];
+	pthread_mutex_unlock(&rd->mu);
+	return r;
+}
+
+static void reader_put(struct reader *rd, unsigned k)
+{
+	pthread_mutex_lock(&rd->mu);
+	rd->full[k] = false;
+	pthread_cond_broadcast(&rd->cv);
+	pthread_mutex_unlock(&rd->mu);
+}
+
+static void reader_free(struct reader *rd)
+{
+	if (rd->started) {
+		pthread_mutex_lock(&rd->mu);
+		rd->quit = true;
+		pthread_cond_broadcast(&rd->cv);
+		pthread_mutex_unlock(&rd->mu);
+		pthread_join(rd->th, NULL);
+		pthread_mutex_destroy(&rd->mu);
+		pthread_cond_destroy(&rd->cv);
+	}
+	for (unsigned k = 0; k < RA_N; k++)
+		free(rd->buf[k]);
+}
+
+/* The build's own image again, for reading past the page cache; or -1
+ * (tmpfs and others refuse O_DIRECT: the cached fd is used then). */
+static int reopen_direct(int fd)
+{
+	char p[64];
+
+	snprintf(p, sizeof(p), "/proc/self/fd/%d", fd);
+	return open(p, O_RDONLY | O_DIRECT | O_CLOEXEC);
+}
+
 /* Level 0 from the image (and its sha256 if image_sha256 is non-NULL). */
 static int level0(struct vctx *c, const struct layout *l, uint8_t root[32],
 		  uint8_t *image_sha256)
 {
-	_cleanup_free_ uint8_t *bufs = malloc(2 * (size_t)CHUNK);
 	_cleanup_free_ uint8_t *hb = calloc(HBATCH, VBLOCK);
+	_cleanup_close_ int dfd = c->check ? -1 : reopen_direct(c->image_fd);
 	struct sha_worker sw = { 0 };
+	struct reader rd;
 	uint64_t done = 0, hb_first = 0;
 	size_t hb_fill = 0;   /* digests in hb */
-	int r = 0, k = 0;
+	unsigned k = 0, prev = RA_N;
+	int r;
 
-	if (!bufs || !hb)
-		return ingot_fail(c->e, -ENOMEM, "%s: out of memory", c->image_name);
+	r = reader_start(&rd, dfd >= 0 ? dfd : c->image_fd, l->data_blocks);
+	if (r < 0 || !hb) {
+		reader_free(&rd);
+		return ingot_fail(c->e, r == -EAGAIN ? r : -ENOMEM, "%s: %s", c->image_name,
+				  r == -EAGAIN ? "cannot start a thread" : "out of memory");
+	}
 	if (image_sha256 && sha_start(&sw) < 0) {
 		sha_free(&sw);
+		reader_free(&rd);
 		return ingot_fail(c->e, -ENOMEM, "%s: out of memory", c->image_name);
 	}
 	while (done < l->data_blocks) {
-		uint8_t *buf = bufs + (size_t)k * CHUNK;
-		uint64_t left = l->data_blocks - done;
-		size_t nblk = left < CHUNK / VBLOCK ? (size_t)left : CHUNK / VBLOCK;
+		uint8_t *buf;
+		size_t nblk;
 
-		r = pread_all(c->image_fd, buf, nblk * VBLOCK, done * VBLOCK);
+		r = reader_get(&rd, k, &buf, &nblk);
 		if (r < 0) {
 			r = ingot_fail(c->e, r == -ENODATA ? -EBADMSG : r, "%s: read failed at "
 				       "byte %llu: %s", c->image_name,
@@ -257,8 +381,11 @@ static int level0(struct vctx *c, const struct layout *l, uint8_t root[32],
 				       r == -ENODATA ? "file shrank" : strerror(-r));
 			break;
 		}
+		/* returns once the sha thread is done with the chunk before */
 		if (image_sha256)
 			sha_submit(&sw, buf, nblk * VBLOCK);
+		if (prev != RA_N)
+			reader_put(&rd, prev);
 		for (size_t i = 0; i < nblk; ) {
 			size_t room = HBATCH * PER_BLOCK - hb_fill;
 			size_t n = nblk - i < room ? nblk - i : room;
@@ -279,9 +406,11 @@ static int level0(struct vctx *c, const struct layout *l, uint8_t root[32],
 		if (r < 0)
 			break;
 		done += nblk;
-		k ^= 1;
+		prev = k;
+		k = (k + 1) % RA_N;
 	}
 	sha_wait(&sw);
+	reader_free(&rd);
 	if (r == 0) {
 		if (l->levels == 0)
 			memcpy(root, hb, DIGEST);   /* one data block: its hash is the root */

@@ -36,33 +36,41 @@ struct spec {
 	size_t size;          /* files: generated content length */
 	const char *target;
 	uint32_t major, minor;
+	const char *same_as;  /* files: the content of this other spec */
 };
 
 /* "a-c" sorts before "a/..." by full path but after "a" by name: the
  * writer must list directories by name, not by full-path order. */
 static const struct spec specs[] = {
-	{ "a", TREE_DIR, 0755, 0, 0, 0, NULL, 0, 0 },
-	{ "a-c", TREE_DIR, 0700, 0, 0, 0, NULL, 0, 0 },
-	{ "a-c/link", TREE_SYMLINK, 0777, 0, 0, 0, "../a/b/small", 0, 0 },
-	{ "a/b", TREE_DIR, 0755, 0, 0, 0, NULL, 0, 0 },
-	{ "a/b/small", TREE_FILE, 04755, 0, 0, 6, NULL, 0, 0 },
-	{ "a/big", TREE_FILE, 0640, 1000, 2000, 300000, NULL, 0, 0 },
-	{ "a/exact", TREE_FILE, 0644, 0, 0, 8192, NULL, 0, 0 },
-	{ "dev", TREE_DIR, 0755, 0, 0, 0, NULL, 0, 0 },
-	{ "dev/fifo", TREE_FIFO, 0600, 0, 0, 0, NULL, 0, 0 },
-	{ "dev/null", TREE_CHR, 0666, 0, 0, 0, NULL, 1, 3 },
-	{ "dev/sda1", TREE_BLK, 0660, 0, 6, 0, NULL, 8, 1 },
-	{ "dev/big-minor", TREE_CHR, 0600, 0, 0, 0, NULL, 4095, 1048575 },
-	{ "dev/sock", TREE_SOCK, 0755, 0, 0, 0, NULL, 0, 0 },
-	{ "empty", TREE_FILE, 0644, 0, 0, 0, NULL, 0, 0 },
-	{ "zeros", TREE_FILE, 0644, 0, 0, 20000, NULL, 0, 0 },
+	{ "a", TREE_DIR, 0755, 0, 0, 0, NULL, 0, 0, NULL },
+	{ "a-c", TREE_DIR, 0700, 0, 0, 0, NULL, 0, 0, NULL },
+	{ "a-c/link", TREE_SYMLINK, 0777, 0, 0, 0, "../a/b/small", 0, 0, NULL },
+	{ "a/b", TREE_DIR, 0755, 0, 0, 0, NULL, 0, 0, NULL },
+	{ "a/b/small", TREE_FILE, 04755, 0, 0, 6, NULL, 0, 0, NULL },
+	{ "a/big", TREE_FILE, 0640, 1000, 2000, 300000, NULL, 0, 0, NULL },
+	/* a duplicate: the block writer drops its blocks again (truncates)
+	 * and the next file's data must follow on from there */
+	{ "a/big-copy", TREE_FILE, 0644, 0, 0, 300000, NULL, 0, 0, "a/big" },
+	{ "a/exact", TREE_FILE, 0644, 0, 0, 8192, NULL, 0, 0, NULL },
+	{ "dev", TREE_DIR, 0755, 0, 0, 0, NULL, 0, 0, NULL },
+	{ "dev/fifo", TREE_FIFO, 0600, 0, 0, 0, NULL, 0, 0, NULL },
+	{ "dev/null", TREE_CHR, 0666, 0, 0, 0, NULL, 1, 3, NULL },
+	{ "dev/sda1", TREE_BLK, 0660, 0, 6, 0, NULL, 8, 1, NULL },
+	{ "dev/big-minor", TREE_CHR, 0600, 0, 0, 0, NULL, 4095, 1048575, NULL },
+	{ "dev/sock", TREE_SOCK, 0755, 0, 0, 0, NULL, 0, 0, NULL },
+	{ "empty", TREE_FILE, 0644, 0, 0, 0, NULL, 0, 0, NULL },
+	{ "zeros", TREE_FILE, 0644, 0, 0, 20000, NULL, 0, 0, NULL },
 };
 
 static uint8_t *content(size_t i, size_t len)
 {
 	uint8_t *d = malloc(len + 1);
-	uint64_t x = 0x9e3779b97f4a7c15ull * (i + 1);
+	uint64_t x;
 	assert_non_null(d);
+	for (size_t j = 0; specs[i].same_as && j < sizeof(specs) / sizeof(specs[0]); j++)
+		if (!strcmp(specs[j].path, specs[i].same_as))
+			i = j;
+	x = 0x9e3779b97f4a7c15ull * (i + 1);
 	for (size_t k = 0; k < len; k++) {
 		x ^= x << 13; x ^= x >> 7; x ^= x << 17;
 		/* "zeros" is all zero (sparse blocks); others compress a little */

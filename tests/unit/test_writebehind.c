@@ -1,7 +1,8 @@
-/* Units for builder/writebehind.c: bytes arrive in order whatever the
- * mix of small appends and ones that span buffers, a failed write is reported
- * (never dropped) by the next call or by finish, and finish is safe to
- * repeat. */
+/* Units for lib/writebehind.c: bytes arrive in order whatever the
+ * mix of small appends and ones that span buffers, from the offset given
+ * (what lies before it untouched), a flush leaves everything queued on
+ * disk while the thread goes on, a failed write is reported (never
+ * dropped) by the next call or by finish, and finish is safe to repeat. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -15,7 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "builder/writebehind.h"
+#include "lib/writebehind.h"
 #include "lib/fileio.h"
 
 /* Copy len bytes in through writebehind_tail/advance, a buffer at a time. */
@@ -51,7 +52,7 @@ static void test_order(void **state)
 	for (size_t i = 0; i < (1 << 20); i++)
 		want[i] = (uint8_t)(i * 7 + i / 251);
 	/* 3 buffers of 4 KiB: many hand-overs, the caller often waits */
-	assert_int_equal(writebehind_start(&w, fd, 4096, 3), 0);
+	assert_int_equal(writebehind_start(&w, fd, 0, 4096, 3), 0);
 	for (size_t n = 1; total < (1 << 20); n = n * 3 % 10007 + 1) {
 		size_t k = n < (1 << 20) - total ? n : (1 << 20) - total;
 		if (n % 2) {
@@ -75,6 +76,41 @@ static void test_order(void **state)
 	free(got);
 }
 
+/* From offset 100 (a header already there), a flush in the middle of a
+ * buffer: every byte appended so far is readable, the header intact,
+ * and later appends land after them. */
+static void test_flush_offset(void **state)
+{
+	(void)state;
+	char path[] = "/tmp/ingot-wb-XXXXXX";
+	int fd = mkstemp(path);
+	struct writebehind w;
+	uint8_t head[100], data[5000], got[5100];
+
+	assert_true(fd >= 0);
+	unlink(path);
+	memset(head, 'h', sizeof(head));
+	for (size_t i = 0; i < sizeof(data); i++)
+		data[i] = (uint8_t)(i % 253);
+	assert_int_equal(pwrite_all(fd, head, sizeof(head), 0), 0);
+	assert_int_equal(writebehind_start(&w, fd, sizeof(head), 1024, 2), 0);
+	assert_int_equal(append(&w, data, 3000), 0);    /* 2 full buffers, 952 bytes pending */
+	assert_int_equal(writebehind_flush(&w), 0);
+	assert_int_equal(lseek(fd, 0, SEEK_END), 3100);
+	assert_int_equal(pread_all(fd, got, 3100, 0), 0);
+	assert_memory_equal(got, head, sizeof(head));
+	assert_memory_equal(got + 100, data, 3000);
+	assert_int_equal(writebehind_flush(&w), 0);     /* nothing queued: returns */
+	assert_int_equal(append(&w, data + 3000, 2000), 0);
+	assert_int_equal(writebehind_finish(&w), 0);
+	writebehind_free(&w);
+	assert_int_equal(lseek(fd, 0, SEEK_END), 5100);
+	assert_int_equal(pread_all(fd, got, 5100, 0), 0);
+	assert_memory_equal(got, head, sizeof(head));
+	assert_memory_equal(got + 100, data, sizeof(data));
+	close(fd);
+}
+
 static void test_write_error(void **state)
 {
 	(void)state;
@@ -85,7 +121,7 @@ static void test_write_error(void **state)
 
 	memset(buf, 'x', sizeof(buf));
 	assert_true(fd >= 0);
-	assert_int_equal(writebehind_start(&w, fd, 1024, 2), 0);
+	assert_int_equal(writebehind_start(&w, fd, 0, 1024, 2), 0);
 	for (int i = 0; i < 100 && r == 0; i++)
 		r = append(&w, buf, sizeof(buf));
 	/* seen by a later append or, at the latest, by finish */
@@ -101,9 +137,9 @@ static void test_bad_args(void **state)
 {
 	(void)state;
 	struct writebehind w;
-	assert_int_equal(writebehind_start(&w, 1, 4096, 1), -EINVAL);
+	assert_int_equal(writebehind_start(&w, 1, 0, 4096, 1), -EINVAL);
 	writebehind_free(&w);
-	assert_int_equal(writebehind_start(&w, 1, 4096, WB_MAX_BUFS + 1), -EINVAL);
+	assert_int_equal(writebehind_start(&w, 1, 0, 4096, WB_MAX_BUFS + 1), -EINVAL);
 	writebehind_free(&w);
 }
 
@@ -111,6 +147,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_order),
+		cmocka_unit_test(test_flush_offset),
 		cmocka_unit_test(test_write_error),
 		cmocka_unit_test(test_bad_args),
 	};

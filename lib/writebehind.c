@@ -1,4 +1,4 @@
-#include "builder/writebehind.h"
+#include "lib/writebehind.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -22,7 +22,8 @@ static void *wb_main(void *arg)
 		b = w->head;
 		pthread_mutex_unlock(&w->lock);
 		/* after an error the rest is dropped: the output is thrown away */
-		r = w->err ? 0 : write_all(w->fd, w->buf[b], w->len[b]);
+		r = w->err ? 0 : pwrite_all(w->fd, w->buf[b], w->len[b], w->off);
+		w->off += w->len[b];
 		pthread_mutex_lock(&w->lock);
 		if (r < 0 && !w->err)
 			w->err = -r;
@@ -35,10 +36,11 @@ static void *wb_main(void *arg)
 	return NULL;
 }
 
-int writebehind_start(struct writebehind *w, int fd, size_t size, unsigned nbuf)
+int writebehind_start(struct writebehind *w, int fd, uint64_t off, size_t size, unsigned nbuf)
 {
 	memset(w, 0, sizeof(*w));
 	w->fd = fd;
+	w->off = off;
 	w->size = size;
 	w->nbuf = nbuf;
 	if (nbuf < 2 || nbuf > WB_MAX_BUFS || !size)
@@ -85,7 +87,7 @@ int writebehind_advance(struct writebehind *w, size_t n)
 	return queue_fill(w);
 }
 
-int writebehind_finish(struct writebehind *w)
+int writebehind_flush(struct writebehind *w)
 {
 	int err;
 
@@ -95,7 +97,34 @@ int writebehind_finish(struct writebehind *w)
 	if (w->len[w->fill]) {
 		w->queued++;
 		w->fill = (w->fill + 1) % w->nbuf;
+		pthread_cond_broadcast(&w->cond);
 	}
+	while (w->queued)
+		pthread_cond_wait(&w->cond, &w->lock);
+	err = w->err;
+	pthread_mutex_unlock(&w->lock);
+	return -err;
+}
+
+int writebehind_seek(struct writebehind *w, uint64_t off)
+{
+	int r = writebehind_flush(w);
+
+	if (w->started) {
+		pthread_mutex_lock(&w->lock);
+		w->off = off;
+		pthread_mutex_unlock(&w->lock);
+	}
+	return r;
+}
+
+int writebehind_finish(struct writebehind *w)
+{
+	int r = writebehind_flush(w);
+
+	if (!w->started)
+		return r;
+	pthread_mutex_lock(&w->lock);
 	w->stop = true;
 	pthread_cond_broadcast(&w->cond);
 	pthread_mutex_unlock(&w->lock);
@@ -103,8 +132,7 @@ int writebehind_finish(struct writebehind *w)
 	pthread_cond_destroy(&w->cond);
 	pthread_mutex_destroy(&w->lock);
 	w->started = false;
-	err = w->err;
-	return -err;
+	return r;
 }
 
 void writebehind_free(struct writebehind *w)

@@ -1,19 +1,22 @@
-/* Write-behind: a thread that writes filled buffers to an fd, in order,
- * while the caller fills the next one.  Writing into the page cache costs
- * about as much CPU as gunzip on the development VM (docs/bench.md), and
- * unpacking the largest artifact is the build's critical path, so its
- * pack writes go to a second thread.  Memory: nbuf buffers of size each. */
+/* Write-behind: a thread that writes filled buffers to an fd, in order
+ * and at consecutive offsets, while the caller fills the next one.
+ * Writing into the page cache costs about as much CPU as gunzip on the
+ * development VM (docs/bench.md), so the pack writes of an unpack and the
+ * image writes of a build go to a second thread instead of holding up the
+ * one that feeds the compressors.  Memory: nbuf buffers of size each. */
 #ifndef INGOT_WRITEBEHIND_H
 #define INGOT_WRITEBEHIND_H
 
 #include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #define WB_MAX_BUFS 8
 
 struct writebehind {
 	int fd;
+	uint64_t off;                 /* where the next buffer goes (the thread's) */
 	size_t size;                  /* of each buffer */
 	unsigned nbuf;
 	char *buf[WB_MAX_BUFS];
@@ -27,8 +30,9 @@ struct writebehind {
 	pthread_t tid;
 };
 
-/* nbuf buffers of size bytes (2 <= nbuf <= WB_MAX_BUFS); -errno. */
-int writebehind_start(struct writebehind *w, int fd, size_t size, unsigned nbuf);
+/* Write what is queued to fd from offset off on, through nbuf buffers
+ * of size bytes (2 <= nbuf <= WB_MAX_BUFS); -errno. */
+int writebehind_start(struct writebehind *w, int fd, uint64_t off, size_t size, unsigned nbuf);
 /* Where the caller writes next and how much room is left there. */
 static inline char *writebehind_tail(struct writebehind *w, size_t *room)
 {
@@ -39,6 +43,12 @@ static inline char *writebehind_tail(struct writebehind *w, size_t *room)
  * (waiting for a free one if all are queued).  -errno of an earlier
  * failed write, else 0. */
 int writebehind_advance(struct writebehind *w, size_t n);
+/* Queue what is left and wait until it is written; the thread goes on.
+ * 0 or the first write error as -errno. */
+int writebehind_flush(struct writebehind *w);
+/* Flush, then queue further buffers from offset off on (the caller wrote
+ * or truncated the file itself meanwhile). */
+int writebehind_seek(struct writebehind *w, uint64_t off);
 /* Queue what is left, wait for every write and stop the thread: 0 or the
  * first write error as -errno.  Safe to call twice, and after a failed
  * start. */
