@@ -43,8 +43,6 @@
 #define CHUNK (1u << 20)             /* image bytes read per step */
 #define HBATCH 16u                   /* hash blocks written per step */
 #define SB_SIZE 512u
-_Static_assert((HBATCH * PER_BLOCK) % (CHUNK / VBLOCK) == 0,
-	       "a chunk's level-0 digests fit in hb whole (level0)");
 #define MAX_SALT 256u
 
 struct layout {
@@ -83,22 +81,14 @@ struct vctx {
 	ingot_error *e;
 };
 
-/* H(salt || block) of n blocks into out; work is the caller's own. */
-static bool salted_hashes(EVP_MD_CTX *work, const EVP_MD_CTX *salted, const uint8_t *data,
-			  size_t n, uint8_t *out)
-{
-	for (size_t i = 0; i < n; i++)
-		if (!EVP_MD_CTX_copy_ex(work, salted) ||
-		    !EVP_DigestUpdate(work, data + i * VBLOCK, VBLOCK) ||
-		    !EVP_DigestFinal_ex(work, out + i * DIGEST, NULL))
-			return false;
-	return true;
-}
-
 static int hash_blocks(struct vctx *c, const uint8_t *data, size_t n, uint8_t *out)
 {
-	if (!salted_hashes(c->work, c->salted, data, n, out))
-		return ingot_fail(c->e, -EIO, "%s: sha256 failed", c->hash_name);
+	for (size_t i = 0; i < n; i++) {
+		if (!EVP_MD_CTX_copy_ex(c->work, c->salted) ||
+		    !EVP_DigestUpdate(c->work, data + i * VBLOCK, VBLOCK) ||
+		    !EVP_DigestFinal_ex(c->work, out + i * DIGEST, NULL))
+			return ingot_fail(c->e, -EIO, "%s: sha256 failed", c->hash_name);
+	}
 	return 0;
 }
 
@@ -144,22 +134,14 @@ static int emit(struct vctx *c, const struct layout *l, int level, uint64_t firs
 	return 0;
 }
 
-/* Plain sha256 of the image, fed by the level-0 loop from a second
- * thread; with it, that thread hashes the last SHA_SHARE-th of each
- * chunk's level-0 blocks, so both threads take about the same time
- * (sha256 at ~1.7 GB/s, a salted hash per 4 KiB block at ~1.25 GB/s). */
-#define SHA_SHARE 8
+/* Plain sha256 of the image, fed by the level-0 loop from a second thread. */
 struct sha_worker {
 	pthread_t th;
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
-	EVP_MD_CTX *md, *work;
-	const EVP_MD_CTX *salted;
+	EVP_MD_CTX *md;
 	const uint8_t *buf;
 	size_t len;
-	const uint8_t *vdata;          /* level-0 blocks to hash, or NULL */
-	size_t vn;
-	uint8_t *vout;
 	bool busy, quit, started, failed;
 };
 
@@ -174,8 +156,7 @@ static void *sha_main(void *arg)
 		if (!s->busy)
 			break;
 		pthread_mutex_unlock(&s->mu);
-		bool ok = EVP_DigestUpdate(s->md, s->buf, s->len) &&
-			  (!s->vdata || salted_hashes(s->work, s->salted, s->vdata, s->vn, s->vout));
+		bool ok = EVP_DigestUpdate(s->md, s->buf, s->len);
 		pthread_mutex_lock(&s->mu);
 		s->failed |= !ok;
 		s->busy = false;
@@ -195,10 +176,7 @@ static void sha_wait(struct sha_worker *s)
 	pthread_mutex_unlock(&s->mu);
 }
 
-/* The image's next len bytes, and (vdata non-NULL, a thread running)
- * vn level-0 blocks into vout. */
-static void sha_submit(struct sha_worker *s, const uint8_t *buf, size_t len,
-		       const uint8_t *vdata, size_t vn, uint8_t *vout)
+static void sha_submit(struct sha_worker *s, const uint8_t *buf, size_t len)
 {
 	if (!s->started) {
 		s->failed |= !EVP_DigestUpdate(s->md, buf, len);
@@ -209,9 +187,6 @@ static void sha_submit(struct sha_worker *s, const uint8_t *buf, size_t len,
 		pthread_cond_wait(&s->cv, &s->mu);
 	s->buf = buf;
 	s->len = len;
-	s->vdata = vdata;
-	s->vn = vn;
-	s->vout = vout;
 	s->busy = true;
 	pthread_cond_broadcast(&s->cv);
 	pthread_mutex_unlock(&s->mu);
@@ -231,15 +206,13 @@ static void sha_stop(struct sha_worker *s)
 	s->started = false;
 }
 
-static int sha_start(struct sha_worker *s, const EVP_MD_CTX *salted)
+static int sha_start(struct sha_worker *s)
 {
 	memset(s, 0, sizeof(*s));
 	pthread_mutex_init(&s->mu, NULL);
 	pthread_cond_init(&s->cv, NULL);
 	s->md = EVP_MD_CTX_new();
-	s->work = EVP_MD_CTX_new();
-	s->salted = salted;
-	if (!s->md || !s->work || !EVP_DigestInit_ex(s->md, EVP_sha256(), NULL))
+	if (!s->md || !EVP_DigestInit_ex(s->md, EVP_sha256(), NULL))
 		return -ENOMEM;
 	/* Without a thread the digest is computed inline: slower, same result. */
 	s->started = pthread_create(&s->th, NULL, sha_main, s) == 0;
@@ -252,8 +225,7 @@ static void sha_free(struct sha_worker *s)
 	pthread_mutex_destroy(&s->mu);
 	pthread_cond_destroy(&s->cv);
 	EVP_MD_CTX_free(s->md);
-	EVP_MD_CTX_free(s->work);
-	s->md = s->work = NULL;
+	s->md = NULL;
 }
 
 /* The image read ahead by a thread of its own, RA_N chunks at most, so
@@ -392,7 +364,7 @@ static int level0(struct vctx *c, const struct layout *l, uint8_t root[32],
 		return ingot_fail(c->e, r == -EAGAIN ? r : -ENOMEM, "%s: %s", c->image_name,
 				  r == -EAGAIN ? "cannot start a thread" : "out of memory");
 	}
-	if (image_sha256 && sha_start(&sw, c->salted) < 0) {
+	if (image_sha256 && sha_start(&sw) < 0) {
 		sha_free(&sw);
 		reader_free(&rd);
 		return ingot_fail(c->e, -ENOMEM, "%s: out of memory", c->image_name);
@@ -409,34 +381,27 @@ static int level0(struct vctx *c, const struct layout *l, uint8_t root[32],
 				       r == -ENODATA ? "file shrank" : strerror(-r));
 			break;
 		}
-		/* Blocks [0, mine) here, [mine, nblk) on the sha thread (hb has
-		 * room for the whole chunk: HBATCH * PER_BLOCK is a multiple of
-		 * CHUNK / VBLOCK, and hb is emitted between chunks). */
-		size_t mine = sw.started ? nblk - nblk / SHA_SHARE : nblk;
 		/* returns once the sha thread is done with the chunk before */
 		if (image_sha256)
-			sha_submit(&sw, buf, nblk * VBLOCK, mine < nblk ? buf + mine * VBLOCK : NULL,
-				   nblk - mine, hb + (hb_fill + mine) * DIGEST);
+			sha_submit(&sw, buf, nblk * VBLOCK);
 		if (prev != RA_N)
 			reader_put(&rd, prev);
-		r = hash_blocks(c, buf, mine, hb + hb_fill * DIGEST);
-		if (r < 0)
-			break;
-		if (mine < nblk) {
-			sha_wait(&sw);
-			if (sw.failed) {
-				r = ingot_fail(c->e, -EIO, "%s: sha256 failed", c->hash_name);
-				break;
-			}
-		}
-		hb_fill += nblk;
-		if (hb_fill == HBATCH * PER_BLOCK && l->levels > 0) {
-			r = emit(c, l, 0, hb_first, hb, HBATCH);
+		for (size_t i = 0; i < nblk; ) {
+			size_t room = HBATCH * PER_BLOCK - hb_fill;
+			size_t n = nblk - i < room ? nblk - i : room;
+			r = hash_blocks(c, buf + i * VBLOCK, n, hb + hb_fill * DIGEST);
 			if (r < 0)
 				break;
-			hb_first += HBATCH;
-			hb_fill = 0;
-			memset(hb, 0, HBATCH * VBLOCK);
+			hb_fill += n;
+			i += n;
+			if (hb_fill == HBATCH * PER_BLOCK && l->levels > 0) {
+				r = emit(c, l, 0, hb_first, hb, HBATCH);
+				if (r < 0)
+					break;
+				hb_first += HBATCH;
+				hb_fill = 0;
+				memset(hb, 0, HBATCH * VBLOCK);
+			}
 		}
 		if (r < 0)
 			break;

@@ -184,9 +184,8 @@ static void test_two_blocks(void **state) { (void)state; check_blocks(2); }
 static void test_128_blocks(void **state) { (void)state; check_blocks(128); }
 static void test_129_blocks(void **state) { (void)state; check_blocks(129); }
 static void test_300_blocks(void **state) { (void)state; check_blocks(300); }
-/* Past the 256-block chunks the image is read in and the 2048 digests
- * written per batch, the last chunk partial: the level-0 hashes two
- * threads share (image/verity.c, SHA_SHARE) land where they belong. */
+/* Past the 256-block chunks the read-ahead thread reads (image/verity.c)
+ * and the 2048 digests written per batch, the last chunk partial. */
 static void test_4500_blocks(void **state) { (void)state; check_blocks(4500); }
 
 static void test_check_detects_damage(void **state)
