@@ -45,8 +45,8 @@ struct fd_file {
  * blocks (docs/bench.md).  Anything else (a write elsewhere, a read, a
  * truncate) first waits for the queue, so the file always reads as if
  * every write had been made in place. */
-#define WB_BUF (1u << 20)
-#define WB_NBUF 4
+#define WB_BUF (512u << 10)   /* 4 x 1 MiB put the 4 GiB rebuild at 62.5 MiB of */
+#define WB_NBUF 4             /* its 64 MiB peak (docs/bench.md); 2 MiB: 59.4 */
 
 static void wb_drain(struct fd_file *f)
 {
