@@ -45,8 +45,10 @@ struct fd_file {
  * blocks (docs/bench.md).  Anything else (a write elsewhere, a read, a
  * truncate) first waits for the queue, so the file always reads as if
  * every write had been made in place. */
-#define WB_BUF (512u << 10)   /* 4 x 1 MiB put the 4 GiB rebuild at 62.5 MiB of */
-#define WB_NBUF 4             /* its 64 MiB peak (docs/bench.md); 2 MiB: 59.4 */
+/* 4 x 1 MiB put the 4 GiB rebuild's peak RSS at 62.4 MiB (limit 64,
+ * docs/bench.md); 4 x 512 KiB: 59.6 MiB, in the same time. */
+#define WB_BUF (512u << 10)
+#define WB_NBUF 4
 
 static void wb_drain(struct fd_file *f)
 {
