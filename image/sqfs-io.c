@@ -179,33 +179,18 @@ static int fd_read_at(sqfs_file_t *base, sqfs_u64 off, void *buf, size_t size)
 	return 0;
 }
 
-/* Appends to the write-behind's buffers. */
-static void wb_append(struct fd_file *f, const uint8_t *p, size_t size)
-{
-	while (size > 0 && !f->err) {
-		size_t room, n;
-		char *t = writebehind_tail(f->wb, &room);
-		int r;
-		n = size < room ? size : room;
-		memcpy(t, p, n);
-		if ((r = writebehind_advance(f->wb, n)) < 0)
-			f->err = -r;
-		p += n;
-		size -= n;
-	}
-}
-
 static int fd_write_at(sqfs_file_t *base, sqfs_u64 off, const void *buf, size_t size)
 {
 	struct fd_file *f = (struct fd_file *)base;
 	const uint8_t *p = buf;
 	uint64_t end = off + size, written;
 	bool queued = f->wb && off == f->size;
+	int r;
 
-	if (queued)
-		wb_append(f, p, size);
-	else
+	if (!queued)
 		wb_drain(f);
+	else if (!f->err && (r = writebehind_write(f->wb, p, size)) < 0)
+		f->err = -r;
 	while (!queued && size > 0 && !f->err) {
 		ssize_t n = pwrite(f->fd, p, size, (off_t)off);
 		if (n < 0 && errno == EINTR)

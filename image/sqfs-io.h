@@ -19,7 +19,7 @@
  * (see sqfs-io.c for why). */
 sqfs_file_t *sqfs_fd_file(int fd, uint64_t size);
 int sqfs_fd_errno(const sqfs_file_t *f);
-/* From now on appends are written by a thread of f's own (4 MiB of
+/* From now on appends are written by a thread of f's own (2 MiB of
  * buffers), so the caller goes on; -errno if it cannot start.  A write
  * error then shows in sqfs_fd_errno() a little later: check
  * sqfs_fd_flush() before success. */

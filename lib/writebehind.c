@@ -87,6 +87,24 @@ int writebehind_advance(struct writebehind *w, size_t n)
 	return queue_fill(w);
 }
 
+int writebehind_write(struct writebehind *w, const void *p, size_t len)
+{
+	const char *s = p;
+
+	while (len > 0) {
+		size_t room, n;
+		char *t = writebehind_tail(w, &room);
+		int r;
+		n = len < room ? len : room;
+		memcpy(t, s, n);
+		if ((r = writebehind_advance(w, n)) < 0)
+			return r;
+		s += n;
+		len -= n;
+	}
+	return 0;
+}
+
 int writebehind_flush(struct writebehind *w)
 {
 	int err;

@@ -43,6 +43,9 @@ static inline char *writebehind_tail(struct writebehind *w, size_t *room)
  * (waiting for a free one if all are queued).  -errno of an earlier
  * failed write, else 0. */
 int writebehind_advance(struct writebehind *w, size_t n);
+/* len bytes from p, through writebehind_tail/advance (for a caller whose
+ * bytes are not made in the buffer itself).  -errno as advance. */
+int writebehind_write(struct writebehind *w, const void *p, size_t len);
 /* Queue what is left and wait until it is written; the thread goes on.
  * 0 or the first write error as -errno. */
 int writebehind_flush(struct writebehind *w);
