@@ -468,7 +468,6 @@ static int run_build(const struct build_opts *o, struct recipe *r, struct store 
 	struct image_opts io = { 0 };
 	struct image_info ii = { 0 };
 	struct verity_info vi = { 0 };
-	_cleanup_(verity_l0_freep) struct verity_l0 *l0 = NULL;
 	uint8_t salt[32];
 	_cleanup_free_ uint64_t *sizes = calloc(r->n_artifacts + 1, sizeof(*sizes));
 	_cleanup_free_ struct unpack_stats *stats = calloc(r->n_artifacts + 1, sizeof(*stats));
@@ -514,10 +513,6 @@ static int run_build(const struct build_opts *o, struct recipe *r, struct store 
 	if ((rc = atomic_open(&out->image, res->image_path, OUT_MODE, e)) < 0 ||
 	    (rc = atomic_open(&out->verity, res->verity_path, OUT_MODE, e)) < 0)
 		goto done;
-	verity_salt_for_recipe(r->file_sha256, salt);
-	/* without it (out of memory) verity_build reads and hashes it all */
-	l0 = verity_l0_new(out->image.fd, out->verity.fd, salt, sizeof(salt));
-	io.l0 = l0;
 	if ((rc = image_write(&t, s, &io, out->image.fd, res->image_path, &ii, e)) < 0)
 		goto done;
 	res->blocks_compressed = ii.blocks_compressed;
@@ -528,8 +523,9 @@ static int run_build(const struct build_opts *o, struct recipe *r, struct store 
 		rc = ingot_fail(e, -errno, "%s: seek: %s", res->image_path, strerror(errno));
 		goto done;
 	}
+	verity_salt_for_recipe(r->file_sha256, salt);
 	if ((rc = verity_build(out->image.fd, res->image_path, out->verity.fd, res->verity_path,
-			       salt, sizeof(salt), l0, &vi, e)) < 0)
+			       salt, sizeof(salt), &vi, e)) < 0)
 		goto done;
 	memcpy(res->image_sha256, vi.image_sha256, 32);
 	memcpy(res->verity_root, vi.root_hash, 32);

@@ -769,9 +769,6 @@ int image_write(const struct tree *t, const struct store *s, const struct image_
 		r = ingot_fail(e, -errno, "%s: truncate: %s", name, strerror(errno));
 		goto out;
 	}
-	if (o->l0)
-		sqfs_fd_watch(w.file, &(struct sqfs_fd_watch){ .append = verity_l0_append,
-			.rewrite = verity_l0_rewrite, .truncate = verity_l0_truncate, .ctx = o->l0 });
 	if ((r = sqfs_fd_writebehind(w.file)) < 0) {
 		r = ingot_fail(e, r, "%s: cannot start the image writer: %s", name, strerror(-r));
 		goto out;

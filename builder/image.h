@@ -23,9 +23,6 @@ struct image_opts {
 	/* if set, t->n entries: each file's SHA-1 (for the SBOM), from the
 	 * bytes the writer read or from the file cache */
 	uint8_t (*sha1)[20];
-	/* if set, follows the image's writes (verity.h: level 0 made as it
-	 * is written, for verity_build) */
-	struct verity_l0 *l0;
 };
 
 struct image_info {

@@ -37,7 +37,6 @@ struct fd_file {
 	int err;
 	struct flusher *fl; /* NULL until the first hint, or if it cannot start */
 	struct writebehind *wb; /* appends go through it (sqfs_fd_writebehind) */
-	struct sqfs_fd_watch watch;
 };
 
 /* Image appends are handed to a write-behind thread: copying 1 GiB into
@@ -57,13 +56,6 @@ static void wb_drain(struct fd_file *f)
 
 	if (f->wb && (r = writebehind_flush(f->wb)) < 0 && !f->err)
 		f->err = -r;
-}
-
-static void wb_tap(void *ctx, const char *buf, size_t len, uint64_t off)
-{
-	struct fd_file *f = ctx;
-
-	f->watch.append(f->watch.ctx, buf, len, off);
 }
 
 /* After a write elsewhere or a truncate: appends go on from the new end. */
@@ -191,7 +183,7 @@ static int fd_write_at(sqfs_file_t *base, sqfs_u64 off, const void *buf, size_t 
 {
 	struct fd_file *f = (struct fd_file *)base;
 	const uint8_t *p = buf;
-	uint64_t start = off, end = off + size, written;
+	uint64_t end = off + size, written;
 	bool queued = f->wb && off == f->size;
 	int r;
 
@@ -210,12 +202,6 @@ static int fd_write_at(sqfs_file_t *base, sqfs_u64 off, const void *buf, size_t 
 		p += n;
 		off += (uint64_t)n;
 		size -= (size_t)n;
-	}
-	if (!queued && !f->err && size == 0 && f->watch.ctx) {
-		if (start == f->size)   /* an append, without a write-behind */
-			f->watch.append(f->watch.ctx, buf, (size_t)(end - start), start);
-		else
-			f->watch.rewrite(f->watch.ctx, start, end - start);
 	}
 	if (end > f->size)
 		f->size = end;
@@ -245,8 +231,6 @@ static int fd_truncate(sqfs_file_t *base, sqfs_u64 size)
 	wb_drain(f);
 	if (!f->err && ftruncate(f->fd, (off_t)size) < 0)
 		f->err = errno;
-	if (!f->err && f->watch.ctx && size != f->size)
-		f->watch.truncate(f->watch.ctx, size);
 	f->size = size;
 	wb_resume(f);
 	return 0;
@@ -287,20 +271,8 @@ int sqfs_fd_writebehind(sqfs_file_t *base)
 		writebehind_free(f->wb);
 		free(f->wb);
 		f->wb = NULL;
-		return r;
 	}
-	if (f->watch.ctx)
-		writebehind_tap(f->wb, wb_tap, f);
-	return 0;
-}
-
-void sqfs_fd_watch(sqfs_file_t *base, const struct sqfs_fd_watch *w)
-{
-	struct fd_file *f = (struct fd_file *)base;
-
-	f->watch = *w;
-	if (f->wb)
-		writebehind_tap(f->wb, wb_tap, f);
+	return r;
 }
 
 int sqfs_fd_flush(sqfs_file_t *base)

@@ -27,21 +27,6 @@ int sqfs_fd_writebehind(sqfs_file_t *f);
 /* Wait until every write made so far is in fd; sqfs_fd_errno() after it. */
 int sqfs_fd_flush(sqfs_file_t *f);
 
-/* Someone who follows the bytes written (verity.h's level 0): append sees
- * the bytes added at the end, in order, on the write-behind thread (or
- * the writer's, without one); rewrite a write anywhere else and truncate
- * a new length, on the writer's thread once the queue is drained, so
- * fd holds every byte written before.  Calls made after an I/O error
- * may be missing: the file is thrown away then. */
-struct sqfs_fd_watch {
-	void (*append)(void *ctx, const void *buf, size_t len, uint64_t off);
-	void (*rewrite)(void *ctx, uint64_t off, uint64_t len);
-	void (*truncate)(void *ctx, uint64_t size);
-	void *ctx;
-};
-/* Set before the first write; w is copied. */
-void sqfs_fd_watch(sqfs_file_t *f, const struct sqfs_fd_watch *w);
-
 /* Compressor configuration for name ("zstd", "xz", "gzip", "lz4",
  * "lzma") at level (0 = libsquashfs' default) and block_size.
  * Errors name the field: "compression: expected one of ..., got 'x'". */

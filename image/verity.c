@@ -81,23 +81,14 @@ struct vctx {
 	ingot_error *e;
 };
 
-/* H(salt || block) for n blocks; false if OpenSSL failed. */
-static bool salted_hash(EVP_MD_CTX *work, const EVP_MD_CTX *salted, const uint8_t *data,
-			size_t n, uint8_t *out)
-{
-	for (size_t i = 0; i < n; i++) {
-		if (!EVP_MD_CTX_copy_ex(work, salted) ||
-		    !EVP_DigestUpdate(work, data + i * VBLOCK, VBLOCK) ||
-		    !EVP_DigestFinal_ex(work, out + i * DIGEST, NULL))
-			return false;
-	}
-	return true;
-}
-
 static int hash_blocks(struct vctx *c, const uint8_t *data, size_t n, uint8_t *out)
 {
-	if (!salted_hash(c->work, c->salted, data, n, out))
-		return ingot_fail(c->e, -EIO, "%s: sha256 failed", c->hash_name);
+	for (size_t i = 0; i < n; i++) {
+		if (!EVP_MD_CTX_copy_ex(c->work, c->salted) ||
+		    !EVP_DigestUpdate(c->work, data + i * VBLOCK, VBLOCK) ||
+		    !EVP_DigestFinal_ex(c->work, out + i * DIGEST, NULL))
+			return ingot_fail(c->e, -EIO, "%s: sha256 failed", c->hash_name);
+	}
 	return 0;
 }
 
@@ -215,7 +206,7 @@ static void sha_stop(struct sha_worker *s)
 	s->started = false;
 }
 
-static int sha_start(struct sha_worker *s, bool thread)
+static int sha_start(struct sha_worker *s)
 {
 	memset(s, 0, sizeof(*s));
 	pthread_mutex_init(&s->mu, NULL);
@@ -224,7 +215,7 @@ static int sha_start(struct sha_worker *s, bool thread)
 	if (!s->md || !EVP_DigestInit_ex(s->md, EVP_sha256(), NULL))
 		return -ENOMEM;
 	/* Without a thread the digest is computed inline: slower, same result. */
-	s->started = thread && pthread_create(&s->th, NULL, sha_main, s) == 0;
+	s->started = pthread_create(&s->th, NULL, sha_main, s) == 0;
 	return 0;
 }
 
@@ -354,260 +345,9 @@ static int reopen_direct(int fd)
 	return open(p, O_RDONLY | O_DIRECT | O_CLOEXEC);
 }
 
-/* --- level 0 while the image is written ------------------------------
- *
- * The image writer appends in order, so level 0 can be hashed as the
- * bytes go out (on the write-behind thread, sqfs-io.c), and the pass
- * after it needs to read the image only for its sha256, which cannot
- * start earlier: the squashfs superblock, first in the image, is
- * written last.  What else the writer does is followed too: a truncate
- * (the block writer drops a duplicate block) takes level 0 back, a
- * write elsewhere (that superblock) marks its blocks for hashing again
- * in that pass.  The digests go to the hash file as they are made, from
- * block 1 on (block b's at 4096 + 32 b); their place, after the levels
- * above, is known only from the final size, so l0_place() moves them. */
-#define L0_BATCH (HBATCH * PER_BLOCK)   /* digests written at once: 8 MiB of image */
-#define L0_DIRTY 16                     /* rewritten blocks kept; the superblock's is one */
-
-struct verity_l0 {
-	int image_fd, hash_fd;
-	uint8_t salt[MAX_SALT];
-	uint32_t salt_len;
-	EVP_MD_CTX *salted, *work;
-	uint64_t valid;               /* blocks hashed, from block 0 on */
-	uint8_t carry[VBLOCK];        /* the first carry_len bytes of block `valid` */
-	size_t carry_len;
-	uint8_t *batch;               /* digests of blocks batch_first .. valid - 1 */
-	uint64_t batch_first;         /* a multiple of L0_BATCH */
-	uint64_t dirty[L0_DIRTY];     /* blocks below `valid` written again since */
-	unsigned ndirty;
-	bool lost;                    /* not followed: verity_build hashes it all */
-};
-
-struct verity_l0 *verity_l0_new(int image_fd, int verity_fd, const uint8_t *salt, uint32_t salt_len)
-{
-	struct verity_l0 *v = calloc(1, sizeof(*v));
-
-	if (!v)
-		return NULL;
-	if (salt_len > MAX_SALT) {
-		free(v);
-		return NULL;
-	}
-	memcpy(v->salt, salt, salt_len);
-	v->salt_len = salt_len;
-	v->image_fd = image_fd;
-	v->hash_fd = verity_fd;
-	v->batch = malloc((size_t)L0_BATCH * DIGEST);
-	v->salted = EVP_MD_CTX_new();
-	v->work = EVP_MD_CTX_new();
-	if (!v->batch || !v->salted || !v->work ||
-	    !EVP_DigestInit_ex(v->salted, EVP_sha256(), NULL) ||
-	    !EVP_DigestUpdate(v->salted, salt, salt_len)) {
-		verity_l0_free(v);
-		return NULL;
-	}
-	return v;
-}
-
-void verity_l0_free(struct verity_l0 *v)
-{
-	if (!v)
-		return;
-	EVP_MD_CTX_free(v->salted);
-	EVP_MD_CTX_free(v->work);
-	free(v->batch);
-	free(v);
-}
-
-static uint64_t l0_end(const struct verity_l0 *v)
-{
-	return v->valid * VBLOCK + v->carry_len;
-}
-
-static void l0_flush(struct verity_l0 *v)
-{
-	size_t n = (size_t)(v->valid - v->batch_first);
-
-	if (n && pwrite_all(v->hash_fd, v->batch, n * DIGEST, VBLOCK + v->batch_first * DIGEST) < 0)
-		v->lost = true;
-}
-
-/* Digests of n whole blocks at data, the next ones in the image. */
-static void l0_put(struct verity_l0 *v, const uint8_t *data, size_t n)
-{
-	while (n > 0 && !v->lost) {
-		size_t at = (size_t)(v->valid - v->batch_first), k = L0_BATCH - at;
-		if (k > n)
-			k = n;
-		if (!salted_hash(v->work, v->salted, data, k, v->batch + at * DIGEST)) {
-			v->lost = true;
-			return;
-		}
-		v->valid += k;
-		data += k * VBLOCK;
-		n -= k;
-		if (v->valid - v->batch_first == L0_BATCH) {
-			l0_flush(v);
-			v->batch_first = v->valid;
-		}
-	}
-}
-
-void verity_l0_append(void *l0, const void *buf, size_t len, uint64_t off)
-{
-	struct verity_l0 *v = l0;
-	const uint8_t *p = buf;
-
-	if (v->lost)
-		return;
-	if (off != l0_end(v)) {
-		v->lost = true;
-		return;
-	}
-	if (v->carry_len) {
-		size_t n = VBLOCK - v->carry_len < len ? VBLOCK - v->carry_len : len;
-		memcpy(v->carry + v->carry_len, p, n);
-		v->carry_len += n;
-		p += n;
-		len -= n;
-		if (v->carry_len < VBLOCK)
-			return;
-		v->carry_len = 0;
-		l0_put(v, v->carry, 1);
-	}
-	l0_put(v, p, len / VBLOCK);
-	p += len / VBLOCK * VBLOCK;
-	v->carry_len = len % VBLOCK;
-	memcpy(v->carry, p, v->carry_len);
-}
-
-/* The start of block `valid` again, from the image. */
-static void l0_reread_carry(struct verity_l0 *v)
-{
-	if (v->carry_len && pread_all(v->image_fd, v->carry, v->carry_len, v->valid * VBLOCK) < 0)
-		v->lost = true;
-}
-
-void verity_l0_rewrite(void *l0, uint64_t off, uint64_t len)
-{
-	struct verity_l0 *v = l0;
-
-	if (v->lost || len == 0)
-		return;
-	if (off > l0_end(v) || len > l0_end(v) - off) {
-		v->lost = true;   /* past what was appended: not followed */
-		return;
-	}
-	for (uint64_t b = off / VBLOCK; b <= (off + len - 1) / VBLOCK && !v->lost; b++) {
-		bool known = false;
-		if (b == v->valid) {
-			l0_reread_carry(v);
-			continue;
-		}
-		for (unsigned i = 0; i < v->ndirty; i++)
-			known |= v->dirty[i] == b;
-		if (known)
-			continue;
-		if (v->ndirty == L0_DIRTY)
-			v->lost = true;
-		else
-			v->dirty[v->ndirty++] = b;
-	}
-}
-
-void verity_l0_truncate(void *l0, uint64_t size)
-{
-	struct verity_l0 *v = l0;
-	uint64_t nb = size / VBLOCK;
-	unsigned kept = 0;
-
-	if (v->lost || size == l0_end(v))
-		return;
-	if (size > l0_end(v)) {
-		v->lost = true;
-		return;
-	}
-	if (nb < v->batch_first) {
-		/* back into digests already written: their batch is read back */
-		uint64_t first = nb - nb % L0_BATCH;
-		if (pread_all(v->hash_fd, v->batch, (size_t)(nb - first) * DIGEST,
-			      VBLOCK + first * DIGEST) < 0)
-			v->lost = true;
-		v->batch_first = first;
-	}
-	v->valid = nb;
-	v->carry_len = size % VBLOCK;
-	l0_reread_carry(v);
-	for (unsigned i = 0; i < v->ndirty; i++)
-		if (v->dirty[i] < nb)
-			v->dirty[kept++] = v->dirty[i];
-	v->ndirty = kept;
-}
-
-/* Whether level 0 of an image of data_blocks blocks is made, but for
- * the dirty blocks; its last digests written. */
-static bool l0_ready(struct verity_l0 *v, uint64_t data_blocks)
-{
-	if (!v->lost)
-		l0_flush(v);
-	return !v->lost && v->valid == data_blocks && v->carry_len == 0;
-}
-
-/* The rewritten blocks among the n read at block `first`: hashed again,
- * their digests written over the ones made before. */
-static int l0_rehash(struct vctx *c, const struct verity_l0 *pre, const uint8_t *buf,
-		     uint64_t first, size_t n)
-{
-	for (unsigned i = 0; i < pre->ndirty; i++) {
-		uint64_t b = pre->dirty[i];
-		uint8_t d[DIGEST];
-		int r;
-		if (b < first || b - first >= n)
-			continue;
-		if ((r = hash_blocks(c, buf + (b - first) * VBLOCK, 1, d)) < 0)
-			return r;
-		if ((r = pwrite_all(c->hash_fd, d, DIGEST, VBLOCK + b * DIGEST)) < 0)
-			return ingot_fail(c->e, r, "%s: write failed: %s", c->hash_name, strerror(-r));
-	}
-	return 0;
-}
-
-/* Level 0, made from block 1 on, to its place after the levels above
- * it: moved last bytes first (the two ranges overlap), its last block's
- * tail zeroed, anything past the tree cut off. */
-static int l0_place(struct vctx *c, const struct layout *l)
-{
-	_cleanup_free_ uint8_t *buf = calloc(HBATCH, VBLOCK);
-	uint64_t len = l->data_blocks * DIGEST, from = VBLOCK, to = l->start[0] * VBLOCK;
-	uint64_t left = to == from ? 0 : len;
-	int r = 0;
-
-	if (!buf)
-		return ingot_fail(c->e, -ENOMEM, "%s: out of memory", c->hash_name);
-	while (left > 0 && r == 0) {
-		size_t n = left < HBATCH * VBLOCK ? (size_t)left : HBATCH * VBLOCK;
-		left -= n;
-		r = pread_all(c->hash_fd, buf, n, from + left);
-		if (r == 0)
-			r = pwrite_all(c->hash_fd, buf, n, to + left);
-	}
-	if (r == 0) {
-		memset(buf, 0, VBLOCK);
-		r = pwrite_all(c->hash_fd, buf, (size_t)(l->size[0] * VBLOCK - len), to + len);
-	}
-	if (r == 0 && ftruncate(c->hash_fd, (off_t)(l->file_blocks * VBLOCK)) < 0)
-		r = -errno;
-	if (r < 0)
-		return ingot_fail(c->e, r, "%s: level 0: %s", c->hash_name,
-				  r == -ENODATA ? "file truncated" : strerror(-r));
-	return 0;
-}
-
-/* Level 0 from the image (and its sha256 if image_sha256 is non-NULL);
- * with pre, only the blocks it lists as rewritten, the rest being made. */
+/* Level 0 from the image (and its sha256 if image_sha256 is non-NULL). */
 static int level0(struct vctx *c, const struct layout *l, uint8_t root[32],
-		  uint8_t *image_sha256, const struct verity_l0 *pre)
+		  uint8_t *image_sha256)
 {
 	_cleanup_free_ uint8_t *hb = calloc(HBATCH, VBLOCK);
 	_cleanup_close_ int dfd = c->check ? -1 : reopen_direct(c->image_fd);
@@ -624,8 +364,7 @@ static int level0(struct vctx *c, const struct layout *l, uint8_t root[32],
 		return ingot_fail(c->e, r == -EAGAIN ? r : -ENOMEM, "%s: %s", c->image_name,
 				  r == -EAGAIN ? "cannot start a thread" : "out of memory");
 	}
-	/* with pre this thread has nothing else to do: no second one */
-	if (image_sha256 && sha_start(&sw, !pre) < 0) {
+	if (image_sha256 && sha_start(&sw) < 0) {
 		sha_free(&sw);
 		reader_free(&rd);
 		return ingot_fail(c->e, -ENOMEM, "%s: out of memory", c->image_name);
@@ -647,9 +386,7 @@ static int level0(struct vctx *c, const struct layout *l, uint8_t root[32],
 			sha_submit(&sw, buf, nblk * VBLOCK);
 		if (prev != RA_N)
 			reader_put(&rd, prev);
-		if (pre)
-			r = l0_rehash(c, pre, buf, done, nblk);
-		for (size_t i = 0; !pre && i < nblk; ) {
+		for (size_t i = 0; i < nblk; ) {
 			size_t room = HBATCH * PER_BLOCK - hb_fill;
 			size_t n = nblk - i < room ? nblk - i : room;
 			r = hash_blocks(c, buf + i * VBLOCK, n, hb + hb_fill * DIGEST);
@@ -674,9 +411,7 @@ static int level0(struct vctx *c, const struct layout *l, uint8_t root[32],
 	}
 	sha_wait(&sw);
 	reader_free(&rd);
-	if (r == 0 && pre)
-		r = l0_place(c, l);
-	else if (r == 0) {
+	if (r == 0) {
 		if (l->levels == 0)
 			memcpy(root, hb, DIGEST);   /* one data block: its hash is the root */
 		else if (hb_fill > 0)
@@ -752,8 +487,7 @@ static int upper_levels(struct vctx *c, const struct layout *l, uint8_t root[32]
 static void md_freep(EVP_MD_CTX **m) { EVP_MD_CTX_free(*m); }
 
 static int run_tree(struct vctx *c, const struct layout *l, const uint8_t *salt,
-		    uint32_t salt_len, uint8_t root[32], uint8_t *image_sha256,
-		    const struct verity_l0 *pre)
+		    uint32_t salt_len, uint8_t root[32], uint8_t *image_sha256)
 {
 	_cleanup_(md_freep) EVP_MD_CTX *salted = EVP_MD_CTX_new();
 	_cleanup_(md_freep) EVP_MD_CTX *work = EVP_MD_CTX_new();
@@ -768,7 +502,7 @@ static int run_tree(struct vctx *c, const struct layout *l, const uint8_t *salt,
 	c->salted = salted;
 	c->work = work;
 	c->cmp = cmp;
-	r = level0(c, l, root, image_sha256, pre);
+	r = level0(c, l, root, image_sha256);
 	if (r == 0)
 		r = upper_levels(c, l, root);
 	c->salted = c->work = NULL;
@@ -849,8 +583,7 @@ static int image_blocks(int fd, const char *name, uint64_t *size, uint64_t *bloc
 }
 
 int verity_build(int image_fd, const char *image_name, int verity_fd, const char *verity_name,
-		 const uint8_t *salt, uint32_t salt_len, struct verity_l0 *l0,
-		 struct verity_info *out, ingot_error *e)
+		 const uint8_t *salt, uint32_t salt_len, struct verity_info *out, ingot_error *e)
 {
 	struct vctx c = { .image_name = image_name, .hash_name = verity_name,
 			  .image_fd = image_fd, .hash_fd = verity_fd, .e = e };
@@ -875,18 +608,13 @@ int verity_build(int image_fd, const char *image_name, int verity_fd, const char
 	vi.hash_offset = 0;
 	verity_uuid_for_salt(salt, salt_len, vi.uuid);
 
-	/* level 0 as made while the image was written, if it all was */
-	if (l0 && !(l.levels > 0 && l0->image_fd == image_fd && l0->hash_fd == verity_fd &&
-		    l0->salt_len == salt_len && !memcmp(l0->salt, salt, salt_len) &&
-		    l0_ready(l0, vi.data_blocks)))
-		l0 = NULL;
-	if (!l0 && ftruncate(verity_fd, 0) < 0)
+	if (ftruncate(verity_fd, 0) < 0)
 		return ingot_fail(e, -errno, "%s: truncate: %s", verity_name, strerror(errno));
 	sb_encode(blk0, vi.uuid, vi.data_blocks, salt, salt_len);
 	r = pwrite_all(verity_fd, blk0, VBLOCK, 0);
 	if (r < 0)
 		return ingot_fail(e, r, "%s: write failed: %s", verity_name, strerror(-r));
-	r = run_tree(&c, &l, salt, salt_len, vi.root_hash, vi.image_sha256, l0);
+	r = run_tree(&c, &l, salt, salt_len, vi.root_hash, vi.image_sha256);
 	if (r < 0)
 		return r;
 	if (out)
@@ -1020,7 +748,7 @@ int verity_check(const char *image_path, const char *verity_path, const uint8_t 
 	compute_layout(blocks, &l);
 	c.image_fd = ifd;
 	c.hash_fd = hfd;
-	r = run_tree(&c, &l, salt, salt_len, root, got->sha256, NULL);
+	r = run_tree(&c, &l, salt, salt_len, root, got->sha256);
 	if (r < 0)
 		return r;
 	got->size = len;

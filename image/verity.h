@@ -4,7 +4,6 @@
 #ifndef INGOT_IMAGE_VERITY_H
 #define INGOT_IMAGE_VERITY_H
 
-#include <stddef.h>
 #include <stdint.h>
 #include <jansson.h>
 #include "lib/err.h"
@@ -22,29 +21,11 @@ struct verity_info {
 	uint64_t image_size;
 };
 
-/* Level 0 of the tree made while the image is written: a build hands
- * these to sqfs-io.h's sqfs_fd_watch (ctx = the verity_l0), which calls
- * them as bytes reach image_fd, and verity_build then reads the image
- * only for its sha256.  The digests go to verity_fd as they are made.
- * What it could not follow (a write past the end it has seen, more
- * rewritten blocks than it keeps, an I/O error) is no error: verity_build
- * hashes the whole image then, as without it. */
-struct verity_l0;
-struct verity_l0 *verity_l0_new(int image_fd, int verity_fd, const uint8_t *salt, uint32_t salt_len);
-void verity_l0_append(void *l0, const void *buf, size_t len, uint64_t off);
-void verity_l0_rewrite(void *l0, uint64_t off, uint64_t len);
-void verity_l0_truncate(void *l0, uint64_t size);
-void verity_l0_free(struct verity_l0 *l0);
-static inline void verity_l0_freep(struct verity_l0 **l0) { verity_l0_free(*l0); }
-
 /* One read pass over image_fd: its sha256 and the dm-verity hash tree
  * (superblock format version 1, sha256), written to verity_fd.  The
- * image must already be a multiple of 4096 bytes.  l0 (may be NULL):
- * level 0 as made while the image was written, with the same fds and
- * salt; the tree is the same with it or without. */
+ * image must already be a multiple of 4096 bytes. */
 int verity_build(int image_fd, const char *image_name, int verity_fd, const char *verity_name,
-		 const uint8_t *salt, uint32_t salt_len, struct verity_l0 *l0,
-		 struct verity_info *out, ingot_error *e);
+		 const uint8_t *salt, uint32_t salt_len, struct verity_info *out, ingot_error *e);
 
 /* Deterministic salt for a recipe: sha256("ingot-verity-salt-v1\0" || recipe sha256). */
 void verity_salt_for_recipe(const uint8_t recipe_sha256[32], uint8_t salt[32]);

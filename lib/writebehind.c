@@ -23,8 +23,6 @@ static void *wb_main(void *arg)
 		pthread_mutex_unlock(&w->lock);
 		/* after an error the rest is dropped: the output is thrown away */
 		r = w->err ? 0 : pwrite_all(w->fd, w->buf[b], w->len[b], w->off);
-		if (r == 0 && !w->err && w->tap)
-			w->tap(w->tap_ctx, w->buf[b], w->len[b], w->off);
 		w->off += w->len[b];
 		pthread_mutex_lock(&w->lock);
 		if (r < 0 && !w->err)
@@ -63,21 +61,6 @@ int writebehind_start(struct writebehind *w, int fd, uint64_t off, size_t size, 
 	}
 	w->started = true;
 	return 0;
-}
-
-void writebehind_tap(struct writebehind *w, void (*tap)(void *, const char *, size_t, uint64_t),
-		     void *ctx)
-{
-	if (!w->started) {
-		w->tap = tap;
-		w->tap_ctx = ctx;
-		return;
-	}
-	writebehind_flush(w);   /* what is queued now was written before the tap */
-	pthread_mutex_lock(&w->lock);
-	w->tap = tap;
-	w->tap_ctx = ctx;
-	pthread_mutex_unlock(&w->lock);
 }
 
 /* Hand the fill buffer to the thread and move to the next free one. */

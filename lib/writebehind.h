@@ -25,9 +25,6 @@ struct writebehind {
 	unsigned head, queued;        /* ring of full buffers, oldest at head */
 	bool stop, started;
 	int err;                      /* first write error (errno), sticky */
-	/* if set, called on the thread with each buffer once it is written */
-	void (*tap)(void *ctx, const char *buf, size_t len, uint64_t off);
-	void *tap_ctx;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	pthread_t tid;
@@ -36,11 +33,6 @@ struct writebehind {
 /* Write what is queued to fd from offset off on, through nbuf buffers
  * of size bytes (2 <= nbuf <= WB_MAX_BUFS); -errno. */
 int writebehind_start(struct writebehind *w, int fd, uint64_t off, size_t size, unsigned nbuf);
-/* From now on tap(ctx, buf, len, off) sees every buffer the thread has
- * written, in order, before a flush returns (verity.h's level 0 is
- * hashed there, on a CPU the caller leaves half idle). */
-void writebehind_tap(struct writebehind *w, void (*tap)(void *, const char *, size_t, uint64_t),
-		     void *ctx);
 /* Where the caller writes next and how much room is left there. */
 static inline char *writebehind_tail(struct writebehind *w, size_t *room)
 {

@@ -215,7 +215,7 @@ int main(int argc, char **argv)
 	if (r == 0 && verity_path) {
 		r = atomic_open(&ver, verity_path, 0644, &e);
 		if (r == 0)
-			r = verity_build(img.fd, argv[optind + 1], ver.fd, verity_path, salt, 32, NULL,
+			r = verity_build(img.fd, argv[optind + 1], ver.fd, verity_path, salt, 32,
 					 &vi, &e);
 		clock_gettime(CLOCK_MONOTONIC, &t2);
 		if (r == 0)

@@ -146,7 +146,7 @@ static void check_blocks(size_t blocks)
 	ifd = open(img, O_RDONLY);
 	hfd = open(hash, O_RDWR | O_CREAT | O_TRUNC, 0644);
 	assert_true(ifd >= 0 && hfd >= 0);
-	assert_int_equal(verity_build(ifd, img, hfd, hash, salt, 32, NULL, &vi, &e), 0);
+	assert_int_equal(verity_build(ifd, img, hfd, hash, salt, 32, &vi, &e), 0);
 	close(ifd);
 	close(hfd);
 
@@ -202,7 +202,7 @@ static void test_check_detects_damage(void **state)
 	write_bytes(img, data, 200 * BS);
 	ifd = open(img, O_RDONLY);
 	hfd = open(hash, O_RDWR | O_CREAT | O_TRUNC, 0644);
-	assert_int_equal(verity_build(ifd, img, hfd, hash, salt, 32, NULL, &vi, &e), 0);
+	assert_int_equal(verity_build(ifd, img, hfd, hash, salt, 32, &vi, &e), 0);
 	close(ifd);
 	close(hfd);
 	assert_int_equal(verity_check(img, hash, vi.root_hash, 0, &dg, &e), 0);
@@ -248,7 +248,7 @@ static void test_refuses_unaligned_image(void **state)
 	write_bytes(img, buf, sizeof(buf));
 	ifd = open(img, O_RDONLY);
 	hfd = open(hash, O_RDWR | O_CREAT | O_TRUNC, 0644);
-	assert_int_equal(verity_build(ifd, img, hfd, hash, salt, 32, NULL, NULL, &e), -EINVAL);
+	assert_int_equal(verity_build(ifd, img, hfd, hash, salt, 32, NULL, &e), -EINVAL);
 	assert_non_null(strstr(e.msg, "multiple of 4096"));
 	assert_non_null(strstr(e.msg, "5000"));
 	close(ifd);
