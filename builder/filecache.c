@@ -31,6 +31,10 @@
 #define IDX_HEAD 16
 /* A record: sha256 32, size 8, calls 4, tail len 4, tail off 8, the
  * blocks' and the tail's CRC-64 (8 each), SHA-1 20; then the calls. */
+#define REC_SIZE 32
+#define REC_NCALLS 40
+#define REC_TAIL_LEN 44
+#define REC_TAIL_OFF 48
 #define REC_CRC_BLOCKS 56
 #define REC_CRC_TAIL 64
 #define REC_SHA1 72
@@ -183,8 +187,8 @@ static int add_loaded(struct file_cache *fc, const struct fc_entry *ent)
 static bool record_ok(uint32_t block_size, const uint8_t *rec, size_t avail, uint64_t data_size,
 		      size_t *len)
 {
-	uint64_t size = le_get(rec + 32, 8), tail_off = le_get(rec + 48, 8);
-	uint32_t n = (uint32_t)le_get(rec + 40, 4), tail_len = (uint32_t)le_get(rec + 44, 4);
+	uint64_t size = le_get(rec + REC_SIZE, 8), tail_off = le_get(rec + REC_TAIL_OFF, 8);
+	uint32_t n = (uint32_t)le_get(rec + REC_NCALLS, 4), tail_len = (uint32_t)le_get(rec + REC_TAIL_LEN, 4);
 	uint32_t max = block_size ? block_size : SQFS_MAX_BLOCK_SIZE;
 
 	if (block_size && (n > size / block_size + 1 || tail_len != size % block_size))
@@ -250,7 +254,7 @@ static int load_segment(struct file_cache *fc, const char *name)
 			return 0;
 		}
 		memcpy(ent.sha, rec, 32);
-		ent.size = le_get(rec + 32, 8);
+		ent.size = le_get(rec + REC_SIZE, 8);
 		if (add_loaded(fc, &ent) < 0) {
 			close(ifd);
 			close(dfd);
@@ -349,11 +353,11 @@ int file_cache_get(struct file_cache *fc, const uint8_t sha256[32], uint64_t siz
 	ifd = fc->idx_fd[ent->seg];
 	hit->fd = fc->data_fd[ent->seg];
 	if (pread_all(ifd, head, REC_HEAD, ent->rec) < 0 || memcmp(head, sha256, 32) ||
-	    le_get(head + 32, 8) != size)
+	    le_get(head + REC_SIZE, 8) != size)
 		goto damaged;
-	hit->n_calls = (uint32_t)le_get(head + 40, 4);
-	hit->tail_len = (uint32_t)le_get(head + 44, 4);
-	hit->tail_off = le_get(head + 48, 8);
+	hit->n_calls = (uint32_t)le_get(head + REC_NCALLS, 4);
+	hit->tail_len = (uint32_t)le_get(head + REC_TAIL_LEN, 4);
+	hit->tail_off = le_get(head + REC_TAIL_OFF, 8);
 	memcpy(hit->sha1, head + REC_SHA1, 20);
 	raw = malloc((size_t)hit->n_calls * REC_CALL + 1);
 	hit->calls = calloc(hit->n_calls + 1, sizeof(*hit->calls));
@@ -506,10 +510,10 @@ static int write_record(struct file_cache *fc, size_t id, const struct fc_call *
 	if (!rec)
 		return -ENOMEM;
 	memcpy(rec, ent->sha256, 32);
-	le_put(rec + 32, ent->size, 8);
-	le_put(rec + 40, n, 4);
-	le_put(rec + 44, fc->tail_len[id], 4);
-	le_put(rec + 48, fc->tail_off[id], 8);
+	le_put(rec + REC_SIZE, ent->size, 8);
+	le_put(rec + REC_NCALLS, n, 4);
+	le_put(rec + REC_TAIL_LEN, fc->tail_len[id], 4);
+	le_put(rec + REC_TAIL_OFF, fc->tail_off[id], 8);
 	le_put(rec + REC_CRC_BLOCKS, crc_blocks, 8);
 	le_put(rec + REC_CRC_TAIL, fc->crc_tail[id], 8);
 	memcpy(rec + REC_SHA1, fc->sha1[id], 20);
@@ -825,8 +829,8 @@ void file_cache_key(const uint8_t sha256[32], uint64_t size, char key[FILE_CACHE
 static int compact_record(struct compact *c, int dfd, const uint8_t *rec, size_t len)
 {
 	_cleanup_free_ uint8_t *out = malloc(len);
-	uint32_t n = (uint32_t)le_get(rec + 40, 4), tail_len = (uint32_t)le_get(rec + 44, 4);
-	uint64_t size = le_get(rec + 32, 8), at;
+	uint32_t n = (uint32_t)le_get(rec + REC_NCALLS, 4), tail_len = (uint32_t)le_get(rec + REC_TAIL_LEN, 4);
+	uint64_t size = le_get(rec + REC_SIZE, 8), at;
 	char key[FILE_CACHE_KEY_LEN];
 	int created = 0, r;
 
@@ -852,9 +856,9 @@ static int compact_record(struct compact *c, int dfd, const uint8_t *rec, size_t
 		le_put(call + 12, at, 8);
 	}
 	if (tail_len) {
-		if ((r = copy_range(c, dfd, le_get(rec + 48, 8), tail_len, &at)) < 0)
+		if ((r = copy_range(c, dfd, le_get(rec + REC_TAIL_OFF, 8), tail_len, &at)) < 0)
 			return r;
-		le_put(out + 48, at, 8);
+		le_put(out + REC_TAIL_OFF, at, 8);
 	}
 	if (!c->dry_run) {
 		if (c->idx_fd < 0) {
