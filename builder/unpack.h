@@ -31,6 +31,7 @@
 #include "builder/store.h"
 #include "builder/tree.h"
 #include "lib/err.h"
+#include "lib/writebehind.h"
 
 /* Default --max-entries: more entries than this in one artifact is
  * refused as an archive bomb (a full distribution root has ~100k). */
@@ -92,6 +93,7 @@ struct gunzip;
 struct unpack_source {
 	int fd;
 	EVP_MD_CTX *md;
+	struct writebehind hash;   /* md fed on a thread of its own, if it started */
 	char *buf;
 	uint64_t total;
 	int err;            /* errno of a failed read */

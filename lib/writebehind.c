@@ -22,7 +22,8 @@ static void *wb_main(void *arg)
 		b = w->head;
 		pthread_mutex_unlock(&w->lock);
 		/* after an error the rest is dropped: the output is thrown away */
-		r = w->err ? 0 : pwrite_all(w->fd, w->buf[b], w->len[b], w->off);
+		r = w->err ? 0 : w->sink ? w->sink(w->sink_ctx, w->buf[b], w->len[b])
+			       : pwrite_all(w->fd, w->buf[b], w->len[b], w->off);
 		w->off += w->len[b];
 		pthread_mutex_lock(&w->lock);
 		if (r < 0 && !w->err)
@@ -36,9 +37,12 @@ static void *wb_main(void *arg)
 	return NULL;
 }
 
-int writebehind_start(struct writebehind *w, int fd, uint64_t off, size_t size, unsigned nbuf)
+static int start(struct writebehind *w, int fd, uint64_t off, size_t size, unsigned nbuf,
+		 int (*sink)(void *, const char *, size_t), void *ctx)
 {
 	memset(w, 0, sizeof(*w));
+	w->sink = sink;
+	w->sink_ctx = ctx;
 	w->fd = fd;
 	w->off = off;
 	w->size = size;
@@ -61,6 +65,17 @@ int writebehind_start(struct writebehind *w, int fd, uint64_t off, size_t size, 
 	}
 	w->started = true;
 	return 0;
+}
+
+int writebehind_start(struct writebehind *w, int fd, uint64_t off, size_t size, unsigned nbuf)
+{
+	return start(w, fd, off, size, nbuf, NULL, NULL);
+}
+
+int writebehind_start_sink(struct writebehind *w, int (*sink)(void *, const char *, size_t),
+			   void *ctx, size_t size, unsigned nbuf)
+{
+	return start(w, -1, 0, size, nbuf, sink, ctx);
 }
 
 /* Hand the fill buffer to the thread and move to the next free one. */

@@ -25,6 +25,9 @@ struct writebehind {
 	unsigned head, queued;        /* ring of full buffers, oldest at head */
 	bool stop, started;
 	int err;                      /* first write error (errno), sticky */
+	/* instead of fd, if set: where the buffers go (-errno) */
+	int (*sink)(void *ctx, const char *buf, size_t len);
+	void *sink_ctx;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	pthread_t tid;
@@ -33,6 +36,10 @@ struct writebehind {
 /* Write what is queued to fd from offset off on, through nbuf buffers
  * of size bytes (2 <= nbuf <= WB_MAX_BUFS); -errno. */
 int writebehind_start(struct writebehind *w, int fd, uint64_t off, size_t size, unsigned nbuf);
+/* The same, the buffers handed to sink(ctx, buf, len) instead of a file
+ * (unpack.c hashes an artifact's bytes so on a second CPU). */
+int writebehind_start_sink(struct writebehind *w, int (*sink)(void *, const char *, size_t),
+			   void *ctx, size_t size, unsigned nbuf);
 /* Where the caller writes next and how much room is left there. */
 static inline char *writebehind_tail(struct writebehind *w, size_t *room)
 {

@@ -586,6 +586,62 @@ static void test_pack_checked(void **state)
 	tree_free(&t);
 }
 
+/* The source's sha256 covers every byte of the file, the ones the
+ * archive reader never asked for too (junk after the gzip stream), when
+ * it is made on its own thread across many buffers. */
+static void test_source_digest(void **state)
+{
+	struct fx *f = *state;
+	size_t big = 700000;
+	_cleanup_free_ char *data = malloc(big + 1);
+	struct m ms[] = { { 'f', "big", NULL, 0 }, { 'f', "small", "x", 0 } };
+	struct unpack_source src;
+	struct archive_entry *ae;
+	struct archive *ar;
+	uint8_t got[32], want[32];
+	uint64_t size;
+	const char *why = NULL;
+	ingot_error e = { 0 };
+	char *path;
+	int fd, entries = 0;
+	FILE *fp;
+
+	assert_non_null(data);
+	for (uint32_t i = 0, x = 2463534242u; i < big; i++) {   /* xorshift: compresses poorly */
+		x ^= x << 13;
+		x ^= x >> 17;
+		x ^= x << 5;
+		data[i] = (char)('!' + x % 90);
+	}
+	data[big] = 0;
+	ms[0].data = data;
+	path = make_tar(f, "gzip", ms, 2);
+	assert_non_null(fp = fopen(path, "a"));
+	fputs("trailing bytes no reader asks for", fp);
+	fclose(fp);
+
+	assert_true((fd = open(path, O_RDONLY)) >= 0);
+	assert_int_equal(unpack_source_begin(&src, fd), 0);
+	assert_non_null(ar = archive_read_new());
+	archive_read_support_format_tar(ar);
+	assert_int_equal(unpack_source_open_tar(ar, &src), ARCHIVE_OK);
+	while (archive_read_next_header(ar, &ae) == ARCHIVE_OK) {
+		assert_int_equal(archive_read_data_skip(ar), ARCHIVE_OK);
+		entries++;
+	}
+	assert_int_equal(entries, 2);
+	assert_int_equal(unpack_source_finish(&src, &why), 0);
+	archive_read_free(ar);
+	assert_int_equal(unpack_source_end(&src, got), 0);
+	assert_int_equal(lseek(fd, 0, SEEK_SET), 0);
+	assert_int_equal(sha256_fd(fd, path, want, &size, &e), 0);
+	assert_memory_equal(got, want, 32);
+	assert_int_equal(src.total, size);
+	assert_true(size > 300000);
+	close(fd);
+	free(path);
+}
+
 static void test_glob(void **state)
 {
 	(void)state;
@@ -644,6 +700,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_deb_and_formats, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_workers, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pack_checked, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_source_digest, setup, teardown),
 		cmocka_unit_test(test_glob),
 		cmocka_unit_test(test_deb_rules),
 	};

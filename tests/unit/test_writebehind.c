@@ -2,7 +2,8 @@
  * mix of small appends and ones that span buffers, from the offset given
  * (what lies before it untouched), a flush leaves everything queued on
  * disk while the thread goes on, a failed write is reported (never
- * dropped) by the next call or by finish, and finish is safe to repeat. */
+ * dropped) by the next call or by finish, and finish is safe to repeat;
+ * the same through a sink instead of a file. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -114,6 +115,62 @@ static void test_write_error(void **state)
 	close(fd);
 }
 
+/* A sink instead of a file: it sees every byte once, in order, by the
+ * time flush returns; its error comes back like a write error. */
+struct sink_log {
+	uint8_t *got;
+	size_t len, calls;
+	size_t fail_at;   /* fail the call that would pass this many bytes, if non-zero */
+};
+
+static int sink(void *ctx, const char *buf, size_t len)
+{
+	struct sink_log *l = ctx;
+
+	if (l->fail_at && l->len + len > l->fail_at)
+		return -ENOSPC;
+	memcpy(l->got + l->len, buf, len);
+	l->len += len;
+	l->calls++;
+	return 0;
+}
+
+static void test_sink(void **state)
+{
+	(void)state;
+	struct writebehind w;
+	struct sink_log l = { .got = malloc(300000) };
+	uint8_t *want = malloc(300000);
+	size_t total = 0;
+
+	assert_true(l.got && want);
+	for (size_t i = 0; i < 300000; i++)
+		want[i] = (uint8_t)(i * 13 + i / 509);
+	assert_int_equal(writebehind_start_sink(&w, sink, &l, 1000, 2), 0);
+	for (size_t n = 1; total < 150000; n = n * 5 % 3001 + 1) {
+		assert_int_equal(writebehind_write(&w, want + total, n), 0);
+		total += n;
+	}
+	assert_int_equal(writebehind_flush(&w), 0);
+	assert_int_equal(l.len, total);
+	assert_true(l.calls >= total / 1000);
+	assert_memory_equal(l.got, want, total);
+	assert_int_equal(writebehind_finish(&w), 0);
+	writebehind_free(&w);
+
+	/* the sink fails after 5000 bytes: reported, and nothing later passed */
+	l.len = l.calls = 0;
+	l.fail_at = 5000;
+	assert_int_equal(writebehind_start_sink(&w, sink, &l, 1000, 2), 0);
+	for (int i = 0; i < 100; i++)
+		(void)writebehind_write(&w, want, 300);
+	assert_int_equal(writebehind_finish(&w), -ENOSPC);
+	writebehind_free(&w);
+	assert_int_equal(l.len, 5000);
+	free(l.got);
+	free(want);
+}
+
 static void test_bad_args(void **state)
 {
 	(void)state;
@@ -130,6 +187,7 @@ int main(void)
 		cmocka_unit_test(test_order),
 		cmocka_unit_test(test_flush_offset),
 		cmocka_unit_test(test_write_error),
+		cmocka_unit_test(test_sink),
 		cmocka_unit_test(test_bad_args),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
