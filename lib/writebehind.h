@@ -1,5 +1,6 @@
 /* Write-behind: a thread that writes filled buffers to an fd, in order
- * and at consecutive offsets, while the caller fills the next one.
+ * and at consecutive offsets, while the caller fills the next one (or
+ * hands them to a sink function instead: writebehind_start_sink).
  * Writing into the page cache costs about as much CPU as gunzip on the
  * development VM (docs/bench.md), so the pack writes of an unpack and the
  * image writes of a build go to a second thread instead of holding up the
@@ -37,7 +38,7 @@ struct writebehind {
  * of size bytes (2 <= nbuf <= WB_MAX_BUFS); -errno. */
 int writebehind_start(struct writebehind *w, int fd, uint64_t off, size_t size, unsigned nbuf);
 /* The same, the buffers handed to sink(ctx, buf, len) instead of a file
- * (unpack.c hashes an artifact's bytes so on a second CPU). */
+ * (unpack.c hashes an artifact's bytes this way, on a second CPU). */
 int writebehind_start_sink(struct writebehind *w, int (*sink)(void *, const char *, size_t),
 			   void *ctx, size_t size, unsigned nbuf);
 /* Where the caller writes next and how much room is left there. */
