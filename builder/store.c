@@ -17,6 +17,7 @@
 #include "lib/cleanup.h"
 #include "lib/digest.h"
 #include "lib/fileio.h"
+#include "lib/privdir.h"
 
 #define BLOB_MODE 0644
 #define COPY_BUF (256u << 10)
@@ -35,22 +36,6 @@ char *store_default_root(void)
 	if (asprintf(&r, "%s/.cache/ingot", h) < 0)
 		return NULL;
 	return r;
-}
-
-/* Listings and packs are trusted once written, so nobody else may be
- * able to write them: like ssh's StrictModes for ~/.ssh. */
-static int check_private(const char *dir, ingot_error *e)
-{
-	struct stat st;
-
-	if (lstat(dir, &st) < 0)
-		return ingot_fail(e, -errno, "%s: %s", dir, strerror(errno));
-	if (!S_ISDIR(st.st_mode))
-		return ingot_fail(e, -ENOTDIR, "%s: store: expected a directory", dir);
-	if (st.st_uid != geteuid() || (st.st_mode & 022))
-		return ingot_fail(e, -EPERM, "%s: store: expected a directory owned by uid %u and not writable by group or others, got owner %u mode %04o (the store is a trusted cache; use a private one)",
-				  dir, (unsigned)geteuid(), (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777));
-	return 0;
 }
 
 /* A build waits while a gc runs (exclusive), never the other way round. */
@@ -77,6 +62,8 @@ static int take_lock(struct store *s, const char *root, ingot_error *e)
 int store_open(struct store *s, const char *root, ingot_error *e)
 {
 	static const char *const subs[] = { "blobs", "tmp", "unpacked" };
+	/* Listings and packs are trusted once written (lib/privdir.h). */
+	static const char why[] = "the store is a trusted cache; use a private one";
 	_cleanup_free_ char *def = NULL;
 	int r;
 
@@ -87,7 +74,7 @@ int store_open(struct store *s, const char *root, ingot_error *e)
 	r = mkdir_p(root, 0755, e);
 	if (r < 0)
 		return ingot_prefix(e, "store");
-	if ((r = check_private(root, e)) < 0)
+	if ((r = privdir_check(root, "store", why, e)) < 0)
 		return r;
 	for (size_t i = 0; i < ARRAY_SIZE(subs); i++) {
 		_cleanup_free_ char *p = path_join(root, subs[i]);
@@ -95,7 +82,7 @@ int store_open(struct store *s, const char *root, ingot_error *e)
 			return ingot_fail(e, -ENOMEM, "out of memory");
 		if (mkdir(p, 0755) < 0 && errno != EEXIST)
 			return ingot_fail(e, -errno, "%s: cannot create store directory: %s", p, strerror(errno));
-		if ((r = check_private(p, e)) < 0)
+		if ((r = privdir_check(p, "store", why, e)) < 0)
 			return r;
 		if (!strcmp(subs[i], "tmp"))   /* tmp/<pid>.<what>.XXXXXX of killed builds */
 			remove_dead_temps(p, "", 0);
