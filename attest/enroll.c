@@ -24,6 +24,7 @@
 #include "lib/cleanup.h"
 #include "lib/fileio.h"
 #include "lib/json.h"
+#include "lib/privdir.h"
 #include "lib/time.h"
 
 int enroll_node_check(const char *what, const char *node, ingot_error *e)
@@ -338,6 +339,37 @@ static int check_ek_cert(const char *name, const uint8_t *der, size_t len, const
 
 /* ---- the AK public area ------------------------------------------------- */
 
+/* The AK's key itself, before a challenge is sealed to it: a key type
+ * quotes can be checked with, and for RSA a sane public exponent (odd,
+ * >= 3; 0 is the TPM's 65537: e = 1 makes every "signature" valid) and a
+ * modulus of the size keyBits says, the full 2048..4096 bits. */
+static int check_ak_key(const char *name, const TPMT_PUBLIC *p, ingot_error *e)
+{
+	const TPMS_RSA_PARMS *rsa = &p->parameters.rsaDetail;
+	const TPM2B_PUBLIC_KEY_RSA *n = &p->unique.rsa;
+
+	if (p->type == TPM2_ALG_ECC) {
+		if (p->parameters.eccDetail.curveID != TPM2_ECC_NIST_P256)
+			return ingot_fail(e, -EPERM, "%s: ak_public: curveID: expected NIST P-256 "
+					  "(0x0003), got 0x%04x", name, p->parameters.eccDetail.curveID);
+		return 0;
+	}
+	if (p->type != TPM2_ALG_RSA)
+		return ingot_fail(e, -EPERM, "%s: ak_public: type: expected RSA (0x0001) or ECC "
+				  "(0x0023), got 0x%04x: not an attestation key", name, p->type);
+	if (rsa->exponent != 0 && (rsa->exponent < 3 || !(rsa->exponent & 1)))
+		return ingot_fail(e, -EPERM, "%s: ak_public: exponent: expected an odd RSA public "
+				  "exponent >= 3 (or 0 for 65537), got %u", name, rsa->exponent);
+	if (rsa->keyBits != 2048 && rsa->keyBits != 3072 && rsa->keyBits != 4096)
+		return ingot_fail(e, -EPERM, "%s: ak_public: keyBits: expected 2048, 3072 or 4096, "
+				  "got %u", name, rsa->keyBits);
+	if (n->size != rsa->keyBits / 8 || !(n->buffer[0] & 0x80))
+		return ingot_fail(e, -EPERM, "%s: ak_public: unique.rsa: expected a %u-bit modulus "
+				  "(keyBits), got %u bytes%s", name, rsa->keyBits, n->size,
+				  n->size && !(n->buffer[0] & 0x80) ? " with its top bit clear" : "");
+	return 0;
+}
+
 static int check_ak(const char *name, const uint8_t *buf, size_t len, struct enroll_subject *s,
 		    ingot_error *e)
 {
@@ -377,6 +409,8 @@ static int check_ak(const char *name, const uint8_t *buf, size_t len, struct enr
 		return ingot_fail(e, -EPERM, "%s: ak_public: nameAlg: expected sha256, sha384 or "
 				  "sha512, got 0x%04x", name, pub.publicArea.nameAlg);
 	}
+	if ((r = check_ak_key(name, &pub.publicArea, e)) < 0)
+		return r;
 	/* The name MakeCredential binds to: nameAlg || H(TPMT_PUBLIC). */
 	if (Tss2_MU_TPMT_PUBLIC_Marshal(&pub.publicArea, area, sizeof(area), &alen) != TSS2_RC_SUCCESS ||
 	    EVP_Digest(area, alen, s->name + 2, &mdlen, md, NULL) != 1)
@@ -478,6 +512,18 @@ static int id_check(const char *name, const char *id, ingot_error *e)
 	return 0;
 }
 
+/* The state decides which AK finish signs for: whoever can write a state
+ * file can have any AK enrolled.  So the directory must be ours alone
+ * (lib/privdir.h), and a state file in it a regular file of ours (no
+ * symlink, not group/other-writable), checked before it is taken. */
+static const char state_why[] = "the enrolment state decides which AK is signed; use a "
+				"private one, e.g. mode 0700";
+
+static int state_dir_check(const char *dir, ingot_error *e)
+{
+	return privdir_check(dir, "enrolment state", state_why, e);
+}
+
 int enroll_state_store(const char *dir, const json_t *state, ingot_error *e)
 {
 	_cleanup_free_ char *path = NULL;
@@ -485,7 +531,7 @@ int enroll_state_store(const char *dir, const json_t *state, ingot_error *e)
 
 	if (r < 0)
 		return r;
-	if ((r = mkdir_p(dir, 0700, e)) < 0)
+	if ((r = mkdir_p(dir, 0700, e)) < 0 || (r = state_dir_check(dir, e)) < 0)
 		return r;
 	if (!(path = state_path(dir, field(state, "id"), "json")))
 		return ingot_fail(e, -ENOMEM, "out of memory");
@@ -493,44 +539,85 @@ int enroll_state_store(const char *dir, const json_t *state, ingot_error *e)
 }
 
 static const char *const answer_fields[] = { "id", "credential" };
+static const char *const state_fields[] = { "id", "expires", "credential_sha256", "node",
+	"ak_id", "ak_name", "ak_public_key", "ek_certificate_sha256", "ca_bundle_sha256" };
+
+/* A state as enroll_challenge wrote it: its own id (the file's name), and
+ * an AK id that is its public key's, so a record cannot name one AK and
+ * carry another. */
+static int state_check(const char *path, const json_t *st, const char *id, ingot_error *e)
+{
+	char ak_id[SHA256_HEX_LEN + 1];
+	int r;
+
+	if ((r = doc_check(path, st, ENROLL_STATE_FORMAT, state_fields,
+			   ARRAY_SIZE(state_fields), e)) < 0)
+		return r;
+	if (strcmp(field(st, "id"), id))
+		return ingot_fail(e, -EINVAL, "%s: id: expected %s (the file's name), got %.64s",
+				  path, id, field(st, "id"));
+	if ((r = attest_ak_id_pem(field(st, "ak_public_key"), ak_id, e)) < 0)
+		return ingot_prefix(e, "%s: ak_public_key", path);
+	if (strcmp(ak_id, field(st, "ak_id")))
+		return ingot_fail(e, -EINVAL, "%s: ak_id: expected %s (the id of ak_public_key), "
+				  "got %.64s", path, ak_id, field(st, "ak_id"));
+	return 0;
+}
+
+static int replayed(const char *answer_name, const char *id, ingot_error *e)
+{
+	return ingot_fail(e, -EALREADY, "%s: id: challenge %s was already answered (each "
+			  "challenge is accepted once): refusing a replayed answer", answer_name, id);
+}
 
 int enroll_state_take(const char *dir, const json_t *answer, const char *answer_name,
 		      json_t **state, ingot_error *e)
 {
 	_cleanup_free_ char *from = NULL, *to = NULL, *buf = NULL;
+	_cleanup_close_ int fd = -1;
 	const char *id = field(answer, "id");
 	size_t len;
 	int r;
 
+	*state = NULL;
 	if ((r = doc_check(answer_name, answer, ENROLL_ANSWER_FORMAT, answer_fields, 2, e)) < 0 ||
-	    (r = id_check(answer_name, id, e)) < 0)
+	    (r = id_check(answer_name, id, e)) < 0 || (r = state_dir_check(dir, e)) < 0)
 		return r;
 	from = state_path(dir, id, "json");
 	to = state_path(dir, id, "used");
 	if (!from || !to)
 		return ingot_fail(e, -ENOMEM, "out of memory");
+	/* What is taken is checked first, so a FIFO or a planted link is
+	 * refused without burning the challenge, and read through the
+	 * descriptor that was checked. */
+	fd = regfile_open(from, ENROLL_DOC_MAX, REGFILE_NOFOLLOW | REGFILE_PRIVATE, e);
+	if (fd == -ENOENT && access(to, F_OK) == 0)
+		return replayed(answer_name, id, e);
+	if (fd == -ENOENT)
+		return ingot_fail(e, -ENOENT, "%s: id: no challenge %s in %s", answer_name, id, dir);
+	if (fd < 0)
+		return fd;
 	/* rename is atomic: of two finishes racing for one challenge, one
 	 * gets the state and the other finds it gone. */
 	if (rename(from, to) < 0) {
 		r = -errno;
-		if (r == -ENOENT && access(to, F_OK) == 0)
-			return ingot_fail(e, -EALREADY, "%s: id: challenge %s was already answered "
-					  "(each challenge is accepted once): refusing a replayed answer",
-					  answer_name, id);
 		if (r == -ENOENT)
-			return ingot_fail(e, -ENOENT, "%s: id: no challenge %s in %s", answer_name, id, dir);
+			return replayed(answer_name, id, e);
 		return ingot_fail(e, r, "%s: cannot take the challenge state: %s", from, strerror(-r));
 	}
-	if ((r = read_file(to, ENROLL_DOC_MAX, &buf, &len, e)) < 0)
+	if ((r = regfile_read_fd(fd, to, ENROLL_DOC_MAX, &buf, &len, e)) < 0 ||
+	    (r = json_read_buf(to, buf, len, state, e)) < 0)
 		return r;
-	return json_read_buf(to, buf, len, state, e);
+	if ((r = state_check(to, *state, id, e)) < 0) {
+		json_decref(*state);
+		*state = NULL;
+	}
+	return r;
 }
 
 int enroll_finish(const json_t *state, const json_t *answer, const char *answer_name, time_t now,
 		  struct enroll_subject *out, ingot_error *e)
 {
-	static const char *const fields[] = { "id", "expires", "credential_sha256", "node", "ak_id",
-		"ak_name", "ak_public_key", "ek_certificate_sha256", "ca_bundle_sha256" };
 	uint8_t cred[ENROLL_CREDENTIAL_LEN], md[SHA256_LEN], want[SHA256_LEN];
 	const char *c = field(answer, "credential");
 	char buf[TIME_RFC3339_LEN];
@@ -538,7 +625,8 @@ int enroll_finish(const json_t *state, const json_t *answer, const char *answer_
 	int r;
 
 	memset(out, 0, sizeof(*out));
-	if ((r = doc_check("challenge state", state, ENROLL_STATE_FORMAT, fields, 9, e)) < 0 ||
+	if ((r = doc_check("challenge state", state, ENROLL_STATE_FORMAT, state_fields,
+			       ARRAY_SIZE(state_fields), e)) < 0 ||
 	    (r = doc_check(answer_name, answer, ENROLL_ANSWER_FORMAT, answer_fields, 2, e)) < 0)
 		return r;
 	if (strcmp(field(state, "id"), field(answer, "id")))

@@ -47,7 +47,7 @@ struct tpm;
 #define ENROLL_STATE_FORMAT "ingot.enroll-state/v1"
 
 #define ENROLL_NODE_MAX 255          /* node names: [A-Za-z0-9._:-], 1..255 */
-#define ENROLL_DOC_MAX (64u << 10)   /* any enrolment document; an EK cert is < 2 KiB */
+#define ENROLL_DOC_MAX (64u << 10)   /* any enrolment document or state; an EK cert is < 2 KiB */
 #define ENROLL_CA_MAX (4u << 20)     /* a CA bundle file */
 #define ENROLL_CREDENTIAL_LEN 32     /* the activation secret */
 #define ENROLL_ID_HEX 32             /* challenge ids: 16 random bytes in hex */
@@ -93,7 +93,8 @@ void enroll_subject_release(struct enroll_subject *s);
  * chains to it at time now, its key is an RSA key; the AK public area has
  * fixedTPM, fixedParent, sensitiveDataOrigin, userWithAuth, restricted
  * and sign set, decrypt clear, a SHA-256/384/512 name algorithm, and a
- * key quote_verify can read.  -EPERM for a refusal, -EINVAL/-EBADMSG for
+ * key quote_verify can read (ECC P-256; RSA 2048/3072/4096 bits matching
+ * keyBits, exponent odd and >= 3).  -EPERM for a refusal, -EINVAL/-EBADMSG for
  * a malformed request. */
 int enroll_check_request(const char *name, const json_t *req, const char *ca_path, time_t now,
 			 struct enroll_subject *out, ingot_error *e);
@@ -106,7 +107,12 @@ int enroll_challenge(const struct enroll_subject *s, time_t now, unsigned ttl, j
 /* Write state as DIR/<id>.json (mode 0600, atomically); take it back for
  * the answer's id by renaming it to DIR/<id>.used first, so a second
  * finish for the same challenge is refused (-EALREADY) whatever the
- * first one's outcome. */
+ * first one's outcome.  The state decides which AK gets signed, so both
+ * refuse a DIR that is not a directory of ours closed to group and others
+ * (lib/privdir.h: -ENOTDIR, -EPERM), and take refuses, before renaming, a
+ * state file that is a symlink (-ELOOP), not a regular file (-EINVAL),
+ * not ours or writable by others (-EPERM), over ENROLL_DOC_MAX (-EFBIG),
+ * or whose id is not its name or whose ak_id is not its key's (-EINVAL). */
 int enroll_state_store(const char *dir, const json_t *state, ingot_error *e);
 int enroll_state_take(const char *dir, const json_t *answer, const char *answer_name,
 		      json_t **state, ingot_error *e);

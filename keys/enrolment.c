@@ -14,6 +14,7 @@
 #include "lib/cleanup.h"
 #include "lib/digest.h"
 #include "lib/json.h"
+#include "lib/privdir.h"
 #include "lib/time.h"
 
 #define ENROLMENT_PEM_MAX 4096   /* RSA-4096 SubjectPublicKeyInfo PEM is < 1 KiB */
@@ -138,13 +139,48 @@ static int check_statement(const char *path, const json_t *st, struct enrolment 
 	return out->ak_pem ? 0 : ingot_fail_kind(e, -ENOMEM, ENVELOPE_FAIL_IO, "out of memory");
 }
 
+/* The envelope of a record, read within ENROLMENT_FILE_MAX (a regular
+ * file: not a FIFO, not /dev/zero behind a link), its signatures verified
+ * against kr, then its payload parsed. */
+static int load_statement(const char *path, const struct keyring *kr, json_t **statement,
+			  ingot_error *e)
+{
+	_cleanup_free_ char *buf = NULL;
+	_cleanup_free_ uint8_t *payload = NULL;
+	_cleanup_json_ json_t *env = NULL, *inner = NULL;
+	struct verify_outcome out;
+	json_error_t je;
+	size_t len;
+	int r;
+
+	if ((r = regfile_read(path, ENROLMENT_FILE_MAX, 0, &buf, &len, e)) < 0)
+		return ingot_set_kind(e, r, r == -EFBIG || r == -EINVAL ? ENVELOPE_FAIL_MALFORMED
+									 : ENVELOPE_FAIL_IO);
+	if ((r = json_read_buf(path, buf, len, &env, e)) < 0 ||
+	    (r = sigstore_bundle_envelope(path, env, &inner, e)) < 0)
+		return ingot_set_kind(e, r, r == -ENOMEM ? ENVELOPE_FAIL_IO : ENVELOPE_FAIL_MALFORMED);
+	if ((r = envelope_verify_signatures(path, inner ? inner : env, kr, &payload, &len, &out,
+					     e)) < 0)
+		return r;
+	/* Authenticated from here on. */
+	*statement = json_loadb((const char *)payload, len, JSON_REJECT_DUPLICATES, &je);
+	if (!json_is_object(*statement)) {
+		json_decref(*statement);
+		*statement = NULL;
+		return ingot_fail_kind(e, -EBADMSG, ENVELOPE_FAIL_MALFORMED, "%s: payload: expected "
+				       "an in-toto statement object (JSON %d:%d: %s)", path, je.line,
+				       je.column, *je.text ? je.text : "not an object");
+	}
+	return 0;
+}
+
 int enrolment_load(const char *path, const struct keyring *kr, struct enrolment *out, ingot_error *e)
 {
 	_cleanup_json_ json_t *st = NULL;
 	int r;
 
 	memset(out, 0, sizeof(*out));
-	if ((r = envelope_load_statement(path, kr, &st, NULL, e)) < 0)
+	if ((r = load_statement(path, kr, &st, e)) < 0)
 		return r;
 	r = check_statement(path, st, out, e);
 	if (r < 0)

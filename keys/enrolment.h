@@ -22,6 +22,10 @@
 #include "lib/err.h"
 
 #define ENROLMENT_PREDICATE_TYPE "https://ingot.dev/enrolment/v1"
+/* A record file: its statement (a PEM key and a few hashes, < 2 KiB
+ * base64'd) and signatures of ~200 bytes each; 64 KiB holds
+ * ENVELOPE_MAX_SIGS of them and is no reason to read a large file. */
+#define ENROLMENT_FILE_MAX (64u << 10)
 
 struct enrolment {
 	char node[256];
@@ -32,8 +36,10 @@ struct enrolment {
 
 /* Read a signed enrolment record (a DSSE envelope, payloadType application/vnd.in-toto+json,
  * in-toto statement predicateType https://ingot.dev/enrolment/v1), verify its signatures
- * against kr with the keyring's threshold, parse and check it.  e->kind
- * is an ENVELOPE_FAIL_* (keys/envelope.h) on failure. */
+ * against kr with the keyring's threshold, parse and check it.  The file
+ * must be a regular file (a symlink to one is fine) of at most
+ * ENROLMENT_FILE_MAX bytes.  e->kind is an ENVELOPE_FAIL_* (keys/envelope.h)
+ * on failure. */
 int enrolment_load(const char *path, const struct keyring *kr, struct enrolment *out, ingot_error *e);
 void enrolment_release(struct enrolment *en);
 
