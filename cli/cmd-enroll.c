@@ -1,6 +1,7 @@
 /* ingot attest enroll: prove an AK lives in a genuine TPM and record it
  * (attest/enroll.h for the protocol, keys/enrolment.h for the record). */
-#include <getopt.h>
+#include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,8 +13,8 @@
 #include "keys/enrolment.h"
 #include "keys/envelope.h"
 #include "lib/cleanup.h"
-#include "lib/fileio.h"
 #include "lib/json.h"
+#include "lib/privdir.h"
 
 #define DEFAULT_AK_DIR "/var/lib/ingot/ak"
 
@@ -22,183 +23,150 @@ enum {
 	ENROLL_NO_TPM = 4,
 };
 
-static const char enroll_help[] =
-"NAME\n"
-"    ingot attest enroll - prove that an attestation key lives in a genuine TPM\n"
-"\n"
-"SYNOPSIS\n"
-"    ingot attest enroll request --node NAME [--ak DIR] [--ek-cert FILE]\n"
-"                                [--tcti TCTI] -o REQUEST\n"
-"    ingot attest enroll challenge REQUEST --ca BUNDLE --state DIR [--ttl SECONDS]\n"
-"                                  -o CHALLENGE\n"
-"    ingot attest enroll answer CHALLENGE [--ak DIR] [--tcti TCTI] -o ANSWER\n"
-"    ingot attest enroll finish ANSWER --state DIR --key KEY -o RECORD\n"
-"    ingot attest enroll check RECORD --keyring FILE\n"
-"\n"
-"DESCRIPTION\n"
-"    Quotes count only when signed by an enrolled AK (docs/attest.md\n"
-"    \"Enrolment\"). Enrolment is four steps, two on the node (request, answer:\n"
-"    they use its TPM) and two on the verifier (challenge, finish: no TPM).\n"
-"\n"
-"    request writes the node's EK certificate (from the TPM's NV index\n"
-"    0x01c00002, or --ek-cert) and the AK's public area (DIR/ak.pub). The EK\n"
-"    re-derived from the TCG default RSA template must be the certified key.\n"
-"\n"
-"    challenge checks a request: the EK certificate must chain to a\n"
-"    certificate in the CA bundle (the TPM vendors' roots and intermediates),\n"
-"    the AK must be a restricted signing key that cannot leave the TPM\n"
-"    (fixedTPM, fixedParent, sensitiveDataOrigin, userWithAuth, restricted,\n"
-"    sign; not decrypt; name algorithm sha256/384/512). It then seals a fresh\n"
-"    random secret to the EK, bound to the AK's name (TPM2_MakeCredential, in\n"
-"    software), writes the challenge for the node and keeps its private state\n"
-"    in DIR/ID.json, valid for --ttl seconds.\n"
-"\n"
-"    answer has the TPM recover the secret (TPM2_ActivateCredential with the\n"
-"    AK and the EK): only the TPM that holds that EK and that AK can.\n"
-"\n"
-"    finish takes the challenge's state (renamed to DIR/ID.used, so each\n"
-"    challenge is answered at most once, whatever the outcome), checks the\n"
-"    answer is in time and carries the secret, and writes the enrolment\n"
-"    record signed with KEY: a DSSE envelope of an in-toto statement\n"
-"    (predicateType https://ingot.dev/enrolment/v1) naming the node, the AK's\n"
-"    id and public key, its TPM name and the EK certificate's sha256.\n"
-"\n"
-"    check verifies a record's signatures against a keyring and prints what\n"
-"    it enrols.\n"
-"\n"
-"OPTIONS\n"
-"    --node NAME       the node's name, [A-Za-z0-9._:-], 1-255 characters\n"
-"    --ak DIR          AK directory (default " DEFAULT_AK_DIR ")\n"
-"    --ek-cert FILE    the EK certificate (PEM or DER) instead of the TPM's NV\n"
-"    --tcti TCTI       tpm2-tss TCTI ($INGOT_TCTI; default device:/dev/tpmrm0)\n"
-"    --ca BUNDLE       PEM file of the CA certificates EK certificates must\n"
-"                      chain to\n"
-"    --state DIR       the verifier's directory of pending challenges\n"
-"    --ttl SECONDS     how long a challenge can be answered (default 300)\n"
-"    --key KEY         the verifier's signing key (PEM; INGOT_KEY_PASSPHRASE)\n"
-"    --keyring FILE    keys trusted to sign enrolment records\n"
-"    -o, --output F    where to write the request, challenge, answer or record\n"
-"    -h, --help        show this help\n"
-"\n"
-"EXIT STATUS\n"
-"    0   success\n"
-"    1   error: unreadable or malformed input, I/O, TPM command failed\n"
-"    2   refused: EK certificate not from a trusted CA, not an attestation key,\n"
-"        activation failed (another TPM or AK), challenge expired or already\n"
-"        answered, record not signed by the keyring\n"
-"    4   no TPM: the TCTI cannot be loaded or reached, or no AK in --ak\n"
-"    64  usage error\n"
-"\n"
-"EXAMPLES\n"
-"    node#     ingot attest enroll request --node gpu-07 -o req.json\n"
-"    verifier$ ingot attest enroll challenge req.json --ca tpm-vendors.pem \\\n"
-"                  --state /var/lib/ingot/enroll -o chal.json\n"
-"    node#     ingot attest enroll answer chal.json -o ans.json\n"
-"    verifier$ ingot attest enroll finish ans.json --state /var/lib/ingot/enroll \\\n"
-"                  --key verifier.key -o gpu-07.enrolment.dsse.json\n";
-
-enum {
-	OPT_NODE = 256, OPT_AK, OPT_EK_CERT, OPT_TCTI, OPT_CA, OPT_STATE, OPT_TTL, OPT_KEY,
-	OPT_KEYRING,
+static const struct cli_command enroll_cmd = {
+	.name = "attest enroll",
+	.summary = "prove that an attestation key lives in a genuine TPM",
+	.synopsis =
+	"    ingot attest enroll request --node NAME [--ak DIR] [--ek-cert FILE]\n"
+	"                                [--tcti TCTI] -o REQUEST\n"
+	"    ingot attest enroll challenge REQUEST --ca BUNDLE --state DIR [--ttl SECONDS]\n"
+	"                                  -o CHALLENGE\n"
+	"    ingot attest enroll answer CHALLENGE [--ak DIR] [--tcti TCTI] -o ANSWER\n"
+	"    ingot attest enroll finish ANSWER --state DIR --key KEY -o RECORD\n"
+	"    ingot attest enroll check RECORD --keyring FILE\n",
+	.description =
+	"    Quotes count only when signed by an enrolled AK (docs/attest.md\n"
+	"    \"Enrolment\"). Enrolment is four steps, two on the node (request, answer:\n"
+	"    they use its TPM) and two on the verifier (challenge, finish: no TPM).\n"
+	"\n"
+	"    request writes the node's EK certificate (from the TPM's NV index\n"
+	"    0x01c00002, or --ek-cert) and the AK's public area (DIR/ak.pub). The EK\n"
+	"    re-derived from the TCG default RSA template must be the certified key.\n"
+	"\n"
+	"    challenge checks a request: the EK certificate must chain to a\n"
+	"    certificate in the CA bundle (the TPM vendors' roots and intermediates),\n"
+	"    the AK must be a restricted signing key that cannot leave the TPM\n"
+	"    (fixedTPM, fixedParent, sensitiveDataOrigin, userWithAuth, restricted,\n"
+	"    sign; not decrypt; name algorithm sha256/384/512) and a sane key (ECC\n"
+	"    NIST P-256, or RSA of 2048, 3072 or 4096 bits as keyBits says with an odd\n"
+	"    exponent >= 3). It then seals a fresh random secret to the EK, bound to\n"
+	"    the AK's name (TPM2_MakeCredential, in software), writes the challenge\n"
+	"    for the node and keeps its private state in DIR/ID.json, valid for --ttl\n"
+	"    seconds.\n"
+	"\n"
+	"    The state decides which AK finish signs for, so DIR must be private to\n"
+	"    the verifier: a directory owned by its user and not writable by group or\n"
+	"    others (challenge creates it mode 0700), like ssh's StrictModes. A state\n"
+	"    file must be a regular file (not a symbolic link) owned by that user and\n"
+	"    not group- or other-writable. Both steps refuse anything else.\n"
+	"\n"
+	"    answer has the TPM recover the secret (TPM2_ActivateCredential with the\n"
+	"    AK and the EK): only the TPM that holds that EK and that AK can.\n"
+	"\n"
+	"    finish takes the challenge's state (renamed to DIR/ID.used, so each\n"
+	"    challenge is answered at most once, whatever the outcome), checks the\n"
+	"    answer is in time and carries the secret, and writes the enrolment\n"
+	"    record signed with KEY: a DSSE envelope of an in-toto statement\n"
+	"    (predicateType https://ingot.dev/enrolment/v1) naming the node, the AK's\n"
+	"    id and public key, its TPM name and the EK certificate's sha256.\n"
+	"\n"
+	"    check verifies a record's signatures against a keyring and prints what\n"
+	"    it enrols.\n"
+	"\n"
+	"    Requests, challenges, answers, states and records are each at most\n"
+	"    64 KiB and must be regular files.\n",
+	.more =
+	"EXIT STATUS\n"
+	"    0   success\n"
+	"    1   error: unreadable or malformed input, I/O, TPM command failed\n"
+	"    2   refused: EK certificate not from a trusted CA, not an attestation key,\n"
+	"        activation failed (another TPM or AK), challenge expired or already\n"
+	"        answered, record not signed by the keyring, a --state directory or\n"
+	"        state file others can write\n"
+	"    4   no TPM: the TCTI cannot be loaded or reached, or no AK in --ak\n"
+	"    64  usage error\n"
+	"\n"
+	"EXAMPLES\n"
+	"    node#     ingot attest enroll request --node gpu-07 -o req.json\n"
+	"    verifier$ ingot attest enroll challenge req.json --ca tpm-vendors.pem \\\n"
+	"                  --state /var/lib/ingot/enroll -o chal.json\n"
+	"    node#     ingot attest enroll answer chal.json -o ans.json\n"
+	"    verifier$ ingot attest enroll finish ans.json --state /var/lib/ingot/enroll \\\n"
+	"                  --key verifier.key -o gpu-07.enrolment.dsse.json\n",
 };
 
-static const struct option enroll_opts[] = {
-	{ "node", required_argument, NULL, OPT_NODE },
-	{ "ak", required_argument, NULL, OPT_AK },
-	{ "ek-cert", required_argument, NULL, OPT_EK_CERT },
-	{ "tcti", required_argument, NULL, OPT_TCTI },
-	{ "ca", required_argument, NULL, OPT_CA },
-	{ "state", required_argument, NULL, OPT_STATE },
-	{ "ttl", required_argument, NULL, OPT_TTL },
-	{ "key", required_argument, NULL, OPT_KEY },
-	{ "keyring", required_argument, NULL, OPT_KEYRING },
-	{ "output", required_argument, NULL, 'o' },
-	{ "help", no_argument, NULL, 'h' },
-	{ 0 },
-};
-
+/* What `attest enroll` was given; each step takes its part. */
 struct args {
-	const char *sub, *node, *ak, *ek_cert, *tcti, *ca, *state, *key, *keyring, *output;
+	const char *node, *ak, *ek_cert, *tcti, *ca, *state, *key, *keyring, *output;
 	unsigned ttl;
+	bool ttl_set;
 	const char *in;   /* the one positional argument, when the step takes one */
 };
 
-/* Each step's options: required ones first, then optional; npos is the
+enum {
+	O_NODE = 1 << 0, O_AK = 1 << 1, O_EK_CERT = 1 << 2, O_TCTI = 1 << 3, O_CA = 1 << 4,
+	O_STATE = 1 << 5, O_TTL = 1 << 6, O_KEY = 1 << 7, O_KEYRING = 1 << 8, O_OUTPUT = 1 << 9,
+};
+
+/* The options given, as O_* bits, and each one's name for messages. */
+static unsigned given(const struct args *a)
+{
+	return (a->node ? O_NODE : 0) | (a->ak ? O_AK : 0) | (a->ek_cert ? O_EK_CERT : 0) |
+	       (a->tcti ? O_TCTI : 0) | (a->ca ? O_CA : 0) | (a->state ? O_STATE : 0) |
+	       (a->ttl_set ? O_TTL : 0) | (a->key ? O_KEY : 0) | (a->keyring ? O_KEYRING : 0) |
+	       (a->output ? O_OUTPUT : 0);
+}
+
+static const char *const opt_names[] = { "--node", "--ak", "--ek-cert", "--tcti", "--ca",
+	"--state", "--ttl", "--key", "--keyring", "-o/--output" };
+
+/* Each step's required and optional options (O_* bits); npos is the
  * positional arguments it takes (0 or 1). */
 static const struct step {
 	const char *name;
 	int npos;
-	int req[4], opt[4];
+	unsigned req, opt;
 } steps[] = {
-	{ "request", 0, { OPT_NODE, 'o' }, { OPT_AK, OPT_EK_CERT, OPT_TCTI } },
-	{ "challenge", 1, { OPT_CA, OPT_STATE, 'o' }, { OPT_TTL } },
-	{ "answer", 1, { 'o' }, { OPT_AK, OPT_TCTI } },
-	{ "finish", 1, { OPT_STATE, OPT_KEY, 'o' }, { 0 } },
-	{ "check", 1, { OPT_KEYRING }, { 0 } },
+	{ "request", 0, O_NODE | O_OUTPUT, O_AK | O_EK_CERT | O_TCTI },
+	{ "challenge", 1, O_CA | O_STATE | O_OUTPUT, O_TTL },
+	{ "answer", 1, O_OUTPUT, O_AK | O_TCTI },
+	{ "finish", 1, O_STATE | O_KEY | O_OUTPUT, 0 },
+	{ "check", 1, O_KEYRING, 0 },
 };
 
-static int in_list(const int *l, int opt)
+static const char *parse_ttl(const char *arg, void *value)
 {
-	for (size_t i = 0; i < 4 && l[i]; i++)
-		if (l[i] == opt)
-			return 1;
-	return 0;
+	struct args *a = value;
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(arg, &end, 10);
+	if (*arg < '0' || *arg > '9' || errno || *end || v == 0 || v > 86400)
+		return "1-86400 seconds";
+	a->ttl = (unsigned)v;
+	a->ttl_set = true;
+	return NULL;
 }
 
-static const char *opt_name(int opt)
+/* The step's options and operands: argc/argv are the operands, the step
+ * first. */
+static int check_step(const struct step *s, struct args *a, int argc, char **argv)
 {
-	for (const struct option *o = enroll_opts; o->name; o++)
-		if (o->val == opt)
-			return o->name;
-	return "?";
-}
+	unsigned got = given(a);
 
-static int parse_args(int argc, char **argv, const struct step *s, struct args *a)
-{
-	int c, seen[OPT_KEYRING + 1] = { 0 };
-
-	memset(a, 0, sizeof(*a));
-	a->sub = s->name;
-	a->ttl = ENROLL_TTL_DEFAULT;
-	optind = 2;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "o:h", enroll_opts, NULL)) != -1) {
-		if (c == '?' || c == ':')
-			return cli_usage_error("attest enroll", "%s: unknown option or missing value at '%s'",
-					       s->name, argv[optind - 1]);
-		if (!in_list(s->req, c) && !in_list(s->opt, c))
-			return cli_usage_error("attest enroll", "%s: option '%s' does not apply",
-					       s->name, argv[optind - 1]);
-		seen[c] = 1;
-		switch (c) {
-		case OPT_NODE: a->node = optarg; break;
-		case OPT_AK: a->ak = optarg; break;
-		case OPT_EK_CERT: a->ek_cert = optarg; break;
-		case OPT_TCTI: a->tcti = optarg; break;
-		case OPT_CA: a->ca = optarg; break;
-		case OPT_STATE: a->state = optarg; break;
-		case OPT_KEY: a->key = optarg; break;
-		case OPT_KEYRING: a->keyring = optarg; break;
-		case 'o': a->output = optarg; break;
-		case OPT_TTL: {
-			char *end;
-			unsigned long v = strtoul(optarg, &end, 10);
-			if (*optarg < '0' || *optarg > '9' || *end || v == 0 || v > 86400)
-				return cli_usage_error("attest enroll", "--ttl: expected 1-86400 seconds, got '%s'",
-						       optarg);
-			a->ttl = (unsigned)v;
-			break;
-		}
-		}
+	for (size_t i = 0; i < ARRAY_SIZE(opt_names); i++) {
+		if ((got & (1u << i)) && !((s->req | s->opt) & (1u << i)))
+			return cli_usage_error("attest enroll", "%s: option %s does not apply",
+					       s->name, opt_names[i]);
+		if ((s->req & (1u << i)) && !(got & (1u << i)))
+			return cli_usage_error("attest enroll", "%s: %s is required", s->name,
+					       opt_names[i]);
 	}
-	for (size_t i = 0; i < 4 && s->req[i]; i++)
-		if (!seen[s->req[i]])
-			return cli_usage_error("attest enroll", "%s: %s%s is required", s->name,
-					       s->req[i] == 'o' ? "-o/--" : "--", opt_name(s->req[i]));
-	if (argc - optind != s->npos)
+	if (argc - 1 != s->npos)
 		return cli_usage_error("attest enroll", "%s: expected %d file argument%s, got %d",
-				       s->name, s->npos, s->npos == 1 ? "" : "s", argc - optind);
-	a->in = s->npos ? argv[optind] : NULL;
+				       s->name, s->npos, s->npos == 1 ? "" : "s", argc - 1);
+	a->in = s->npos ? argv[1] : NULL;
 	if (!a->ak)
 		a->ak = DEFAULT_AK_DIR;
 	return 0;
@@ -218,7 +186,8 @@ static int read_doc(const char *path, json_t **out)
 	ingot_error e = { 0 };
 	size_t len;
 
-	if (read_file(path, ENROLL_DOC_MAX, &buf, &len, &e) < 0 ||
+	/* A regular file of at most ENROLL_DOC_MAX: a FIFO must not hang a step. */
+	if (regfile_read(path, ENROLL_DOC_MAX, 0, &buf, &len, &e) < 0 ||
 	    json_read_buf(path, buf, len, out, &e) < 0)
 		return cli_error(&e, EXIT_FAILURE_);
 	return EXIT_OK;
@@ -359,21 +328,36 @@ int cmd_attest_enroll(int argc, char **argv)
 	static int (*const fns[])(const struct args *) = {
 		do_request, do_challenge, do_answer, do_finish, do_check,
 	};
-	struct args a;
-	int rc;
+	struct args a = { .ttl = ENROLL_TTL_DEFAULT };
+	const struct cli_option opts[] = {
+		OPT_STRING(0, "node", &a.node, "NAME", "the node's name, [A-Za-z0-9._:-], 1-255 characters"),
+		OPT_STRING(0, "ak", &a.ak, "DIR", "AK directory (default " DEFAULT_AK_DIR ")"),
+		OPT_STRING(0, "ek-cert", &a.ek_cert, "FILE", "the EK certificate (PEM or DER) instead of the TPM's NV"),
+		OPT_STRING(0, "tcti", &a.tcti, "TCTI", "tpm2-tss TCTI ($INGOT_TCTI; default device:/dev/tpmrm0)"),
+		OPT_STRING(0, "ca", &a.ca, "BUNDLE", "PEM file of the CA certificates EK certificates must\nchain to"),
+		OPT_STRING(0, "state", &a.state, "DIR", "the verifier's private directory of pending challenges"),
+		OPT_CALLBACK(0, "ttl", &a, "SECONDS", "how long a challenge can be answered (default 300)",
+			     parse_ttl),
+		OPT_STRING(0, "key", &a.key, "KEY", "the verifier's signing key (PEM; INGOT_KEY_PASSPHRASE)"),
+		OPT_STRING(0, "keyring", &a.keyring, "FILE", "keys trusted to sign enrolment records"),
+		OPT_STRING('o', "output", &a.output, "F", "where to write the request, challenge, answer or record"),
+		OPT_END(),
+	};
+	int first, r;
 
-	if (cli_wants_help(argc, argv)) {
-		fputs(enroll_help, stdout);
-		return EXIT_OK;
-	}
-	if (argc < 2)
+	if ((r = cli_parse(&enroll_cmd, opts, argc, argv, &first)) >= 0)
+		return r;
+	/* The operands, the step first, as argv of their own. */
+	argc -= first;
+	argv += first;
+	if (argc < 1)
 		return cli_usage_error("attest enroll", "expected a step: request, challenge, answer, "
 				       "finish, check");
 	for (size_t i = 0; i < ARRAY_SIZE(steps); i++) {
-		if (strcmp(argv[1], steps[i].name))
+		if (strcmp(argv[0], steps[i].name))
 			continue;
-		rc = parse_args(argc, argv, &steps[i], &a);
-		return rc ? rc : fns[i](&a);
+		r = check_step(&steps[i], &a, argc, argv);
+		return r ? r : fns[i](&a);
 	}
-	return cli_usage_error("attest enroll", "unknown step '%s'", argv[1]);
+	return cli_usage_error("attest enroll", "unknown step '%s'", argv[0]);
 }

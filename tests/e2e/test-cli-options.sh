@@ -30,6 +30,7 @@ usage "--keyring given more than once" verify --manifest m --keyring a --keyring
 usage "--reports given more than once" audit --keyring k --manifests m --reports a --reports b
 usage "--nonce given more than once" attest verify-quote q.json --nonce 00 --nonce 11
 usage "--store given more than once" store gc --store a --store b r.yaml
+usage "--state given more than once" attest enroll finish a.json --state a --state b --key k -o r
 usage "gc: expected at least one RECIPE to keep" store gc --store a
 usage "unknown subcommand 'prune' (expected gc or verify)" store prune
 usage "unknown option '--bogus'" diff --bogus a b
