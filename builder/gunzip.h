@@ -2,9 +2,11 @@
  * at several times its speed (docs/bench.md, "The cold build's floor":
  * gunzip was the largest part of a cold build that is not compression).
  * libarchive then reads the plain tar.  Every member of a multi-member
- * file is decompressed and its header and trailer (CRC-32) checked;
- * bytes after the last member that are not another member are left (the
- * pin covers them), as libarchive and gzip(1) do. */
+ * file is decompressed and its header and trailer (CRC-32 and size)
+ * checked; the header strictly (RFC 1952 and gzip(1): method deflate, no
+ * reserved flag bit, FHCRC when set, every field within the input, of
+ * any length).  Bytes after the last member that do not start another
+ * are left (the pin covers them), as libarchive and gzip(1) do. */
 #ifndef INGOT_GUNZIP_H
 #define INGOT_GUNZIP_H
 
@@ -19,13 +21,15 @@ struct gunzip;
  * 0 at their end, or -errno. */
 typedef ssize_t (*gunzip_pull_fn)(void *ctx, uint8_t *buf, size_t cap);
 
-/* Does the data start like a gzip member (magic and method deflate)? */
+/* Does the data start like a gzip member (its magic, 1f 8b)?  What does
+ * is read as gzip, and a bad header is an error, as gzip(1) has it. */
 bool gunzip_magic(const uint8_t *p, size_t n);
 
 struct gunzip *gunzip_new(gunzip_pull_fn pull, void *ctx);
 void gunzip_free(struct gunzip *g);
 /* Up to cap bytes of output: n > 0; 0 once the last member ended; -EBADMSG
- * (corrupt or truncated data) or the pull's -errno, with *why set. */
+ * (corrupt or truncated data) or the pull's -errno, with *why set (it
+ * may point into g: valid until gunzip_free). */
 ssize_t gunzip_read(struct gunzip *g, uint8_t *out, size_t cap, const char **why);
 /* Decompress the rest, output discarded, so a bad trailer is found even
  * when the reader stopped early (tar's end marker): 0 or gunzip_read's

@@ -347,8 +347,8 @@ int unpack_source_open(struct archive *ar, struct unpack_source *src)
 
 int unpack_source_open_tar(struct archive *ar, struct unpack_source *src)
 {
-	/* the probe: enough bytes to see a gzip member's start */
-	while (src->pending < 3) {
+	/* the probe: enough bytes to see a gzip member's magic */
+	while (src->pending < 2) {
 		ssize_t n = raw_read(src, src->buf + src->pending, DATA_BUF - src->pending);
 		if (n <= 0)
 			break;

@@ -115,8 +115,10 @@ static int state_load(const char *path, json_t **out, ingot_error *e)
 	int r;
 
 	r = read_file(path, STATE_FILE_MAX, &buf, &len, e);
+	/* No file yet (a first boot): a fresh state, with every section a
+	 * later load has, so that recording into it works (only ENOENT). */
 	if (r == -ENOENT) {
-		*out = json_pack("{s:s,s:{}}", "schema", STATE_SCHEMA, "serials");
+		*out = json_pack("{s:s,s:{},s:{}}", "schema", STATE_SCHEMA, "serials", "promotions");
 		return *out ? 0 : ingot_fail(e, -ENOMEM, "out of memory");
 	}
 	if (r < 0)

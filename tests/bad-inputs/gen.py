@@ -262,6 +262,19 @@ deb("deb-bad-package", [BIN, ("control.tar.gz", gz(tar([("control", "file",
 import gzip as _gz
 cut = write("notrailer.tar.gz", _gz.compress(tar(GOOD), mtime=0)[:-8])
 recipe("gzip-no-trailer.yaml", art("cut", "notrailer.tar.gz", cut))
+# gzip headers that gzip -t refuses (RFC 1952; issue 34): a reserved flag
+# bit, another method than deflate, a wrong FHCRC, FEXTRA past the end
+import zlib as _zl
+_g = _gz.compress(tar(GOOD), mtime=0)
+def gzhdr(case, flg, cm=8, more=b"", crc=None, body=_g[10:]):
+    h = bytes([0x1F, 0x8B, cm, flg]) + _g[4:10] + more
+    if crc is not None:
+        h += struct.pack("<H", crc(h))
+    recipe(case + ".yaml", art("hdr", case + ".tar.gz", write(case + ".tar.gz", h + body)))
+gzhdr("gzip-reserved-flag", 0x20)
+gzhdr("gzip-method", 0, cm=7)
+gzhdr("gzip-fhcrc", 0x02, crc=lambda h: (_zl.crc32(h) & 0xFFFF) ^ 1)
+gzhdr("gzip-fextra-past-end", 0x04, more=struct.pack("<H", 65535) + b"x" * 100, body=b"")
 recipe("lzo.yaml", art("good", "good.tar", good), extra="compression:\n  algorithm: lzo\n")
 
 # --- envelopes: JSON variants of a good one are made by the test script.

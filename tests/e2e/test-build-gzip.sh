@@ -3,7 +3,10 @@
 # and read as plain tar: GNU gzip's output, a file of several gzip members
 # (as `cat a.gz b.gz` makes) and one with bytes after its member give the
 # image the plain tar gives; a bad CRC-32 or size in a trailer, even after
-# tar's end marker, and a cut stream fail the build with a message.
+# tar's end marker, and a cut stream fail the build with a message.  So
+# do headers gzip -t refuses (reserved flag bits, another method, a wrong
+# FHCRC), in any member, while FNAME, FCOMMENT and FEXTRA longer than
+# gunzip's buffer build, the same every run.
 . "$(dirname "$0")/lib.sh"
 command -v gzip >/dev/null || skip "no gzip"
 cd "$T"
@@ -74,4 +77,48 @@ recipe late late.tar.gz
 expect_exit 1 "a: late.tar.gz: gzip: the trailer does not match the data" build late
 recipe cut cut.tar.gz
 expect_exit 1 "unexpected end of data (truncated or corrupt archive)" build cut
+note "headers: a 1 MiB FNAME, all fields and FHCRC; reserved flags, method, FHCRC"
+# members made here from plain.tar's deflate data (GNU gzip writes no
+# FEXTRA, FCOMMENT or FHCRC): gzip -t takes the good ones and refuses
+# the bad ones, as ingot must
+python3 - <<'PY'
+import struct, zlib
+raw = open("plain.tar", "rb").read()
+c = zlib.compressobj(6, zlib.DEFLATED, -15)
+body = c.compress(raw) + c.flush() + struct.pack("<II", zlib.crc32(raw), len(raw))
+def member(flg, extra=b"", name=b"", comment=b"", hcrc=True, cm=8):
+    h = bytes([0x1f, 0x8b, cm, flg, 0, 0, 0, 0, 0, 3])
+    if flg & 4: h += struct.pack("<H", len(extra)) + extra
+    if flg & 8: h += name + b"\0"
+    if flg & 16: h += comment + b"\0"
+    if flg & 2: h += struct.pack("<H", (zlib.crc32(h) ^ (0 if hcrc else 1)) & 0xffff)
+    return h + body
+open("fname.tar.gz", "wb").write(member(8, name=b"n" * (1 << 20)))
+open("fields.tar.gz", "wb").write(member(0x1e, extra=b"x" * 65535, name=b"n" * 300000, comment=b"c" * 300000))
+open("reserved.tar.gz", "wb").write(member(0x28, name=b"f"))
+open("method.tar.gz", "wb").write(member(0, cm=7))
+open("hcrc.tar.gz", "wb").write(member(0x0a, name=b"f", hcrc=False))
+open("second.tar.gz", "wb").write(open("one.tar.gz", "rb").read() + member(0x80))
+PY
+for n in fname fields; do
+	gzip -t "$n.tar.gz" || fail "gzip -t refuses $n.tar.gz"
+	recipe "$n" "$n.tar.gz"
+	# the same verdict every run (it once depended on ISA-L's stack)
+	for i in 1 2 3; do
+		rm -rf "out-$n"
+		build "$n" || fail "build of $n.tar.gz failed (run $i)"
+		assert_eq "$want" "$(sha256 "out-$n/gz.sqfs")" "image from $n.tar.gz against the plain tar"
+	done
+done
+for c in "reserved:member 1: header: reserved flag bits set (FLG 0x28" \
+	 "method:member 1: header: compression method 7, expected 8 (deflate)" \
+	 "hcrc:member 1: header: CRC-16 (FHCRC) is" \
+	 "second:member 2: header: reserved flag bits set (FLG 0x80"; do
+	n=${c%%:*}
+	! gzip -t "$n.tar.gz" 2>/dev/null || fail "gzip -t takes $n.tar.gz"
+	recipe "$n" "$n.tar.gz"
+	expect_exit 1 "ingot: a: $n.tar.gz: gzip: ${c#*:}" build "$n"
+	assert_eq 1 "$(printf '%s\n' "$OUT" | grep -c .)" "one line for $n.tar.gz"
+	assert_no_file "out-$n/gz.sqfs"
+done
 echo "gzip: ok"

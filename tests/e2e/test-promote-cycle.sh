@@ -159,9 +159,12 @@ ev2 v2canary nccl nccl-tests "$FX/all_reduce_perf-2node.txt"
 ev2 v2canary dcgm dcgm-diag "$FX/dcgmi-diag-r3.json" --level 3
 expect_exit 0 "promoted to lab, serial 2" promote lab v2lab 2026-11-06T00:00:00Z v2.dsse.json
 expect_exit 0 "promoted to canary, serial 2" promote canary v2canary 2026-11-07T01:00:00Z v2.dsse.json
-vfy2() { "$INGOT" verify --manifest v2.dsse.json --keyring release.json --root "$T/v2root" \
-	--image v2.sqfs --tcti none --no-files --now 2026-11-10T00:00:00Z --ring "$1" --promotions promo \
-	--promotion-keyring rings/keyrings/promoters.json; }
+vfy2() { # RING [extra]
+	local ring=$1
+	shift
+	"$INGOT" verify --manifest "${MANIFEST:-v2.dsse.json}" --keyring release.json --root "$T/v2root" \
+	--image v2.sqfs --tcti none --no-files --now 2026-11-10T00:00:00Z --ring "$ring" --promotions promo \
+	--promotion-keyring rings/keyrings/promoters.json "$@"; }
 expect_exit 0 "promoted to ring canary, serial 2" vfy2 canary
 expect_exit 0 "previous image of ring canary (serial 1), admissible until the rollback" vfy canary
 expect_exit 3 "already ring canary's current image" promote canary v2canary 2026-11-08T00:00:00Z v2.dsse.json
@@ -199,6 +202,32 @@ expect_exit 15 "ring canary: the promotions verified reach serial 1, serial 3 wa
 assert_eq 1 "$(python3 -c 'import json,sys; r=json.loads(sys.stdin.read()); print([c["details"]["ring_serial"] for c in r["checks"] if c["name"]=="ring"][0])' <<<"$OUT")" "served serial in the report"
 assert_eq 3 "$(python3 -c 'import json; print(json.load(open("ring-state.json"))["promotions"]["canary"])')" \
 	"the recorded serial is never lowered"
+
+note "first boot: no state file yet is a fresh state; the verdict is reached, the file written"
+state() { python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))[sys.argv[2]][sys.argv[3]])' "$@"; }
+mkdir boot
+expect_exit 0 "promoted to ring canary, serial 3" vfy2 canary --state boot/state.json
+assert_eq 3 "$(state boot/state.json promotions canary)" "first boot: canary's promotion serial recorded"
+assert_eq 2 "$(state boot/state.json serials pool)" "first boot: the manifest serial recorded"
+assert_eq "boot/state.json" "$(find boot -type f)" "the state file alone (written atomically)"
+# the second boot reads it: v1 (serial 1) and the superseded promotion
+# served alone are rollbacks now, of the manifest and of the ring
+expect_exit 10 'serial 1 is older than serial 2 last seen for "pool" (state file boot/state.json)' \
+	vfy_old old-promo --state boot/state.json
+assert_contains "$OUT" "serial 3 was seen before (state file boot/state.json): refusing a rollback of the ring"
+# as a boot with an empty state file records
+printf '{"schema":"ingot.verify-state/v1","serials":{}}\n' >later.json
+expect_exit 0 "promoted to ring canary, serial 3" vfy2 canary --state later.json
+python3 -c 'import json, sys; a, b = (json.load(open(f)) for f in sys.argv[1:]); assert a == b, (a, b)' \
+	boot/state.json later.json || fail "the first boot recorded other than a boot with an empty state file"
+# a plain manifest records no serial: the ring's serial is the first record
+mkdir boot2
+MANIFEST=v2.manifest.json expect_exit 0 "promoted to ring canary, serial 3" vfy2 canary --allow-unsigned \
+	--state boot2/state.json
+assert_eq 3 "$(state boot2/state.json promotions canary)" "first record: canary's promotion serial"
+# only a missing file is a fresh state: any other error stays one
+expect_exit 20 "boot: is a directory, expected a file" vfy2 canary --state boot
+assert_eq "boot/state.json" "$(find boot -type f)" "nothing written beside the state file"
 
 note "diff: v1 -> v2 keeps the tuple; a candidate that moves NCCL alone is warned about"
 expect_exit 1 "" "$INGOT" diff v1.dsse.json v2.dsse.json

@@ -3,7 +3,11 @@
  * or a block at a time; members back to back are all read; what follows
  * the last member and is not one is left; a cut anywhere, a wrong CRC-32
  * or size and a damaged stream are errors with a message, also when the
- * reader stopped before the end (gunzip_finish). */
+ * reader stopped before the end (gunzip_finish).  Headers: FEXTRA, FNAME
+ * and FCOMMENT of any length, the buffer's size and more, cut at every
+ * boundary, give the same bytes every time; reserved flag bits, another
+ * method than deflate, a wrong FHCRC and a header cut anywhere are
+ * refused, in any member, as gzip(1) refuses them. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -13,14 +17,19 @@
 #include <archive.h>
 #include <archive_entry.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <isa-l/crc.h>
 
 #include "builder/gunzip.h"
 
 struct src {
 	const uint8_t *p;
 	size_t len, off, step;   /* step: most bytes a pull hands over */
+	const size_t *cuts;      /* offsets no pull hands bytes across, rising */
+	size_t ncuts;
 };
 
 static ssize_t pull(void *ctx, uint8_t *buf, size_t cap)
@@ -31,6 +40,9 @@ static ssize_t pull(void *ctx, uint8_t *buf, size_t cap)
 		n = cap;
 	if (n > s->step)
 		n = s->step;
+	for (size_t i = 0; i < s->ncuts; i++)
+		if (s->cuts[i] > s->off && s->cuts[i] - s->off < n)
+			n = s->cuts[i] - s->off;
 	memcpy(buf, s->p + s->off, n);
 	s->off += n;
 	return (ssize_t)n;
@@ -72,10 +84,10 @@ static uint8_t *sample(size_t len, uint32_t seed)
 
 /* Everything gunzip gives for in (pull of step bytes, reads of cap):
  * returns the error, or 0 with *out and *out_len. */
-static int all(const uint8_t *in, size_t len, size_t step, size_t cap, uint8_t **out, size_t *out_len,
-	       const char **why)
+static int all_cut(const uint8_t *in, size_t len, size_t step, const size_t *cuts, size_t ncuts, size_t cap,
+		   uint8_t **out, size_t *out_len, const char **why)
 {
-	struct src s = { .p = in, .len = len, .step = step };
+	struct src s = { .p = in, .len = len, .step = step, .cuts = cuts, .ncuts = ncuts };
 	struct gunzip *g = gunzip_new(pull, &s);
 	size_t n = 0, alloc = 1 << 16;
 	uint8_t *buf = malloc(alloc);
@@ -92,10 +104,21 @@ static int all(const uint8_t *in, size_t len, size_t step, size_t cap, uint8_t *
 			break;
 		n += (size_t)k;
 	}
+	if (k < 0) {   /* *why may point into g */
+		static char msg[256];
+		snprintf(msg, sizeof(msg), "%s", *why);
+		*why = msg;
+	}
 	gunzip_free(g);
 	*out = buf;
 	*out_len = n;
 	return (int)k;
+}
+
+static int all(const uint8_t *in, size_t len, size_t step, size_t cap, uint8_t **out, size_t *out_len,
+	       const char **why)
+{
+	return all_cut(in, len, step, NULL, 0, cap, out, out_len, why);
 }
 
 static void test_round_trip(void **state)
@@ -129,16 +152,21 @@ static void test_members_and_trailing(void **state)
 	za = gz(a, 50000, &la);
 	zb = gz(b, 70000, &lb);
 	for (size_t step = 1; step <= 65536; step *= 16) {
-		/* two members, then bytes that are not a member (two of a magic) */
+		/* two members, then bytes that are not a member (half a magic) */
 		uint8_t *cat = malloc(la + lb + 2);
 		memcpy(cat, za, la);
 		memcpy(cat + la, zb, lb);
 		cat[la + lb] = 0x1f;
-		cat[la + lb + 1] = 0x8b;
+		cat[la + lb + 1] = 0x8a;
 		assert_int_equal(all(cat, la + lb + 2, step, 4096, &out, &ol, &why), 0);
 		assert_int_equal(ol, 120000);
 		assert_memory_equal(out, a, 50000);
 		assert_memory_equal(out + 50000, b, 70000);
+		free(out);
+		/* a magic starts a member, which must then be whole (gzip(1)) */
+		cat[la + lb + 1] = 0x8b;
+		assert_int_equal(all(cat, la + lb + 2, step, 4096, &out, &ol, &why), -EBADMSG);
+		assert_non_null(strstr(why, "member 3"));
 		free(out);
 		/* one member and text after it */
 		memcpy(cat + la, "trailing", 8);
@@ -147,8 +175,8 @@ static void test_members_and_trailing(void **state)
 		free(out);
 		free(cat);
 	}
-	assert_false(gunzip_magic((const uint8_t *)"\x1f\x8b", 2));
-	assert_false(gunzip_magic((const uint8_t *)"\x1f\x8b\x07", 3));
+	assert_false(gunzip_magic((const uint8_t *)"\x1f", 1));
+	assert_true(gunzip_magic((const uint8_t *)"\x1f\x8b", 2));
 	free(a); free(b); free(za); free(zb);
 }
 
@@ -211,12 +239,204 @@ static void test_errors(void **state)
 	free(d);
 }
 
+/* A member of data whose header has FLG flg and fields of these lengths
+ * (xlen bytes of FEXTRA, FNAME and FCOMMENT of name and comment bytes and
+ * their NUL; FHCRC right); *fields: where each field starts, then the
+ * deflate data (5 offsets). */
+#define IN_BUF (256u << 10)
+static uint8_t *member(uint8_t flg, size_t xlen, size_t name, size_t comment, const uint8_t *data, size_t len,
+		       size_t *out_len, size_t fields[5])
+{
+	size_t zl, n = 0;
+	uint8_t *z = gz(data, len, &zl);
+	uint8_t *m = malloc(12 + xlen + name + 1 + comment + 1 + 2 + zl);
+	uint32_t crc;
+	assert_non_null(m);
+	memcpy(m, z, 10);
+	m[3] = flg;
+	n = 10;
+	fields[0] = n;
+	if (flg & 0x04) {
+		m[n++] = (uint8_t)xlen;
+		m[n++] = (uint8_t)(xlen >> 8);
+		for (size_t i = 0; i < xlen; i++)
+			m[n++] = (uint8_t)(i * 7 + 1);
+	}
+	fields[1] = n;
+	if (flg & 0x08) {
+		memset(m + n, 'n', name);
+		n += name;
+		m[n++] = 0;
+	}
+	fields[2] = n;
+	if (flg & 0x10) {
+		memset(m + n, 'c', comment);
+		n += comment;
+		m[n++] = 0;
+	}
+	fields[3] = n;
+	if (flg & 0x02) {
+		crc = crc32_gzip_refl(0, m, n);
+		m[n++] = (uint8_t)crc;
+		m[n++] = (uint8_t)(crc >> 8);
+	}
+	fields[4] = n;
+	memcpy(m + n, z + 10, zl - 10);
+	*out_len = n + zl - 10;
+	free(z);
+	return m;
+}
+
+/* A header longer than the buffer, and fields that end on, before and
+ * after its size, read with pulls cut at each field's edges and around
+ * each multiple of the buffer, and a byte at a time through the header:
+ * the data, every time. */
+static void test_long_header_fields(void **state)
+{
+	static const struct { uint8_t flg; size_t xlen, name, comment; } hs[] = {
+		{ 0x08, 0, 1 << 20, 0 },                            /* the reported 1 MiB FNAME */
+		{ 0x1e, 65535, IN_BUF - 65535 - 12 - 1, 3 },         /* FNAME ends at the buffer's end */
+		{ 0x1e, 65535, IN_BUF - 65535 - 12, IN_BUF },       /* ... one byte after it */
+		{ 0x1e, 65535, IN_BUF - 65535 - 12 - 2, IN_BUF + 1 },
+		{ 0x14, 65535, 0, 3 * IN_BUF },
+		{ 0x1e, 0, 0, 0 },                                  /* empty fields */
+		{ 0x1e, 1, 1, 1 },
+	};
+	uint8_t *d = sample(70000, 11), *out;
+	size_t ol;
+	const char *why;
+	(void)state;
+	for (size_t h = 0; h < sizeof(hs) / sizeof(hs[0]); h++) {
+		size_t ml, f[5], cuts[64], nc = 0;
+		uint8_t *m = member(hs[h].flg, hs[h].xlen, hs[h].name, hs[h].comment, d, 70000, &ml, f);
+		for (size_t i = 0; i < 5; i++)
+			for (size_t k = f[i] > 2 ? f[i] - 2 : 0; k <= f[i] + 2; k++)
+				cuts[nc++] = k;
+		for (size_t b = IN_BUF; b < f[4] + IN_BUF && nc + 3 <= 64; b += IN_BUF)
+			for (size_t k = b - 1; k <= b + 1; k++)
+				cuts[nc++] = k;
+		/* cut at every edge at once, then at each one alone */
+		for (size_t c = 0; c <= nc; c++) {
+			why = NULL;
+			assert_int_equal(all_cut(m, ml, SIZE_MAX, c ? cuts + c - 1 : cuts, c ? 1 : nc, 65536, &out, &ol, &why), 0);
+			assert_null(why);
+			assert_int_equal(ol, 70000);
+			assert_memory_equal(out, d, 70000);
+			free(out);
+		}
+		static const size_t steps[] = { 1, 3, 4095, IN_BUF - 1, IN_BUF, IN_BUF + 1 };
+		for (size_t s = 0; s < 6; s++) {
+			if (steps[s] < 16 && f[4] > 300000)
+				continue;   /* a byte at a time: the short headers */
+			assert_int_equal(all(m, ml, steps[s], 4096, &out, &ol, &why), 0);
+			assert_int_equal(ol, 70000);
+			assert_memory_equal(out, d, 70000);
+			free(out);
+		}
+		/* the header cut anywhere: refused */
+		for (size_t i = 0; i < 5; i++) {
+			size_t at[] = { f[i], f[i] + 1, f[i] ? f[i] - 1 : 0 };
+			for (size_t k = 0; k < 3; k++) {
+				if (at[k] >= f[4])
+					continue;
+				why = NULL;
+				assert_int_equal(all(m, at[k], 4096, 4096, &out, &ol, &why), -EBADMSG);
+				assert_non_null(strstr(why, "unexpected end of data"));
+				free(out);
+			}
+		}
+		free(m);
+	}
+	free(d);
+}
+
+/* Header fields that gzip(1) refuses are refused, in the first member or
+ * a later one, each with its reason. */
+static void test_strict_header(void **state)
+{
+	uint8_t *d = sample(5000, 13), *out, *two;
+	size_t ml, f[5], ol;
+	const char *why;
+	uint8_t *m = member(0x1e, 9, 5, 7, d, 5000, &ml, f);
+	(void)state;
+	assert_int_equal(all(m, ml, 4096, 4096, &out, &ol, &why), 0);
+	assert_int_equal(ol, 5000);
+	free(out);
+	two = malloc(2 * ml + 3);
+	assert_non_null(two);
+	for (int second = 0; second < 2; second++) {
+		uint8_t *x = second ? two + ml : two;
+		size_t tl = second ? 2 * ml : ml;
+		memcpy(two, m, ml);
+		memcpy(two + ml, m, ml);
+		/* crc: the FHCRC made again, so that only the field is wrong */
+		const struct { size_t at; uint8_t xor; bool crc; const char *why; } bad[] = {
+			{ 3, 0x20, true, "reserved flag bits set (FLG 0x3e" },
+			{ 3, 0x40, true, "reserved flag bits set (FLG 0x5e" },
+			{ 3, 0x80, true, "reserved flag bits set (FLG 0x9e" },
+			{ 2, 0x0f, true, "compression method 7, expected 8" },
+			{ 2, 0x08, true, "compression method 0, expected 8" },
+			{ f[3], 0x01, false, "CRC-16 (FHCRC)" },
+			{ f[3] + 1, 0x80, false, "CRC-16 (FHCRC)" },
+			{ f[1], 'x', false, "CRC-16 (FHCRC)" },   /* a name byte: the header CRC says so */
+			{ f[0], 0x01, false, "CRC-16 (FHCRC)" },  /* XLEN 8: FEXTRA ends a byte early */
+		};
+		for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+			x[bad[i].at] ^= bad[i].xor;
+			if (bad[i].crc) {
+				uint32_t c = crc32_gzip_refl(0, x, f[3]);
+				x[f[3]] = (uint8_t)c;
+				x[f[3] + 1] = (uint8_t)(c >> 8);
+			}
+			why = NULL;
+			assert_int_equal(all(two, tl, 4096, 4096, &out, &ol, &why), -EBADMSG);
+			assert_non_null(why);
+			assert_non_null(strstr(why, bad[i].why));
+			assert_non_null(strstr(why, second ? "member 2" : "member 1"));
+			free(out);
+			memcpy(x, m, ml);
+		}
+		/* FEXTRA longer than the input */
+		x[f[0]] = 0xff;
+		x[f[0] + 1] = 0xff;
+		assert_int_equal(all(two, tl, 4096, 4096, &out, &ol, &why), -EBADMSG);
+		assert_non_null(strstr(why, "FEXTRA"));
+		assert_non_null(strstr(why, "unexpected end of data"));
+		free(out);
+		memcpy(x, m, ml);
+		/* the header cut at every byte */
+		for (size_t k = (size_t)second; k < f[4]; k++) {   /* k 0 of member 2: one whole member */
+			why = NULL;
+			assert_int_equal(all(two, (size_t)(x - two) + k, 4096, 4096, &out, &ol, &why), -EBADMSG);
+			assert_non_null(strstr(why, "unexpected end of data"));
+			free(out);
+		}
+	}
+	/* after a member, as gzip(1): zero bytes and other bytes are left
+	 * (trailing garbage), a lone non-zero byte is refused */
+	const struct { const char *tail; size_t n; int r; } tails[] = {
+		{ "\0\0\0", 3, 0 }, { "xyz", 3, 0 }, { "\0", 1, 0 }, { "x", 1, -EBADMSG }, { "\x1f", 1, -EBADMSG },
+	};
+	for (size_t i = 0; i < sizeof(tails) / sizeof(tails[0]); i++) {
+		memcpy(two + ml, tails[i].tail, tails[i].n);
+		assert_int_equal(all(two, ml + tails[i].n, 4096, 4096, &out, &ol, &why), tails[i].r);
+		if (!tails[i].r)
+			assert_int_equal(ol, 5000);
+		free(out);
+	}
+	free(two);
+	free(m);
+	free(d);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_round_trip),
 		cmocka_unit_test(test_members_and_trailing),
 		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_long_header_fields),
+		cmocka_unit_test(test_strict_header),
 	};
 	return cmocka_run_group_tests_name("gunzip", tests, NULL, NULL);
 }
