@@ -307,9 +307,9 @@ static const char *nvd_product(const char *vendor, const char *comp)
 }
 
 /* externalRefs: the purl (a .deb's from its control file, as Debian
- * tooling names it, under deb_namespace's vendor; a tuple component's as pkg:generic/VENDOR/NAME) and
- * a cpe23Type where NVD has a product for it.  NULL: nothing to refer
- * to. */
+ * tooling names it, under deb_namespace's vendor; a tuple component's as
+ * pkg:generic/VENDOR/NAME) and a cpe23Type where NVD has a product for
+ * it.  NULL: nothing to refer to. */
 static json_t *external_refs(const struct recipe *r, size_t i, const struct unpack_stats *st, const char *ver)
 {
 	const struct artifact *a = &r->artifacts[i];
