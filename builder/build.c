@@ -57,6 +57,8 @@ static void run_job(struct pool *p, size_t i)
 	struct job *j = &p->jobs[i];
 
 	j->rc = unpack_list(p->s, &p->r->artifacts[i], &p->lim, &j->listing, &j->st, &j->err);
+	if (j->rc >= 0)
+		sbom_note_copyright(&j->listing, &j->st);
 	j->done = true;
 }
 

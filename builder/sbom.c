@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include <openssl/evp.h>
@@ -13,6 +14,7 @@
 #include "lib/json.h"
 #include "lib/meta.h"
 #include "lib/strbuf.h"
+#include "lib/xalloc.h"
 #include "recipes/tuple.h"
 
 /* Names go in "name" members; SPDX ids ([A-Za-z0-9.-]+) are positional
@@ -217,16 +219,68 @@ static const char *artifact_version(const struct recipe *r, size_t i, const stru
 	return (ver = tuple_get(r->tuple, path)) && ver->str ? ver->str : NULL;
 }
 
-/* purl's percent-encoding: everything but unreserved characters. */
+/* purl's canonical percent-encoding (purl-spec "Character encoding"):
+ * every octet but the alphanumerics, ".-_~" and ':' (never encoded, an
+ * epoch's included), so "1:2.0+dfsg-1" is 1:2.0%2Bdfsg-1, as other tools
+ * write it. */
 static void purl_add(struct strbuf *sb, const char *s)
 {
 	for (; *s; s++) {
 		if ((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
-		    strchr(".-_~", *s))
+		    strchr(".-_~:", *s))
 			strbuf_addch(sb, *s);
 		else
 			strbuf_addf(sb, "%%%02X", (unsigned char)*s);
 	}
+}
+
+/* The vendor a .deb's Maintainer address belongs to, by its domain (or
+ * a subdomain): a distribution's or vendor's own domain says whose
+ * archive the package is from; any other address (a person's) says
+ * nothing. */
+static const char *maintainer_vendor(const char *maintainer)
+{
+	static const char *const domains[][2] = {
+		{ "debian.org", "debian" },
+		{ "ubuntu.com", "ubuntu" },
+		{ "nvidia.com", "nvidia" },
+		{ "amd.com", "amd" },
+	};
+	const char *at = strrchr(maintainer, '@'), *gt = at ? strchr(at, '>') : NULL;
+	size_t n;
+
+	if (!at || !gt)
+		return NULL;
+	n = (size_t)(gt - at - 1);
+	for (size_t i = 0; i < ARRAY_SIZE(domains); i++) {
+		size_t dl = strlen(domains[i][0]);
+		if (n >= dl && !strncasecmp(gt - dl, domains[i][0], dl) && (n == dl || gt[-(ptrdiff_t)dl - 1] == '.'))
+			return domains[i][1];
+	}
+	return NULL;
+}
+
+/* A purl namespace: lower-case [a-z0-9.-] (purl's deb vendor). */
+static bool namespace_ok(const char *ns)
+{
+	return ns && *ns && strspn(ns, "abcdefghijklmnopqrstuvwxyz0123456789.-") == strlen(ns);
+}
+
+/* Whose .deb this is, for its purl's namespace (purl: the distribution
+ * or vendor): the Maintainer's domain when it is a known vendor's, else
+ * the recipe's tuple vendor when a tuple component names the artifact
+ * (COMPONENT.artifact: the recipe says it is that vendor's).  NULL when
+ * neither says: the deb type requires a namespace, and "debian" for
+ * another vendor's package would be wrong, so such a .deb has no purl. */
+static const char *deb_namespace(const struct recipe *r, const struct artifact *a, const struct unpack_stats *st,
+				 const char *vendor)
+{
+	const char *m = maintainer_vendor(st->deb_maintainer);
+	char comp[64];
+
+	if (m)
+		return m;
+	return artifact_component(r, a, comp) && namespace_ok(vendor) ? vendor : NULL;
 }
 
 static json_t *external_ref(const char *category, const char *type, const char *locator)
@@ -253,14 +307,14 @@ static const char *nvd_product(const char *vendor, const char *comp)
 }
 
 /* externalRefs: the purl (a .deb's from its control file, as Debian
- * tooling names it; a tuple component's as pkg:generic/VENDOR/NAME) and
- * a cpe23Type where NVD has a product for it.  NULL: nothing to refer
- * to. */
+ * tooling names it, under deb_namespace's vendor; a tuple component's as
+ * pkg:generic/VENDOR/NAME) and a cpe23Type where NVD has a product for
+ * it.  NULL: nothing to refer to. */
 static json_t *external_refs(const struct recipe *r, size_t i, const struct unpack_stats *st, const char *ver)
 {
 	const struct artifact *a = &r->artifacts[i];
 	const struct tuple_value *vend = tuple_get(r->tuple, "vendor"), *tv;
-	const char *vendor = vend ? vend->str : NULL, *product;
+	const char *vendor = vend ? vend->str : NULL, *product, *ns;
 	_cleanup_strbuf_ struct strbuf purl = STRBUF_INIT, cpe = STRBUF_INIT;
 	char comp[64], path[96];
 	json_t *refs;
@@ -268,7 +322,9 @@ static json_t *external_refs(const struct recipe *r, size_t i, const struct unpa
 	if (!ver)
 		return NULL;
 	if (st && st->deb_package[0]) {
-		strbuf_addstr(&purl, "pkg:deb/debian/");
+		if (!(ns = deb_namespace(r, a, st, vendor)))
+			return NULL;
+		strbuf_addf(&purl, "pkg:deb/%s/", ns);
 		purl_add(&purl, st->deb_package);
 		strbuf_addch(&purl, '@');
 		purl_add(&purl, ver);
@@ -322,39 +378,68 @@ static json_t *supplier(const struct unpack_stats *st)
 	return json_string(sb.buf ? sb.buf : "NOASSERTION");
 }
 
-/* A .deb's licenseDeclared: its usr/share/doc/PACKAGE/copyright when
- * that is a DEP-5 file among the files it installed, else NOASSERTION. */
-static int deb_license(const struct recipe *r, size_t i, const struct unpack_stats *st, const struct tree *t,
-		       const struct store *s, char out[DEP5_LICENSE_MAX], ingot_error *e)
+void sbom_note_copyright(struct tree *listing, struct unpack_stats *st)
 {
-	_cleanup_free_ char *want = NULL;
-	size_t wl;
+	char want[sizeof(st->deb_package) + 32];
+	const struct tree_entry *te;
 
-	snprintf(out, DEP5_LICENSE_MAX, "NOASSERTION");
-	if (!st || !st->deb_package[0])
-		return 0;
-	if (asprintf(&want, "usr/share/doc/%s/copyright", st->deb_package) < 0) {
-		want = NULL;   /* undefined after a failure */
-		return ingot_fail(e, -ENOMEM, "SBOM: out of memory");
-	}
-	wl = strlen(want);
-	for (size_t k = 0; k < t->n; k++) {
-		const struct tree_entry *te = &t->v[k];
-		size_t pl = strlen(te->path);
-		_cleanup_strbuf_ struct strbuf text = STRBUF_INIT;
-		int rc;
+	st->deb_copyright = false;
+	if (!st->deb_package[0])
+		return;
+	snprintf(want, sizeof(want), "usr/share/doc/%s/copyright", st->deb_package);
+	if (!(te = tree_find(listing, want)) || te->type != TREE_FILE || te->size > COPYRIGHT_MAX)
+		return;
+	st->deb_copyright = true;
+	st->deb_copyright_size = te->size;
+	memcpy(st->deb_copyright_sha256, te->sha256, 32);
+	st->deb_copyright_loc = te->loc;
+}
 
-		if (te->type != TREE_FILE || owner_of(r, te) != i + 1 || pl < wl || strcmp(te->path + pl - wl, want) ||
-		    (pl > wl && te->path[pl - wl - 1] != '/'))
-			continue;
-		if (te->size > COPYRIGHT_MAX)
-			return 0;
-		if ((rc = read_content(s, te, NULL, &text, e)) < 0)
-			return rc;
-		dep5_license(text.buf ? text.buf : "", text.len, out);
-		return 0;
+/* The licenses without an SPDX identifier, each declared once in the
+ * document (hasExtractedLicensingInfos), in the order first met. */
+static int declare_refs(json_t *lics, const struct dep5_license *l, ingot_error *e)
+{
+	for (size_t i = 0; i < l->n_refs; i++) {
+		bool seen = false;
+		size_t k;
+		json_t *v;
+
+		json_array_foreach(lics, k, v)
+			seen = seen || !strcmp(json_string_value(json_object_get(v, "licenseId")), l->refs[i].id);
+		if (!seen && json_array_append_new(lics, json_pack("{s:s,s:s,s:s}", "licenseId", l->refs[i].id,
+								    "name", l->refs[i].name, "extractedText",
+								    l->refs[i].text)) < 0)
+			return ingot_fail(e, -ENOMEM, "SBOM: out of memory");
 	}
 	return 0;
+}
+
+/* A .deb's licenseDeclared: its usr/share/doc/PACKAGE/copyright from the
+ * data archive (sbom_note_copyright) when that is a DEP-5 file, else
+ * NOASSERTION. */
+static int deb_license(const struct unpack_stats *st, const struct store *s, json_t *lics,
+		       char out[DEP5_LICENSE_MAX], ingot_error *e)
+{
+	_cleanup_strbuf_ struct strbuf text = STRBUF_INIT;
+	_cleanup_free_ char *path = NULL;
+	struct dep5_license l;
+	struct tree_entry te;
+	int rc;
+
+	snprintf(out, DEP5_LICENSE_MAX, "NOASSERTION");
+	if (!st || !st->deb_copyright)
+		return 0;
+	path = xasprintf("usr/share/doc/%s/copyright", st->deb_package);
+	te = (struct tree_entry){ .path = path, .type = TREE_FILE, .size = st->deb_copyright_size,
+				  .loc = st->deb_copyright_loc };
+	memcpy(te.sha256, st->deb_copyright_sha256, 32);
+	if ((rc = read_content(s, &te, NULL, &text, e)) < 0)
+		return rc;
+	dep5_license(text.buf ? text.buf : "", text.len, &l);
+	rc = declare_refs(lics, &l, e);
+	snprintf(out, DEP5_LICENSE_MAX, "%s", l.expr);
+	dep5_license_free(&l);
+	return rc;
 }
 
 /* The URL the recipe gives, else NOASSERTION: a local path (even as
@@ -391,9 +476,9 @@ static int set_files_analyzed(json_t *p, const struct sbom_files *f, size_t owne
 	return 0;
 }
 
-static int add_packages(const struct recipe *r, const struct unpack_stats *stats, const struct tree *t,
-			const struct store *s, const struct sbom_files *f, const uint8_t image_sha256[32],
-			json_t *pkgs, json_t *rels, ingot_error *e)
+static int add_packages(const struct recipe *r, const struct unpack_stats *stats, const struct store *s,
+			const struct sbom_files *f, const uint8_t image_sha256[32], json_t *pkgs, json_t *rels,
+			json_t *lics, ingot_error *e)
 {
 	json_t *img = json_pack("{s:s,s:s,s:s,s:s,s:[o],s:s,s:s,s:s,s:s,s:s}", "SPDXID", IMAGE_ID,
 				"name", r->name, "versionInfo", r->version, "downloadLocation", "NOASSERTION",
@@ -415,7 +500,7 @@ static int add_packages(const struct recipe *r, const struct unpack_stats *stats
 		json_t *p, *refs;
 
 		owner_id(i + 1, id);
-		if ((rc = deb_license(r, i, st, t, s, lic, e)) < 0)
+		if ((rc = deb_license(st, s, lics, lic, e)) < 0)
 			return rc;
 		p = json_pack("{s:s,s:s,s:s,s:[o],s:s,s:o,s:s,s:s,s:s}", "SPDXID", id, "name", a->name,
 			      "downloadLocation", download_location(a), "checksums", checksum("SHA256", a->sha256, 32),
@@ -505,7 +590,7 @@ int sbom_write(const struct recipe *r, const struct unpack_stats *stats, const s
 	time_t when = (time_t)r->epoch;
 	struct tm tm;
 	json_t *pkgs = json_array();
-	_cleanup_json_ json_t *doc = NULL, *rels = json_array();
+	_cleanup_json_ json_t *doc = NULL, *rels = json_array(), *lics = json_array();
 	struct sbom_files f = { 0 };
 	struct sbom_walk files = { t, &f, 0, 0 };
 	struct sbom_rels rl = { rels, 0, { t, &f, 0, 0 } };
@@ -522,10 +607,12 @@ int sbom_write(const struct recipe *r, const struct unpack_stats *stats, const s
 			"creationInfo", "created", created, "creators", "Tool: ingot-" INGOT_VERSION,
 			"documentDescribes", IMAGE_ID, "packages", pkgs, "files", json_splice_mark(0),
 			"relationships", json_splice_mark(1));
-	if (!doc || !rels || json_array_append_new(rels, relationship("SPDXRef-DOCUMENT", "DESCRIBES", IMAGE_ID)))
+	if (!doc || !rels || !lics || json_array_append_new(rels, relationship("SPDXRef-DOCUMENT", "DESCRIBES", IMAGE_ID)))
 		return ingot_fail(e, -ENOMEM, "%s: SBOM: out of memory", r->name);
 	if ((rc = scan_files(r, t, s, sha1, &f, e)) < 0 ||
-	    (rc = add_packages(r, stats, t, s, &f, image_sha256, pkgs, rels, e)) < 0 ||
+	    (rc = add_packages(r, stats, s, &f, image_sha256, pkgs, rels, lics, e)) < 0 ||
+	    (json_array_size(lics) && json_object_set(doc, "hasExtractedLicensingInfos", lics) < 0 &&
+	     (rc = ingot_fail(e, -ENOMEM, "%s: SBOM: out of memory", r->name)) < 0) ||
 	    /* The bytes of json_canonical(the whole document). */
 	    (rc = json_dump_spliced(doc, JSON_CANONICAL_FLAGS, sp, ARRAY_SIZE(sp), out, NULL, e)) < 0) {
 		sbom_files_free(&f);

@@ -3,7 +3,8 @@
  * version from the .deb control or the tuple, sha256 pin, the recipe's
  * source as download location), every regular file with its sha256, and
  * the relationships DOCUMENT DESCRIBES image, image CONTAINS package,
- * package CONTAINS file (inline files: image CONTAINS file).  Only what
+ * package CONTAINS file (inline files: image CONTAINS file), and the
+ * licenses with no SPDX identifier (hasExtractedLicensingInfos).  Only what
  * the build knows, so the bytes depend on the recipe and the artifacts
  * alone (creation time = the recipe's epoch). */
 #ifndef INGOT_SBOM_H
@@ -18,6 +19,11 @@
 #include "lib/err.h"
 #include "lib/json.h"
 #include "recipes/recipe.h"
+
+/* Note in st where a .deb's listing has usr/share/doc/PACKAGE/copyright
+ * (the data archive's, before the recipe's include/exclude): its license
+ * is the package's whether or not the image keeps the file. */
+void sbom_note_copyright(struct tree *listing, struct unpack_stats *st);
 
 /* Write the document's bytes (canonical JSON) to out, a file's entries
  * made one at a time.  stats: the n_artifacts unpack results (for .deb

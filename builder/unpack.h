@@ -57,6 +57,13 @@ struct unpack_stats {
 	/* and its Package, Architecture and Maintainer, for the SBOM's purl
 	 * and supplier ("" when the control file has none) */
 	char deb_package[128], deb_arch[32], deb_maintainer[256];
+	/* its usr/share/doc/PACKAGE/copyright as the data archive has it,
+	 * whatever the recipe keeps of it (builder/sbom.h sbom_note_copyright:
+	 * the SBOM's licenseDeclared): where the store has its bytes */
+	bool deb_copyright;
+	uint64_t deb_copyright_size;
+	uint8_t deb_copyright_sha256[32];
+	struct store_loc deb_copyright_loc;
 };
 
 /* Stage 1, from a->path (a plain file artifact is imported as a blob;

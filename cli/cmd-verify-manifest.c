@@ -8,6 +8,7 @@
 #include "cli/cli.h"
 #include "keys/envelope.h"
 #include "keys/keyring.h"
+#include "manifest/dsse.h"
 #include "lib/cleanup.h"
 #include "lib/json.h"
 #include "lib/time.h"
@@ -18,7 +19,7 @@ static const struct cli_command verify_manifest_cmd = {
 	.synopsis =
 	"    ingot verify-manifest ENVELOPE --keyring KEYRING [--image IMG [--verity V]]\n"
 	"                          [--now RFC3339|EPOCH] [--state FILE] [--print-manifest]\n"
-	"                          [--file-list MANIFEST]\n",
+	"                          [--file-list MANIFEST] [--sbom SBOM]\n",
 	.description =
 	"    Verifies the DSSE envelope ENVELOPE (NAME.manifest.dsse.json), in order:\n"
 	"      1. structure and limits (payload at most 64 MiB, 64 signatures);\n"
@@ -39,7 +40,12 @@ static const struct cli_command verify_manifest_cmd = {
 	"         the same recipe name in the state file (as in TUF); on success a\n"
 	"         higher serial is recorded there (atomically);\n"
 	"      6. with --image, the image file's sha256 and size; with --verity, the\n"
-	"         dm-verity root hash recomputed from IMG and the hash file.\n"
+	"         dm-verity root hash recomputed from IMG and the hash file;\n"
+	"      7. the SBOM (--sbom, else the manifest's sbom.file beside ENVELOPE)\n"
+	"         must hash to the signed sbom.sha256: a different file is exit 6;\n"
+	"         none beside ENVELOPE is reported as \"SBOM not checked\", never\n"
+	"         as a pass; --sbom naming a missing file, or given for a manifest\n"
+	"         without an SBOM, is exit 1.\n"
 	"    The payload is not interpreted before its signatures verify. ENVELOPE may\n"
 	"    also be a Sigstore bundle with public-key verification material: its\n"
 	"    dsseEnvelope is verified the same way (keyless bundles are refused).\n"
@@ -54,7 +60,7 @@ static const struct cli_command verify_manifest_cmd = {
 	"    3   signatures: fewer valid signatures by distinct trusted keys than the threshold\n"
 	"    4   expired\n"
 	"    5   rollback: serial below the last one seen\n"
-	"    6   the image, verity or manifest file does not match what was signed\n"
+	"    6   the image, verity, manifest or SBOM file does not match what was signed\n"
 	"    64  usage error\n"
 	"\n"
 	"EXAMPLES\n"
@@ -71,10 +77,11 @@ int cmd_verify_manifest(int argc, char **argv)
 	struct verify_policy pol = { .now = time(NULL) };
 	struct verify_outcome out;
 	struct image_digest img;
-	const char *keyring = NULL, *path, *image = NULL, *verity = NULL;
+	const char *keyring = NULL, *path, *image = NULL, *verity = NULL, *sbom = NULL;
+	_cleanup_free_ char *sbom_at = NULL;
 	ingot_error e = { 0 };
 	bool print = false;
-	int c;
+	int c, sr;
 
 	const struct cli_option opts[] = {
 		OPT_STRING('k', "keyring", &keyring, "FILE", "trusted keys and threshold (required)"),
@@ -91,6 +98,9 @@ int cmd_verify_manifest(int argc, char **argv)
 		OPT_STRING('f', "file-list", &pol.file_list, "FILE",
 			   "the manifest file a v2 statement binds by digest\n"
 			   "(default: its subject name beside ENVELOPE)"),
+		OPT_STRING('S', "sbom", &sbom, "FILE",
+			   "the SBOM the manifest binds by digest\n"
+			   "(default: its sbom.file beside ENVELOPE, if there)"),
 		OPT_END(),
 	};
 
@@ -115,6 +125,9 @@ int cmd_verify_manifest(int argc, char **argv)
 		return cli_error(&e, ENVELOPE_EXIT_MALFORMED);
 	if (image && (r = image_check_manifest(m, image, verity, &img, &e)) < 0)
 		return cli_error(&e, r == -EBADMSG ? ENVELOPE_EXIT_DIGEST : ENVELOPE_EXIT_IO);
+	if ((sr = manifest_sbom_check(path, sbom, m, &sbom_at, &e)) < 0)
+		return cli_error(&e, sr == -EILSEQ ? ENVELOPE_EXIT_DIGEST : sr == -EINVAL ? ENVELOPE_EXIT_MALFORMED
+									  : ENVELOPE_EXIT_IO);
 	/* The serial is recorded only once everything it vouches for passed. */
 	if (pol.state_path && envelope_record_state(pol.state_path, &out, &e) < 0)
 		return cli_error(&e, ENVELOPE_EXIT_IO);
@@ -123,6 +136,8 @@ int cmd_verify_manifest(int argc, char **argv)
 		_cleanup_free_ char *s = json_canonical(m, NULL);
 		if (s)
 			fputs(s, stdout);
+		if (sr == 1 && sbom_at)
+			fprintf(stderr, "%s: SBOM not checked: no %s\n", path, sbom_at);
 	} else {
 		printf("%s: OK: %s serial %" PRIu64 ", %u of %u required signatures (", path,
 		       out.recipe, out.serial, out.valid, out.threshold);
@@ -138,6 +153,10 @@ int cmd_verify_manifest(int argc, char **argv)
 			printf(", image sha256 %.16s... matches", out.image_sha256);
 		if (verity)
 			printf(", verity root matches");
+		if (sr == 0)
+			printf(", SBOM sha256 matches");
+		else if (sbom_at)
+			printf(", SBOM not checked (no %s)", sbom_at);
 		printf("\n");
 	}
 	return EXIT_OK;

@@ -652,6 +652,47 @@ char *manifest_ref_path(const char *envelope_path, const char *path, const struc
 	return path_join(dir, ref->name);
 }
 
+int manifest_sbom_check(const char *envelope_path, const char *path, const json_t *manifest, char **where,
+			ingot_error *e)
+{
+	const json_t *sbom = json_object_get(manifest, "sbom");
+	const char *file = json_string_value(json_object_get(sbom, "file"));
+	const char *want = json_string_value(json_object_get(sbom, "sha256"));
+	_cleanup_free_ char *dir = NULL;
+	uint8_t d[32];
+	char hex[65];
+	int r;
+
+	*where = NULL;
+	if (!sbom) {
+		if (path)
+			return ingot_fail(e, -ENOENT, "%s: the signed manifest binds no SBOM (no \"sbom\" member)", path);
+		return 1;
+	}
+	if (!file || !want || !is_sha256_hex(want))
+		return ingot_fail(e, -EINVAL, "%s: manifest sbom: expected a file name and a sha256", envelope_path);
+	if (path) {
+		*where = xstrdup(path);
+	} else {
+		/* beside the envelope: a name, never a path out of its directory */
+		if (!*file || strchr(file, '/') || !strcmp(file, ".") || !strcmp(file, ".."))
+			return ingot_fail(e, -EINVAL, "%s: manifest sbom.file: expected a plain file name, got '%.64s'",
+					  envelope_path, file);
+		dir = path_dirname(envelope_path);
+		if (!(*where = path_join(dir ? dir : ".", file)))
+			return ingot_fail(e, -ENOMEM, "out of memory");
+		if (access(*where, F_OK) < 0 && errno == ENOENT)
+			return 1;
+	}
+	if ((r = sha256_file(*where, d, NULL, e)) < 0)
+		return ingot_prefix(e, "SBOM");
+	hex_encode(d, sizeof(d), hex);
+	if (strcmp(hex, want))
+		return ingot_fail(e, -EILSEQ, "%s: sha256: expected %s (sbom.sha256 signed in %s), got %s", *where,
+				  want, envelope_path, hex);
+	return 0;
+}
+
 /* The first member, files[] aside, in which the bound manifest m and the
  * signed head differ (NULL: none). */
 static const char *head_differs(const json_t *m, const json_t *head)

@@ -148,6 +148,18 @@ char *manifest_ref_path(const char *envelope_path, const char *path, const struc
 int manifest_ref_load(const char *envelope_path, const char *path, const struct manifest_ref *ref,
 		      const json_t *head, enum manifest_level level, json_t **full, ingot_error *e);
 
+/* The SBOM the signed manifest binds ("sbom": file, sha256), checked as
+ * the image is: path when given, else sbom.file (a plain file name)
+ * beside the envelope.  0: its bytes' sha256 is the signed one (*where,
+ * malloc'd, names the file checked); 1: not checked, never a pass (no
+ * path given and no such file beside the envelope; *where names the file
+ * looked for); -EILSEQ: another sha256 ("FILE: sha256: expected <signed>
+ * (manifest sbom.sha256), got <hex>"); -ENOENT with path given but the
+ * manifest binding no SBOM, or no such file; -EINVAL a sbom.file that is
+ * not a plain name; other -errno from reading. */
+int manifest_sbom_check(const char *envelope_path, const char *path, const json_t *manifest, char **where,
+			ingot_error *e);
+
 /* What `ingot sign FILE` reads, read once: an envelope (*env) or a
  * manifest (*head: every member but files[], checked; sha256: of the
  * file's bytes).  A manifest in canonical form, as ingot writes it, is

@@ -5,7 +5,8 @@
 # version its .deb control or the tuple gives, every regular file of the
 # manifest with the same sha256 (and SPDX's SHA1) and contained by the package that put it
 # there, the image described by the document; deterministic bytes (another
-# store and worker count give the same file); no SBOM left by a failed build.
+# store and worker count give the same file); verify-manifest checks the
+# SBOM's bytes against the signed digest; no SBOM left by a failed build.
 . "$(dirname "$0")/lib.sh"
 python3 -c 'import jsonschema' 2>/dev/null || skip "python3-jsonschema not installed"
 SCHEMA=$SRC/tests/fixtures/spdx/spdx-2.3.schema.json
@@ -78,8 +79,31 @@ assert_eq "demo-h100.spdx.json $sbom_sha" "$(jq -r '.subject[1] | .name + " " + 
 	"statement subject[1]"
 assert_eq "demo-h100.manifest.json $(sha256 "$T/s/demo-h100.manifest.json")" \
 	"$(jq -r '.subject[2] | .name + " " + .digest.sha256' "$T/statement.json")" "statement subject[2]"
-"$INGOT" verify-manifest "$T/s/demo-h100.manifest.dsse.json" --keyring "$T/ring.json" >/dev/null ||
-	fail "verify-manifest refused the signed build"
+expect_exit 0 "SBOM sha256 matches" "$INGOT" verify-manifest "$T/s/demo-h100.manifest.dsse.json" --keyring "$T/ring.json"
+
+note "verify-manifest checks the SBOM file itself: one byte changed is refused, none beside is not a pass"
+mkdir "$T/v"
+cp "$T/s/demo-h100.manifest.dsse.json" "$T/s/demo-h100.manifest.json" "$T/s/demo-h100.spdx.json" "$T/v/"
+# the same length, one byte other: a space in the JSON text becomes a tab
+python3 - "$T/v/demo-h100.spdx.json" <<'PY'
+import sys
+b = bytearray(open(sys.argv[1], "rb").read()); b[b.index(b" ")] = 0x09
+open(sys.argv[1], "wb").write(b)
+PY
+bad_sha=$(sha256 "$T/v/demo-h100.spdx.json")
+expect_exit 6 "$T/v/demo-h100.spdx.json: sha256: expected $sbom_sha" \
+	"$INGOT" verify-manifest "$T/v/demo-h100.manifest.dsse.json" --keyring "$T/ring.json"
+assert_contains "$OUT" "got $bad_sha" "the actual sha256 named"
+expect_exit 6 "got $bad_sha" "$INGOT" verify-manifest "$T/s/demo-h100.manifest.dsse.json" --keyring "$T/ring.json" \
+	--sbom "$T/v/demo-h100.spdx.json"
+expect_exit 0 "SBOM sha256 matches" "$INGOT" verify-manifest "$T/v/demo-h100.manifest.dsse.json" --keyring "$T/ring.json" \
+	--sbom "$T/s/demo-h100.spdx.json"
+rm "$T/v/demo-h100.spdx.json"
+expect_exit 0 "SBOM not checked (no $T/v/demo-h100.spdx.json)" \
+	"$INGOT" verify-manifest "$T/v/demo-h100.manifest.dsse.json" --keyring "$T/ring.json"
+case $OUT in *"SBOM sha256 matches"*) fail "an absent SBOM reported as a match: $OUT" ;; esac
+expect_exit 1 "$T/v/demo-h100.spdx.json" \
+	"$INGOT" verify-manifest "$T/s/demo-h100.manifest.dsse.json" --keyring "$T/ring.json" --sbom "$T/v/demo-h100.spdx.json"
 # A statement whose SBOM subject does not match the manifest is refused,
 # even when signed by a trusted key: sign the tampered statement afresh.
 python3 - "$T/statement.json" "$T/s/demo-h100.manifest.json" <<'PY'

@@ -3,8 +3,11 @@
 # checks the spec's SHALL rules, which the JSON schema does not): the
 # demo, the four example pools and a boot image.  Scanner-style: every
 # .deb in an image is found by the purl dpkg-deb's fields make, with its
-# real version and the .deb's sha256; licenses come from a DEP-5
-# copyright (NOASSERTION otherwise), the supplier from Maintainer; per
+# real version and the .deb's sha256 (the purl's namespace the vendor:
+# Maintainer's domain or the recipe's tuple vendor, none when neither
+# says); licenses come from a DEP-5 copyright in the .deb, whatever the
+# recipe excludes (every DEP-5 standard name mapped, a LicenseRef with
+# its text otherwise), the supplier from Maintainer; per
 # file SHA1 matches the bytes; the validator can fail.
 . "$(dirname "$0")/lib.sh"
 for tool in dpkg-deb unsquashfs; do
@@ -40,7 +43,7 @@ else
 	echo "(no systemd-boot stub or ingot-init: boot image SBOM not checked)"
 fi
 
-note "a package with a DEP-5 copyright, one without, one with an odd Maintainer"
+note "DEP-5 licenses, purl namespaces and versions"
 mkdeb() { # NAME VERSION MAINTAINER COPYRIGHT-TEXT
 	local d=$T/deb/$1
 	mkdir -p "$d/DEBIAN" "$d/usr/share/doc/$1" "$d/usr/lib/$1"
@@ -51,9 +54,32 @@ mkdeb() { # NAME VERSION MAINTAINER COPYRIGHT-TEXT
 	find "$d" -exec touch -d @1700000000 {} +
 	SOURCE_DATE_EPOCH=1700000000 dpkg-deb --root-owner-group -Zgzip --build "$d" "$T/r/$1.deb" >/dev/null
 }
-mkdeb libdep5 1:2.0+dfsg-1 "Lib Team <team@example.invalid>" \
-	"$(printf 'Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/\n\nFiles: *\nCopyright: 2024 A\nLicense: GPL-2+ or Expat\n\nFiles: debian/*\nLicense: GPL-3+\n')"
+DEP5='Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/\n\nFiles: *\nCopyright: 2024 A\nLicense: %s\n'
+# a Debian team's package: epoch, "+" and "~" in its version
+mkdeb libdep5 '1:2.0~rc1+dfsg-1' "Debian Lib Team <team@lists.debian.org>" \
+	"$(printf "$DEP5"'\nFiles: debian/*\nLicense: GPL-3+\n' 'GPL-2+ or Expat')"
+# a person's package: nothing says whose archive it is from
 mkdeb libfree 3.1-2 "Someone (nick) <s@example.invalid>" "This is free software, see the source."
+# another vendor's package, its docs excluded by the recipe (the license is still read)
+mkdeb libvendor 1.2-1 "NVIDIA CORPORATION <cudatools@nvidia.com>" "$(printf "$DEP5" 'LGPL-2+')"
+# public domain has no SPDX id: a LicenseRef with the file's text
+mkdeb libpd 1-1 "Debian X <x@debian.org>" \
+	"$(printf "$DEP5"' The author disclaims all copyright.\n .\n Use it freely.\n' public-domain)"
+# every DEP-5 standard name with an SPDX id, for the validator to check each
+ALL="Apache-1.0 and Apache-1.1 and Apache-2.0 and Artistic-1.0 and Artistic-2.0 and BSD-2-clause"
+ALL+=" and BSD-3-clause and BSD-4-clause and ISC and CC-BY-1.0 and CC-BY-2.0 and CC-BY-2.5 and CC-BY-3.0"
+ALL+=" and CC-BY-4.0 and CC-BY-SA-1.0 and CC-BY-SA-2.0 and CC-BY-SA-2.5 and CC-BY-SA-3.0 and CC-BY-SA-4.0"
+ALL+=" and CC0-1.0 and CDDL-1.0 and CDDL-1.1 and CPL-1.0 and EFL-1 and EFL-2 and Expat and GPL-1 and GPL-1+"
+ALL+=" and GPL-2 and GPL-2+ and GPL-3 and GPL-3+ and LGPL-2 and LGPL-2+ and LGPL-2.1 and LGPL-2.1+"
+ALL+=" and LGPL-3 and LGPL-3+ and GFDL-1.1 and GFDL-1.1+ and GFDL-1.2 and GFDL-1.2+ and GFDL-1.3 and GFDL-1.3+"
+ALL+=" and GFDL-NIV-1.1 and GFDL-NIV-1.1+ and GFDL-NIV-1.2 and GFDL-NIV-1.2+ and GFDL-NIV-1.3 and GFDL-NIV-1.3+"
+ALL+=" and LPPL-1.0 and LPPL-1.1 and LPPL-1.2 and LPPL-1.3a and LPPL-1.3c and MPL-1.0 and MPL-1.1 and MPL-2.0"
+ALL+=" and Perl and Python-2.0 and QPL-1.0 and W3C and Zlib and Zope-1.1 and Zope-2.0 and Zope-2.1"
+ALL+=" and AGPL-3+ and BSL-1.0 and GPL-2+ with Classpath exception and GPL-2+ with Font exception"
+ALL+=" and LGPL-2+ with Libtool exception and Apache-2.0 with LLVM exception"
+ALL+=" and GPL-2+ with OpenSSL exception"
+mkdeb liball 1-1 "Debian X <x@debian.org>" \
+	"$(printf "$DEP5"'\nLicense: GPL-2+ with OpenSSL exception\n GPL 2 or later, and linking with OpenSSL is allowed.\n' "$ALL")"
 cat >"$T/r/labels.yaml" <<YAML
 name: labels
 version: "1"
@@ -61,17 +87,38 @@ epoch: 1700000000
 artifacts:
   - {name: dep5, kind: deb, source: libdep5.deb, sha256: $(sha256 "$T/r/libdep5.deb")}
   - {name: free, kind: deb, source: libfree.deb, sha256: $(sha256 "$T/r/libfree.deb")}
+  - {name: vendor, kind: deb, source: libvendor.deb, sha256: $(sha256 "$T/r/libvendor.deb"), exclude: ["usr/share/doc"]}
+  - {name: pd, kind: deb, source: libpd.deb, sha256: $(sha256 "$T/r/libpd.deb")}
+  - {name: all, kind: deb, source: liball.deb, sha256: $(sha256 "$T/r/liball.deb")}
 YAML
 "$INGOT" build "$T/r/labels.yaml" -o "$T/out/labels" --store "$T/store" --no-lint -q
 L=$T/out/labels/labels.spdx.json
 SBOMS+=("$L")
-assert_eq "GPL-2.0-or-later OR MIT" "$(jq -r '.packages[] | select(.name == "dep5") | .licenseDeclared' "$L")" "DEP-5 license"
-assert_eq "NOASSERTION" "$(jq -r '.packages[] | select(.name == "free") | .licenseDeclared' "$L")" "non-DEP-5 license"
-assert_eq "Organization: Lib Team (team@example.invalid)" \
-	"$(jq -r '.packages[] | select(.name == "dep5") | .supplier' "$L")" "supplier from Maintainer"
-assert_eq "NOASSERTION" "$(jq -r '.packages[] | select(.name == "free") | .supplier' "$L")" "unparsed Maintainer"
-assert_eq "pkg:deb/debian/libdep5@1%3A2.0%2Bdfsg-1?arch=amd64" \
-	"$(jq -r '.packages[] | select(.name == "dep5") | .externalRefs[0].referenceLocator' "$L")" "purl, epoch and + encoded"
+pkg() { jq -r --arg n "$1" ".packages[] | select(.name == \$n) | $2" "$L"; }
+assert_eq "GPL-2.0-or-later OR MIT" "$(pkg dep5 .licenseDeclared)" "DEP-5 license"
+assert_eq "NOASSERTION" "$(pkg free .licenseDeclared)" "non-DEP-5 license"
+assert_eq "LGPL-2.0-or-later" "$(pkg vendor .licenseDeclared)" "license of a package whose docs the recipe excludes"
+assert_eq "" "$(jq -r '.files[].fileName | select(startswith("./usr/share/doc/libvendor"))' "$L")" \
+	"the excluded copyright file is not in the image"
+pd=$(pkg pd .licenseDeclared)
+case $pd in LicenseRef-public-domain-????????) ;; *) fail "public-domain: got '$pd'" ;; esac
+assert_eq "The author disclaims all copyright.
+
+Use it freely." "$(jq -r --arg id "$pd" '.hasExtractedLicensingInfos[] | select(.licenseId == $id) | .extractedText' "$L")" \
+	"public-domain text declared"
+assert_eq 2 "$(jq '.hasExtractedLicensingInfos | length' "$L")" "extracted licenses (public-domain, OpenSSL exception)"
+case $(pkg all .licenseDeclared) in
+*" AND (Artistic-1.0-Perl OR GPL-1.0-or-later) AND "*"GPL-2.0-or-later WITH Classpath-exception-2.0"*"AND LicenseRef-GPL-2plus-with-OpenSSL-exception-"*) ;;
+*) fail "all names: got '$(pkg all .licenseDeclared)'" ;;
+esac
+assert_eq "Organization: Debian Lib Team (team@lists.debian.org)" "$(pkg dep5 .supplier)" "supplier from Maintainer"
+assert_eq "NOASSERTION" "$(pkg free .supplier)" "unparsed Maintainer"
+# purl-spec's canonical form: ':' as it is, '+' as %2B, '~' as it is
+assert_eq "pkg:deb/debian/libdep5@1:2.0~rc1%2Bdfsg-1?arch=amd64" \
+	"$(pkg dep5 '.externalRefs[0].referenceLocator')" "purl of a Debian package"
+assert_eq "pkg:deb/nvidia/libvendor@1.2-1?arch=amd64" \
+	"$(pkg vendor '.externalRefs[0].referenceLocator')" "purl of another vendor's package"
+assert_eq "null" "$(pkg free .externalRefs)" "no purl when nothing says whose package it is"
 
 note "the official validator accepts all ${#SBOMS[@]} SBOMs"
 spdx_validate "${SBOMS[@]}"
@@ -119,7 +166,16 @@ for path in sboms:
                      subprocess.run(["dpkg-deb", "-f", deb, "Package", "Version", "Architecture"],
                                     capture_output=True, text=True, check=True).stdout.splitlines()))
         f = {k: v.split(": ", 1)[1] for k, v in f.items()}
-        key = ("deb", "debian", f["Package"], f["Version"], f["Architecture"])
+        # the demo's and pools' .debs name no vendor's domain: the recipe's
+        # tuple vendor, whose component names the artifact, is the namespace;
+        # the labels' by Maintainer (libfree's says nothing: no purl)
+        if "labels" in path:
+            ns = {"libvendor": "nvidia", "libfree": None}.get(f["Package"], "debian")
+        else:
+            ns = "amd" if "mi355x" in path else "nvidia"
+        if ns is None:
+            continue
+        key = ("deb", ns, f["Package"], f["Version"], f["Architecture"])
         assert key in index, (os.path.basename(path), key, sorted(index))
         p = index[key]
         assert p["versionInfo"] == f["Version"], (p["versionInfo"], f)
