@@ -45,8 +45,6 @@ assert_eq "" "$(tpm2_getcap handles-transient)" "transient handles"
 
 note "ingot attest import turns tpm2_quote's files into a quote document that verifies"
 tpm2tools_signing_key "$T/k"
-tpm2_readpublic -c "$T/k.ctx" -o "$T/k.tpm2b" -Q
-tpm2_flushcontext -t
 tpm2_quote -c "$T/k.ctx" -l sha256:0,15+sha1:15 -q $NONCE -m "$T/tq.msg" -s "$T/tq.sig" \
 	-o "$T/tq.pcrs" -F values -g sha256 -Q
 tpm2_flushcontext -t

