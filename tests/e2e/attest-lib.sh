@@ -24,6 +24,18 @@ JSON
 # json_get FILE JQ-FILTER
 json_get() { jq -r "$2" "$1"; }
 
+# flip_signature_byte QUOTE: QUOTE.bad, the quote document with the last
+# byte of its signature changed.
+flip_signature_byte() {
+	python3 - "$1" <<'PY'
+import base64, json, sys
+q = json.load(open(sys.argv[1]))
+s = bytearray(base64.b64decode(q["signature"])); s[-1] ^= 1
+q["signature"] = base64.b64encode(bytes(s)).decode()
+json.dump(q, open(sys.argv[1] + ".bad", "w"))
+PY
+}
+
 # tpm_pcr BANK N: the PCR's value from tpm2_pcrread, lower-case hex.
 tpm_pcr() {
 	tpm2_pcrread "$1:$2" | sed -n "s/^ *$2 *: 0x//p" | tr 'A-F' 'a-f'
