@@ -28,3 +28,30 @@ assert_eq "$(cat "$K.pem")" "$(jq -j .ak_pub "$T/bin.json" | sed '$a\')" "ak_pub
 expect_exit 0 "quote ok: nonce $NONCE" "$INGOT" attest verify-quote "$T/bin.json" --nonce $NONCE --ak-pub "$K.pem"
 flip_signature_byte "$T/bin.json"
 expect_exit 2 "bad-signature" "$INGOT" attest verify-quote "$T/bin.json.bad" --nonce $NONCE --ak-pub "$K.pem"
+
+note "a serialized PCR file whose counts do not fit is refused, naming the field"
+# tpm2-tools' layout (little-endian): TPML_PCR_SELECTION (132 bytes,
+# count first), a UINT32 count of TPML_DIGESTs, each 532 bytes (count,
+# then 8 TPM2B_DIGESTs of 66 bytes).
+patch_pcrs() { # OFFSET HEX-BYTES OUT
+	cp "$T/q.pcrs" "$3"
+	printf '%s' "$2" | xxd -r -p | dd of="$3" bs=1 seek="$1" conv=notrunc status=none
+}
+patch_pcrs 0 ffffffff "$T/sel.pcrs"
+patch_pcrs 4 0400 "$T/hash.pcrs"
+patch_pcrs 136 ffffffff "$T/list.pcrs"
+patch_pcrs 136 09000000 "$T/list9.pcrs"
+patch_pcrs 140 1400 "$T/size.pcrs"
+for c in "sel:TPML_PCR_SELECTION count: expected 1 (the quote's selection), got 4294967295" \
+	"hash:TPML_PCR_SELECTION entry 0: expected the quote's (hash 0xb" \
+	"list:TPML_DIGEST 0: count: expected 1 to 2 (of the 2 quoted PCRs left), got 4294967295" \
+	"list9:TPML_DIGEST 0: count: expected 1 to 2 (of the 2 quoted PCRs left), got 9" \
+	"size:TPML_DIGEST 0: digest 0: expected 32 bytes (its bank's), got 20"; do
+	expect_exit 1 "$T/${c%%:*}.pcrs: ${c#*:}" "$INGOT" attest import -m "$T/q.msg" -s "$T/q.sig" \
+		-f "$T/${c%%:*}.pcrs" -u "$K.pem" -o "$T/x.json"
+done
+expect_exit 1 "TPML_DIGEST count: expected the 1 lists the file's 668 bytes hold, got 2" \
+	"$INGOT" attest import -m "$T/q.msg" -s "$T/q.sig" -f <(head -c 132 "$T/q.pcrs"; printf '\2\0\0\0';
+	tail -c +137 "$T/q.pcrs") -u "$K.pem" -o "$T/x.json"
+assert_no_file "$T/x.json"
+echo ok
