@@ -29,6 +29,25 @@ expect_exit 0 "quote ok: nonce $NONCE" "$INGOT" attest verify-quote "$T/bin.json
 flip_signature_byte "$T/bin.json"
 expect_exit 2 "bad-signature" "$INGOT" attest verify-quote "$T/bin.json.bad" --nonce $NONCE --ak-pub "$K.pem"
 
+note "tpm2-tss prints nothing of its own on a message it cannot unmarshal"
+# The quote's TPML_PCR_SELECTION count set to 0xffffffff (after magic,
+# type, qualifiedSigner, extraData, clockInfo, firmwareVersion): tpm2-tss
+# warns on stderr unless told not to.
+python3 - "$T/q.msg" "$T/bad.msg" <<'PY'
+import sys
+m = bytearray(open(sys.argv[1], "rb").read())
+o = 6
+for _ in range(2):
+    o += 2 + int.from_bytes(m[o:o + 2], "big")
+o += 17 + 8
+m[o:o + 4] = b"\xff" * 4
+open(sys.argv[2], "wb").write(m)
+PY
+# (swtpm.sh silences tpm2-tss for tpm2-tools: not for ingot here.)
+expect_exit 1 "$T/bad.msg: expected a TPMS_ATTEST of a quote" env -u TSS2_LOG "$INGOT" attest import -m "$T/bad.msg" \
+	-s "$T/q.sig" -f "$T/q.pcrs" -u "$K.pem" -o "$T/x.json"
+assert_eq 1 "$(printf '%s\n' "$OUT" | wc -l)" "lines on stderr ($OUT)"
+
 note "a serialized PCR file whose counts do not fit is refused, naming the field"
 # tpm2-tools' layout (little-endian): TPML_PCR_SELECTION (132 bytes,
 # count first), a UINT32 count of TPML_DIGESTs, each 532 bytes (count,
