@@ -180,8 +180,11 @@ int quote_import(const struct quote_import_files *in, json_t **out, ingot_error 
 		return ingot_fail(e, -ENOMEM, "out of memory");
 	/* The pieces must belong together: signed by this AK, these values
 	 * hashing to the signed digest.  Nonce and AK trust are the verifier's. */
-	if ((r = quote_verify(doc, a.extraData.buffer, a.extraData.size, NULL, NULL, e)) < 0)
+	if ((r = quote_verify(doc, a.extraData.buffer, a.extraData.size, NULL, NULL, e)) < 0) {
+		/* Which file is the odd one out cannot be told: name them all. */
+		ingot_prefix(e, "%s, %s, %s, %s", in->msg_name, in->sig_name, in->pcrs_name, in->ak_name);
 		return r;
+	}
 	*out = TAKE_PTR(doc);
 	return 0;
 }

@@ -29,6 +29,14 @@ expect_exit 0 "quote ok: nonce $NONCE" "$INGOT" attest verify-quote "$T/bin.json
 flip_signature_byte "$T/bin.json"
 expect_exit 2 "bad-signature" "$INGOT" attest verify-quote "$T/bin.json.bad" --nonce $NONCE --ak-pub "$K.pem"
 
+note "files that do not belong together: the refusal names them"
+jq -r .signature "$T/bin.json.bad" | base64 -d >"$T/bad.sig"
+expect_exit 1 "ingot: $T/q.msg, $T/bad.sig, $T/q.pcrs, $K.tpm2b: quote: signature: does not verify" \
+	"$INGOT" attest import -m "$T/q.msg" -s "$T/bad.sig" -f "$T/q.pcrs" -u "$K.tpm2b" -o "$T/x.json"
+head -c 64 /dev/zero | tr "\0" "\377" >"$T/ff.pcrs"   # sha256 PCRs 0 and 15 (all 0 here), -F values
+expect_exit 1 "ingot: $T/q.msg, $T/q.sig, $T/ff.pcrs, $K.pem: quote: pcrs: the reported PCR values do not hash" \
+	"$INGOT" attest import -m "$T/q.msg" -s "$T/q.sig" -f "$T/ff.pcrs" -u "$K.pem" -o "$T/x.json"
+
 note "tpm2-tss prints nothing of its own on a message it cannot unmarshal"
 # The quote's TPML_PCR_SELECTION count set to 0xffffffff (after magic,
 # type, qualifiedSigner, extraData, clockInfo, firmwareVersion): tpm2-tss
