@@ -1,9 +1,10 @@
 #!/bin/bash
 # `ingot attest import` on hostile and unusual inputs (issue 34): an ECC
 # P-384 AK made by tpm2-tools imports as TPM2B_PUBLIC and as PEM alike and
-# its quote (ECDSA over sha384) verifies, as tpm2_checkquote says; a
-# serialized PCR file whose counts do not fit is refused; a repeated
-# option is a usage error; tpm2-tss prints nothing of its own.
+# its quote (ECDSA over sha384) verifies, as tpm2_checkquote says (P-521
+# too); files that do not belong together are named; a serialized PCR
+# file whose counts do not fit is refused; tpm2-tss prints nothing of its
+# own (the repeated-option check is in test-cli-options.sh).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/swtpm.sh"
 . "$(dirname "$0")/attest-lib.sh"
@@ -28,6 +29,14 @@ assert_eq "$(cat "$K.pem")" "$(jq -j .ak_pub "$T/bin.json" | sed '$a\')" "ak_pub
 expect_exit 0 "quote ok: nonce $NONCE" "$INGOT" attest verify-quote "$T/bin.json" --nonce $NONCE --ak-pub "$K.pem"
 flip_signature_byte "$T/bin.json"
 expect_exit 2 "bad-signature" "$INGOT" attest verify-quote "$T/bin.json.bad" --nonce $NONCE --ak-pub "$K.pem"
+
+note "a P-521 AK (ECDSA-SHA512): TPM2B_PUBLIC and PEM give the same document"
+tpm2tools_signing_key "$T/p521" ecc521:ecdsa-sha512:null sha512
+tpm2_quote -c "$T/p521.ctx" -l sha256:15 -q $NONCE -m "$T/q5.msg" -s "$T/q5.sig" -o "$T/q5.pcrs" -g sha512 -Q
+tpm2_flushcontext -t
+"$INGOT" attest import -m "$T/q5.msg" -s "$T/q5.sig" -f "$T/q5.pcrs" -u "$T/p521.tpm2b" -o "$T/q5-bin.json"
+"$INGOT" attest import -m "$T/q5.msg" -s "$T/q5.sig" -f "$T/q5.pcrs" -u "$T/p521.pem" -o "$T/q5-pem.json"
+cmp -s "$T/q5-bin.json" "$T/q5-pem.json" || fail "P-521: the documents from TPM2B_PUBLIC and PEM differ"
 
 note "files that do not belong together: the refusal names them"
 jq -r .signature "$T/bin.json.bad" | base64 -d >"$T/bad.sig"
