@@ -136,35 +136,48 @@ static int create_primary(struct tpm *t, enum ak_hierarchy h, ESYS_TR *out, ingo
 	return 0;
 }
 
-/* SubjectPublicKeyInfo PEM of a TPM public area. */
+/* SubjectPublicKeyInfo PEM of a TPM public area.  The NIST curves
+ * tpm2-tools can make an AK on: the same key given as PEM is read by
+ * OpenSSL whatever its curve, and both forms must agree. */
 int tpm_public_pem(const TPMT_PUBLIC *pub, char **out, ingot_error *e)
 {
+	static const struct { TPMI_ECC_CURVE id; const char *group; size_t size; } curves[] = {
+		{ TPM2_ECC_NIST_P256, "prime256v1", 32 },
+		{ TPM2_ECC_NIST_P384, "secp384r1", 48 },
+		{ TPM2_ECC_NIST_P521, "secp521r1", 66 },
+	};
 	OSSL_PARAM_BLD *bld = OSSL_PARAM_BLD_new();
 	OSSL_PARAM *params = NULL;
 	EVP_PKEY_CTX *ctx = NULL;
 	EVP_PKEY *pkey = NULL;
 	BIGNUM *n = NULL, *ex = NULL;
 	BIO *bio = NULL;
-	uint8_t point[1 + 2 * 32];
+	uint8_t point[1 + 2 * 66];
 	int r = -EIO;
 
 	if (!bld)
 		return ingot_fail(e, -ENOMEM, "out of memory");
 	if (pub->type == TPM2_ALG_ECC) {
 		const TPMS_ECC_POINT *q = &pub->unique.ecc;
-		if (pub->parameters.eccDetail.curveID != TPM2_ECC_NIST_P256 ||
-		    q->x.size > 32 || q->y.size > 32) {
-			r = ingot_fail(e, -EINVAL, "AK public key: expected ECC NIST P-256, got curve 0x%x",
-				       pub->parameters.eccDetail.curveID);
+		size_t c = 0, sz;
+
+		while (c < ARRAY_SIZE(curves) && curves[c].id != pub->parameters.eccDetail.curveID)
+			c++;
+		if (c == ARRAY_SIZE(curves) || q->x.size > curves[c].size || q->y.size > curves[c].size) {
+			r = ingot_fail(e, -EINVAL, "AK public key: expected ECC NIST P-256, P-384 or P-521 with "
+				       "coordinates of the curve's size, got curve 0x%x (x %u, y %u bytes)",
+				       pub->parameters.eccDetail.curveID, q->x.size, q->y.size);
 			goto out;
 		}
-		/* Uncompressed point; TPM coordinates may be shorter than 32 bytes. */
+		/* Uncompressed point; TPM coordinates may be shorter than the
+		 * curve's size. */
+		sz = curves[c].size;
 		memset(point, 0, sizeof(point));
 		point[0] = 0x04;
-		memcpy(point + 1 + 32 - q->x.size, q->x.buffer, q->x.size);
-		memcpy(point + 1 + 64 - q->y.size, q->y.buffer, q->y.size);
-		if (!OSSL_PARAM_BLD_push_utf8_string(bld, OSSL_PKEY_PARAM_GROUP_NAME, "prime256v1", 0) ||
-		    !OSSL_PARAM_BLD_push_octet_string(bld, OSSL_PKEY_PARAM_PUB_KEY, point, sizeof(point)))
+		memcpy(point + 1 + sz - q->x.size, q->x.buffer, q->x.size);
+		memcpy(point + 1 + 2 * sz - q->y.size, q->y.buffer, q->y.size);
+		if (!OSSL_PARAM_BLD_push_utf8_string(bld, OSSL_PKEY_PARAM_GROUP_NAME, curves[c].group, 0) ||
+		    !OSSL_PARAM_BLD_push_octet_string(bld, OSSL_PKEY_PARAM_PUB_KEY, point, 1 + 2 * sz))
 			goto out;
 		ctx = EVP_PKEY_CTX_new_from_name(NULL, "EC", NULL);
 	} else if (pub->type == TPM2_ALG_RSA) {

@@ -132,7 +132,16 @@ static int add_pcr7(struct firmware_ref *r, const struct eventlog *log, size_t i
 	struct efi_variable var;
 	uint8_t cert[32];
 
-	if (ev->type == EV_EFI_VARIABLE_DRIVER_CONFIG && d && eventlog_efi_variable(ev, &var) == 0) {
+	/* A variable or authority event the reference cannot read is refused,
+	 * not left out: the reference would be silently short of it. */
+	if ((ev->type == EV_EFI_VARIABLE_DRIVER_CONFIG && (!d || eventlog_efi_variable(ev, &var) < 0)) ||
+	    (ev->type == EV_EFI_VARIABLE_AUTHORITY && firmware_authority_cert(ev, cert) < 0))
+		return ingot_fail(e, -EBADMSG, "%s: event %zu: %s: expected a UEFI_VARIABLE_DATA%s, got %u bytes of event "
+				  "data that do not hold one", log->name, i + 1, eventlog_type_name(ev->type),
+				  ev->type == EV_EFI_VARIABLE_AUTHORITY
+					  ? " holding an EFI_SIGNATURE_DATA (owner GUID, then the certificate)" : "",
+				  ev->data_len);
+	if (ev->type == EV_EFI_VARIABLE_DRIVER_CONFIG) {
 		for (size_t k = 0; k < r->nvars; k++)
 			if (!strcmp(r->vars[k].name, var.name))
 				return memcmp(r->vars[k].digest, d, 32)
@@ -143,7 +152,7 @@ static int add_pcr7(struct firmware_ref *r, const struct eventlog *log, size_t i
 			return ingot_fail(e, -E2BIG, "%s: PCR 7: expected at most %d variables", log->name, FIRMWARE_REF_MAX);
 		snprintf(r->vars[r->nvars].name, sizeof(r->vars[0].name), "%s", var.name);
 		memcpy(r->vars[r->nvars++].digest, d, 32);
-	} else if (firmware_authority_cert(ev, cert) == 0) {
+	} else if (ev->type == EV_EFI_VARIABLE_AUTHORITY) {
 		for (size_t k = 0; k < r->nauth; k++)
 			if (!memcmp(r->auth[k], cert, 32))
 				return 0;

@@ -29,34 +29,69 @@ static uint32_t u32(const uint8_t *p, bool be)
 		  : (uint32_t)p[3] << 24 | (uint32_t)p[2] << 16 | (uint32_t)p[1] << 8 | p[0];
 }
 
-/* The digests of a serialized file, concatenated into out (want bytes). */
-static int serialized_values(const uint8_t *p, size_t len, uint8_t *out, size_t want)
+#define SER_PCRSEL offsetof(TPML_PCR_SELECTION, pcrSelections)
+#define SER_PCRSEL_ONE sizeof(TPMS_PCR_SELECTION)
+#define SER_DIGEST_ONE sizeof(TPM2B_DIGEST)
+#define SER_DIGESTS_PER_LIST ARRAY_SIZE(((TPML_DIGEST *)0)->digests)
+
+static bool serialized_shape(size_t len)
 {
-	size_t n, used = 0;
+	return len >= SER_SELECTION + 4 && (len - SER_SELECTION - 4) % SER_DIGESTS == 0;
+}
+
+/* The digests of a serialized file, concatenated into out: one per
+ * selected PCR, each of its bank's size (sizes[], n of them).  Every
+ * count the file holds must fit what it counts: its selection must be
+ * the TPMS_ATTEST's (sel), its lists must hold the file's bytes. */
+static int serialized_values(const struct quote_import_files *in, const TPML_PCR_SELECTION *sel,
+			     const uint8_t *sizes, size_t n, uint8_t *out, ingot_error *e)
+{
+	const uint8_t *p = in->pcrs;
+	size_t lists, k = 0, used = 0;
+	uint32_t nsel;
 	bool be;
 
-	if (len < SER_SELECTION + 4)
-		return -EINVAL;
 	be = u32(p + SER_SELECTION, false) > 64;
-	n = u32(p + SER_SELECTION, be);
-	if (n > 64 || len != SER_SELECTION + 4 + n * SER_DIGESTS)
-		return -EINVAL;
-	for (size_t i = 0; i < n; i++) {
+	lists = u32(p + SER_SELECTION, be);
+	if (lists > 64 || in->pcrs_len != SER_SELECTION + 4 + lists * SER_DIGESTS)
+		return ingot_fail(e, -EBADMSG, "%s: TPML_DIGEST count: expected the %zu lists the file's %zu bytes hold, got %zu",
+				  in->pcrs_name, (in->pcrs_len - SER_SELECTION - 4) / SER_DIGESTS, in->pcrs_len, lists);
+	nsel = u32(p, be);
+	if (nsel != sel->count)
+		return ingot_fail(e, -EBADMSG, "%s: TPML_PCR_SELECTION count: expected %u (the quote's selection), got %u",
+				  in->pcrs_name, sel->count, nsel);
+	for (uint32_t i = 0; i < nsel; i++) {
+		const uint8_t *q = p + SER_PCRSEL + i * SER_PCRSEL_ONE;
+		const TPMS_PCR_SELECTION *want = &sel->pcrSelections[i];
+		uint16_t hash = be ? (uint16_t)(q[0] << 8 | q[1]) : (uint16_t)(q[1] << 8 | q[0]);
+		uint8_t size = q[offsetof(TPMS_PCR_SELECTION, sizeofSelect)];
+
+		if (hash != want->hash || size != want->sizeofSelect || size > sizeof(want->pcrSelect) ||
+		    memcmp(q + offsetof(TPMS_PCR_SELECTION, pcrSelect), want->pcrSelect, size))
+			return ingot_fail(e, -EBADMSG, "%s: TPML_PCR_SELECTION entry %u: expected the quote's (hash 0x%x, %u bytes of PCR bits), got hash 0x%x, %u bytes that differ",
+					  in->pcrs_name, i, want->hash, want->sizeofSelect, hash, size);
+	}
+	for (size_t i = 0; i < lists; i++) {
 		const uint8_t *l = p + SER_SELECTION + 4 + i * SER_DIGESTS;
 		uint32_t count = u32(l, be);
 		const uint8_t *d = l + offsetof(TPML_DIGEST, digests);
 
-		if (count > ARRAY_SIZE(((TPML_DIGEST *)0)->digests))
-			return -EINVAL;
-		for (uint32_t k = 0; k < count; k++, d += sizeof(TPM2B_DIGEST)) {
+		if (count == 0 || count > SER_DIGESTS_PER_LIST || count > n - k)
+			return ingot_fail(e, -EBADMSG, "%s: TPML_DIGEST %zu: count: expected 1 to %zu (of the %zu quoted PCRs left), got %u",
+					  in->pcrs_name, i, n - k < SER_DIGESTS_PER_LIST ? n - k : SER_DIGESTS_PER_LIST,
+					  n - k, count);
+		for (uint32_t c = 0; c < count; c++, d += SER_DIGEST_ONE, k++) {
 			size_t sz = be ? (size_t)d[0] << 8 | d[1] : (size_t)d[1] << 8 | d[0];
-			if (sz > sizeof(((TPM2B_DIGEST *)0)->buffer) || used + sz > want)
-				return -EINVAL;
+			if (sz != sizes[k])
+				return ingot_fail(e, -EBADMSG, "%s: TPML_DIGEST %zu: digest %u: expected %u bytes (its bank's), got %zu",
+						  in->pcrs_name, i, c, sizes[k], sz);
 			memcpy(out + used, d + offsetof(TPM2B_DIGEST, buffer), sz);
 			used += sz;
 		}
 	}
-	return used == want ? 0 : -EINVAL;
+	if (k != n)
+		return ingot_fail(e, -EBADMSG, "%s: expected %zu digests (the quoted PCRs), got %zu", in->pcrs_name, n, k);
+	return 0;
 }
 
 /* The quoted selection's values from the PCR file, in TPM order: banks as
@@ -65,9 +100,10 @@ static int pcr_values(const struct quote_import_files *in, const TPMS_ATTEST *a,
 		      ingot_error *e)
 {
 	const TPML_PCR_SELECTION *sel = &a->attested.quote.pcrSelect;
-	uint8_t flat[BANK_COUNT * PCR_COUNT * BANK_MAX_DIGEST];
+	uint8_t flat[BANK_COUNT * PCR_COUNT * BANK_MAX_DIGEST], sizes[BANK_COUNT * PCR_COUNT];
 	const uint8_t *src = in->pcrs;
-	size_t want = 0, off = 0;
+	size_t want = 0, off = 0, n = 0;
+	int r;
 
 	memset(v, 0, sizeof(*v));
 	for (UINT32 i = 0; i < sel->count; i++) {
@@ -79,12 +115,15 @@ static int pcr_values(const struct quote_import_files *in, const TPMS_ATTEST *a,
 			if (sel->pcrSelections[i].pcrSelect[p / 8] & (1u << (p % 8))) {
 				pcr_values_bank(v, b->alg, 0)->mask |= 1u << p;
 				want += b->size;
+				sizes[n++] = (uint8_t)b->size;
 			}
 	}
 	if (in->pcrs_len != want) {
-		if (serialized_values(in->pcrs, in->pcrs_len, flat, want) < 0)
+		if (!serialized_shape(in->pcrs_len))
 			return ingot_fail(e, -EBADMSG, "%s: expected the quoted PCRs' values (%zu bytes, tpm2_quote -F values) or tpm2-tools' serialized form, got %zu bytes",
 					  in->pcrs_name, want, in->pcrs_len);
+		if ((r = serialized_values(in, sel, sizes, n, flat, e)) < 0)
+			return r;
 		src = flat;
 	}
 	for (size_t i = 0; i < v->nbanks; i++)
@@ -141,8 +180,11 @@ int quote_import(const struct quote_import_files *in, json_t **out, ingot_error 
 		return ingot_fail(e, -ENOMEM, "out of memory");
 	/* The pieces must belong together: signed by this AK, these values
 	 * hashing to the signed digest.  Nonce and AK trust are the verifier's. */
-	if ((r = quote_verify(doc, a.extraData.buffer, a.extraData.size, NULL, NULL, e)) < 0)
+	if ((r = quote_verify(doc, a.extraData.buffer, a.extraData.size, NULL, NULL, e)) < 0) {
+		/* Which file is the odd one out cannot be told: name them all. */
+		ingot_prefix(e, "%s, %s, %s, %s", in->msg_name, in->sig_name, in->pcrs_name, in->ak_name);
 		return r;
+	}
 	*out = TAKE_PTR(doc);
 	return 0;
 }

@@ -34,7 +34,7 @@ int tpm_ak_load(struct tpm *t, const char *dir, ESYS_TR *primary, ESYS_TR *ak, c
 TSS2_RC tpm_create_primary(struct tpm *t, ESYS_TR hierarchy, const TPM2B_PUBLIC *tmpl, ESYS_TR *out,
 			   TPM2B_PUBLIC **pub);
 
-/* SubjectPublicKeyInfo PEM (malloc'd) of a TPM public area: ECC P-256
+/* SubjectPublicKeyInfo PEM (malloc'd) of a TPM public area: ECC P-256, P-384, P-521
  * or RSA; -EINVAL for another key. */
 int tpm_public_pem(const TPMT_PUBLIC *pub, char **out, ingot_error *e);
 

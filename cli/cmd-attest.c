@@ -48,8 +48,11 @@ static const struct cli_command attest_cmd = {
 "                           [--tcti TCTI]\n"
 "    ingot attest quote --nonce HEX --pcrs SEL [--ak DIR] [--tcti TCTI] -o FILE\n"
 "    ingot attest import -m MSG -s SIG -f PCRS -u AK_PUB -o FILE\n"
+"                        (ingot attest import --help)\n"
 "    ingot attest verify-quote QUOTE --nonce HEX [--ak-pub PEM] [--pcrs SEL]\n"
 "                              [--seen-nonces FILE] [--accept-weak LIST] [--json]\n"
+"    ingot attest verify-quote QUOTE --accept-weak no-nonce[,...] [--ak-pub PEM]\n"
+"                              [--pcrs SEL] [--json]\n"
 "    ingot attest boot-check QUOTE LOG --manifest ENVELOPE --keyring FILE --nonce HEX\n"
 "                            [--enrolment FILE] [--firmware-ref FILE] [--node ID]\n"
 "                            [--seen-nonces FILE] [--accept-weak LIST]\n"
@@ -105,13 +108,9 @@ static const struct cli_command attest_cmd = {
 "    TPMS_ATTEST and TPMT_SIGNATURE as returned, the PCR values, the AK's PEM,\n"
 "    the nonce).\n"
 "\n"
-"    import turns a quote made by tpm2-tools into a quote document: MSG,\n"
-"    SIG and PCRS are tpm2_quote's -m, -s and -o files (PCRS in its default\n"
-"    serialized form or -F values), AK_PUB is tpm2_readpublic's -o file\n"
-"    (TPM2B_PUBLIC) or a PEM public key. The PCR selection and the nonce are\n"
-"    the signed TPMS_ATTEST's; the files must belong together (signed by\n"
-"    AK_PUB, the values hashing to the signed digest) or nothing is written.\n"
-"    Trusting the AK and the nonce is verify-quote's job.\n"
+"    import turns a quote made by tpm2-tools (tpm2_quote's -m, -s and -o\n"
+"    files, the AK from tpm2_readpublic) into a quote document that\n"
+"    verify-quote reads; its options are its own (ingot attest import --help).\n"
 "\n"
 "    verify-quote checks a quote offline: the AK signature over TPMS_ATTEST,\n"
 "    TPM_GENERATED_VALUE, TPM_ST_ATTEST_QUOTE, the nonce, that the quoted PCR\n"
@@ -122,7 +121,8 @@ static const struct cli_command attest_cmd = {
 "    prints the AK's id (sha256 of its DER public key, as 'ingot keys id').\n"
 "    Weak evidence verifies as tpm2_checkquote would but is refused unless\n"
 "    accepted by name: 'sha1-signature' (signed over a SHA-1 digest) and\n"
-"    'no-nonce' (empty qualifying data, or no --nonce given).\n"
+"    'no-nonce' (empty qualifying data, or no --nonce given: --nonce is\n"
+"    optional only with --accept-weak no-nonce, and --seen-nonces needs it).\n"
 "\n"
 "    eventlog parses a TCG event log, crypto-agile or SHA1 (TCG 1.2 format)\n"
 "    (binary_bios_measurements or ingot's own), replays it and prints the PCR\n"
@@ -722,14 +722,14 @@ int cmd_attest(int argc, char **argv)
 
 	if (argc >= 2 && !strcmp(argv[1], "enroll"))
 		return cmd_attest_enroll(argc - 1, argv + 1);   /* cli/cmd-enroll.c */
+	if (argc >= 2 && !strcmp(argv[1], "import"))
+		return cmd_attest_import(argc - 1, argv + 1);   /* cli/cmd-import.c */
 	if (cli_wants_help(argc, argv)) {
 		cli_help(&attest_cmd, opts, stdout);
 		return EXIT_OK;
 	}
 	if (argc < 2)
 		return cli_usage_error("attest", "expected a subcommand: measure, predict, ak, quote, import, verify-quote, eventlog, boot-check, firmware-ref, enroll");
-	if (!strcmp(argv[1], "import"))
-		return cmd_attest_import(argc - 1, argv + 1);
 	for (size_t i = 0; i < ARRAY_SIZE(subs); i++) {
 		if (strcmp(argv[1], subs[i].name))
 			continue;

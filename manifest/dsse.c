@@ -451,6 +451,20 @@ static int bundle_material(const char *name, const json_t *vm, ingot_error *e)
 	return 0;
 }
 
+/* The media types of bundles v0.1 to v0.3, exactly (protobuf-specs): a
+ * later or unknown version may carry what this reader does not check. */
+static bool bundle_media_type_ok(const char *mt)
+{
+	static const char *const known[] = {
+		SIGSTORE_BUNDLE_PREFIX "+json;version=0.1", SIGSTORE_BUNDLE_PREFIX "+json;version=0.2",
+		SIGSTORE_BUNDLE_PREFIX "+json;version=0.3", SIGSTORE_BUNDLE_PREFIX ".v0.3+json",
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(known); i++)
+		if (!strcmp(mt, known[i]))
+			return true;
+	return false;
+}
+
 int sigstore_bundle_envelope(const char *name, const json_t *doc, json_t **env, ingot_error *e)
 {
 	const json_t *mt = json_object_get(doc, "mediaType"), *dsse;
@@ -461,9 +475,9 @@ int sigstore_bundle_envelope(const char *name, const json_t *doc, json_t **env, 
 	*env = NULL;
 	if (!json_is_object(doc) || !mt)
 		return 0;
-	if (!json_is_string(mt) || strncmp(json_string_value(mt), SIGSTORE_BUNDLE_PREFIX, strlen(SIGSTORE_BUNDLE_PREFIX)))
-		return ingot_fail(e, -EINVAL, "%s: mediaType: expected \"%s...\" (a Sigstore bundle), got %s%.64s%s", name,
-				  SIGSTORE_BUNDLE_PREFIX, json_is_string(mt) ? "\"" : "",
+	if (!json_is_string(mt) || !bundle_media_type_ok(json_string_value(mt)))
+		return ingot_fail(e, -EINVAL, "%s: mediaType: expected a Sigstore bundle v0.1 to v0.3 (\"%s.v0.3+json\" or \"%s+json;version=0.1\", 0.2, 0.3), got %s%.64s%s",
+				  name, SIGSTORE_BUNDLE_PREFIX, SIGSTORE_BUNDLE_PREFIX, json_is_string(mt) ? "\"" : "",
 				  json_is_string(mt) ? json_string_value(mt) : "a non-string", json_is_string(mt) ? "\"" : "");
 	json_object_foreach((json_t *)doc, key, v)
 		if (strcmp(key, "mediaType") && strcmp(key, "verificationMaterial") && strcmp(key, "dsseEnvelope"))

@@ -97,8 +97,8 @@ bool envelope_payload_type_ok(const char *type);
 /* Statement v1 or v0.1. */
 bool statement_type_ok(const char *type);
 
-/* A Sigstore bundle (mediaType application/vnd.dev.sigstore.bundle...,
- * v0.1 to v0.3) holds a DSSE envelope in dsseEnvelope: *env gets it (new
+/* A Sigstore bundle (mediaType exactly that of v0.1, v0.2 or v0.3;
+ * another version is refused) holds a DSSE envelope in dsseEnvelope: *env gets it (new
  * reference) and 1 is returned; 0 and *env = NULL when doc is no bundle.
  * Only public-key verification material is accepted: the envelope's
  * signatures are then checked against the keyring like any other.

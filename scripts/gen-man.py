@@ -23,7 +23,7 @@ SOURCE = "ingot"
 DATE = "2026-12-04"
 
 
-SUBPAGES = [("attest", "enroll")]
+SUBPAGES = [("attest", "enroll"), ("attest", "import")]
 
 
 def help_text(ingot, args):

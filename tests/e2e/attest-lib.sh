@@ -24,23 +24,40 @@ JSON
 # json_get FILE JQ-FILTER
 json_get() { jq -r "$2" "$1"; }
 
+# flip_signature_byte QUOTE: QUOTE.bad, the quote document with the last
+# byte of its signature changed.
+flip_signature_byte() {
+	python3 - "$1" <<'PY'
+import base64, json, sys
+q = json.load(open(sys.argv[1]))
+s = bytearray(base64.b64decode(q["signature"])); s[-1] ^= 1
+q["signature"] = base64.b64encode(bytes(s)).decode()
+json.dump(q, open(sys.argv[1] + ".bad", "w"))
+PY
+}
+
 # tpm_pcr BANK N: the PCR's value from tpm2_pcrread, lower-case hex.
 tpm_pcr() {
 	tpm2_pcrread "$1:$2" | sed -n "s/^ *$2 *: 0x//p" | tr 'A-F' 'a-f'
 }
 
-# tpm2tools_signing_key PREFIX: a restricted ECC P-256 signing key made by
-# tpm2-tools alone (PREFIX.ctx loaded, PREFIX.pem its public key).  swtpm
-# has no resource manager and tpm2-tools does not flush: flush after each
+# tpm2tools_signing_key PREFIX [ALG [NAMEALG]]: a restricted signing key
+# made by tpm2-tools alone (PREFIX.ctx loaded, PREFIX.pem its public key,
+# PREFIX.tpm2b its TPM2B_PUBLIC); ALG as tpm2_create -G takes it (default
+# ecc256:ecdsa-sha256:null), NAMEALG its -g (default sha256).  swtpm has
+# no resource manager and tpm2-tools does not flush: flush after each
 # step.
 tpm2tools_signing_key() {
 	tpm2_createprimary -C o -c "$1.prim.ctx" -Q
 	tpm2_flushcontext -t
-	tpm2_create -C "$1.prim.ctx" -G ecc256:ecdsa-sha256:null -g sha256 \
+	tpm2_create -C "$1.prim.ctx" -G "${2:-ecc256:ecdsa-sha256:null}" -g "${3:-sha256}" \
 		-a "fixedtpm|fixedparent|sensitivedataorigin|userwithauth|restricted|sign" \
 		-u "$1.pub" -r "$1.priv" -Q
 	tpm2_flushcontext -t
 	tpm2_load -C "$1.prim.ctx" -u "$1.pub" -r "$1.priv" -c "$1.ctx" -Q
 	tpm2_flushcontext -t
 	tpm2_readpublic -c "$1.ctx" -f pem -o "$1.pem" -Q
+	tpm2_flushcontext -t
+	tpm2_readpublic -c "$1.ctx" -o "$1.tpm2b" -Q
+	tpm2_flushcontext -t
 }

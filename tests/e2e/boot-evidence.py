@@ -66,7 +66,8 @@ def plan(case):
         events.append(ev(7, EV_DRIVER_CONFIG, var(n, n.encode() + b" contents")))
     for p in (0, 2, 4, 7):
         events.append(ev(p, EV_SEPARATOR, sep))
-    events.append(ev(7, EV_AUTHORITY, var("db", b"O" * 16 + CERT)))
+    # short-auth: an authority too short for an EFI_SIGNATURE_DATA
+    events.append(ev(7, EV_AUTHORITY, var("db", b"O" * 16 + CERT if case != "short-auth" else b"O" * 10)))
     events.append(ev(4, EV_ACTION, b"Calling EFI Application from Boot Option"))
     if case == "relabel":
         events.append(ev(4, EV_BS_DRIVER, b"\x04\x04devpath", SDBOOT))
@@ -108,7 +109,7 @@ def quote(pcrs, ak):
 
 
 os.makedirs(os.path.join(DIR, "ak"), exist_ok=True)
-for case in ("good", "relabel", "extra-app", "sb-off", "forged", "soft", "other-fw"):
+for case in ("good", "relabel", "extra-app", "sb-off", "forged", "soft", "other-fw", "short-auth"):
     events = plan("good" if case == "soft" else case)
     open(os.path.join(DIR, f"log-{case}.bin"), "wb").write(encode(events))
     if case != "forged":

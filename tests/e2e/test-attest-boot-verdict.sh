@@ -28,6 +28,10 @@ expect_exit 0 "firmware reference ovmf-test: PCR 0, 2 and 5 Secure Boot variable
 expect_exit 2 "quote refused (wrong-ak)" "$INGOT" attest firmware-ref quote-soft.json log-good.bin \
 	--platform ovmf-test --nonce "$N" --enrolment enrol.json --keyring keyring.json --key k.key -o fw2.json
 [ ! -e fw2.json ] || fail "a refused reference was written"
+expect_exit 2 "log-short-auth.bin: event 12: EV_EFI_VARIABLE_AUTHORITY: expected a UEFI_VARIABLE_DATA holding an EFI_SIGNATURE_DATA" \
+	"$INGOT" attest firmware-ref quote-short-auth.json log-short-auth.bin --platform ovmf-test --nonce "$N" \
+	--enrolment enrol.json --keyring keyring.json --key k.key -o fw2.json
+[ ! -e fw2.json ] || fail "a reference short of an authority was written"
 
 bc() { # CASE [OPTIONS...]: boot-check of CASE's evidence
 	local c=$1; shift

@@ -31,6 +31,9 @@ usage "--reports given more than once" audit --keyring k --manifests m --reports
 usage "--nonce given more than once" attest verify-quote q.json --nonce 00 --nonce 11
 usage "--store given more than once" store gc --store a --store b r.yaml
 usage "--state given more than once" attest enroll finish a.json --state a --state b --key k -o r
+usage "--message given more than once" attest import -m a -m b -s s -f f -u u -o o
+usage "--public given more than once" attest import -m a -s s -f f -u u --public v -o o
+usage "unexpected argument 'x'" attest import -m a -s s -f f -u u -o o x
 usage "gc: expected at least one RECIPE to keep" store gc --store a
 usage "unknown subcommand 'prune' (expected gc or verify)" store prune
 usage "unknown option '--bogus'" diff --bogus a b
@@ -47,6 +50,12 @@ for cmd in build lint inspect keys sign verify-manifest diff evidence promote ve
 	grep -q '^OPTIONS$' "$T/help" || fail "ingot $cmd --help: no OPTIONS"
 	grep -q '^    -h, --help  *show this help$' "$T/help" || fail "ingot $cmd --help: no -h, --help row"
 done
+"$INGOT" attest import --help >"$T/help" || fail "ingot attest import --help failed"
+grep -q '^    -u, --public AK_PUB ' "$T/help" || fail "attest import --help: no -u row"
+# The top-level and attest help name what exists, as it is optional.
+"$INGOT" --help | grep -q '^    keys generate|id|keyring ' || fail "ingot --help omits keys keyring"
+"$INGOT" attest --help | grep -q '^    ingot attest verify-quote QUOTE --accept-weak no-nonce' ||
+	fail "attest --help shows verify-quote's --nonce as always required"
 "$INGOT" build --help | grep -q -- '--max-unpacked-bytes N\[K|M|G|T\]$' || fail "build --help lost a row"
 "$INGOT" evidence --help | grep -q -- '--key KEY ' || fail "evidence --help lost --key"
 

@@ -115,7 +115,7 @@ note "keyless and malformed bundles: one line each, refused"
 jq '.verificationMaterial = {"x509CertificateChain": {"certificates": [{"rawBytes": "AA=="}]}}' "$T/b.json" >"$T/kl.json"
 expect_exit 2 "keyless (Fulcio certificate) bundle" vm "$T/kl.json"
 jq '.mediaType = "application/vnd.example+json"' "$T/b.json" >"$T/m1.json"
-expect_exit 2 "mediaType: expected \"application/vnd.dev.sigstore.bundle...\"" vm "$T/m1.json"
+expect_exit 2 "mediaType: expected a Sigstore bundle v0.1 to v0.3" vm "$T/m1.json"
 jq 'del(.dsseEnvelope) | .messageSignature = {}' "$T/b.json" >"$T/m2.json"
 expect_exit 2 "a messageSignature bundle signs a blob" vm "$T/m2.json"
 echo ok

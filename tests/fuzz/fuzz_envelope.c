@@ -8,10 +8,7 @@
  *         rollback state file. */
 #include <sys/stat.h>
 #include "tests/fuzz/fuzz_common.h"
-#include "keys/envelope.h"
-#include "keys/key.h"
-#include "keys/keyring.h"
-#include "lib/base64.h"
+#include "tests/fuzz/fuzz_sign.h"
 #include "lib/fileio.h"
 
 static struct signing_key *key;
@@ -20,22 +17,13 @@ static char state_path[512];
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-	const char *dir = fuzz_scratch_dir();
-	char prefix[300], keyp[320], pubp[320], ringp[320];
 	static const char state[] = "{\"schema\":\"ingot.verify-state/v1\",\"serials\":{\"demo\":5}}\n";
 	ingot_error e = { 0 };
 
 	(void)argc; (void)argv;
-	snprintf(prefix, sizeof(prefix), "%s/env", dir);
-	snprintf(keyp, sizeof(keyp), "%s.key", prefix);
-	snprintf(pubp, sizeof(pubp), "%s.pub", prefix);
-	snprintf(ringp, sizeof(ringp), "%s/keyring.json", dir);
-	snprintf(state_path, sizeof(state_path), "%s/state.json", dir);
-	if ((access(keyp, F_OK) != 0 && key_generate(KEY_ED25519, prefix, NULL, NULL, &e) < 0) ||
-	    signing_key_load_pass(keyp, NULL, &key, &e) < 0 ||
-	    (access(ringp, F_OK) != 0 && keyring_add(ringp, pubp, "fuzz", 1, &e) < 0) ||
-	    keyring_load(ringp, &ring, &e) < 0 ||
-	    write_file_atomic(state_path, state, sizeof(state) - 1, 0644, &e) < 0) {
+	fuzz_trusted_key("env", &key, &ring);
+	snprintf(state_path, sizeof(state_path), "%s/state.json", fuzz_scratch_dir());
+	if (write_file_atomic(state_path, state, sizeof(state) - 1, 0644, &e) < 0) {
 		fprintf(stderr, "fuzz_envelope: setup: %s\n", e.msg);
 		abort();
 	}
@@ -83,29 +71,10 @@ static void raw_envelope(const uint8_t *data, size_t size)
 
 static void signed_payload(const uint8_t *data, size_t size)
 {
-	uint8_t *pae = NULL, *sig = NULL;
-	size_t pae_len = 0, sig_len = 0;
-	char *p64, *s64;
-	json_t *env;
-	ingot_error e = { 0 };
+	json_t *env = fuzz_signed_envelope(key, data, size);
 
-	dsse_pae(ENVELOPE_PAYLOAD_TYPE, data, size, &pae, &pae_len);
-	if (signing_key_sign(key, pae, pae_len, &sig, &sig_len, &e) < 0)
-		abort();
-	p64 = base64_encode(data, size, NULL);
-	s64 = base64_encode(sig, sig_len, NULL);
-	if (!p64 || !s64)
-		abort();
-	env = json_pack("{s:s,s:s,s:[{s:s,s:s}]}", "payloadType", ENVELOPE_PAYLOAD_TYPE,
-			"payload", p64, "signatures", "keyid", key->keyid, "sig", s64);
-	if (!env)
-		abort();
 	verify(env);
 	json_decref(env);
-	free(p64);
-	free(s64);
-	free(sig);
-	free(pae);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

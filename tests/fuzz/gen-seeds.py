@@ -233,13 +233,37 @@ def enroll():
     out("fuzz_enroll", "answer", b"\x02" + json.dumps(ans, sort_keys=True).encode())
 
 
+def enrolment():
+    """fuzz_enrolment: mode byte, then a record file (even) or the statement
+    the harness signs (odd).  The AK is a fixed P-256 key."""
+    import base64
+    gx = bytes.fromhex("6b17d1f2e12c4247f8bce6e563a440f277037d812deb33a0f4a13945d898c296")
+    gy = bytes.fromhex("4fe342e2fe1a7f9b8ee7eb4a7c0f9e162bce33576b315ececbb6406837bf51f5")
+    der = bytes.fromhex("3059301306072a8648ce3d020106082a8648ce3d030107034200") + b"\x04" + gx + gy
+    b64 = base64.b64encode(der).decode()
+    pem = "-----BEGIN PUBLIC KEY-----\n" + "\n".join(b64[i:i + 64] for i in range(0, len(b64), 64)) + \
+        "\n-----END PUBLIC KEY-----\n"
+    ak_id = hashlib.sha256(der).hexdigest()
+    pred = {"node": "node-1", "ak_id": ak_id, "ak_name": "000b" + "ab" * 32, "ak_public_key": pem,
+            "ek_certificate_sha256": "c" * 64, "ca_bundle_sha256": "d" * 64, "enrolled": "2026-12-01T00:00:00Z"}
+    st = {"_type": "https://in-toto.io/Statement/v1", "subject": [{"name": "node-1", "digest": {"sha256": ak_id}}],
+          "predicateType": "https://ingot.dev/enrolment/v1", "predicate": pred}
+    body = json.dumps(st, sort_keys=True).encode()
+    out("fuzz_enrolment", "statement", b"\x01" + body)
+    out("fuzz_enrolment", "statement-v01", b"\x01" + body.replace(b"Statement/v1", b"Statement/v0.1"))
+    out("fuzz_enrolment", "wrong-ak-id", b"\x01" + body.replace(ak_id.encode(), b"e" * 64, 1))
+    env = {"payloadType": "application/vnd.in-toto+json", "payload": base64.b64encode(body).decode(),
+           "signatures": [{"keyid": "0" * 64, "sig": base64.b64encode(b"\0" * 64).decode()}]}
+    out("fuzz_enrolment", "record-unsigned", b"\x00" + json.dumps(env, sort_keys=True).encode())
+
+
 def main():
     ingot = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "build", "ingot")
     for h in ("fuzz_recipe", "fuzz_rules", "fuzz_unpack", "fuzz_quote", "fuzz_eventlog", "fuzz_envelope",
-              "fuzz_modinfo", "fuzz_pe", "fuzz_enroll"):
+              "fuzz_modinfo", "fuzz_pe", "fuzz_enroll", "fuzz_enrolment"):
         shutil.rmtree(os.path.join(CORPUS, h), ignore_errors=True)
         os.makedirs(os.path.join(CORPUS, h))
-    recipes(); rules(); unpack(); quote(); eventlog(); envelope(ingot); modinfo(); pe(); enroll()
+    recipes(); rules(); unpack(); quote(); eventlog(); envelope(ingot); modinfo(); pe(); enroll(); enrolment()
 
 
 if __name__ == "__main__":

@@ -5,6 +5,8 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
 
@@ -54,6 +56,27 @@ static void test_bundle(void **state)
 	assert_non_null(strstr(e.msg, "dsseEnvelope: expected the DSSE envelope object"));
 	assert_int_equal(unwrap("{\"mediaType\":\"application/json\",\"dsseEnvelope\":" ENV "}", &env, &e), -EINVAL);
 	assert_non_null(strstr(e.msg, "b.json: mediaType: expected"));
+	/* only the documented media types: no prefix match */
+	static const char *const other[] = {
+		"application/vnd.dev.sigstore.bundle", "application/vnd.dev.sigstore.bundle.v0.9+json",
+		"application/vnd.dev.sigstore.bundle-evil", "application/vnd.dev.sigstore.bundle+json;version=0.4",
+		"application/vnd.dev.sigstore.bundle.v0.3+json ", "application/vnd.dev.sigstore.bundle+json",
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(other); i++) {
+		_cleanup_free_ char *t = NULL;
+		assert_true(asprintf(&t, "{\"mediaType\":\"%s\",\"verificationMaterial\":{\"publicKey\":{}},"
+				     "\"dsseEnvelope\":" ENV "}", other[i]) > 0);
+		assert_int_equal(unwrap(t, &env, &e), -EINVAL);
+		assert_non_null(strstr(e.msg, "b.json: mediaType: expected a Sigstore bundle v0.1 to v0.3"));
+		assert_null(env);
+	}
+	for (int v = 1; v <= 3; v++) {
+		_cleanup_free_ char *t = NULL;
+		assert_true(asprintf(&t, "{\"mediaType\":\"application/vnd.dev.sigstore.bundle+json;version=0.%d\","
+				     "\"verificationMaterial\":{\"publicKey\":{}},\"dsseEnvelope\":" ENV "}", v) > 0);
+		assert_int_equal(unwrap(t, &env, &e), 1);
+		json_decref(TAKE_PTR(env));
+	}
 	assert_int_equal(unwrap("{" MT ",\"verificationMaterial\":{\"publicKey\":{}},\"dsseEnvelope\":" ENV
 				",\"extra\":1}", &env, &e), -EINVAL);
 	assert_non_null(strstr(e.msg, "unknown field 'extra' in a Sigstore bundle"));
