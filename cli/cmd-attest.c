@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "attest/eventlog.h"
 #include "attest/judge.h"
@@ -27,6 +28,7 @@
 #include "lib/fileio.h"
 #include "lib/json.h"
 #include "lib/strbuf.h"
+#include "server/client.h"
 #include "verify/boot-inputs.h"
 
 #define DEFAULT_AK_DIR "/var/lib/ingot/ak"
@@ -159,6 +161,7 @@ struct args {
 	const char *manifest, *log, *tcti, *output, *alg, *hierarchy, *ak, *nonce, *pcrs;
 	const char *ak_pub, *seen, *against;
 	const char *keyring, *enrolment, *firmware_ref, *node, *platform, *key;
+	const char *verifier, *eventlog, *report;
 	const char *pcr_arg, *accept_weak_arg;
 	int pcr;
 	bool json;
@@ -179,6 +182,7 @@ static int allowed(const char *sub, const char *opt)
 		{ "eventlog", " json against nonce ak-pub pcrs accept-weak " },
 		{ "boot-check", " manifest nonce keyring enrolment firmware-ref node seen-nonces accept-weak " },
 		{ "firmware-ref", " nonce platform enrolment keyring key output " },
+		{ "push", " verifier node ak tcti eventlog report " },
 	};
 	char word[64];
 
@@ -636,6 +640,59 @@ out:
 	return rc;
 }
 
+/* push: the node's side of the verifier (server/client.h): a nonce from
+ * the service, a quote of the boot PCRs over it, the quote, the firmware
+ * log and the report sent; the service's verdict decides the status. */
+static int do_push(const struct args *a)
+{
+	static const struct { const char *name; int status; } st[] = {
+		{ "admit", EXIT_OK }, { "refuse", ATTEST_REFUSED }, { "unverified", ATTEST_UNVERIFIED },
+	};
+	_cleanup_tpm_ struct tpm *t = NULL;
+	_cleanup_json_ json_t *q = NULL, *report = NULL;
+	_cleanup_free_ char *log = NULL;
+	char hex[2 * NONCE_MAX + 1], host[256];
+	struct verifier_verdict v;
+	struct pcr_selection sel;
+	ingot_error e = { 0 };
+	uint8_t nonce[NONCE_MAX];
+	size_t nlen, loglen;
+	const char *node = a->node;
+	int rc;
+
+	if (!a->verifier || a->npos)
+		return cli_usage_error("attest", "push: expected --verifier URL and no arguments");
+	if (!node) {
+		if (gethostname(host, sizeof(host)) < 0)
+			return cli_usage_error("attest", "push: no --node and no host name");
+		host[sizeof(host) - 1] = '\0';
+		node = host;
+	}
+	/* Everything local first: a node that cannot quote asks for nothing. */
+	if (read_file(a->eventlog ? a->eventlog : "/sys/kernel/security/tpm0/binary_bios_measurements",
+		      EVENTLOG_MAX_BYTES, &log, &loglen, &e) < 0 ||
+	    (a->report && json_read_file(a->report, &report, &e) < 0))
+		return cli_error(&e, EXIT_FAILURE_);
+	if ((rc = open_tpm(a, &t)))
+		return rc;
+	if (verifier_nonce(a->verifier, node, 30, hex, &e) < 0 || nonce_parse(hex, nonce, &nlen, &e) < 0)
+		goto refused;
+	pcr_selection_parse(BOOT_QUOTE_PCRS, &sel, NULL);
+	if (tpm_quote(t, a->ak ? a->ak : DEFAULT_AK_DIR, nonce, nlen, &sel, &q, &e) < 0)
+		return tpm_status(&e);
+	if (verifier_evidence(a->verifier, node, hex, q, log, loglen, report, 60, &v, &e) < 0)
+		goto refused;
+	printf("boot %s: %s\n", v.verdict, v.reason);
+	for (size_t i = 0; i < ARRAY_SIZE(st); i++)
+		if (!strcmp(v.verdict, st[i].name))
+			return st[i].status;
+	return EXIT_FAILURE_;   /* not-made, or a word this ingot does not know: never a pass */
+refused:
+	rc = e.kind == VERIFIER_FAIL_NONCE ? ATTEST_NONCE_REUSED : EXIT_FAILURE_;
+	e.kind = 0;
+	return cli_error(&e, rc);
+}
+
 int cmd_attest(int argc, char **argv)
 {
 	static const struct {
@@ -650,6 +707,7 @@ int cmd_attest(int argc, char **argv)
 		{ "eventlog", do_eventlog },
 		{ "boot-check", do_boot_check },
 		{ "firmware-ref", do_firmware_ref },
+		{ "push", do_push },
 	};
 	struct args a = { .pcr = -1 };
 	int first, rc;
@@ -700,6 +758,13 @@ int cmd_attest(int argc, char **argv)
 			   "boot-check also secure-boot-unjudged, unknown-firmware\n"
 			   "(comma-separated)"),
 		OPT_FLAG(0, "json", &a.json, "machine-readable output"),
+		OPT_STRING(0, "verifier", &a.verifier, "URL",
+			   "push: the verifier service (ingot serve), e.g.\n"
+			   "http://127.0.0.1:8700"),
+		OPT_STRING(0, "eventlog", &a.eventlog, "FILE",
+			   "push: the firmware event log to send (default\n"
+			   "/sys/kernel/security/tpm0/binary_bios_measurements)"),
+		OPT_STRING(0, "report", &a.report, "FILE", "push: the node report (ingot verify --json) to send"),
 		OPT_END(),
 	};
 
