@@ -29,6 +29,7 @@
 #include "lib/xalloc.h"
 #include "server/db.h"
 #include "verify/boot-inputs.h"
+#include "verify/report-tuple.h"
 
 #define HISTORY 20
 #define TOKEN_MAX 4096
@@ -288,9 +289,38 @@ static unsigned nonce_status(enum db_nonce n)
 	return n == DB_NONCE_USED ? 409 : n == DB_NONCE_EXPIRED ? 410 : 404;
 }
 
+/* The report's tuple, for a boot the verdict admitted: the node's word
+ * about what no PCR covers (the loaded driver, the libraries) compared
+ * with the manifest it booted; a contradiction refuses, a check not made
+ * is "not-made", never an admission. */
+static void judge_report(const json_t *manifest, const json_t *report, const char *node, struct boot_result *res)
+{
+	const char *id = json_string_value(json_object_get(json_object_get(report, "node"), "id"));
+	char why[INGOT_ERR_MSG - 64];
+
+	if (!id || strcmp(id, node)) {
+		res->verdict = BOOT_REFUSE;
+		snprintf(res->reason, sizeof(res->reason), "report: node.id %.255s, expected %.255s", id ? id : "(missing)",
+			 node);
+		return;
+	}
+	switch (report_tuple_check(manifest, report, why, sizeof(why))) {
+	case ST_FAIL:
+		res->verdict = BOOT_REFUSE;
+		snprintf(res->reason, sizeof(res->reason), "tuple: %s", why);
+		break;
+	case ST_ERROR:
+		res->verdict = BOOT_NOT_MADE;
+		snprintf(res->reason, sizeof(res->reason), "tuple: could not check: %s", why);
+		break;
+	default:
+		break;
+	}
+}
+
 /* Judge one node's evidence: the one verdict on the trust loaded at start. */
 static void judge(struct serve *s, const char *node, const char *nonce, const json_t *quote, const uint8_t *log,
-		  size_t log_len, struct boot_result *res)
+		  size_t log_len, const json_t *report, struct boot_result *res)
 {
 	struct boot_proof p;
 	struct boot_pick pick;
@@ -306,7 +336,8 @@ static void judge(struct serve *s, const char *node, const char *nonce, const js
 	} else {
 		boot_trust_pick(&s->trust, &p, node, &pick);
 		boot_inputs_evidence(&p, &pick, node, s->c->accept_weak, &ev);
-		attest_boot_verdict(&ev, res);
+		if (attest_boot_verdict(&ev, res) == BOOT_ADMIT && report)
+			judge_report(pick.manifest, report, node, res);
 	}
 	boot_proof_release(&p);
 }
@@ -349,7 +380,7 @@ static enum MHD_Result do_evidence(struct serve *s, struct MHD_Connection *conn,
 		return reply_error(s, conn, 503, "evidence: %s", e.msg);
 	if (ns != DB_NONCE_OK)
 		return reply_error(s, conn, nonce_status(ns), "evidence: nonce %.16s...: %s", nonce, db_nonce_name(ns));
-	judge(s, node, nonce, quote, log, log_len, &res);
+	judge(s, node, nonce, quote, log, log_len, json_object_get(b, "report"), &res);
 	const char *verdict = boot_verdict_name(res.verdict);
 	struct db_verdict v = { .node = node, .nonce = nonce, .time = now_s(), .verdict = verdict, .reason = res.reason,
 				.ak_id = res.qi.ak_id[0] ? res.qi.ak_id : NULL };

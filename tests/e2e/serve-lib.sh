@@ -16,6 +16,10 @@ serve_fixture() {
 	python3 "$SRC/tests/e2e/boot-evidence.py" . "$MKQUOTE" "$n0" || fail "boot-evidence.py failed"
 	"$INGOT" keys generate -o k >/dev/null
 	"$INGOT" keys keyring add keyring.json k.pub --name release >/dev/null
+	# A tuple, for the node report's check (scripts/gen-reports.py's AMD pool).
+	jq '.tuple = {"vendor": "amd", "smi": "amd-smi", "rccl": {"version": "2.22.3"},
+		"rocm": {"version": "7.2.0", "stream": "legacy", "prefix": "/opt/rocm-7.2"}}' \
+		boot.manifest.json >m.tmp && mv m.tmp boot.manifest.json
 	"$INGOT" attest predict --manifest boot.manifest.json >meas.json
 	jq --slurpfile m meas.json '.measurement = $m[0]' boot.manifest.json >m.tmp && mv m.tmp boot.manifest.json
 	"$INGOT" sign boot.manifest.json --key k.key -o boot.dsse.json >/dev/null
@@ -102,6 +106,25 @@ nonce_for() {
 # evidence CASE NODE NONCE: the request body, in ev.json.
 evidence() {
 	python3 "$SRC/tests/e2e/serve-evidence.py" . "$MKQUOTE" "$1" "$2" "$3" >ev.json || fail "serve-evidence.py failed"
+}
+
+# with_report NODE [KEY=VALUE...]: ev.json gets a node report whose probe
+# holds the tuple's facts (overridden by the arguments).
+with_report() {
+	local node=$1
+	shift
+	python3 - "$node" "$@" <<'PY' || fail "with_report failed"
+import json, sys
+facts = {"vendor": "amd", "smi": "amd-smi", "rocm.version": "7.2.0", "rocm.stream": "legacy",
+         "rocm.prefix": "/opt/rocm-7.2", "rccl.version": "2.22.3"}
+for kv in sys.argv[2:]:
+    k, v = kv.split("=", 1)
+    facts[k] = v
+ev = json.load(open("ev.json"))
+ev["report"] = {"schema": "ingot.report/v1", "node": {"id": sys.argv[1]},
+                "probe": {"root": "/", "facts": [{"key": k, "value": v, "source": "test"} for k, v in sorted(facts.items())]}}
+json.dump(ev, open("ev.json", "w"))
+PY
 }
 
 db() { sqlite3 -batch db.sqlite "$1"; }

@@ -56,21 +56,33 @@ jq --arg n "$(nonce_for node-1)" '.nonce = $n' ev.json >ev2.json
 expect_http 200 '"verdict":"refuse"' POST /v1/evidence ev2.json
 assert_contains "$BODY" "nonce"
 
+note "the node report: its tuple judged against the booted manifest's"
+evidence good node-1 "$(nonce_for node-1)"
+with_report node-1
+expect_http 200 '"verdict":"admit"' POST /v1/evidence ev.json
+evidence good node-1 "$(nonce_for node-1)"
+with_report node-1 rocm.version=7.1.0
+expect_http 200 '"verdict":"refuse"' POST /v1/evidence ev.json
+assert_contains "$BODY" "tuple: ROCm: manifest 7.2.0, node 7.1.0"
+evidence good node-1 "$(nonce_for node-1)"
+with_report node-2
+expect_http 200 '"reason":"report: node.id node-2, expected node-1"' POST /v1/evidence ev.json
+
 note "the node's record: last verdict and history, newest first"
 expect_http 200 '"state":"refuse"' GET /v1/nodes/node-1
-assert_eq "refuse refuse refuse admit" "$(jq -r '[.history[].verdict] | join(" ")' resp.out)" "history"
+assert_eq "refuse refuse admit refuse refuse refuse admit" "$(jq -r '[.history[].verdict] | join(" ")' resp.out)" "history"
 expect_http 404 "never judged" GET /v1/nodes/node-9
 
 note "metrics: Prometheus text"
 expect_http 200 "" GET /metrics
 bad=$(grep -Ev '^(# (HELP|TYPE) [a-z_]+ .+|[a-z_]+(\{[a-z_]+="[^"]*"\})? [0-9.e+-]+)$' resp.out || true)
 assert_eq "" "$bad" "metrics lines outside the exposition format"
-assert_contains "$BODY" 'ingot_verdicts_total{verdict="admit"} 1'
-assert_contains "$BODY" 'ingot_verdicts_total{verdict="refuse"} 3'
+assert_contains "$BODY" 'ingot_verdicts_total{verdict="admit"} 2'
+assert_contains "$BODY" 'ingot_verdicts_total{verdict="refuse"} 5'
 assert_contains "$BODY" 'ingot_nodes{state="refuse"} 1'
 if command -v promtool >/dev/null; then promtool check metrics <resp.out || fail "promtool check metrics"; fi
 
 serve_stop
-assert_eq "4" "$(db "SELECT count(*) FROM verdicts")" "verdicts kept after a stop"
+assert_eq "7" "$(db "SELECT count(*) FROM verdicts")" "verdicts kept after a stop"
 assert_eq "1" "$(db "SELECT max(version) FROM schema_version")" "schema version"
 echo "serve: admitted the good boot, refused replayed, unknown, expired and tampered evidence; verdicts stored before the reply"
