@@ -175,6 +175,15 @@ static enum MHD_Result reply_text(struct serve *s, struct MHD_Connection *conn, 
 	return r;
 }
 
+/* Printable ASCII only, whatever a request or a log held: the line stays
+ * one line and valid JSON text. */
+static void one_line(char *s)
+{
+	for (unsigned char *p = (unsigned char *)s; *p; p++)
+		if (*p < 0x20 || *p >= 0x7f)
+			*p = '?';
+}
+
 /* A JSON document on one line (stolen). */
 static enum MHD_Result reply_json(struct serve *s, struct MHD_Connection *conn, unsigned status, json_t *j)
 {
@@ -182,7 +191,7 @@ static enum MHD_Result reply_json(struct serve *s, struct MHD_Connection *conn, 
 	char *line;
 
 	json_decref(j);
-	if (!text)
+	if (!text)   /* out of memory: no reply rather than a wrong one */
 		return MHD_NO;
 	line = xasprintf("%s\n", text);
 	free(text);
@@ -201,9 +210,7 @@ static enum MHD_Result reply_error(struct serve *s, struct MHD_Connection *conn,
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	for (char *p = msg; *p; p++)   /* one line, whatever a field held */
-		if (*p == '\n' || *p == '\r')
-			*p = ' ';
+	one_line(msg);
 	return reply_json(s, conn, status, json_pack("{s:s,s:i}", "error", msg, "status", (int)status));
 }
 
@@ -352,7 +359,8 @@ static enum MHD_Result do_evidence(struct serve *s, struct MHD_Connection *conn,
 	struct boot_result res;
 	enum db_nonce ns = DB_NONCE_OK;
 	ingot_error e = { 0 };
-	size_t log_len = 0;
+	size_t log_len = 0, raw_len;
+	uint8_t raw[NONCE_MAX];
 	struct timespec t0, t1;
 	char when[TIME_RFC3339_LEN];
 
@@ -372,6 +380,8 @@ static enum MHD_Result do_evidence(struct serve *s, struct MHD_Connection *conn,
 		return reply_error(s, conn, 400, "evidence: report: expected a node report (JSON object)");
 	if (base64_decode(log64, strlen(log64), &log, &log_len) < 0)
 		return reply_error(s, conn, 400, "evidence: eventlog: expected base64");
+	if (nonce_parse(nonce, raw, &raw_len, NULL) < 0)
+		return reply_error(s, conn, 400, "evidence: nonce: expected %d-%d hex digits", 2 * NONCE_MIN, 2 * NONCE_MAX);
 	struct db *d = pool_get(&s->pool);
 	/* A read first: no judging for a nonce that cannot be consumed. */
 	int r = d->ops->nonce_check(d, node, nonce, now_s(), &ns, &e);
@@ -381,6 +391,7 @@ static enum MHD_Result do_evidence(struct serve *s, struct MHD_Connection *conn,
 	if (ns != DB_NONCE_OK)
 		return reply_error(s, conn, nonce_status(ns), "evidence: nonce %.16s...: %s", nonce, db_nonce_name(ns));
 	judge(s, node, nonce, quote, log, log_len, json_object_get(b, "report"), &res);
+	one_line(res.reason);   /* stored, passed to the hook and answered alike */
 	const char *verdict = boot_verdict_name(res.verdict);
 	struct db_verdict v = { .node = node, .nonce = nonce, .time = now_s(), .verdict = verdict, .reason = res.reason,
 				.ak_id = res.qi.ak_id[0] ? res.qi.ak_id : NULL };

@@ -38,6 +38,11 @@ printf '{"node":"node-1","nonce":"00","quote":{}}' >nolog.json
 expect_http 400 "evidence: eventlog: missing" POST /v1/evidence nolog.json
 printf '{"node":"node-1","nonce":"00","quote":{},"eventlog":"%%%%"}' >b64.json
 expect_http 400 "evidence: eventlog: expected base64" POST /v1/evidence b64.json
+printf '{"node":"node-1","nonce":"zz","quote":{},"eventlog":"AA=="}' >badnonce.json
+expect_http 400 "evidence: nonce: expected 16-128 hex digits" POST /v1/evidence badnonce.json
+printf '{"node":"node-1\xff"}' >utf8.json
+expect_http 400 "nonce: body: expected JSON" POST /v1/nonce utf8.json
+expect_http 400 'nodes: expected a node name, got \"??\"' GET /v1/nodes/%C3%A9
 printf '{"node":"no de"}' >badnode.json
 expect_http 400 "nonce: node: expected 1-255 printable characters" POST /v1/nonce badnode.json
 
