@@ -82,7 +82,8 @@ static int set(struct serve_config *c, const char *dir, const char *k, const cha
 		*slot = rel(dir, v);
 		return 0;
 	} else if (!strcmp(k, "manifest")) {
-		json_array_append_new(c->manifests, json_string(rel(dir, v)));
+		_cleanup_free_ char *m = rel(dir, v);
+		json_array_append_new(c->manifests, json_string(m));
 		return 0;
 	} else if (!strcmp(k, "accept-weak")) {
 		*want = "a comma-separated list of weaknesses (sha1-signature, no-nonce, secure-boot-unjudged, unknown-firmware)";

@@ -745,13 +745,13 @@ int serve_start(const struct serve_config *c, const struct serve_log *log, struc
 		goto fail;
 	s->mhd = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG, 0, NULL, NULL,
 				  on_request, s,
+				  MHD_OPTION_EXTERNAL_LOGGER, mhd_log, s,   /* first: else MHD logs the rest itself */
 				  MHD_OPTION_LISTEN_SOCKET, s->fd,
 				  MHD_OPTION_THREAD_POOL_SIZE, c->threads,
 				  MHD_OPTION_CONNECTION_LIMIT, c->max_connections,
 				  MHD_OPTION_CONNECTION_TIMEOUT, c->connection_timeout,
 				  MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 << 10),
 				  MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
-				  MHD_OPTION_EXTERNAL_LOGGER, mhd_log, s,
 				  MHD_OPTION_END);
 	if (!s->mhd) {
 		r = ingot_fail(e, -EIO, "listen: %s: the HTTP server did not start", s->address);

@@ -71,7 +71,7 @@ serve_stop() {
 	local rc=0
 	kill -TERM "$SERVE_PID"
 	wait "$SERVE_PID" || rc=$?
-	assert_eq 0 "$rc" "ingot serve's exit status after SIGTERM"
+	[ "$rc" = 0 ] || fail "ingot serve's exit status after SIGTERM: expected 0, got $rc: $(tail -30 serve.err)"
 }
 
 # req METHOD PATH [BODY_FILE] [CURL_ARGS...]: CODE and BODY set.
