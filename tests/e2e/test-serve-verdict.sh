@@ -49,6 +49,11 @@ assert_contains "$(tail -1 hook.log)" "node-1|refuse|PCR 4: boot application 1"
 N5=$(nonce_for node-1)
 evidence soft node-1 "$N5"
 expect_http 200 "quote refused (wrong-ak): not signed by the enrolled AK" POST /v1/evidence ev.json
+# Firmware no reference vouches for: its PCRs 0 and 2 pick no reference, and
+# the weakness is refused unless accepted by name.
+evidence other-fw node-1 "$(nonce_for node-1)"
+expect_http 200 "PCRs 0 and 2 not judged" POST /v1/evidence ev.json
+assert_contains "$BODY" '"verdict":"refuse"'
 # The quote over another nonce than the one presented: the verdict's nonce check.
 N6=$(nonce_for node-1)
 evidence good node-1 "$N6"
@@ -70,7 +75,7 @@ expect_http 200 '"reason":"report: node.id node-2, expected node-1"' POST /v1/ev
 
 note "the node's record: last verdict and history, newest first"
 expect_http 200 '"state":"refuse"' GET /v1/nodes/node-1
-assert_eq "refuse refuse admit refuse refuse refuse admit" "$(jq -r '[.history[].verdict] | join(" ")' resp.out)" "history"
+assert_eq "refuse refuse admit refuse refuse refuse refuse admit" "$(jq -r '[.history[].verdict] | join(" ")' resp.out)" "history"
 expect_http 404 "never judged" GET /v1/nodes/node-9
 
 note "metrics: Prometheus text"
@@ -78,11 +83,11 @@ expect_http 200 "" GET /metrics
 bad=$(grep -Ev '^(# (HELP|TYPE) [a-z_]+ .+|[a-z_]+(\{[a-z_]+="[^"]*"\})? [0-9.e+-]+)$' resp.out || true)
 assert_eq "" "$bad" "metrics lines outside the exposition format"
 assert_contains "$BODY" 'ingot_verdicts_total{verdict="admit"} 2'
-assert_contains "$BODY" 'ingot_verdicts_total{verdict="refuse"} 5'
+assert_contains "$BODY" 'ingot_verdicts_total{verdict="refuse"} 6'
 assert_contains "$BODY" 'ingot_nodes{state="refuse"} 1'
 if command -v promtool >/dev/null; then promtool check metrics <resp.out || fail "promtool check metrics"; fi
 
 serve_stop
-assert_eq "7" "$(db "SELECT count(*) FROM verdicts")" "verdicts kept after a stop"
+assert_eq "8" "$(db "SELECT count(*) FROM verdicts")" "verdicts kept after a stop"
 assert_eq "1" "$(db "SELECT max(version) FROM schema_version")" "schema version"
 echo "serve: admitted the good boot, refused replayed, unknown, expired and tampered evidence; verdicts stored before the reply"
