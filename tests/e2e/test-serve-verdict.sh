@@ -27,6 +27,17 @@ note "the same evidence again: the nonce is used, nothing stored"
 expect_http 409 "already used" POST /v1/evidence ev.json
 assert_eq 1 "$(db "SELECT count(*) FROM verdicts")" "verdict rows after a replay"
 
+note "one body sent eight times at once: one verdict, seven refusals"
+evidence good node-1 "$(nonce_for node-1)"
+pids=()
+for i in $(seq 8); do
+	curl -sS -o "race$i.out" -w '%{http_code}\n' -X POST --data-binary @ev.json "$URL/v1/evidence" >"race$i.code" &
+	pids+=($!)
+done
+for p in "${pids[@]}"; do wait "$p" || fail "curl failed"; done
+assert_eq "1 200 7 409" "$(sort race*.code | uniq -c | tr -s ' \n' ' ' | sed 's/^ //; s/ $//')" "statuses of eight racing requests"
+assert_eq 2 "$(db "SELECT count(*) FROM verdicts")" "verdict rows after the race"
+
 note "a nonce never issued, one issued to another node, an expired one: refused before judging"
 evidence good node-1 "$(openssl rand -hex 32)"
 expect_http 404 "not issued to this node" POST /v1/evidence ev.json
@@ -37,7 +48,7 @@ N3=$(nonce_for node-1)
 db "UPDATE nonces SET expires = 1 WHERE nonce='$N3'"
 evidence good node-1 "$N3"
 expect_http 410 "expired" POST /v1/evidence ev.json
-assert_eq 1 "$(db "SELECT count(*) FROM verdicts")" "verdict rows after refused nonces"
+assert_eq 2 "$(db "SELECT count(*) FROM verdicts")" "verdict rows after refused nonces"
 
 note "tampered evidence: refused with the verdict's reason, stored, hook told"
 N4=$(nonce_for node-1)
@@ -75,19 +86,19 @@ expect_http 200 '"reason":"report: node.id node-2, expected node-1"' POST /v1/ev
 
 note "the node's record: last verdict and history, newest first"
 expect_http 200 '"state":"refuse"' GET /v1/nodes/node-1
-assert_eq "refuse refuse admit refuse refuse refuse refuse admit" "$(jq -r '[.history[].verdict] | join(" ")' resp.out)" "history"
+assert_eq "refuse refuse admit refuse refuse refuse refuse admit admit" "$(jq -r '[.history[].verdict] | join(" ")' resp.out)" "history"
 expect_http 404 "never judged" GET /v1/nodes/node-9
 
 note "metrics: Prometheus text"
 expect_http 200 "" GET /metrics
 bad=$(grep -Ev '^(# (HELP|TYPE) [a-z_]+ .+|[a-z_]+(\{[a-z_]+="[^"]*"\})? [0-9.e+-]+)$' resp.out || true)
 assert_eq "" "$bad" "metrics lines outside the exposition format"
-assert_contains "$BODY" 'ingot_verdicts_total{verdict="admit"} 2'
+assert_contains "$BODY" 'ingot_verdicts_total{verdict="admit"} 3'
 assert_contains "$BODY" 'ingot_verdicts_total{verdict="refuse"} 6'
 assert_contains "$BODY" 'ingot_nodes{state="refuse"} 1'
 if command -v promtool >/dev/null; then promtool check metrics <resp.out || fail "promtool check metrics"; fi
 
 serve_stop
-assert_eq "8" "$(db "SELECT count(*) FROM verdicts")" "verdicts kept after a stop"
+assert_eq "9" "$(db "SELECT count(*) FROM verdicts")" "verdicts kept after a stop"
 assert_eq "1" "$(db "SELECT max(version) FROM schema_version")" "schema version"
 echo "serve: admitted the good boot, refused replayed, unknown, expired and tampered evidence; verdicts stored before the reply"
