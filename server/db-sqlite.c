@@ -183,10 +183,35 @@ const char *db_nonce_name(enum db_nonce n)
 }
 
 static int sqlite_nonce_issue(struct db *db, const char *node, const char *nonce, int64_t now, int64_t expires,
-			      ingot_error *e)
+			      unsigned max, ingot_error *e)
 {
-	return run(H(db), "INSERT INTO nonces (nonce, node, issued, expires) VALUES (?, ?, ?, ?)", e, NULL, "ssii",
-		   nonce, node, now, expires);
+	sqlite3 *h = H(db);
+	sqlite3_stmt *st = NULL;
+	int64_t held = 0;
+	int r;
+
+	/* Count and insert under the write lock: racing requests cannot
+	 * both take the last slot. */
+	if ((r = exec(h, "BEGIN IMMEDIATE", e)) < 0)
+		return r;
+	if ((r = prepare(h, "SELECT count(*) FROM nonces WHERE node = ? AND used IS NULL AND expires > ?", &st, e)) < 0)
+		goto out;
+	bind(st, "si", node, now);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		held = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	if (held >= max) {
+		r = ingot_fail(e, -EBUSY, "node %s holds %lld unused nonces, at most %u", node, (long long)held, max);
+		goto out;
+	}
+	if ((r = run(h, "INSERT INTO nonces (nonce, node, issued, expires) VALUES (?, ?, ?, ?)", e, NULL, "ssii", nonce,
+		     node, now, expires)) < 0 ||
+	    (r = exec(h, "COMMIT", e)) < 0)
+		goto out;
+	return 0;
+out:
+	rollback(h);
+	return r;
 }
 
 static int nonce_state(sqlite3 *h, const char *node, const char *nonce, int64_t now, enum db_nonce *out,

@@ -46,8 +46,11 @@ struct db;
 struct db_backend {
 	const char *name;
 	void (*close)(struct db *db);
+	/* Store a nonce for node, unless node already holds max unused,
+	 * unexpired ones (-EBUSY): a flood of requests cannot grow the table
+	 * past max per enrolled node. */
 	int (*nonce_issue)(struct db *db, const char *node, const char *nonce, int64_t now, int64_t expires,
-			   ingot_error *e);
+			   unsigned max, ingot_error *e);
 	/* A read, for refusing early; db_verdict_commit decides. */
 	int (*nonce_check)(struct db *db, const char *node, const char *nonce, int64_t now, enum db_nonce *out,
 			   ingot_error *e);

@@ -36,7 +36,7 @@
 #define NONCE_BYTES 32
 
 /* HTTP statuses the service answers with, for the refusal counters. */
-static const unsigned statuses[] = { 200, 400, 401, 403, 404, 405, 409, 410, 413, 500, 503 };
+static const unsigned statuses[] = { 200, 400, 401, 403, 404, 405, 409, 410, 413, 429, 500, 503 };
 /* Verdicts stored, for the verdict counters. */
 static const char *const verdicts[] = { "admit", "refuse", "unverified", "not-made", "stale", "drain" };
 
@@ -282,8 +282,10 @@ static enum MHD_Result do_nonce(struct serve *s, struct MHD_Connection *conn, co
 		return reply_error(s, conn, 500, "nonce: the random generator failed");
 	hex_encode(raw, sizeof(raw), hex);
 	struct db *d = pool_get(&s->pool);
-	int r = d->ops->nonce_issue(d, node, hex, now, exp, &e);
+	int r = d->ops->nonce_issue(d, node, hex, now, exp, s->c->max_nonces, &e);
 	pool_put(&s->pool, d);
+	if (r == -EBUSY)
+		return reply_error(s, conn, 429, "nonce: %s", e.msg);
 	if (r < 0)
 		return reply_error(s, conn, 503, "nonce: %s", e.msg);
 	atomic_fetch_add(&s->nonces_issued, 1);

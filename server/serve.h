@@ -32,6 +32,7 @@ struct serve_config {
 	unsigned max_connections;
 	unsigned connection_timeout;   /* seconds a connection may idle */
 	unsigned threads;
+	unsigned max_nonces;       /* unused, unexpired nonces one node may hold */
 };
 
 /* KEY = VALUE lines ('#' comments; docs/verifier.md "Configuration");

@@ -53,6 +53,11 @@ expect_http 404 "no such endpoint" GET /v2/anything
 expect_http 405 "expected POST" GET /v1/evidence
 expect_http 405 "expected GET" POST /metrics
 
+note "a node asking for nonces it never uses: at most max-nonces-per-node (4) held"
+for i in 1 2 3 4; do nonce_for node-2 >/dev/null; done
+printf '{"node":"node-2"}' >n2.json
+expect_http 429 "nonce: node node-2 holds 4 unused nonces, at most 4" POST /v1/nonce n2.json
+
 note "evidence that does not parse is refused as evidence (stored, nonce used)"
 N=$(nonce_for node-1)
 evidence good node-1 "$N"

@@ -44,10 +44,14 @@ static void test_nonce_rules(void **state)
 	struct db_verdict v = { .node = "n1", .nonce = "aa", .time = 100, .verdict = "admit", .reason = "ok" };
 
 	(void)state;
-	assert_int_equal(d->ops->nonce_issue(d, "n1", "aa", 100, 160, &e), 0);
-	assert_int_equal(d->ops->nonce_issue(d, "n1", "bb", 100, 160, &e), 0);
+	assert_int_equal(d->ops->nonce_issue(d, "n1", "aa", 100, 160, 4, &e), 0);
+	assert_int_equal(d->ops->nonce_issue(d, "n1", "bb", 100, 160, 4, &e), 0);
+	/* at most max unused, unexpired ones per node */
+	assert_int_equal(d->ops->nonce_issue(d, "n1", "a1", 100, 160, 3, &e), 0);
+	assert_int_equal(d->ops->nonce_issue(d, "n1", "a2", 100, 160, 3, &e), -EBUSY);
+	assert_int_equal(d->ops->nonce_issue(d, "n1", "a2", 160, 220, 3, &e), 0);   /* the others expired */
 	/* a nonce is issued once */
-	assert_true(d->ops->nonce_issue(d, "n2", "aa", 100, 160, &e) < 0);
+	assert_true(d->ops->nonce_issue(d, "n2", "aa", 100, 160, 4, &e) < 0);
 	assert_int_equal(d->ops->nonce_check(d, "n2", "aa", 100, &n, &e), 0);
 	assert_int_equal(n, DB_NONCE_UNKNOWN);   /* another node's */
 	assert_int_equal(d->ops->nonce_check(d, "n1", "cc", 100, &n, &e), 0);
@@ -106,7 +110,7 @@ static void test_nonce_race(void **state)
 	int won = 0;
 
 	(void)state;
-	assert_int_equal(d->ops->nonce_issue(d, "n1", "race", 100, 1000, &e), 0);
+	assert_int_equal(d->ops->nonce_issue(d, "n1", "race", 100, 1000, 4, &e), 0);
 	pthread_barrier_init(&go, NULL, N);
 	for (int i = 0; i < N; i++) {
 		r[i] = (struct racer){ .go = &go };
