@@ -5,7 +5,7 @@
 # can live side by side:  make BUILD=build-asan ...
 
 BUILD    ?= build
-PKGS     := libarchive libisal yaml-0.1 libsquashfs1 libcrypto tss2-esys tss2-tctildr tss2-mu tss2-rc jansson
+PKGS     := libarchive libisal yaml-0.1 libsquashfs1 libcrypto tss2-esys tss2-tctildr tss2-mu tss2-rc jansson libmicrohttpd sqlite3 libcurl libsystemd
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 CMOCKA_LIBS := $(shell pkg-config --libs cmocka 2>/dev/null)
@@ -17,7 +17,7 @@ CFLAGS   += -std=c11 -Wall -Wextra -Werror $(OPT) -D_GNU_SOURCE -I. $(PKG_CFLAGS
 LDFLAGS  ?=
 LIBS     := $(PKG_LIBS) -lpthread
 
-PARTS    := lib manifest attest recipes keys image builder verify ops audit
+PARTS    := lib manifest attest recipes keys image builder verify ops audit server
 LIB_SRC  := $(foreach p,$(PARTS),$(wildcard $(p)/*.c))
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
 # ar(1) keys archive members by basename: two parts with a file of the

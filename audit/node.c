@@ -22,6 +22,7 @@
 #include "lib/strbuf.h"
 #include "verify/node-report.h"
 #include "verify/nodeprobe.h"
+#include "verify/report-tuple.h"
 #include "verify/tuplecheck.h"
 
 json_t *audit_new_row(const char *node, const char *pool, const char *file)
@@ -284,25 +285,11 @@ static json_t *plain_text(const json_t *v)
 
 static void check_tuple(const struct pmanifest *want, const json_t *report, json_t *row)
 {
-	struct node_probe *p = calloc(1, sizeof(*p));
+	/* an unreadable fact stays unreadable: verify reported it as not
+	 * made, so the audit must not call it absent (drift) */
+	struct node_probe *p = probe_from_json(json_object_get(report, "probe"));
 	struct verify_report vr;
-	size_t i;
-	json_t *f;
 
-	if (!p)
-		return;
-	json_array_foreach(json_object_get(json_object_get(report, "probe"), "facts"), i, f) {
-		const char *k = json_string_value(json_object_get(f, "key"));
-		const char *src = json_string_value(json_object_get(f, "source"));
-		if (!k)
-			continue;
-		/* an unreadable fact stays unreadable: verify reported it as not
-		 * made, so the audit must not call it absent (drift) */
-		if (json_is_true(json_object_get(f, "unreadable")))
-			probe_set_unreadable(p, k, "%s", src ? src : "report");
-		else
-			probe_set(p, k, json_string_value(json_object_get(f, "value")), src ? src : "report");
-	}
 	report_init(&vr);
 	tuplecheck_run(json_object_get(want->m, "tuple"), p, &vr);
 	const char *k;

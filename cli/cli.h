@@ -29,6 +29,7 @@ int cmd_attest(int argc, char **argv);
 int cmd_attest_import(int argc, char **argv);
 int cmd_attest_enroll(int argc, char **argv);   /* ingot attest enroll */
 int cmd_audit(int argc, char **argv);
+int cmd_serve(int argc, char **argv);   /* cli/cmd-serve.c */
 int cmd_diff(int argc, char **argv);
 int cmd_evidence(int argc, char **argv);
 int cmd_promote(int argc, char **argv);

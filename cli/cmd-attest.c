@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "attest/eventlog.h"
 #include "attest/judge.h"
@@ -27,6 +28,8 @@
 #include "lib/fileio.h"
 #include "lib/json.h"
 #include "lib/strbuf.h"
+#include "server/client.h"
+#include "verify/boot-inputs.h"
 
 #define DEFAULT_AK_DIR "/var/lib/ingot/ak"
 
@@ -158,6 +161,7 @@ struct args {
 	const char *manifest, *log, *tcti, *output, *alg, *hierarchy, *ak, *nonce, *pcrs;
 	const char *ak_pub, *seen, *against;
 	const char *keyring, *enrolment, *firmware_ref, *node, *platform, *key;
+	const char *verifier, *eventlog, *report;
 	const char *pcr_arg, *accept_weak_arg;
 	int pcr;
 	bool json;
@@ -178,6 +182,7 @@ static int allowed(const char *sub, const char *opt)
 		{ "eventlog", " json against nonce ak-pub pcrs accept-weak " },
 		{ "boot-check", " manifest nonce keyring enrolment firmware-ref node seen-nonces accept-weak " },
 		{ "firmware-ref", " nonce platform enrolment keyring key output " },
+		{ "push", " verifier node ak tcti eventlog report " },
 	};
 	char word[64];
 
@@ -505,25 +510,6 @@ static int do_eventlog(const struct args *a)
 	return rc;
 }
 
-/* The inputs of a boot judgement: the quote, the log, and the enrolled
- * AK verified against the keyring. */
-struct boot_inputs {
-	json_t *quote;
-	struct eventlog log;
-	struct keyring *kr;
-	struct enrolment en;
-	struct enrolled_ak ak;
-};
-
-static void boot_inputs_release(struct boot_inputs *in)
-{
-	json_decref(in->quote);
-	eventlog_free(&in->log);
-	if (in->kr)
-		keyring_free(in->kr);
-	enrolment_release(&in->en);
-}
-
 /* A signed document that does not verify: refused when its signatures,
  * expiry or rollback fail, an error when it cannot be read or parsed.
  * The envelope's own exit classes are not attest's. */
@@ -536,12 +522,16 @@ static int trust_status(const ingot_error *e)
 					e->kind == 0 ? EXIT_FAILURE_ : ATTEST_REFUSED);
 }
 
-static int load_boot_inputs(const struct args *a, struct boot_inputs *in)
+/* The usage checks of boot-check and firmware-ref, then the keyring, the
+ * enrolment record and the evidence through the one loader
+ * (verify/boot-inputs.h). */
+static int load_boot_inputs(const struct args *a, struct boot_trust *t, struct boot_proof *p)
 {
 	ingot_error e = { 0 };
 	int rc;
 
-	memset(in, 0, sizeof(*in));
+	memset(t, 0, sizeof(*t));
+	memset(p, 0, sizeof(*p));
 	/* boot-check without an enrolment judges everything else and says
 	 * "unverified"; a reference is only recorded from an enrolled AK. */
 	if (a->npos != 2 || !a->nonce || !a->keyring || (!a->enrolment && !strcmp(a->sub, "firmware-ref")))
@@ -555,12 +545,11 @@ static int load_boot_inputs(const struct args *a, struct boot_inputs *in)
 		if ((rc = parse_nonce(a, nonce, &nlen)))
 			return rc;
 	}
-	if (keyring_load(a->keyring, &in->kr, &e) < 0)
+	if (boot_trust_init(t, a->keyring, &e) < 0)
 		return cli_error(&e, EXIT_FAILURE_);
-	if (a->enrolment && enrolment_load(a->enrolment, in->kr, &in->en, &e) < 0)
+	if (a->enrolment && boot_trust_add_enrolment(t, a->enrolment, &e) < 0)
 		return trust_status(&e);
-	in->ak = (struct enrolled_ak){ .pem = in->en.ak_pem, .ak_id = in->en.ak_id, .node = in->en.node };
-	if (json_read_file(a->pos[0], &in->quote, &e) < 0 || eventlog_load(a->pos[1], &in->log, &e) < 0)
+	if (boot_proof_load(p, a->pos[0], a->pos[1], a->nonce, &e) < 0)
 		return cli_error(&e, EXIT_FAILURE_);
 	return EXIT_OK;
 }
@@ -573,39 +562,35 @@ static int do_boot_check(const struct args *a)
 		[BOOT_ADMIT] = EXIT_OK, [BOOT_REFUSE] = ATTEST_REFUSED,
 		[BOOT_UNVERIFIED] = ATTEST_UNVERIFIED, [BOOT_NOT_MADE] = EXIT_FAILURE_,
 	};
-	_cleanup_json_ json_t *m = NULL;
-	struct boot_inputs in;
-	struct firmware_ref fw;
+	struct boot_trust t;
+	struct boot_proof p;
+	struct boot_evidence ev;
 	struct boot_result res;
-	struct verify_policy pol = { .now = time(NULL) };
-	struct verify_outcome vo;
 	ingot_error e = { 0 };
 	int rc;
 
 	if (!a->manifest)
 		return cli_usage_error("attest", "boot-check: --manifest ENVELOPE is required");
-	if ((rc = load_boot_inputs(a, &in)))
+	if ((rc = load_boot_inputs(a, &t, &p)))
 		goto out;
 	/* The manifest as `ingot verify-manifest` checks it: signatures,
 	 * statement, schema, expiry. */
-	if (envelope_verify(a->manifest, in.kr, &pol, &m, &vo, &e) < 0) {
+	if (boot_trust_add_manifest(&t, a->manifest, time(NULL), &e) < 0 ||
+	    (a->firmware_ref && boot_trust_add_firmware_ref(&t, a->firmware_ref, &e) < 0)) {
 		rc = trust_status(&e);
 		goto out;
 	}
-	if (a->firmware_ref && firmware_ref_load(a->firmware_ref, in.kr, &fw, &e) < 0) {
-		rc = trust_status(&e);
-		goto out;
-	}
-	struct boot_evidence ev = {
-		.quote = in.quote, .log = &in.log, .nonce_hex = a->nonce, .seen_nonces = a->seen,
-		.ak = a->enrolment ? &in.ak : NULL,
-		.node = a->node, .manifest = m, .fw = a->firmware_ref ? &fw : NULL, .accept_weak = a->accept_weak,
-	};
+	/* Each named once: judged as given, so a reference the quote
+	 * contradicts is refused by its PCRs, not passed over. */
+	struct boot_pick pick = { .ak = t.n_en ? &t.ak[0] : NULL, .manifest = t.mf[0], .fw = t.n_fw ? &t.fw[0] : NULL };
+	boot_inputs_evidence(&p, &pick, a->node, a->accept_weak, &ev);
+	ev.seen_nonces = a->seen;
 	attest_boot_verdict(&ev, &res);
 	printf("boot %s: %s\n", boot_verdict_name(res.verdict), res.reason);
 	rc = res.quote_reason == VERDICT_NONCE_REUSED ? ATTEST_NONCE_REUSED : status[res.verdict];
 out:
-	boot_inputs_release(&in);
+	boot_trust_release(&t);
+	boot_proof_release(&p);
 	return rc;
 }
 
@@ -615,7 +600,8 @@ static int do_firmware_ref(const struct args *a)
 {
 	_cleanup_signing_key_ struct signing_key *k = NULL;
 	_cleanup_json_ json_t *env = NULL;
-	struct boot_inputs in;
+	struct boot_trust t;
+	struct boot_proof p;
 	struct firmware_ref fw;
 	struct quote_info qi;
 	struct pcr_selection cover = { 0 };
@@ -624,20 +610,20 @@ static int do_firmware_ref(const struct args *a)
 
 	if (!a->platform || !a->key || !a->output)
 		return cli_usage_error("attest", "firmware-ref: --platform, --key and -o are required");
-	if ((rc = load_boot_inputs(a, &in)))
+	if ((rc = load_boot_inputs(a, &t, &p)))
 		goto out;
 	if (signing_key_load(a->key, &k, &e) < 0) {
 		rc = cli_error(&e, EXIT_FAILURE_);
 		goto out;
 	}
 	pcr_selection_add(&cover, 0x000b, 1u << BOOT_PCR_FIRMWARE | 1u << BOOT_PCR_OPTION_ROMS | 1u << BOOT_PCR_SECURE_BOOT);
-	struct attest_expect x = { .nonce_hex = a->nonce, .ak_pem = in.ak.pem, .cover = &cover };
-	if (attest_judge(in.quote, &x, &qi, &e) < 0) {
+	struct attest_expect x = { .nonce_hex = a->nonce, .ak_pem = t.ak[0].pem, .cover = &cover };
+	if (attest_judge(p.quote, &x, &qi, &e) < 0) {
 		fprintf(stderr, "ingot: %s: quote refused (%s): %s\n", a->pos[0], attest_verdict_name(qi.reason), e.msg);
 		rc = ATTEST_REFUSED;
 		goto out;
 	}
-	if (firmware_ref_record(a->platform, &in.log, &qi.pcrs, &fw, &e) < 0) {
+	if (firmware_ref_record(a->platform, &p.log, &qi.pcrs, &fw, &e) < 0) {
 		rc = cli_error(&e, e.code == -EBADMSG ? ATTEST_REFUSED : EXIT_FAILURE_);
 		goto out;
 	}
@@ -649,8 +635,62 @@ static int do_firmware_ref(const struct args *a)
 	printf("firmware reference %s: PCR 0, 2 and %zu Secure Boot variables, %zu authorities -> %s\n", fw.platform,
 	       fw.nvars, fw.nauth, a->output);
 out:
-	boot_inputs_release(&in);
+	boot_trust_release(&t);
+	boot_proof_release(&p);
 	return rc;
+}
+
+/* push: the node's side of the verifier (server/client.h): a nonce from
+ * the service, a quote of the boot PCRs over it, the quote, the firmware
+ * log and the report sent; the service's verdict decides the status. */
+static int do_push(const struct args *a)
+{
+	static const struct { const char *name; int status; } st[] = {
+		{ "admit", EXIT_OK }, { "refuse", ATTEST_REFUSED }, { "unverified", ATTEST_UNVERIFIED },
+	};
+	_cleanup_tpm_ struct tpm *t = NULL;
+	_cleanup_json_ json_t *q = NULL, *report = NULL;
+	_cleanup_free_ char *log = NULL;
+	char hex[2 * NONCE_MAX + 1], host[256];
+	struct verifier_verdict v;
+	struct pcr_selection sel;
+	ingot_error e = { 0 };
+	uint8_t nonce[NONCE_MAX];
+	size_t nlen, loglen;
+	const char *node = a->node;
+	int rc;
+
+	if (!a->verifier || a->npos)
+		return cli_usage_error("attest", "push: expected --verifier URL and no arguments");
+	if (!node) {
+		if (gethostname(host, sizeof(host)) < 0)
+			return cli_usage_error("attest", "push: no --node and no host name");
+		host[sizeof(host) - 1] = '\0';
+		node = host;
+	}
+	/* Everything local first: a node that cannot quote asks for nothing. */
+	if (read_file(a->eventlog ? a->eventlog : "/sys/kernel/security/tpm0/binary_bios_measurements",
+		      EVENTLOG_MAX_BYTES, &log, &loglen, &e) < 0 ||
+	    (a->report && json_read_file(a->report, &report, &e) < 0))
+		return cli_error(&e, EXIT_FAILURE_);
+	if ((rc = open_tpm(a, &t)))
+		return rc;
+	if (verifier_nonce(a->verifier, node, 30, hex, &e) < 0 || nonce_parse(hex, nonce, &nlen, &e) < 0)
+		goto refused;
+	pcr_selection_parse(BOOT_QUOTE_PCRS, &sel, NULL);
+	if (tpm_quote(t, a->ak ? a->ak : DEFAULT_AK_DIR, nonce, nlen, &sel, &q, &e) < 0)
+		return tpm_status(&e);
+	if (verifier_evidence(a->verifier, node, hex, q, log, loglen, report, 60, &v, &e) < 0)
+		goto refused;
+	printf("boot %s: %s\n", v.verdict, v.reason);
+	for (size_t i = 0; i < ARRAY_SIZE(st); i++)
+		if (!strcmp(v.verdict, st[i].name))
+			return st[i].status;
+	return EXIT_FAILURE_;   /* not-made, or a word this ingot does not know: never a pass */
+refused:
+	rc = e.kind == VERIFIER_FAIL_NONCE ? ATTEST_NONCE_REUSED : EXIT_FAILURE_;
+	e.kind = 0;
+	return cli_error(&e, rc);
 }
 
 int cmd_attest(int argc, char **argv)
@@ -667,6 +707,7 @@ int cmd_attest(int argc, char **argv)
 		{ "eventlog", do_eventlog },
 		{ "boot-check", do_boot_check },
 		{ "firmware-ref", do_firmware_ref },
+		{ "push", do_push },
 	};
 	struct args a = { .pcr = -1 };
 	int first, rc;
@@ -717,6 +758,13 @@ int cmd_attest(int argc, char **argv)
 			   "boot-check also secure-boot-unjudged, unknown-firmware\n"
 			   "(comma-separated)"),
 		OPT_FLAG(0, "json", &a.json, "machine-readable output"),
+		OPT_STRING(0, "verifier", &a.verifier, "URL",
+			   "push: the verifier service (ingot serve), e.g.\n"
+			   "http://127.0.0.1:8700"),
+		OPT_STRING(0, "eventlog", &a.eventlog, "FILE",
+			   "push: the firmware event log to send (default\n"
+			   "/sys/kernel/security/tpm0/binary_bios_measurements)"),
+		OPT_STRING(0, "report", &a.report, "FILE", "push: the node report (ingot verify --json) to send"),
 		OPT_END(),
 	};
 

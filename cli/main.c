@@ -31,6 +31,7 @@ static const char main_help[] =
 "    verify                   boot-time admission: node, image, TPM vs manifest\n"
 "    attest measure|quote|... TPM 2.0 measurement, quotes, event-log replay\n"
 "    audit                    offline audit of many node reports\n"
+"    serve --config FILE      the verifier service: judges nodes' evidence off the node\n"
 "    diff A B                 what changed between two manifests\n"
 "    evidence add             signed test evidence (nccl-tests, DCGM) about an image\n"
 "    promote --ring R         promote an image to a ring when its policy is met\n"
@@ -59,6 +60,7 @@ static const struct {
 	{ "verify", cmd_verify },
 	{ "attest", cmd_attest },
 	{ "audit", cmd_audit },
+	{ "serve", cmd_serve },
 	{ "diff", cmd_diff },
 	{ "evidence", cmd_evidence },
 	{ "promote", cmd_promote },

@@ -26,6 +26,7 @@ LAYERS = [
     ["verify"],
     ["ops"],
     ["audit"],
+    ["server"],
     ["cli"],
 ]
 RANK = {f: i for i, fs in enumerate(LAYERS) for f in fs}

@@ -8,45 +8,39 @@
 #include "verify/checks.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "attest/eventlog.h"
 #include "attest/verdict.h"
-#include "keys/enrolment.h"
-#include "keys/firmware-ref-envelope.h"
-#include "keys/keyring.h"
 #include "lib/base64.h"
 #include "lib/cleanup.h"
 #include "lib/fileio.h"
+#include "verify/boot-inputs.h"
 
 #define FIRMWARE_EVENTLOG "/sys/kernel/security/tpm0/binary_bios_measurements"
 
 /* The enrolment record and firmware reference, verified against the
- * manifest's keyring.  -1 (and the check's status) when one is given but
- * does not verify. */
-static int load_trust(const struct verify_opts *o, struct enrolment *en, struct firmware_ref *fw,
-		      int *have_fw, struct verify_report *r)
+ * manifest's keyring by the one loader (verify/boot-inputs.h).  -1 (and
+ * the check's status) when one is given but does not verify. */
+static int load_trust(const struct verify_opts *o, struct boot_trust *t, struct verify_report *r)
 {
-	_cleanup_keyring_ struct keyring *kr = NULL;
 	ingot_error e = { 0 };
 
-	*have_fw = 0;
+	memset(t, 0, sizeof(*t));
 	if (!o->enrolment_path && !o->firmware_ref_path)
 		return 0;
-	if (!o->keyring_path || keyring_load(o->keyring_path, &kr, &e) < 0) {
+	if (!o->keyring_path || boot_trust_init(t, o->keyring_path, &e) < 0) {
 		report_set(r, CHECK_TPM, ST_ERROR, "enrolment and firmware reference not checked: %s",
 			   o->keyring_path ? e.msg : "no --keyring");
 		return -1;
 	}
-	if (o->enrolment_path && enrolment_load(o->enrolment_path, kr, en, &e) < 0) {
+	if (o->enrolment_path && boot_trust_add_enrolment(t, o->enrolment_path, &e) < 0) {
 		report_set(r, CHECK_TPM, ST_FAIL, "enrolment: %s", e.msg);
 		return -1;
 	}
-	if (o->firmware_ref_path) {
-		if (firmware_ref_load(o->firmware_ref_path, kr, fw, &e) < 0) {
-			report_set(r, CHECK_TPM, ST_FAIL, "firmware reference: %s", e.msg);
-			return -1;
-		}
-		*have_fw = 1;
+	if (o->firmware_ref_path && boot_trust_add_firmware_ref(t, o->firmware_ref_path, &e) < 0) {
+		report_set(r, CHECK_TPM, ST_FAIL, "firmware reference: %s", e.msg);
+		return -1;
 	}
 	return 0;
 }
@@ -61,15 +55,12 @@ void check_tpm_boot(const struct verify_opts *o, const json_t *m, const json_t *
 		[BOOT_UNVERIFIED] = ST_WARN, [BOOT_NOT_MADE] = ST_ERROR,
 	};
 	const char *path = o->eventlog_path ? o->eventlog_path : FIRMWARE_EVENTLOG;
-	struct enrolment en = { 0 };
-	struct firmware_ref fw;
-	struct enrolled_ak ak;
+	struct boot_trust t;
 	struct eventlog log = { 0 };
 	struct boot_result res;
 	ingot_error e = { 0 };
 	char *raw = NULL, *b64;
 	size_t len = 0, b64len = 0;
-	int have_fw;
 
 	/* securityfs reports the log's size as 0: read_file reads to EOF. */
 	if (read_file(path, EVENTLOG_MAX_BYTES, &raw, &len, &e) < 0) {
@@ -87,12 +78,12 @@ void check_tpm_boot(const struct verify_opts *o, const json_t *m, const json_t *
 		return;
 	}
 	free(raw);
-	if (load_trust(o, &en, &fw, &have_fw, r) == 0) {
-		ak = (struct enrolled_ak){ .pem = en.ak_pem, .ak_id = en.ak_id, .node = en.node };
+	if (load_trust(o, &t, r) == 0) {
 		struct boot_evidence ev = {
-			.quote = quote, .log = &log, .nonce_hex = nonce_hex, .ak = en.ak_pem ? &ak : NULL,
+			.quote = quote, .log = &log, .nonce_hex = nonce_hex, .ak = t.n_en ? &t.ak[0] : NULL,
 			/* The id the report carries, which the audit binds too. */
-			.node = json_string_value(json_object_get(r->node, "id")), .manifest = m, .fw = have_fw ? &fw : NULL, .accept_weak = o->accept_weak,
+			.node = json_string_value(json_object_get(r->node, "id")), .manifest = m,
+			.fw = t.n_fw ? &t.fw[0] : NULL, .accept_weak = o->accept_weak,
 		};
 		attest_boot_verdict(&ev, &res);
 		if (res.qi.ak_id[0])
@@ -101,6 +92,6 @@ void check_tpm_boot(const struct verify_opts *o, const json_t *m, const json_t *
 		report_set(r, CHECK_TPM, status[res.verdict], "measured boot %s: %s", boot_verdict_name(res.verdict),
 			   res.reason);
 	}
-	enrolment_release(&en);
+	boot_trust_release(&t);
 	eventlog_free(&log);
 }

@@ -1,0 +1,35 @@
+/* The node's side of the verifier's protocol (docs/verifier.md), on
+ * libcurl: ask for a nonce, send the evidence, read the verdict.  The
+ * quote itself is the caller's (a TPM, attest/tpm.h). */
+#ifndef INGOT_SERVER_CLIENT_H
+#define INGOT_SERVER_CLIENT_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "attest/nonce.h"
+#include "lib/err.h"
+
+/* What failed (e->kind), for the caller's exit status. */
+enum verifier_fail {
+	VERIFIER_FAIL_TRANSPORT = 101,   /* not reached, timed out, not HTTP, not JSON */
+	VERIFIER_FAIL_REFUSED = 102,     /* the service refused the request (4xx/5xx): its one line */
+	VERIFIER_FAIL_NONCE = 103,       /* the nonce was used, expired or never issued (404/409/410) */
+};
+
+struct verifier_verdict {
+	char verdict[32];               /* admit | refuse | unverified | not-made */
+	char reason[INGOT_ERR_MSG];
+};
+
+/* POST BASE/v1/nonce {"node": node}: the nonce, lower-case hex. */
+int verifier_nonce(const char *base, const char *node, long timeout, char hex[2 * NONCE_MAX + 1], ingot_error *e);
+
+/* POST BASE/v1/evidence: the quote document, the firmware log's bytes
+ * and the node report (or NULL). */
+int verifier_evidence(const char *base, const char *node, const char *nonce_hex, const json_t *quote,
+		      const void *log, size_t log_len, const json_t *report, long timeout,
+		      struct verifier_verdict *out, ingot_error *e);
+
+#endif

@@ -1,0 +1,182 @@
+/* The verifier's configuration file (server/serve.h). */
+#include "server/serve.h"
+
+#include <ctype.h>
+#include <libgen.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attest/quote.h"
+#include "audit/audit.h"
+#include "lib/cleanup.h"
+#include "lib/fileio.h"
+#include "lib/xalloc.h"
+
+#define CONFIG_MAX (1u << 20)
+
+void serve_config_free(struct serve_config *c)
+{
+	free(c->listen);
+	free(c->database);
+	free(c->keyring);
+	free(c->enrolments);
+	free(c->firmware_refs);
+	json_decref(c->manifests);
+	for (char **p = c->hook; p && *p; p++)
+		free(*p);
+	free(c->hook);
+	free(c->token_file);
+	memset(c, 0, sizeof(*c));
+}
+
+/* A path relative to the config file's directory. */
+static char *rel(const char *dir, const char *v)
+{
+	return v[0] == '/' ? xstrdup(v) : path_join(dir, v);
+}
+
+static int num(const char *v, unsigned long long max, unsigned long long *out)
+{
+	char *end;
+
+	if (!isdigit((unsigned char)*v))
+		return -EINVAL;
+	errno = 0;
+	*out = strtoull(v, &end, 10);
+	return errno || *end || *out == 0 || *out > max ? -EINVAL : 0;
+}
+
+static char **split_argv(const char *v)
+{
+	char **argv = xcalloc(strlen(v) / 2 + 2, sizeof(*argv));
+	_cleanup_free_ char *copy = xstrdup(v);
+	char *tok, *save = NULL;
+	size_t n = 0;
+
+	for (tok = strtok_r(copy, " \t", &save); tok; tok = strtok_r(NULL, " \t", &save))
+		argv[n++] = xstrdup(tok);
+	return argv;
+}
+
+/* One KEY = VALUE; 0, or -EINVAL with what was expected in *want. */
+static int set(struct serve_config *c, const char *dir, const char *k, const char *v, const char **want)
+{
+	unsigned long long n;
+	int64_t d;
+	char **slot = NULL;
+
+	if (!strcmp(k, "listen")) {
+		*want = "HOST:PORT";
+		if (!strrchr(v, ':'))
+			return -EINVAL;
+		slot = &c->listen;
+	} else if (!strcmp(k, "database") || !strcmp(k, "keyring") || !strcmp(k, "enrolments") ||
+		   !strcmp(k, "firmware-refs") || !strcmp(k, "token-file")) {
+		*want = "a path";
+		slot = !strcmp(k, "database") ? &c->database : !strcmp(k, "keyring") ? &c->keyring :
+		       !strcmp(k, "enrolments") ? &c->enrolments : !strcmp(k, "firmware-refs") ? &c->firmware_refs :
+		       &c->token_file;
+		if (slot == &c->database && !strncmp(v, "sqlite:", 7) && v[7])
+			v += 7;   /* the only backend built in */
+		free(*slot);
+		*slot = rel(dir, v);
+		return 0;
+	} else if (!strcmp(k, "manifest")) {
+		_cleanup_free_ char *m = rel(dir, v);
+		json_array_append_new(c->manifests, json_string(m));
+		return 0;
+	} else if (!strcmp(k, "accept-weak")) {
+		*want = "a comma-separated list of weaknesses (sha1-signature, no-nonce, secure-boot-unjudged, unknown-firmware)";
+		return attest_weakness_parse(v, &c->accept_weak, NULL) < 0 ? -EINVAL : 0;
+	} else if (!strcmp(k, "nonce-lifetime") || !strcmp(k, "stale-after") || !strcmp(k, "sweep-interval") ||
+		   !strcmp(k, "hook-timeout")) {
+		*want = "a duration (N, Ns, Nm, Nh or Nd)";
+		if (audit_parse_duration(v, &d) < 0 || (d == 0 && strcmp(k, "stale-after")))
+			return -EINVAL;
+		*(!strcmp(k, "nonce-lifetime") ? &c->nonce_lifetime : !strcmp(k, "stale-after") ? &c->stale_after :
+		  !strcmp(k, "sweep-interval") ? &c->sweep_interval : &c->hook_timeout) = d;
+		return 0;
+	} else if (!strcmp(k, "hook")) {
+		*want = "an absolute program path and its arguments";
+		if (v[0] != '/')
+			return -EINVAL;
+		for (char **p = c->hook; p && *p; p++)
+			free(*p);
+		free(c->hook);
+		c->hook = split_argv(v);
+		return 0;
+	} else if (!strcmp(k, "max-body")) {
+		*want = "bytes, 1 to 67108864";
+		if (num(v, 64u << 20, &n) < 0)
+			return -EINVAL;
+		c->max_body = n;
+		return 0;
+	} else if (!strcmp(k, "max-connections") || !strcmp(k, "connection-timeout") || !strcmp(k, "threads") ||
+		   !strcmp(k, "max-nonces-per-node")) {
+		*want = !strcmp(k, "threads") ? "1 to 64" : "1 to 100000";
+		if (num(v, !strcmp(k, "threads") ? 64 : 100000, &n) < 0)
+			return -EINVAL;
+		*(!strcmp(k, "threads") ? &c->threads : !strcmp(k, "max-connections") ? &c->max_connections :
+		  !strcmp(k, "max-nonces-per-node") ? &c->max_nonces : &c->connection_timeout) = n;
+		return 0;
+	} else {
+		*want = "a known key (docs/verifier.md)";
+		return -ENOENT;
+	}
+	free(*slot);
+	*slot = xstrdup(v);
+	return 0;
+}
+
+int serve_config_load(const char *path, struct serve_config *c, ingot_error *e)
+{
+	_cleanup_free_ char *buf = NULL, *pcopy = xstrdup(path);
+	const char *dir = dirname(pcopy);
+	size_t len, lineno = 0;
+	char *next;
+	int r;
+
+	memset(c, 0, sizeof(*c));
+	*c = (struct serve_config){
+		.manifests = json_array(), .nonce_lifetime = 120, .sweep_interval = 60, .hook_timeout = 30,
+		.max_body = 4u << 20, .max_connections = 1024, .connection_timeout = 10, .threads = 2, .max_nonces = 4,
+	};
+	if ((r = read_file(path, CONFIG_MAX, &buf, &len, e)) < 0)
+		return r;
+	if (memchr(buf, '\0', len))
+		return ingot_fail(e, -EINVAL, "%s: expected a text file, got a NUL byte", path);
+	for (char *line = buf; line; line = next) {
+		const char *want = "";
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
+		lineno++;
+		char *hash = strchr(line, '#');
+		if (hash)
+			*hash = '\0';
+		char *eq = strchr(line, '=');
+		char *k = line, *v = eq ? eq + 1 : NULL;
+		if (eq)
+			*eq = '\0';
+		while (isspace((unsigned char)*k))
+			k++;
+		for (char *t = k + strlen(k); t > k && isspace((unsigned char)t[-1]);)
+			*--t = '\0';
+		if (!*k && !v)
+			continue;
+		if (!v)
+			return ingot_fail(e, -EINVAL, "%s:%zu: expected KEY = VALUE, got \"%.80s\"", path, lineno, k);
+		while (isspace((unsigned char)*v))
+			v++;
+		for (char *t = v + strlen(v); t > v && isspace((unsigned char)t[-1]);)
+			*--t = '\0';
+		if (!*v || set(c, dir, k, v, &want) < 0)
+			return ingot_fail(e, -EINVAL, "%s:%zu: %.80s: expected %s, got \"%.200s\"", path, lineno, k, want, v);
+	}
+	if (!c->listen || !c->database || !c->keyring || !json_array_size(c->manifests))
+		return ingot_fail(e, -EINVAL, "%s: %s: expected it to be set", path,
+				  !c->listen ? "listen" : !c->database ? "database" : !c->keyring ? "keyring" : "manifest");
+	if (c->stale_after && c->stale_after < c->sweep_interval)
+		c->sweep_interval = c->stale_after;
+	return 0;
+}

@@ -1,0 +1,88 @@
+/* The verifier's state behind one small interface, so a backend is a
+ * table of functions: SQLite (server/db-sqlite.c) for one verifier; a
+ * PostgreSQL one for replicas sharing a database plugs in the same way.
+ *
+ * What every backend guarantees (docs/verifier.md "State"):
+ *   - a nonce is consumed in the transaction that stores the verdict it
+ *     produced (db_verdict_commit), and only if it was issued to that
+ *     node, is unused and unexpired: two requests, or two replicas, never
+ *     both consume one nonce;
+ *   - db_verdict_commit returns only after the commit is durable, so a
+ *     verdict a node hears is in the database;
+ *   - the schema is versioned (table schema_version) and migrated at open,
+ *     inside one transaction; a database newer than this program is
+ *     refused.
+ * One connection is used by one thread at a time. */
+#ifndef INGOT_SERVER_DB_H
+#define INGOT_SERVER_DB_H
+
+#include <jansson.h>
+#include <stdint.h>
+
+#include "lib/err.h"
+
+/* The outcome of presenting a nonce. */
+enum db_nonce {
+	DB_NONCE_OK = 0,
+	DB_NONCE_UNKNOWN,      /* never issued (or issued to another node, or forgotten) */
+	DB_NONCE_USED,         /* already consumed by a verdict */
+	DB_NONCE_EXPIRED,
+};
+
+const char *db_nonce_name(enum db_nonce n);
+
+/* A verdict as stored: one row per judged request. */
+struct db_verdict {
+	const char *node;
+	const char *nonce;      /* hex; NULL for a sweep's or an operator's verdict */
+	int64_t time;           /* seconds since the epoch */
+	const char *verdict;    /* admit | refuse | unverified | not-made | stale | drain */
+	const char *reason;     /* one line */
+	const char *ak_id;      /* or NULL */
+};
+
+struct db;
+
+struct db_backend {
+	const char *name;
+	void (*close)(struct db *db);
+	/* Store a nonce for node, unless node already holds max unused,
+	 * unexpired ones (-EBUSY): a flood of requests cannot grow the table
+	 * past max per enrolled node. */
+	int (*nonce_issue)(struct db *db, const char *node, const char *nonce, int64_t now, int64_t expires,
+			   unsigned max, ingot_error *e);
+	/* A read, for refusing early; db_verdict_commit decides. */
+	int (*nonce_check)(struct db *db, const char *node, const char *nonce, int64_t now, enum db_nonce *out,
+			   ingot_error *e);
+	/* Consume v->nonce (issued to v->node, unused, unexpired at v->time)
+	 * and store v, in one transaction; *out says why nothing was stored. */
+	int (*verdict_commit)(struct db *db, const struct db_verdict *v, enum db_nonce *out, ingot_error *e);
+	/* Store a verdict without a nonce (sweep, operator). */
+	int (*verdict_record)(struct db *db, const struct db_verdict *v, ingot_error *e);
+	/* {"node","state","reason","time","last_admit","history":[{...}]}, or
+	 * *out NULL for a node never judged. */
+	int (*node_get)(struct db *db, const char *node, int history, json_t **out, ingot_error *e);
+	/* Nodes whose state is admit and whose last admission is before
+	 * cutoff, each moved to "stale" with reason (one transaction per
+	 * node, conditional on it still being so): *out an array of names. */
+	int (*sweep_stale)(struct db *db, int64_t cutoff, int64_t now, const char *reason, json_t **out,
+			   ingot_error *e);
+	/* Forget nonces that expired before cutoff. */
+	int (*nonce_forget)(struct db *db, int64_t cutoff, ingot_error *e);
+	/* {"<state>": count, ...} over all nodes. */
+	int (*node_counts)(struct db *db, json_t **out, ingot_error *e);
+};
+
+struct db {
+	const struct db_backend *ops;
+};
+
+/* Open (creating and migrating) the database named by spec: a file
+ * path, or "sqlite:PATH". */
+int db_open(const char *spec, struct db **out, ingot_error *e);
+
+int db_sqlite_open(const char *path, struct db **out, ingot_error *e);
+/* The schema version this program migrates to. */
+int db_schema_version(void);
+
+#endif

@@ -1,0 +1,818 @@
+/* ingot serve: HTTP front, verdicts, sweep (server/serve.h, docs/verifier.md). */
+#include "server/serve.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <microhttpd.h>
+#include <netdb.h>
+#include <openssl/crypto.h>
+#include <openssl/rand.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "attest/predict.h"
+#include "attest/verdict.h"
+#include "lib/base64.h"
+#include "lib/cleanup.h"
+#include "lib/digest.h"
+#include "lib/fileio.h"
+#include "lib/strbuf.h"
+#include "lib/time.h"
+#include "lib/xalloc.h"
+#include "server/db.h"
+#include "verify/boot-inputs.h"
+#include "verify/report-tuple.h"
+
+#define HISTORY 20
+#define TOKEN_MAX 4096
+#define NONCE_BYTES 32
+
+/* HTTP statuses the service answers with, for the refusal counters. */
+static const unsigned statuses[] = { 200, 400, 401, 403, 404, 405, 409, 410, 413, 429, 500, 503 };
+/* Verdicts stored, for the verdict counters. */
+static const char *const verdicts[] = { "admit", "refuse", "unverified", "not-made", "stale", "drain" };
+
+/* A pool of database connections: one per request thread at a time. */
+struct db_pool {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	struct db **free;
+	size_t nfree, n;
+};
+
+struct serve {
+	const struct serve_config *c;
+	struct serve_log log;
+	struct boot_trust trust;
+	struct db_pool pool;
+	struct MHD_Daemon *mhd;
+	int fd;
+	char address[INET6_ADDRSTRLEN + 16];
+	char *token;
+	/* the sweep */
+	pthread_t sweeper;
+	int sweeping;
+	pthread_mutex_t stop_mu;
+	pthread_cond_t stop_cv;
+	int stopping;
+	/* metrics */
+	atomic_ullong by_status[ARRAY_SIZE(statuses)];
+	atomic_ullong by_verdict[ARRAY_SIZE(verdicts)];
+	atomic_ullong nonces_issued, hook_failures, evidence_us, evidence_count;
+};
+
+static void logf_(struct serve *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void logf_(struct serve *s, const char *fmt, ...)
+{
+	char line[INGOT_ERR_MSG + 512];
+	va_list ap;
+
+	if (!s->log.line)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	s->log.line(s->log.arg, line);
+}
+
+/* ---- database pool ------------------------------------------------------ */
+
+static int pool_open(struct db_pool *p, const char *spec, size_t n, ingot_error *e)
+{
+	pthread_mutex_init(&p->mu, NULL);
+	pthread_cond_init(&p->cv, NULL);
+	p->free = xcalloc(n, sizeof(*p->free));
+	for (p->n = 0; p->n < n; p->n++) {
+		int r = db_open(spec, &p->free[p->n], e);
+		if (r < 0)
+			return r;
+		p->nfree++;
+	}
+	return 0;
+}
+
+static void pool_close(struct db_pool *p)
+{
+	for (size_t i = 0; i < p->nfree; i++)
+		p->free[i]->ops->close(p->free[i]);
+	free(p->free);
+	pthread_mutex_destroy(&p->mu);
+	pthread_cond_destroy(&p->cv);
+}
+
+static struct db *pool_get(struct db_pool *p)
+{
+	struct db *d;
+
+	pthread_mutex_lock(&p->mu);
+	while (!p->nfree)
+		pthread_cond_wait(&p->cv, &p->mu);
+	d = p->free[--p->nfree];
+	pthread_mutex_unlock(&p->mu);
+	return d;
+}
+
+static void pool_put(struct db_pool *p, struct db *d)
+{
+	pthread_mutex_lock(&p->mu);
+	p->free[p->nfree++] = d;
+	pthread_cond_signal(&p->cv);
+	pthread_mutex_unlock(&p->mu);
+}
+
+/* ---- the hook ------------------------------------------------------------- */
+
+static void run_hook(struct serve *s, const char *node, const char *verdict, const char *reason)
+{
+	ingot_error e = { 0 };
+
+	if (s->c->hook && serve_run_hook(s->c->hook, node, verdict, reason, s->c->hook_timeout, &e) < 0) {
+		atomic_fetch_add(&s->hook_failures, 1);
+		logf_(s, "hook: node %s, %s: %s", node, verdict, e.msg);
+	}
+}
+
+static void count_verdict(struct serve *s, const char *v)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(verdicts); i++)
+		if (!strcmp(verdicts[i], v))
+			atomic_fetch_add(&s->by_verdict[i], 1);
+}
+
+/* ---- responses ------------------------------------------------------------ */
+
+struct request {
+	struct strbuf body;
+	int too_big;
+	int answered;
+};
+
+static enum MHD_Result reply_text(struct serve *s, struct MHD_Connection *conn, unsigned status, char *text,
+				  const char *type)
+{
+	struct MHD_Response *resp = MHD_create_response_from_buffer(strlen(text), text, MHD_RESPMEM_MUST_FREE);
+	enum MHD_Result r;
+
+	if (!resp) {
+		free(text);
+		return MHD_NO;
+	}
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+	r = MHD_queue_response(conn, status, resp);
+	MHD_destroy_response(resp);
+	for (size_t i = 0; i < ARRAY_SIZE(statuses); i++)
+		if (statuses[i] == status)
+			atomic_fetch_add(&s->by_status[i], 1);
+	return r;
+}
+
+/* Printable ASCII only, whatever a request or a log held: the line stays
+ * one line and valid JSON text. */
+static void one_line(char *s)
+{
+	for (unsigned char *p = (unsigned char *)s; *p; p++)
+		if (*p < 0x20 || *p >= 0x7f)
+			*p = '?';
+}
+
+/* A JSON document on one line (stolen). */
+static enum MHD_Result reply_json(struct serve *s, struct MHD_Connection *conn, unsigned status, json_t *j)
+{
+	char *text = j ? json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+	char *line;
+
+	json_decref(j);
+	if (!text)   /* out of memory: no reply rather than a wrong one */
+		return MHD_NO;
+	line = xasprintf("%s\n", text);
+	free(text);
+	return reply_text(s, conn, status, line, "application/json");
+}
+
+/* A refusal: {"error": "one line naming what was wrong"}. */
+static enum MHD_Result reply_error(struct serve *s, struct MHD_Connection *conn, unsigned status, const char *fmt,
+				   ...) __attribute__((format(printf, 4, 5)));
+static enum MHD_Result reply_error(struct serve *s, struct MHD_Connection *conn, unsigned status, const char *fmt,
+				   ...)
+{
+	char msg[INGOT_ERR_MSG];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	one_line(msg);
+	return reply_json(s, conn, status, json_pack("{s:s,s:i}", "error", msg, "status", (int)status));
+}
+
+/* ---- request bodies ------------------------------------------------------- */
+
+static enum MHD_Result parse_body(struct serve *s, struct MHD_Connection *conn, const struct request *rq,
+				  const char *what, json_t **out)
+{
+	json_error_t je;
+
+	*out = json_loadb(rq->body.buf ? rq->body.buf : "", rq->body.len, JSON_REJECT_DUPLICATES, &je);
+	if (!*out)
+		return reply_error(s, conn, 400, "%s: body: expected JSON, got %s at line %d column %d", what, je.text,
+				   je.line, je.column);
+	if (!json_is_object(*out)) {
+		json_decref(*out);
+		*out = NULL;
+		return reply_error(s, conn, 400, "%s: body: expected a JSON object", what);
+	}
+	return MHD_YES;
+}
+
+/* A member that must be a string; NULL after replying 400. */
+static const char *need_str(const json_t *o, const char *key, const char *what, const char **why)
+{
+	const json_t *v = json_object_get(o, key);
+
+	if (!json_is_string(v)) {
+		*why = v ? "expected a string" : "missing";
+		(void)what;
+		return NULL;
+	}
+	return json_string_value(v);
+}
+
+static int node_name_ok(const char *n)
+{
+	return n && attest_name_ok(n) && !strchr(n, '/');
+}
+
+static int64_t now_s(void)
+{
+	return (int64_t)time(NULL);
+}
+
+/* ---- endpoints ------------------------------------------------------------ */
+
+static enum MHD_Result do_nonce(struct serve *s, struct MHD_Connection *conn, const struct request *rq)
+{
+	_cleanup_json_ json_t *b = NULL;
+	enum MHD_Result mr = parse_body(s, conn, rq, "nonce", &b);
+	const char *why = NULL, *node;
+	uint8_t raw[NONCE_BYTES];
+	char hex[2 * NONCE_BYTES + 1], when[TIME_RFC3339_LEN];
+	ingot_error e = { 0 };
+	int64_t now = now_s(), exp = now + s->c->nonce_lifetime;
+
+	if (!b)
+		return mr;
+	if (!(node = need_str(b, "node", "nonce", &why)))
+		return reply_error(s, conn, 400, "nonce: node: %s", why);
+	if (!node_name_ok(node))
+		return reply_error(s, conn, 400, "nonce: node: expected 1-255 printable characters without spaces or '/'");
+	/* Only an enrolled node's evidence can be admitted: others get no
+	 * nonce, so junk cannot fill the table. */
+	if (!strmap_get(&s->trust.en_of, node))
+		return reply_error(s, conn, 404, "nonce: node %s: not enrolled", node);
+	if (RAND_bytes(raw, sizeof(raw)) != 1)
+		return reply_error(s, conn, 500, "nonce: the random generator failed");
+	hex_encode(raw, sizeof(raw), hex);
+	struct db *d = pool_get(&s->pool);
+	int r = d->ops->nonce_issue(d, node, hex, now, exp, s->c->max_nonces, &e);
+	pool_put(&s->pool, d);
+	if (r == -EBUSY)
+		return reply_error(s, conn, 429, "nonce: %s", e.msg);
+	if (r < 0)
+		return reply_error(s, conn, 503, "nonce: %s", e.msg);
+	atomic_fetch_add(&s->nonces_issued, 1);
+	return reply_json(s, conn, 200, json_pack("{s:s,s:s,s:s,s:I}", "node", node, "nonce", hex, "expires",
+						  time_format((time_t)exp, when), "lifetime", (json_int_t)s->c->nonce_lifetime));
+}
+
+static unsigned nonce_status(enum db_nonce n)
+{
+	return n == DB_NONCE_USED ? 409 : n == DB_NONCE_EXPIRED ? 410 : 404;
+}
+
+/* The report's tuple, for a boot the verdict admitted: the node's word
+ * about what no PCR covers (the loaded driver, the libraries) compared
+ * with the manifest it booted; a contradiction refuses, a check not made
+ * is "not-made", never an admission. */
+static void judge_report(const json_t *manifest, const json_t *report, const char *node, struct boot_result *res)
+{
+	const char *id = json_string_value(json_object_get(json_object_get(report, "node"), "id"));
+	char why[INGOT_ERR_MSG - 64];
+
+	if (!id || strcmp(id, node)) {
+		res->verdict = BOOT_REFUSE;
+		snprintf(res->reason, sizeof(res->reason), "report: node.id %.255s, expected %.255s", id ? id : "(missing)",
+			 node);
+		return;
+	}
+	switch (report_tuple_check(manifest, report, why, sizeof(why))) {
+	case ST_FAIL:
+		res->verdict = BOOT_REFUSE;
+		snprintf(res->reason, sizeof(res->reason), "tuple: %s", why);
+		break;
+	case ST_ERROR:
+		res->verdict = BOOT_NOT_MADE;
+		snprintf(res->reason, sizeof(res->reason), "tuple: could not check: %s", why);
+		break;
+	default:
+		break;
+	}
+}
+
+/* Judge one node's evidence: the one verdict on the trust loaded at start. */
+static void judge(struct serve *s, const char *node, const char *nonce, const json_t *quote, const uint8_t *log,
+		  size_t log_len, const json_t *report, struct boot_result *res)
+{
+	struct boot_proof p;
+	struct boot_pick pick;
+	struct boot_evidence ev;
+	ingot_error e = { 0 };
+
+	if (boot_proof_parse(&p, "evidence", quote, log, log_len, nonce, &e) < 0) {
+		/* Evidence that does not even parse proves nothing: refused. */
+		memset(res, 0, sizeof(*res));
+		res->verdict = BOOT_REFUSE;
+		res->code = e.code;
+		snprintf(res->reason, sizeof(res->reason), "%s", e.msg);
+	} else {
+		boot_trust_pick(&s->trust, &p, node, &pick);
+		boot_inputs_evidence(&p, &pick, node, s->c->accept_weak, &ev);
+		if (attest_boot_verdict(&ev, res) == BOOT_ADMIT && report)
+			judge_report(pick.manifest, report, node, res);
+	}
+	boot_proof_release(&p);
+}
+
+static enum MHD_Result do_evidence(struct serve *s, struct MHD_Connection *conn, const struct request *rq)
+{
+	_cleanup_json_ json_t *b = NULL;
+	_cleanup_free_ uint8_t *log = NULL;
+	enum MHD_Result mr = parse_body(s, conn, rq, "evidence", &b);
+	const char *why = NULL, *node, *nonce, *log64;
+	const json_t *quote;
+	struct boot_result res;
+	enum db_nonce ns = DB_NONCE_OK;
+	ingot_error e = { 0 };
+	size_t log_len = 0, raw_len;
+	uint8_t raw[NONCE_MAX];
+	struct timespec t0, t1;
+	char when[TIME_RFC3339_LEN];
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	if (!b)
+		return mr;
+	if (!(node = need_str(b, "node", "evidence", &why)) || !(nonce = need_str(b, "nonce", "evidence", &why)) ||
+	    !(log64 = need_str(b, "eventlog", "evidence", &why)))
+		return reply_error(s, conn, 400, "evidence: %s: %s",
+				   !json_is_string(json_object_get(b, "node")) ? "node" :
+				   !json_is_string(json_object_get(b, "nonce")) ? "nonce" : "eventlog", why);
+	if (!node_name_ok(node))
+		return reply_error(s, conn, 400, "evidence: node: expected 1-255 printable characters without spaces or '/'");
+	if (!json_is_object(quote = json_object_get(b, "quote")))
+		return reply_error(s, conn, 400, "evidence: quote: expected a quote document (JSON object)");
+	if (json_object_get(b, "report") && !json_is_object(json_object_get(b, "report")))
+		return reply_error(s, conn, 400, "evidence: report: expected a node report (JSON object)");
+	if (base64_decode(log64, strlen(log64), &log, &log_len) < 0)
+		return reply_error(s, conn, 400, "evidence: eventlog: expected base64");
+	if (nonce_parse(nonce, raw, &raw_len, NULL) < 0)
+		return reply_error(s, conn, 400, "evidence: nonce: expected %d-%d hex digits", 2 * NONCE_MIN, 2 * NONCE_MAX);
+	struct db *d = pool_get(&s->pool);
+	/* A read first: no judging for a nonce that cannot be consumed. */
+	int r = d->ops->nonce_check(d, node, nonce, now_s(), &ns, &e);
+	pool_put(&s->pool, d);
+	if (r < 0)
+		return reply_error(s, conn, 503, "evidence: %s", e.msg);
+	if (ns != DB_NONCE_OK)
+		return reply_error(s, conn, nonce_status(ns), "evidence: nonce %.16s...: %s", nonce, db_nonce_name(ns));
+	judge(s, node, nonce, quote, log, log_len, json_object_get(b, "report"), &res);
+	one_line(res.reason);   /* stored, passed to the hook and answered alike */
+	const char *verdict = boot_verdict_name(res.verdict);
+	struct db_verdict v = { .node = node, .nonce = nonce, .time = now_s(), .verdict = verdict, .reason = res.reason,
+				.ak_id = res.qi.ak_id[0] ? res.qi.ak_id : NULL };
+	d = pool_get(&s->pool);
+	r = d->ops->verdict_commit(d, &v, &ns, &e);
+	pool_put(&s->pool, d);
+	if (r < 0)
+		return reply_error(s, conn, 503, "evidence: %s", e.msg);
+	if (ns != DB_NONCE_OK)   /* another request consumed it first */
+		return reply_error(s, conn, nonce_status(ns), "evidence: nonce %.16s...: %s", nonce, db_nonce_name(ns));
+	count_verdict(s, verdict);
+	logf_(s, "node %s: %s: %s", node, verdict, res.reason);
+	run_hook(s, node, verdict, res.reason);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	atomic_fetch_add(&s->evidence_us, (unsigned long long)((t1.tv_sec - t0.tv_sec) * 1000000 + (t1.tv_nsec - t0.tv_nsec) / 1000));
+	atomic_fetch_add(&s->evidence_count, 1);
+	return reply_json(s, conn, 200, json_pack("{s:s,s:s,s:s,s:s,s:s?}", "node", node, "verdict", verdict, "reason",
+						  res.reason, "time", time_format((time_t)v.time, when), "ak_id", v.ak_id));
+}
+
+static enum MHD_Result do_node(struct serve *s, struct MHD_Connection *conn, const char *node)
+{
+	json_t *o = NULL;
+	ingot_error e = { 0 };
+
+	if (!node_name_ok(node))
+		return reply_error(s, conn, 400, "nodes: expected a node name, got \"%.80s\"", node);
+	struct db *d = pool_get(&s->pool);
+	int r = d->ops->node_get(d, node, HISTORY, &o, &e);
+	pool_put(&s->pool, d);
+	if (r < 0)
+		return reply_error(s, conn, 503, "nodes: %s", e.msg);
+	if (!o)
+		return reply_error(s, conn, 404, "nodes: node %s: never judged", node);
+	return reply_json(s, conn, 200, o);
+}
+
+/* Trust-changing operations: "Authorization: Bearer TOKEN". */
+static int authorized(struct serve *s, struct MHD_Connection *conn, unsigned *status, const char **why)
+{
+	const char *h = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
+
+	if (!s->token) {
+		*status = 403, *why = "no token-file configured: trust-changing operations are off";
+		return 0;
+	}
+	if (!h || strncmp(h, "Bearer ", 7)) {
+		*status = 401, *why = "expected an Authorization: Bearer TOKEN header";
+		return 0;
+	}
+	h += 7;
+	if (strlen(h) != strlen(s->token) || CRYPTO_memcmp(h, s->token, strlen(h))) {
+		*status = 403, *why = "the token is not the verifier's";
+		return 0;
+	}
+	return 1;
+}
+
+static enum MHD_Result do_drain(struct serve *s, struct MHD_Connection *conn, const struct request *rq,
+				const char *node)
+{
+	_cleanup_json_ json_t *b = NULL;
+	unsigned status;
+	const char *why, *what;
+	char reason[INGOT_ERR_MSG];
+	ingot_error e = { 0 };
+
+	if (!authorized(s, conn, &status, &why))
+		return reply_error(s, conn, status, "drain: %s", why);
+	if (!node_name_ok(node))
+		return reply_error(s, conn, 400, "drain: expected a node name, got \"%.80s\"", node);
+	if (rq->body.len) {
+		enum MHD_Result mr = parse_body(s, conn, rq, "drain", &b);
+		if (!b)
+			return mr;
+	}
+	what = json_string_value(json_object_get(b, "reason"));
+	snprintf(reason, sizeof(reason), "operator: %s", what ? what : "drained");
+	for (char *p = reason; *p; p++)
+		if ((unsigned char)*p < 0x20)
+			*p = ' ';
+	struct db_verdict v = { .node = node, .time = now_s(), .verdict = "drain", .reason = reason };
+	struct db *d = pool_get(&s->pool);
+	int r = d->ops->verdict_record(d, &v, &e);
+	pool_put(&s->pool, d);
+	if (r < 0)
+		return reply_error(s, conn, 503, "drain: %s", e.msg);
+	count_verdict(s, "drain");
+	logf_(s, "node %s: drain: %s", node, reason);
+	run_hook(s, node, "drain", reason);
+	return reply_json(s, conn, 200, json_pack("{s:s,s:s,s:s}", "node", node, "verdict", "drain", "reason", reason));
+}
+
+static enum MHD_Result do_metrics(struct serve *s, struct MHD_Connection *conn)
+{
+	_cleanup_strbuf_ struct strbuf m = STRBUF_INIT;
+	_cleanup_json_ json_t *counts = NULL;
+	ingot_error e = { 0 };
+
+	strbuf_init(&m, 2048);
+	strbuf_addstr(&m, "# HELP ingot_verdicts_total Verdicts stored, by verdict.\n# TYPE ingot_verdicts_total counter\n");
+	for (size_t i = 0; i < ARRAY_SIZE(verdicts); i++)
+		strbuf_addf(&m, "ingot_verdicts_total{verdict=\"%s\"} %llu\n", verdicts[i],
+			    (unsigned long long)atomic_load(&s->by_verdict[i]));
+	strbuf_addstr(&m, "# HELP ingot_http_responses_total HTTP responses, by status.\n"
+			  "# TYPE ingot_http_responses_total counter\n");
+	for (size_t i = 0; i < ARRAY_SIZE(statuses); i++)
+		strbuf_addf(&m, "ingot_http_responses_total{status=\"%u\"} %llu\n", statuses[i],
+			    (unsigned long long)atomic_load(&s->by_status[i]));
+	strbuf_addf(&m, "# HELP ingot_nonces_issued_total Nonces issued.\n# TYPE ingot_nonces_issued_total counter\n"
+			"ingot_nonces_issued_total %llu\n", (unsigned long long)atomic_load(&s->nonces_issued));
+	strbuf_addf(&m, "# HELP ingot_hook_failures_total Hook runs that failed or timed out.\n"
+			"# TYPE ingot_hook_failures_total counter\ningot_hook_failures_total %llu\n",
+		    (unsigned long long)atomic_load(&s->hook_failures));
+	strbuf_addf(&m, "# HELP ingot_evidence_seconds Time to judge and store one piece of evidence.\n"
+			"# TYPE ingot_evidence_seconds summary\ningot_evidence_seconds_sum %.6f\n"
+			"ingot_evidence_seconds_count %llu\n", atomic_load(&s->evidence_us) / 1e6,
+		    (unsigned long long)atomic_load(&s->evidence_count));
+	struct db *d = pool_get(&s->pool);
+	int r = d->ops->node_counts(d, &counts, &e);
+	pool_put(&s->pool, d);
+	if (r < 0)
+		return reply_error(s, conn, 503, "metrics: %s", e.msg);
+	strbuf_addstr(&m, "# HELP ingot_nodes Nodes, by the state of their last verdict.\n# TYPE ingot_nodes gauge\n");
+	for (size_t i = 0; i < ARRAY_SIZE(verdicts); i++)
+		strbuf_addf(&m, "ingot_nodes{state=\"%s\"} %lld\n", verdicts[i],
+			    (long long)json_integer_value(json_object_get(counts, verdicts[i])));
+	return reply_text(s, conn, 200, xstrdup(m.buf), "text/plain; version=0.0.4");
+}
+
+static enum MHD_Result route(struct serve *s, struct MHD_Connection *conn, const char *url, const char *method,
+			     const struct request *rq)
+{
+	int get = !strcmp(method, MHD_HTTP_METHOD_GET), post = !strcmp(method, MHD_HTTP_METHOD_POST);
+	const char *node;
+
+	if (!strcmp(url, "/v1/nonce"))
+		return post ? do_nonce(s, conn, rq) : reply_error(s, conn, 405, "%s %s: expected POST", method, url);
+	if (!strcmp(url, "/v1/evidence"))
+		return post ? do_evidence(s, conn, rq) : reply_error(s, conn, 405, "%s %s: expected POST", method, url);
+	if (!strcmp(url, "/metrics"))
+		return get ? do_metrics(s, conn) : reply_error(s, conn, 405, "%s %s: expected GET", method, url);
+	if (!strncmp(url, "/v1/nodes/", 10)) {
+		node = url + 10;
+		size_t n = strlen(node);
+		if (n > 6 && !strcmp(node + n - 6, "/drain")) {
+			_cleanup_free_ char *name = xstrndup(node, n - 6);
+			return post ? do_drain(s, conn, rq, name)
+				    : reply_error(s, conn, 405, "%s %s: expected POST", method, url);
+		}
+		return get ? do_node(s, conn, node) : reply_error(s, conn, 405, "%s %s: expected GET", method, url);
+	}
+	return reply_error(s, conn, 404, "%s %.200s: no such endpoint (docs/verifier.md)", method, url);
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url, const char *method,
+				  const char *version, const char *data, size_t *size, void **con_cls)
+{
+	struct serve *s = cls;
+	struct request *rq = *con_cls;
+
+	(void)version;
+	if (!rq) {
+		const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+		rq = *con_cls = xcalloc(1, sizeof(*rq));
+		strbuf_init(&rq->body, 0);
+		/* Refused before reading a byte of it. */
+		if (cl && strtoull(cl, NULL, 10) > s->c->max_body) {
+			rq->answered = 1;
+			return reply_error(s, conn, 413, "body: %s bytes, expected at most %zu", cl, s->c->max_body);
+		}
+		return MHD_YES;
+	}
+	if (*size) {
+		if (!rq->too_big && rq->body.len + *size <= s->c->max_body)
+			strbuf_add(&rq->body, data, *size);
+		else
+			rq->too_big = 1;
+		*size = 0;
+		return MHD_YES;
+	}
+	if (rq->answered)
+		return MHD_YES;
+	rq->answered = 1;
+	if (rq->too_big)
+		return reply_error(s, conn, 413, "body: expected at most %zu bytes", s->c->max_body);
+	return route(s, conn, url, method, rq);
+}
+
+static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls, enum MHD_RequestTerminationCode toe)
+{
+	struct request *rq = *con_cls;
+
+	(void)cls, (void)conn, (void)toe;
+	if (rq) {
+		strbuf_release(&rq->body);
+		free(rq);
+		*con_cls = NULL;
+	}
+}
+
+/* ---- the sweep ---------------------------------------------------------------- */
+
+static void *sweeper(void *arg)
+{
+	struct serve *s = arg;
+	char reason[256];
+
+	pthread_mutex_lock(&s->stop_mu);
+	while (!s->stopping) {
+		struct timespec until;
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_sec += s->c->sweep_interval;
+		pthread_cond_timedwait(&s->stop_cv, &s->stop_mu, &until);
+		if (s->stopping)
+			break;
+		pthread_mutex_unlock(&s->stop_mu);
+
+		_cleanup_json_ json_t *drained = NULL;
+		ingot_error e = { 0 };
+		int64_t now = now_s();
+		snprintf(reason, sizeof(reason), "stale: no admitted evidence for over %lld s", (long long)s->c->stale_after);
+		struct db *d = pool_get(&s->pool);
+		int r = s->c->stale_after ? d->ops->sweep_stale(d, now - s->c->stale_after, now, reason, &drained, &e) : 0;
+		/* Nonces past their expiry are refused anyway; an hour later
+		 * they are forgotten (a replay is then "not issued"). */
+		if (r == 0)
+			r = d->ops->nonce_forget(d, now - 3600, &e);
+		pool_put(&s->pool, d);
+		if (r < 0)
+			logf_(s, "sweep: %s", e.msg);
+		size_t i;
+		json_t *n;
+		json_array_foreach(drained, i, n) {
+			count_verdict(s, "stale");
+			logf_(s, "node %s: stale: %s", json_string_value(n), reason);
+			run_hook(s, json_string_value(n), "stale", reason);
+		}
+		pthread_mutex_lock(&s->stop_mu);
+	}
+	pthread_mutex_unlock(&s->stop_mu);
+	return NULL;
+}
+
+/* ---- start and stop ------------------------------------------------------------- */
+
+/* The token: one line in a file only its owner may read. */
+static int read_token(const char *path, char **out, ingot_error *e)
+{
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	_cleanup_free_ char *buf = NULL;
+	struct stat st;
+	size_t len;
+	int r;
+
+	if (fd < 0 || fstat(fd, &st) < 0)
+		return ingot_fail(e, -errno, "%s: token-file: cannot read: %s", path, strerror(errno));
+	if (!S_ISREG(st.st_mode) || (st.st_mode & 077))
+		return ingot_fail(e, -EPERM, "%s: token-file: expected a regular file of mode 0600 or 0400, got mode %04o",
+				  path, (unsigned)(st.st_mode & 07777));
+	if ((r = read_file(path, TOKEN_MAX, &buf, &len, e)) < 0)
+		return r;
+	while (len && (buf[len - 1] == '\n' || buf[len - 1] == '\r'))
+		buf[--len] = '\0';
+	if (len < 16 || strlen(buf) != len || strpbrk(buf, " \t\r\n"))
+		return ingot_fail(e, -EINVAL, "%s: token-file: expected one line of at least 16 characters, no spaces", path);
+	*out = TAKE_PTR(buf);
+	return 0;
+}
+
+static int bind_listen(struct serve *s, const char *spec, ingot_error *e)
+{
+	_cleanup_free_ char *host = xstrdup(spec);
+	char *colon = strrchr(host, ':'), port[16];
+	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICHOST | AI_NUMERICSERV };
+	struct addrinfo *ai = NULL;
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+	int one = 1, r;
+
+	*colon = '\0';
+	char *h = host;
+	if (*h == '[' && colon[-1] == ']')
+		h++, colon[-1] = '\0';
+	if ((r = getaddrinfo(h, colon + 1, &hints, &ai)) != 0)
+		return ingot_fail(e, -EINVAL, "listen: expected a numeric HOST:PORT, got \"%s\": %s", spec, gai_strerror(r));
+	s->fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (s->fd < 0 || setsockopt(s->fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
+	    bind(s->fd, ai->ai_addr, ai->ai_addrlen) < 0 || listen(s->fd, 4096) < 0 ||
+	    getsockname(s->fd, (struct sockaddr *)&ss, &sl) < 0) {
+		r = ingot_fail(e, -errno, "listen: %s: %s", spec, strerror(errno));
+		freeaddrinfo(ai);
+		return r;
+	}
+	freeaddrinfo(ai);
+	char ip[INET6_ADDRSTRLEN];
+	unsigned p = 0;
+	if (ss.ss_family == AF_INET6) {
+		inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&ss)->sin6_addr, ip, sizeof(ip));
+		p = ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
+		snprintf(s->address, sizeof(s->address), "[%s]:%u", ip, p);
+	} else {
+		inet_ntop(AF_INET, &((struct sockaddr_in *)&ss)->sin_addr, ip, sizeof(ip));
+		p = ntohs(((struct sockaddr_in *)&ss)->sin_port);
+		snprintf(s->address, sizeof(s->address), "%s:%u", ip, p);
+	}
+	(void)port;
+	return 0;
+}
+
+static void mhd_log(void *cls, const char *fmt, va_list ap)
+{
+	struct serve *s = cls;
+	char line[1024];
+
+	vsnprintf(line, sizeof(line), fmt, ap);
+	line[strcspn(line, "\n")] = '\0';
+	logf_(s, "http: %s", line);
+}
+
+static int load_trust(struct serve *s, ingot_error *e)
+{
+	const struct serve_config *c = s->c;
+	size_t i;
+	json_t *m;
+	int r;
+
+	if ((r = boot_trust_init(&s->trust, c->keyring, e)) < 0 ||
+	    (c->enrolments && (r = boot_trust_add_dir(&s->trust, c->enrolments, false, e)) < 0) ||
+	    (c->firmware_refs && (r = boot_trust_add_dir(&s->trust, c->firmware_refs, true, e)) < 0))
+		return r;
+	json_array_foreach(c->manifests, i, m)
+		if ((r = boot_trust_add_manifest(&s->trust, json_string_value(m), time(NULL), e)) < 0)
+			return r;
+	return 0;
+}
+
+int serve_start(const struct serve_config *c, const struct serve_log *log, struct serve **out, ingot_error *e)
+{
+	struct serve *s = xcalloc(1, sizeof(*s));
+	int r;
+
+	s->c = c;
+	s->fd = -1;
+	if (log)
+		s->log = *log;
+	pthread_mutex_init(&s->stop_mu, NULL);
+	pthread_cond_init(&s->stop_cv, NULL);
+	if ((r = load_trust(s, e)) < 0 || (c->token_file && (r = read_token(c->token_file, &s->token, e)) < 0) ||
+	    (r = pool_open(&s->pool, c->database, c->threads + 1, e)) < 0 || (r = bind_listen(s, c->listen, e)) < 0)
+		goto fail;
+	s->mhd = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG, 0, NULL, NULL,
+				  on_request, s,
+				  MHD_OPTION_EXTERNAL_LOGGER, mhd_log, s,   /* first: else MHD logs the rest itself */
+				  MHD_OPTION_LISTEN_SOCKET, s->fd,
+				  MHD_OPTION_THREAD_POOL_SIZE, c->threads,
+				  MHD_OPTION_CONNECTION_LIMIT, c->max_connections,
+				  MHD_OPTION_CONNECTION_TIMEOUT, c->connection_timeout,
+				  MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 << 10),
+				  MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
+				  MHD_OPTION_END);
+	if (!s->mhd) {
+		r = ingot_fail(e, -EIO, "listen: %s: the HTTP server did not start", s->address);
+		goto fail;
+	}
+	if (pthread_create(&s->sweeper, NULL, sweeper, s) != 0) {
+		r = ingot_fail(e, -EAGAIN, "cannot start the staleness sweep");
+		goto fail;
+	}
+	s->sweeping = 1;
+	*out = s;
+	return 0;
+fail:
+	serve_stop(s);
+	return r;
+}
+
+int serve_check(const struct serve_config *c, ingot_error *e)
+{
+	struct serve *s = xcalloc(1, sizeof(*s));
+	int r;
+
+	s->c = c;
+	s->fd = -1;
+	pthread_mutex_init(&s->stop_mu, NULL);
+	pthread_cond_init(&s->stop_cv, NULL);
+	if ((r = load_trust(s, e)) == 0 && c->token_file)
+		r = read_token(c->token_file, &s->token, e);
+	if (r == 0)
+		r = pool_open(&s->pool, c->database, 1, e);
+	serve_stop(s);
+	return r;
+}
+
+const char *serve_address(const struct serve *s)
+{
+	return s->address;
+}
+
+void serve_stop(struct serve *s)
+{
+	if (!s)
+		return;
+	if (s->mhd)
+		MHD_stop_daemon(s->mhd);
+	else if (s->fd >= 0)
+		close(s->fd);
+	if (s->sweeping) {
+		pthread_mutex_lock(&s->stop_mu);
+		s->stopping = 1;
+		pthread_cond_signal(&s->stop_cv);
+		pthread_mutex_unlock(&s->stop_mu);
+		pthread_join(s->sweeper, NULL);
+	}
+	if (s->pool.free)
+		pool_close(&s->pool);
+	boot_trust_release(&s->trust);
+	free(s->token);
+	pthread_mutex_destroy(&s->stop_mu);
+	pthread_cond_destroy(&s->stop_cv);
+	free(s);
+}

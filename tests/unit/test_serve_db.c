@@ -1,0 +1,190 @@
+/* Units for server/db-sqlite.c: the nonce rules (issued to that node,
+ * unused, unexpired) checked and consumed with the verdict in one
+ * transaction, so two connections racing for one nonce store exactly one
+ * verdict; the schema migrated once and a newer one refused; the sweep. */
+#include "tests/unit/helpers.h"
+
+#include <pthread.h>
+#include <sqlite3.h>
+
+#include "server/db.h"
+
+static char dir[64], path[128];
+
+static int setup(void **state)
+{
+	(void)state;
+	if (th_mkdtemp(dir, sizeof(dir), "servedb") < 0)
+		return -1;
+	snprintf(path, sizeof(path), "%s/v.sqlite", dir);
+	unlink(path);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	return th_rmtree(dir);
+}
+
+static struct db *open_db(void)
+{
+	struct db *d = NULL;
+	ingot_error e = { 0 };
+
+	assert_int_equal(db_open(path, &d, &e), 0);
+	return d;
+}
+
+static void test_nonce_rules(void **state)
+{
+	struct db *d = open_db();
+	ingot_error e = { 0 };
+	enum db_nonce n;
+	struct db_verdict v = { .node = "n1", .nonce = "aa", .time = 100, .verdict = "admit", .reason = "ok" };
+
+	(void)state;
+	assert_int_equal(d->ops->nonce_issue(d, "n1", "aa", 100, 160, 4, &e), 0);
+	assert_int_equal(d->ops->nonce_issue(d, "n1", "bb", 100, 160, 4, &e), 0);
+	/* at most max unused, unexpired ones per node */
+	assert_int_equal(d->ops->nonce_issue(d, "n1", "a1", 100, 160, 3, &e), 0);
+	assert_int_equal(d->ops->nonce_issue(d, "n1", "a2", 100, 160, 3, &e), -EBUSY);
+	assert_int_equal(d->ops->nonce_issue(d, "n1", "a2", 160, 220, 3, &e), 0);   /* the others expired */
+	/* a nonce is issued once */
+	assert_true(d->ops->nonce_issue(d, "n2", "aa", 100, 160, 4, &e) < 0);
+	assert_int_equal(d->ops->nonce_check(d, "n2", "aa", 100, &n, &e), 0);
+	assert_int_equal(n, DB_NONCE_UNKNOWN);   /* another node's */
+	assert_int_equal(d->ops->nonce_check(d, "n1", "cc", 100, &n, &e), 0);
+	assert_int_equal(n, DB_NONCE_UNKNOWN);
+	v.time = 160;   /* expiry is exclusive */
+	assert_int_equal(d->ops->verdict_commit(d, &v, &n, &e), 0);
+	assert_int_equal(n, DB_NONCE_EXPIRED);
+	v.time = 120;
+	assert_int_equal(d->ops->verdict_commit(d, &v, &n, &e), 0);
+	assert_int_equal(n, DB_NONCE_OK);
+	assert_int_equal(d->ops->verdict_commit(d, &v, &n, &e), 0);
+	assert_int_equal(n, DB_NONCE_USED);
+	v.node = "n2", v.nonce = "bb";
+	assert_int_equal(d->ops->verdict_commit(d, &v, &n, &e), 0);
+	assert_int_equal(n, DB_NONCE_UNKNOWN);
+
+	json_t *o = NULL;
+	assert_int_equal(d->ops->node_get(d, "n1", 10, &o, &e), 0);
+	assert_non_null(o);
+	assert_string_equal(json_string_value(json_object_get(o, "state")), "admit");
+	assert_int_equal(json_array_size(json_object_get(o, "history")), 1);
+	json_decref(o);
+	assert_int_equal(d->ops->node_get(d, "n2", 10, &o, &e), 0);
+	assert_null(o);
+	d->ops->close(d);
+}
+
+struct racer {
+	pthread_barrier_t *go;
+	int ok;
+};
+
+static void *race(void *arg)
+{
+	struct racer *r = arg;
+	struct db *d = open_db();
+	ingot_error e = { 0 };
+	enum db_nonce n = DB_NONCE_UNKNOWN;
+	struct db_verdict v = { .node = "n1", .nonce = "race", .time = 120, .verdict = "admit", .reason = "ok" };
+
+	pthread_barrier_wait(r->go);
+	if (d->ops->verdict_commit(d, &v, &n, &e) == 0 && n == DB_NONCE_OK)
+		r->ok = 1;
+	d->ops->close(d);
+	return NULL;
+}
+
+static void test_nonce_race(void **state)
+{
+	enum { N = 8 };
+	struct db *d = open_db();
+	ingot_error e = { 0 };
+	pthread_barrier_t go;
+	pthread_t t[N];
+	struct racer r[N];
+	int won = 0;
+
+	(void)state;
+	assert_int_equal(d->ops->nonce_issue(d, "n1", "race", 100, 1000, 4, &e), 0);
+	pthread_barrier_init(&go, NULL, N);
+	for (int i = 0; i < N; i++) {
+		r[i] = (struct racer){ .go = &go };
+		pthread_create(&t[i], NULL, race, &r[i]);
+	}
+	for (int i = 0; i < N; i++) {
+		pthread_join(t[i], NULL);
+		won += r[i].ok;
+	}
+	pthread_barrier_destroy(&go);
+	assert_int_equal(won, 1);
+	json_t *o = NULL;
+	assert_int_equal(d->ops->node_get(d, "n1", 100, &o, &e), 0);
+	assert_int_equal(json_array_size(json_object_get(o, "history")), 1);
+	json_decref(o);
+	d->ops->close(d);
+}
+
+static void test_schema(void **state)
+{
+	struct db *d = open_db();
+	ingot_error e = { 0 };
+	sqlite3 *h;
+
+	(void)state;
+	d->ops->close(d);
+	d = open_db();   /* migrated once: a second open changes nothing */
+	d->ops->close(d);
+	assert_int_equal(sqlite3_open(path, &h), SQLITE_OK);
+	sqlite3_stmt *st;
+	assert_int_equal(sqlite3_prepare_v2(h, "SELECT count(*), max(version) FROM schema_version", -1, &st, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+	assert_int_equal(sqlite3_column_int(st, 0), db_schema_version());
+	assert_int_equal(sqlite3_column_int(st, 1), db_schema_version());
+	sqlite3_finalize(st);
+	assert_int_equal(sqlite3_exec(h, "INSERT INTO schema_version VALUES (999)", NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(h);
+	d = NULL;
+	assert_true(db_open(path, &d, &e) < 0);
+	assert_non_null(strstr(e.msg, "schema version 999 is newer than this ingot's"));
+	assert_true(db_open("postgresql://x", &d, &e) < 0);
+}
+
+static void test_sweep(void **state)
+{
+	struct db *d = open_db();
+	ingot_error e = { 0 };
+	json_t *out = NULL;
+	struct db_verdict v = { .node = "old", .time = 100, .verdict = "admit", .reason = "ok" };
+
+	(void)state;
+	assert_int_equal(d->ops->verdict_record(d, &v, &e), 0);
+	v.node = "new", v.time = 200;
+	assert_int_equal(d->ops->verdict_record(d, &v, &e), 0);
+	v.node = "refused", v.time = 50, v.verdict = "refuse";
+	assert_int_equal(d->ops->verdict_record(d, &v, &e), 0);
+	assert_int_equal(d->ops->sweep_stale(d, 150, 300, "stale: test", &out, &e), 0);
+	assert_int_equal(json_array_size(out), 1);
+	assert_string_equal(json_string_value(json_array_get(out, 0)), "old");
+	json_decref(out);
+	/* once stale, not swept again */
+	assert_int_equal(d->ops->sweep_stale(d, 150, 301, "stale: test", &out, &e), 0);
+	assert_int_equal(json_array_size(out), 0);
+	json_decref(out);
+	d->ops->close(d);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_nonce_rules, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_nonce_race, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_schema, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_sweep, setup, teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,205 @@
+/* The inputs of the one boot verdict, loaded once (verify/boot-inputs.h). */
+#include "verify/boot-inputs.h"
+
+#include <dirent.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "keys/envelope.h"
+#include "keys/firmware-ref-envelope.h"
+#include "lib/cleanup.h"
+#include "lib/digest.h"
+#include "lib/fileio.h"
+#include "lib/json.h"
+#include "lib/str.h"
+#include "lib/xalloc.h"
+
+int boot_trust_init(struct boot_trust *t, const char *keyring_path, ingot_error *e)
+{
+	memset(t, 0, sizeof(*t));
+	return keyring_load(keyring_path, &t->kr, e);
+}
+
+void boot_trust_release(struct boot_trust *t)
+{
+	if (t->kr)
+		keyring_free(t->kr);
+	for (size_t i = 0; i < t->n_en; i++)
+		enrolment_release(&t->en[i]);
+	free(t->en);
+	free(t->ak);
+	strmap_free(&t->en_of, NULL);
+	free(t->fw);
+	for (size_t i = 0; i < t->n_mf; i++)
+		json_decref(t->mf[i]);
+	free(t->mf);
+	memset(t, 0, sizeof(*t));
+}
+
+int boot_trust_add_enrolment(struct boot_trust *t, const char *path, ingot_error *e)
+{
+	struct enrolment en = { 0 };
+	int r = enrolment_load(path, t->kr, &en, e);
+
+	if (r < 0)
+		return r;
+	t->en = xrealloc(t->en, (t->n_en + 1) * sizeof(*t->en));
+	t->ak = xrealloc(t->ak, (t->n_en + 1) * sizeof(*t->ak));
+	t->en[t->n_en] = en;
+	/* The AKs point into the records: rebuilt after each move. */
+	for (size_t i = 0; i <= t->n_en; i++)
+		t->ak[i] = (struct enrolled_ak){ .pem = t->en[i].ak_pem, .ak_id = t->en[i].ak_id, .node = t->en[i].node };
+	int created;
+	void **slot = strmap_put(&t->en_of, en.node, &created);
+	if (created)
+		*slot = (void *)(uintptr_t)(t->n_en + 1);
+	t->n_en++;
+	return 0;
+}
+
+int boot_trust_add_firmware_ref(struct boot_trust *t, const char *path, ingot_error *e)
+{
+	struct firmware_ref fw;
+	int r = firmware_ref_load(path, t->kr, &fw, e);
+
+	if (r < 0)
+		return r;
+	t->fw = xrealloc(t->fw, (t->n_fw + 1) * sizeof(*t->fw));
+	t->fw[t->n_fw++] = fw;
+	return 0;
+}
+
+int boot_trust_add_manifest(struct boot_trust *t, const char *path, time_t now, ingot_error *e)
+{
+	struct verify_policy pol = { .now = now };
+	struct verify_outcome vo;
+	json_t *m = NULL;
+	int r = envelope_verify(path, t->kr, &pol, &m, &vo, e);
+
+	if (r < 0)
+		return r;
+	t->mf = xrealloc(t->mf, (t->n_mf + 1) * sizeof(*t->mf));
+	t->mf[t->n_mf++] = m;
+	return 0;
+}
+
+static int only_json(const struct dirent *d)
+{
+	return d->d_name[0] != '.' && ends_with(d->d_name, ".json");
+}
+
+int boot_trust_add_dir(struct boot_trust *t, const char *dir, bool firmware_refs, ingot_error *e)
+{
+	struct dirent **ents = NULL;
+	int n = scandir(dir, &ents, only_json, alphasort), r = 0;
+
+	if (n < 0)
+		return ingot_fail_kind(e, -errno, ENVELOPE_FAIL_IO, "%s: cannot read directory: %s", dir,
+				       strerror(errno));
+	for (int i = 0; i < n; i++) {
+		if (r == 0) {
+			_cleanup_free_ char *p = path_join(dir, ents[i]->d_name);
+			r = firmware_refs ? boot_trust_add_firmware_ref(t, p, e) : boot_trust_add_enrolment(t, p, e);
+		}
+		free(ents[i]);
+	}
+	free(ents);
+	return r;
+}
+
+static int proof_nonce(struct boot_proof *p, const char *nonce_hex, ingot_error *e)
+{
+	uint8_t n[NONCE_MAX];
+	size_t len;
+	int r = nonce_parse(nonce_hex, n, &len, e);
+
+	if (r < 0)
+		return ingot_prefix(e, "nonce");
+	hex_encode(n, len, p->nonce_hex);
+	return 0;
+}
+
+int boot_proof_load(struct boot_proof *p, const char *quote_path, const char *log_path, const char *nonce_hex,
+		    ingot_error *e)
+{
+	int r;
+
+	memset(p, 0, sizeof(*p));
+	if ((r = proof_nonce(p, nonce_hex, e)) < 0 || (r = json_read_file(quote_path, &p->quote, e)) < 0 ||
+	    (r = eventlog_load(log_path, &p->log, e)) < 0)
+		return r;
+	return 0;
+}
+
+int boot_proof_parse(struct boot_proof *p, const char *name, const json_t *quote, const void *log, size_t log_len,
+		     const char *nonce_hex, ingot_error *e)
+{
+	int r;
+
+	memset(p, 0, sizeof(*p));
+	if ((r = proof_nonce(p, nonce_hex, e)) < 0)
+		return r;
+	if (!json_is_object(quote))
+		return ingot_fail(e, -EINVAL, "%s: quote: expected a quote document (JSON object)", name);
+	p->quote = json_incref((json_t *)quote);
+	return eventlog_parse(name, log, log_len, &p->log, e);
+}
+
+void boot_proof_release(struct boot_proof *p)
+{
+	json_decref(p->quote);
+	eventlog_free(&p->log);
+	memset(p, 0, sizeof(*p));
+}
+
+/* The quote's claimed sha256 PCR i (unproven until the verdict), or NULL. */
+static const uint8_t *claimed(const struct pcr_values *v, unsigned i)
+{
+	const struct pcr_bank *b = pcr_values_find(v, 0x000B /* TPM2_ALG_SHA256 */);
+
+	return b && i < PCR_COUNT && (b->mask & (1u << i)) ? b->value[i] : NULL;
+}
+
+void boot_trust_pick(const struct boot_trust *t, const struct boot_proof *p, const char *node, struct boot_pick *out)
+{
+	struct pcr_values v;
+	ingot_error e = { 0 };
+	uintptr_t k = node ? (uintptr_t)strmap_get(&t->en_of, node) : 0;
+	int have = pcr_values_from_json(json_object_get(p->quote, "pcrs"), "quote.pcrs", &v, &e) == 0;
+	const uint8_t *p15 = have ? claimed(&v, BOOT_PCR_IMAGE) : NULL;
+	const uint8_t *p0 = have ? claimed(&v, BOOT_PCR_FIRMWARE) : NULL;
+	const uint8_t *p2 = have ? claimed(&v, BOOT_PCR_OPTION_ROMS) : NULL;
+	char hex[SHA256_HEX_LEN + 1] = "";
+
+	memset(out, 0, sizeof(*out));
+	out->ak = k ? &t->ak[k - 1] : NULL;
+	if (p15)
+		hex_encode(p15, 32, hex);
+	for (size_t i = 0; i < t->n_mf && !out->manifest; i++) {
+		const char *want = boot_manifest_pcr15(t->mf[i]);
+		if (want && *hex && !strcmp(want, hex))
+			out->manifest = t->mf[i];
+	}
+	if (!out->manifest) {
+		json_int_t best = -1;
+		for (size_t i = 0; i < t->n_mf; i++) {
+			json_int_t s = json_integer_value(json_object_get(t->mf[i], "serial"));
+			if (s > best) {
+				best = s;
+				out->manifest = t->mf[i];
+			}
+		}
+	}
+	for (size_t i = 0; p0 && p2 && i < t->n_fw && !out->fw; i++)
+		if (!memcmp(p0, t->fw[i].pcr0, 32) && !memcmp(p2, t->fw[i].pcr2, 32))
+			out->fw = &t->fw[i];
+}
+
+void boot_inputs_evidence(const struct boot_proof *p, const struct boot_pick *pick, const char *node,
+			  unsigned accept_weak, struct boot_evidence *ev)
+{
+	*ev = (struct boot_evidence){
+		.quote = p->quote, .log = &p->log, .nonce_hex = p->nonce_hex, .ak = pick->ak, .node = node,
+		.manifest = pick->manifest, .fw = pick->fw, .accept_weak = accept_weak,
+	};
+}

@@ -1,0 +1,96 @@
+/* The inputs of the one boot verdict (attest/verdict.h), each read,
+ * verified and decoded once, in one place: `ingot attest boot-check` and
+ * `firmware-ref` load them from files, `ingot serve` holds the trusted
+ * part for its lifetime and decodes each node's evidence from a request.
+ *
+ * Two halves:
+ *   - the trust (struct boot_trust): the keyring, and what it vouches
+ *     for: enrolment records (the AK of a node), firmware references (a
+ *     platform's PCRs 0, 2 and 7) and manifest envelopes (the images a
+ *     node may boot), each verified against the keyring when added;
+ *   - the proof (struct boot_proof): the node's quote document, its
+ *     firmware event log and the verifier's nonce, decoded.
+ * boot_inputs_evidence joins them into the verdict's struct boot_evidence. */
+#ifndef INGOT_VERIFY_BOOT_INPUTS_H
+#define INGOT_VERIFY_BOOT_INPUTS_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <time.h>
+
+#include "attest/eventlog.h"
+#include "attest/firmware-ref.h"
+#include "attest/nonce.h"
+#include "attest/verdict.h"
+#include "keys/enrolment.h"
+#include "keys/keyring.h"
+#include "lib/err.h"
+#include "lib/strmap.h"
+
+struct boot_trust {
+	struct keyring *kr;
+	struct enrolment *en;           /* n_en records, in the order added */
+	struct enrolled_ak *ak;         /* the same, as the verdict reads them */
+	size_t n_en;
+	struct strmap en_of;            /* node -> index + 1 into en (first added wins) */
+	struct firmware_ref *fw;
+	size_t n_fw;
+	json_t **mf;                    /* verified manifests (own references) */
+	size_t n_mf;
+};
+
+/* Load the keyring: the trust starts empty (zeroed first).  e->kind as
+ * keyring_load sets it. */
+int boot_trust_init(struct boot_trust *t, const char *keyring_path, ingot_error *e);
+void boot_trust_release(struct boot_trust *t);
+
+/* Add one signed statement, verified against the keyring; e->kind is an
+ * ENVELOPE_FAIL_* on failure (an unreadable file is IO, a bad signature
+ * SIGNATURE), nothing added.  A manifest is verified as `ingot
+ * verify-manifest` does it (signatures, statement, schema, expiry at
+ * now). */
+int boot_trust_add_enrolment(struct boot_trust *t, const char *path, ingot_error *e);
+int boot_trust_add_firmware_ref(struct boot_trust *t, const char *path, ingot_error *e);
+int boot_trust_add_manifest(struct boot_trust *t, const char *path, time_t now, ingot_error *e);
+
+/* Every *.json in dir added as an enrolment record or a firmware
+ * reference (sorted by name); the first that does not verify fails it
+ * all: an operator who named a directory expects all of it to count. */
+int boot_trust_add_dir(struct boot_trust *t, const char *dir, bool firmware_refs, ingot_error *e);
+
+/* The node's evidence, decoded. */
+struct boot_proof {
+	json_t *quote;                       /* the quote document (attest/quote.h) */
+	struct eventlog log;
+	char nonce_hex[2 * NONCE_MAX + 1];   /* lower case */
+};
+
+/* From files (boot-check): the quote document and the log. */
+int boot_proof_load(struct boot_proof *p, const char *quote_path, const char *log_path, const char *nonce_hex,
+		    ingot_error *e);
+/* From bytes (a request): quote is borrowed (a reference is taken), log
+ * is the raw binary log; name labels messages. */
+int boot_proof_parse(struct boot_proof *p, const char *name, const json_t *quote, const void *log, size_t log_len,
+		     const char *nonce_hex, ingot_error *e);
+void boot_proof_release(struct boot_proof *p);
+
+/* Which trusted statements judge a proof. */
+struct boot_pick {
+	const struct enrolled_ak *ak;      /* NULL: none (at best unverified) */
+	const json_t *manifest;            /* NULL: none (not made) */
+	const struct firmware_ref *fw;     /* NULL: unknown firmware */
+};
+
+/* As an auditor picks them (ingot audit): the node's enrolment record;
+ * the manifest whose predicted PCR 15 the quote claims (else the one of
+ * highest serial, which the verdict then refuses by its PCRs); the
+ * firmware reference whose PCRs 0 and 2 the quote claims.  The verdict
+ * proves each claim or refuses: a claim only chooses what to check. */
+void boot_trust_pick(const struct boot_trust *t, const struct boot_proof *p, const char *node, struct boot_pick *out);
+
+/* The verdict's input from the proof and the picked statements (borrowed:
+ * valid while t and p are). */
+void boot_inputs_evidence(const struct boot_proof *p, const struct boot_pick *pick, const char *node,
+			  unsigned accept_weak, struct boot_evidence *ev);
+
+#endif
