@@ -283,6 +283,74 @@ static json_t *plain_text(const json_t *v)
 	return json_string(sb.buf ? sb.buf : "") ?: json_null();
 }
 
+/* Paths of a node's failed files check listed in the row, at most: the
+ * node writes the list, so it must not grow the row without bound. */
+#define REFUSED_PATHS_MAX 8
+
+/* The paths a node's failed files check names, as drift entries. */
+static void refused_paths(const json_t *details, json_t *row)
+{
+	static const struct { const char *list, *expected, *actual; } kinds[] = {
+		{ "changed", NULL, NULL }, { "missing", "listed", "missing" }, { "extra", "not listed", "present" },
+	};
+	json_t *drift = json_object_get(row, "drift");
+	size_t listed = 0, i;
+	json_t *v;
+
+	for (size_t k = 0; k < ARRAY_SIZE(kinds); k++)
+		json_array_foreach(json_object_get(details, kinds[k].list), i, v) {
+			_cleanup_strbuf_ struct strbuf field = STRBUF_INIT;
+			const json_t *path = kinds[k].expected ? v : json_object_get(v, "path");
+			if (!json_is_string(path))
+				continue;
+			if (listed++ == REFUSED_PATHS_MAX)
+				return;
+			strbuf_add_escaped(&field, json_string_value(path), json_string_length(path));
+			if (!kinds[k].expected) {
+				const char *f = json_string_value(json_object_get(v, "field"));
+				strbuf_addf_escaped(&field, " %s", f ? f : "?");
+				json_array_append_new(drift, json_pack("{s:s,s:o,s:o}", "field", field.buf ? field.buf : "",
+					"expected", plain_text(json_object_get(v, "expected")),
+					"actual", plain_text(json_object_get(v, "got"))));
+			} else {
+				json_array_append_new(drift, json_pack("{s:s,s:s,s:s}", "field", field.buf ? field.buf : "",
+					"expected", kinds[k].expected, "actual", kinds[k].actual));
+			}
+		}
+}
+
+/* The node's word on itself.  A check it reports failed is believed: a
+ * node can only hurt itself by saying so, and the audit has neither the
+ * image nor the node's disk to redo the image and files checks, nor its
+ * rules.  A pass proves nothing beyond what the quote proves, so it is
+ * never read.  The tuple and ring checks are redone from the facts and
+ * ring serials the report carries (check_tuple, audit_ring_report). */
+static void check_refusals(const json_t *report, json_t *row)
+{
+	static const char *const believed[] = { "signature", "image", "files", "tpm", "rules" };
+	unsigned seen = 0;
+	size_t i;
+	json_t *c;
+
+	json_array_foreach(json_object_get(report, "checks"), i, c) {
+		const char *name = json_string_value(json_object_get(c, "name"));
+		const char *status = json_string_value(json_object_get(c, "status"));
+		const char *summary = json_string_value(json_object_get(c, "summary"));
+		size_t k = 0;
+
+		while (name && k < ARRAY_SIZE(believed) && strcmp(name, believed[k]))
+			k++;
+		/* each check once: a report cannot grow its row by repeating one */
+		if (!name || k == ARRAY_SIZE(believed) || (seen & (1u << k)) || !status || strcmp(status, "fail"))
+			continue;
+		seen |= 1u << k;
+		audit_add_finding(row, "drifted", "the node's own %s check failed: %s", name,
+				  summary ? summary : "(no summary)");
+		if (!strcmp(name, "files"))
+			refused_paths(json_object_get(c, "details"), row);
+	}
+}
+
 static void check_tuple(const struct pmanifest *want, const json_t *report, json_t *row)
 {
 	/* an unreadable fact stays unreadable: verify reported it as not
@@ -350,6 +418,7 @@ json_t *audit_node_report(struct audit_ctx *c, struct ak_cache *aks, const char 
 			    (long long)(c->o->now - t), (long long)c->o->max_age);
 
 	audit_ring_report(rep, row);
+	check_refusals(rep, row);
 	const json_t *att = json_object_get(rep, "attestation");
 	const struct pmanifest *runs = NULL;
 	if (!json_is_object(att))

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "builder/image.h"
+#include "builder/kabi-check.h"
 #include "builder/manifest.h"
 #include "builder/sbom.h"
 #include "builder/store.h"
@@ -442,19 +443,28 @@ static int sign_manifest(const char *key, const json_t *head, const char *manife
 	return envelope_write_signed(payload, len, k, &(struct json_out){ out_file_write, of }, e);
 }
 
-/* NAME.efi and the manifest's "boot" predictions. */
-static int build_uki(const struct recipe *r, const struct verity_info *vi, struct build_result *res,
+/* NAME.efi and the manifest's "boot" predictions.  Unless the lint is
+ * skipped, the image's modules must be built for the UKI's kernel. */
+static int build_uki(const struct build_opts *o, const struct recipe *r, const struct tree *t,
+		     const struct store *s, const struct verity_info *vi, struct build_result *res,
 		     struct outputs *out, json_t *manifest, ingot_error *e)
 {
 	_cleanup_strbuf_ struct strbuf efi = STRBUF_INIT;
 	_cleanup_free_ char *base = NULL;
+	struct boot_kernel kernel;
 	json_t *boot = NULL;
 	int rc;
 
 	if (asprintf(&base, "%s.efi", r->name) < 0)
 		return ingot_fail(e, -ENOMEM, "out of memory");
-	if ((rc = uki_build(r, vi, base, &efi, &boot, e)) < 0)
+	if ((rc = uki_build(r, vi, base, &efi, &boot, &kernel, e)) < 0)
 		return rc;
+	if (!o->no_lint && (rc = kabi_check(r, t, s, &kernel, e)) < 0) {
+		char why[INGOT_ERR_MSG];
+		snprintf(why, sizeof(why), "%s", e->msg);
+		json_decref(boot);
+		return ingot_fail(e, rc, "%s: lint: %s (--no-lint skips the check)", r->name, why);
+	}
 	if (json_object_set_new(manifest, "boot", boot) < 0)
 		return ingot_fail(e, -ENOMEM, "out of memory");
 	if ((rc = atomic_open(&out->uki, res->uki_path, OUT_MODE, e)) < 0)
@@ -542,7 +552,7 @@ static int run_build(const struct build_opts *o, struct recipe *r, struct store 
 	 * files[] made from the tree as they go (builder/manifest.h). */
 	if ((rc = write_sbom(r, stats, &t, s, sha1, out, res, &sbom_member, e)) < 0 ||
 	    (rc = manifest_build_head(r, sizes, &io, &ii, &vi, &manifest, e)) < 0 ||
-	    (r->boot && (rc = build_uki(r, &vi, res, out, manifest, e)) < 0))
+	    (r->boot && (rc = build_uki(o, r, &t, s, &vi, res, out, manifest, e)) < 0))
 		goto done;
 	if (json_object_set_new(manifest, "sbom", TAKE_PTR(sbom_member)) < 0) {
 		rc = ingot_fail(e, -ENOMEM, "out of memory");

@@ -86,6 +86,12 @@ struct tree_entry *tree_find(struct tree *t, const char *path)
 static int dup_entry(struct tree_entry *dst, const struct tree_entry *src)
 {
 	*dst = *src;
+	/* A symlink's mode means nothing to Linux: mksquashfs, the kernel
+	 * and every extractor give it 0777 whatever the archive claims, so
+	 * the image and the manifest say so too (else `verify --root` on an
+	 * extracted image sees every link "changed"). */
+	if (dst->type == TREE_SYMLINK)
+		dst->mode = 0777;
 	dst->path = strdup(src->path);
 	dst->target = src->target ? strdup(src->target) : NULL;
 	dst->origin = strdup(src->origin ? src->origin : "?");

@@ -166,6 +166,7 @@ struct boot_parts {
 	struct blob init;
 	struct blob vmlinuz, stub;      /* the kernel and stub themselves */
 	struct blob *modules;           /* b->n_modules, in recipe order */
+	char vmlinuz_release[72];       /* RELEASE of the package's boot/vmlinuz-RELEASE */
 	size_t budget;                  /* bytes the inputs may still take (BOOT_HELD_MAX) */
 };
 
@@ -185,8 +186,10 @@ static struct blob *pick_kernel(void *ctx, const char *path)
 	const char *base = strrchr(path, '/');
 	size_t len;
 
-	if (!strncmp(path, "boot/vmlinuz-", 13))
+	if (!strncmp(path, "boot/vmlinuz-", 13)) {
+		snprintf(bp->vmlinuz_release, sizeof(bp->vmlinuz_release), "%s", path + 13);
 		return &bp->vmlinuz;
+	}
 	/* Debian 13 ships merged-/usr packages and xz-compressed modules. */
 	if (!strncmp(path, "usr/", 4))
 		path += 4;
@@ -405,8 +408,25 @@ static int sign_stage(const struct boot_spec *b, struct strbuf *efi, uint8_t cer
 	return rc;
 }
 
+static void kernel_of(const struct boot_parts *bp, struct boot_kernel *k)
+{
+	struct modinfo mi = { 0 };
+	ingot_error ignored = { 0 };
+	const char *vm;
+
+	memset(k, 0, sizeof(*k));
+	if (bzimage_release(bp->vmlinuz.data, bp->vmlinuz.len, k->release, sizeof(k->release)) < 0 &&
+	    modinfo_vermagic_release(bp->vmlinuz_release, k->release, sizeof(k->release)) < 0)
+		k->release[0] = '\0';
+	/* load_parts parsed every module's .modinfo already (the order check) */
+	if (bp->b->n_modules && modinfo_parse(bp->modules[0].data, bp->modules[0].len, bp->b->modules[0], &mi,
+					      &ignored) == 0 && (vm = modinfo_get(&mi, "vermagic")))
+		snprintf(k->vermagic, sizeof(k->vermagic), "%s", vm);
+	modinfo_free(&mi);
+}
+
 int uki_build(const struct recipe *r, const struct verity_info *vi, const char *efi_name,
-	      struct strbuf *efi, json_t **boot, ingot_error *e)
+	      struct strbuf *efi, json_t **boot, struct boot_kernel *kernel, ingot_error *e)
 {
 	struct boot_parts bp = { 0 };
 	_cleanup_strbuf_ struct strbuf initrd = STRBUF_INIT, cmdline = STRBUF_INIT, osrel = STRBUF_INIT;
@@ -416,6 +436,8 @@ int uki_build(const struct recipe *r, const struct verity_info *vi, const char *
 	*boot = NULL;
 	if ((rc = load_parts(r->boot, &bp, e)) < 0 || (rc = make_initrd(&bp, (uint32_t)r->epoch, &initrd, e)) < 0)
 		goto out;
+	if (kernel)
+		kernel_of(&bp, kernel);
 	uki_cmdline(r->name, vi, r->boot->cmdline, &cmdline);
 	strbuf_addf(&osrel, "ID=ingot\nIMAGE_ID=%s\nIMAGE_VERSION=%s\nPRETTY_NAME=\"%s %s (ingot)\"\n",
 		    r->name, r->version, r->name, r->version);

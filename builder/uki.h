@@ -41,9 +41,19 @@ int uki_assemble(const void *stub, size_t stub_len, const struct uki_section *s,
  * ingot.salt=HEX ingot.blocks=N" plus the recipe's extra one. */
 void uki_cmdline(const char *name, const struct verity_info *vi, const char *extra, struct strbuf *out);
 
+/* What the UKI's kernel is, for the image's modules to be held against
+ * (builder/kabi-check.h). */
+struct boot_kernel {
+	char release[72];    /* uname -r: the bzImage header's, else the package's
+			      * boot/vmlinuz-RELEASE name; "" when neither tells */
+	char vermagic[256];  /* vermagic= of boot.modules[0], from the kernel's own
+			      * package; "" without modules */
+};
+
 /* Build r's UKI (r->boot must be set) for the image whose verity is vi:
- * efi gets the bytes, *boot the manifest's "boot" object. */
+ * efi gets the bytes, *boot the manifest's "boot" object, *kernel (when
+ * not NULL) what the kernel is. */
 int uki_build(const struct recipe *r, const struct verity_info *vi, const char *efi_name,
-	      struct strbuf *efi, json_t **boot, ingot_error *e);
+	      struct strbuf *efi, json_t **boot, struct boot_kernel *kernel, ingot_error *e);
 
 #endif

@@ -133,7 +133,7 @@ int cmd_build(int argc, char **argv)
 			   "lint rules directory (default: the installed rules)"),
 		OPT_STRING(0, "date", &o.date, "DATE",
 			   "date the lint rules are evaluated at (default: today, UTC)"),
-		OPT_FLAG(0, "no-lint", &o.no_lint, "skip the tuple lint"),
+		OPT_FLAG(0, "no-lint", &o.no_lint, "skip the tuple lint and the kernel ABI check"),
 		OPT_CALLBACK(0, "max-entries", &o.max_entries, "N",
 			     "refuse an artifact with more than N entries (default\n"
 			     "1048576), a guard against archive bombs", parse_entries),

@@ -318,6 +318,42 @@ int modinfo_load(const char *path, struct modinfo *mi, ingot_error *e)
 	return r;
 }
 
+/* A release as uname -r prints it: 1-64 bytes of [A-Za-z0-9.+_~-]. */
+static int release_word(const char *s, size_t max, char *out, size_t outlen)
+{
+	static const char ok[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.+_~-";
+	size_t n = 0;
+
+	while (n < max && s[n] && strchr(ok, s[n]))
+		n++;
+	if (!n || n >= outlen || n > 64 || (n < max && s[n] && s[n] != ' '))
+		return -EINVAL;
+	memcpy(out, s, n);
+	out[n] = '\0';
+	return 0;
+}
+
+int modinfo_vermagic_release(const char *vermagic, char *out, size_t outlen)
+{
+	return vermagic ? release_word(vermagic, strlen(vermagic), out, outlen) : -EINVAL;
+}
+
+int bzimage_release(const void *buf, size_t len, char *out, size_t outlen)
+{
+	const uint8_t *p = buf;
+	uint64_t at;
+
+	/* "HdrS" at 0x202, protocol version at 0x206, kernel_version at
+	 * 0x20e: the string's offset less 0x200 (Documentation/arch/x86/boot.rst) */
+	if (len < 0x210 || memcmp(p + 0x202, "HdrS", 4) || rd(p + 0x206, false, 2) < 0x200 ||
+	    !(at = rd(p + 0x20e, false, 2)))
+		return -ENOENT;
+	at += 0x200;
+	if (at >= len || !memchr(p + at, '\0', len - at))
+		return -ENOENT;
+	return release_word((const char *)p + at, len - at, out, outlen) < 0 ? -ENOENT : 0;
+}
+
 const char *modinfo_get(const struct modinfo *mi, const char *key)
 {
 	for (size_t i = 0; i < mi->n; i++)

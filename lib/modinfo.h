@@ -28,6 +28,13 @@ int modinfo_load(const char *path, struct modinfo *mi, ingot_error *e);
  * (ELF32/ELF64, either byte order); -ENOENT if it has none. */
 int elf_section(const void *buf, size_t len, const char *name, const char *section,
 		size_t *off, size_t *size, ingot_error *e);
+/* The release (`uname -r`) in a vermagic= string: its first word, into
+ * out; 0, or -EINVAL when it has none or one over outlen-1 bytes. */
+int modinfo_vermagic_release(const char *vermagic, char *out, size_t outlen);
+/* The release a bzImage (an x86 vmlinuz) says it is: the first word of
+ * its setup header's kernel_version string (boot protocol 2.00 and
+ * later); -ENOENT when buf holds no such header or string. */
+int bzimage_release(const void *buf, size_t len, char *out, size_t outlen);
 /* First value of key, NULL if absent. */
 const char *modinfo_get(const struct modinfo *mi, const char *key);
 void modinfo_free(struct modinfo *mi);

@@ -65,6 +65,8 @@ AMD = {
     "rccl": {"version": "2.22.3"},
 }
 
+KO = "/lib/modules/6.8.0-45-generic/kernel/drivers/video/nvidia.ko"
+
 # probe fact key -> (tuple path, value in the tuple)
 def probe_facts(tuple_):
     facts = {"vendor": tuple_["vendor"], "smi": tuple_["smi"]}
@@ -255,6 +257,12 @@ def main():
             ("h100-f-unsigned", "h100", "unsigned", {}, "ok", "unknown-image", None),
             ("h100-stale", "h100", "h100", {}, "stale", "stale", None),
             ("h100-noquote", "h100", "h100", {}, "unquoted", "unquoted", None),
+            # No GPU (as under QEMU): the image's nvidia.ko not reported, so
+            # the tuple could not be checked.  Clean, that is unverified;
+            # with its own files check failed on a changed nvidia.ko, drift.
+            ("h100-u-nogpu", "h100", "h100", {"driver.ko_version": None}, "ok", "unverified", None),
+            ("h100-d-ko", "h100", "h100", {"driver.ko_version": None}, "files-failed", "drifted",
+             KO + " sha256"),
             ("a100-001", "a100", "a100", {"driver.version": "580.82.07",
              "fabric_manager.version": "580.82.07"}, "ok", "expired-manifest", None),
         ]
@@ -312,6 +320,14 @@ def main():
             t = a.now - 2 * 86400
         facts = probe_facts(m["tuple"])
         facts.update(over)
+        facts = {k: v for k, v in facts.items() if v is not None}
+        checks = []
+        if kind == "files-failed":
+            checks = [{"name": "files", "status": "fail", "evidence": [],
+                       "summary": "root / differs from the manifest: 1 changed, 0 missing, 0 extra",
+                       "details": {"changed": [{"path": KO, "field": "sha256", "expected": h("nvidia.ko"),
+                                                "got": h("tampered")}],
+                                   "missing": [], "extra": [], "truncated": False}}]
         rep = {
             "schema": "ingot.report/v1", "ingot_version": "0.1.0",
             "node": {"id": name, "hostname": name, "machine_id": h(name)[:32]},
@@ -320,7 +336,7 @@ def main():
                          "content_digest": m["measurement"]["content_digest"],
                          "pool": pool, "serial": m["serial"]},
             "pool": pool, "tuple_digest": h(compact(m["tuple"])),
-            "verdict": "admit", "exit_status": 0, "reason": "all checks passed", "checks": [],
+            "verdict": "admit", "exit_status": 0, "reason": "all checks passed", "checks": checks,
             "probe": {"root": "/", "facts": [{"key": k, "value": v, "source": "synthetic"}
                                              for k, v in sorted(facts.items())]},
             "attestation": None if kind == "unquoted" else {

@@ -244,7 +244,15 @@ int verify_node(const struct verify_opts *o, struct verify_report *r, ingot_erro
 	check_signature(o, r, &m, file_sha256, cd, &have_cd);
 	describe_manifest(r, o->manifest_path, file_sha256, m, have_cd ? cd : NULL);
 
-	ret = node_probe_run(root, &probe, e);
+	/* Check before use: the probe runs the image's tools (nvidia-smi can
+	 * load nvidia.ko through nvidia-modprobe), so it runs none when the
+	 * files check was asked for and did not pass. */
+	if (m)
+		check_files(o, root, m, r);
+	if (m && o->check_files && r->checks[CHECK_FILES].status != ST_PASS)
+		ret = node_probe_run_no_tools(root, &probe, e);
+	else
+		ret = node_probe_run(root, &probe, e);
 	if (ret < 0)
 		return ret;
 	r->probe = probe_to_json(probe);
@@ -254,7 +262,6 @@ int verify_node(const struct verify_opts *o, struct verify_report *r, ingot_erro
 			report_set(r, i, ST_ERROR, "no usable manifest");
 	} else {
 		check_image(o, m, r);
-		check_files(o, root, m, r);
 		check_tpm(o, m, r);
 		tuplecheck_run(json_object_get(m, "tuple"), probe, r);
 		check_rules(o, m, probe, r);

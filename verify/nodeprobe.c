@@ -80,6 +80,12 @@ static int probe_tools(struct node_probe *p)
 		}
 		if (probe_get(p, tools[t].key))
 			continue;   /* a file answered */
+		if (p->no_tools) {
+			if ((r = probe_set_unreadable(p, tools[t].key, "%s: not run: the files check did not pass",
+						      where[t])) < 0)
+				goto out;
+			continue;
+		}
 		size_t k = 0;
 		argv[t][k++] = exe[t];
 		for (size_t a = 0; tools[t].args[a] && k < ARRAY_SIZE(argv[t]) - 1; a++)
@@ -144,7 +150,7 @@ static int probe_tools(struct node_probe *p)
 	 * (its bytes are the image's when the files check passes); what running
 	 * it would also have shown, NVML against the loaded module, is the
 	 * driver.userspace_version fact the tuple check compares. */
-	if (!r && exe[T_NVSMI] && job_of[T_NVSMI] == SIZE_MAX) {
+	if (!r && exe[T_NVSMI] && job_of[T_NVSMI] == SIZE_MAX && !p->no_tools) {
 		r = probe_setf(p, "smi", "nvidia-smi", "%s: present, not run (%s answered)",
 			       where[T_NVSMI], probe_find(p, "gpu.model")->source);
 		if (!r)
@@ -162,7 +168,7 @@ out:
 	return r;
 }
 
-int node_probe_run(const char *root, struct node_probe **out, ingot_error *e)
+static int probe_run(const char *root, bool no_tools, struct node_probe **out, ingot_error *e)
 {
 	struct node_probe *p = calloc(1, sizeof(*p));
 	_cleanup_free_ char *status = NULL;
@@ -172,6 +178,7 @@ int node_probe_run(const char *root, struct node_probe **out, ingot_error *e)
 		free(p);
 		return ingot_fail(e, -ENOMEM, "probe: out of memory");
 	}
+	p->no_tools = no_tools;
 	status = probe_dpkg_status(p);
 
 	static const char *const fm_pkgs[] = { "nvidia-fabricmanager-*", "nvidia-fabricmanager",
@@ -236,4 +243,14 @@ int node_probe_run(const char *root, struct node_probe **out, ingot_error *e)
 	}
 	*out = p;
 	return 0;
+}
+
+int node_probe_run(const char *root, struct node_probe **out, ingot_error *e)
+{
+	return probe_run(root, false, out, e);
+}
+
+int node_probe_run_no_tools(const char *root, struct node_probe **out, ingot_error *e)
+{
+	return probe_run(root, true, out, e);
 }

@@ -33,6 +33,7 @@ struct probe_fact {
 
 struct node_probe {
 	char *root;
+	bool no_tools;   /* run none of the image's tools (node_probe_run_no_tools) */
 	struct probe_fact *v;
 	size_t n, alloc;
 };
@@ -40,6 +41,10 @@ struct node_probe {
 /* Probe the node under root ("/" on a real node).  Only allocation
  * failures are errors; unreadable or absent sources become facts. */
 int node_probe_run(const char *root, struct node_probe **out, ingot_error *e);
+/* The same, but what only a tool (nvidia-smi, nv-fabricmanager, ...)
+ * would answer is unreadable, "not run": for a root whose files check did
+ * not pass, whose tools are not the image's (check before use). */
+int node_probe_run_no_tools(const char *root, struct node_probe **out, ingot_error *e);
 void node_probe_free(struct node_probe *p);
 
 /* The fact's value, or NULL when absent or not found. */

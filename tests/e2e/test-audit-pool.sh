@@ -66,9 +66,22 @@ for v in ("healthy", "drifted", "ak-not-enrolled", "nonce-reused", "forged-quote
 # the original holder of the replayed nonce stays healthy
 assert rows["h100-001"]["verdict"] == "healthy"
 # drifted and failing nodes come before healthy ones within a tuple group
-order = [(r["group"], r["class"]) for r in res["nodes"]]
+# (by severity: healthy 0 < unverified 3 < drift 1 < forged 2)
+sev = {0: 0, 3: 1, 1: 2, 2: 3}
+order = [(r["group"], sev[r["class"]]) for r in res["nodes"]]
 for (g1, c1), (g2, c2) in zip(order, order[1:]):
     assert g1 < g2 or (g1 == g2 and c1 >= c2), order
+# a node's own refusal is kept: its changed nvidia.ko is drift, with the
+# path, never the "unverified" of a clean node without a GPU
+ko = [r for r in res["nodes"] if r["node"] == "h100-d-ko"][0]
+nogpu = rows["h100-u-nogpu"]
+assert nogpu["verdict"] == "unverified" and nogpu["drift"] == [], nogpu
+assert [f["code"] for f in nogpu["findings"]] == ["unverified"], nogpu["findings"]
+assert ko["class"] == 1 and ko["verdict"] == "drifted", ko
+assert any(f["code"] == "drifted" and "the node's own files check failed: root / differs" in f["detail"]
+           for f in ko["findings"]), ko["findings"]
+d = [x for x in ko["drift"] if x["field"].endswith("/nvidia.ko sha256")]
+assert len(d) == 1 and d[0]["expected"] != d[0]["actual"], ko["drift"]
 assert rows["h100-001"]["ak"] == sys.argv[3], (rows["h100-001"]["ak"], sys.argv[3])
 assert res["summary"]["healthy"] == sum(1 for v in exp.values() if v["verdict"] == "healthy")
 PY
@@ -89,6 +102,7 @@ assert_contains "$OUT" "! missing: no report from this node"
 assert_contains "$OUT" "h100-candidate.manifest.json, which nobody signed"
 assert_contains "$OUT" "manifest h100-candidate.manifest.json: unsigned"
 assert_contains "$OUT" "! stale: report is 172800 s old, limit 3600 s"
+assert_contains "$OUT" "~ /lib/modules/6.8.0-45-generic/kernel/drivers/video/nvidia.ko sha256: manifest "
 
 note "healthy reports only: exit 0; with drift: exit 1"
 mkdir "$T/healthy" "$T/drift"
@@ -97,6 +111,24 @@ cp "$T"/healthy/*.json "$G/reports/h100-d-nccl.json" "$G/reports/h100-stale.json
 expect_exit 0 "3 nodes: 3 healthy" audit --reports "$T/healthy" --nonces "$G/nonces.txt" --aks "$G/aks.txt"
 expect_exit 1 "~ nccl.version: manifest 2.27.7, node 2.26.2" audit --reports "$T/drift" --max-age 1h
 assert_contains "$OUT" "stale"
+
+note "a node's refusal cannot grow its row: 8 paths at most, each check once"
+mkdir "$T/refusals"
+python3 - "$G/reports/h100-d-ko.json" "$T/refusals/h100-d-ko.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+c = r["checks"][0]
+c["details"]["changed"] = [{"path": "/x%d" % i, "field": "sha256", "expected": "a", "got": "b"} for i in range(100)]
+r["checks"] = [c] * 50
+json.dump(r, open(sys.argv[2], "w"))
+PY
+expect_exit 1 "" audit --reports "$T/refusals" --nonces "$G/nonces.txt" --aks "$G/aks.txt" --json -
+python3 -c '
+import json, sys
+r = json.load(sys.stdin)["nodes"][0]
+assert r["verdict"] == "drifted" and len(r["drift"]) == 8, r
+assert sum(1 for f in r["findings"] if "own files check" in f["detail"]) == 1, r["findings"]
+' <<<"$OUT"
 
 note "without --nonces both holders of a reused nonce are suspect"
 expect_exit 2 "" audit --reports "$G/reports" --json -

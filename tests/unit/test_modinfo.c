@@ -366,6 +366,51 @@ static void test_caps(void **state)
 	assert_non_null(strstr(e.msg, "short.ko: section header table at offset 4096 (+192 bytes) lies beyond the end of the file"));
 }
 
+/* The release a vmlinuz's setup header names, as `file` and uname -r
+ * show it; anything short of a whole header and string is no release. */
+static void test_release(void **state)
+{
+	static const char banner[] = "6.1.0-40-amd64 (debian-kernel@lists.debian.org) #1 SMP PREEMPT_DYNAMIC Debian 6.1.153-1";
+	uint8_t img[0x400] = { 0 };
+	char rel[72], big[100];
+	(void)state;
+
+	memcpy(img + 0x202, "HdrS", 4);
+	put(img + 0x206, 2, 0x020f, false);        /* boot protocol 2.15 */
+	put(img + 0x20e, 2, 0x100, false);         /* string at 0x300 */
+	memcpy(img + 0x300, banner, sizeof(banner));
+	assert_int_equal(bzimage_release(img, sizeof(img), rel, sizeof(rel)), 0);
+	assert_string_equal(rel, "6.1.0-40-amd64");
+	assert_int_equal(bzimage_release(img, sizeof(img), rel, 10), -ENOENT);   /* no room */
+	assert_int_equal(bzimage_release(img, 0x300, rel, sizeof(rel)), -ENOENT); /* string cut off */
+	assert_int_equal(bzimage_release(img, 0x310, rel, sizeof(rel)), -ENOENT); /* no NUL in the buffer */
+	assert_int_equal(bzimage_release(img, 0x200, rel, sizeof(rel)), -ENOENT); /* no header */
+	put(img + 0x206, 2, 0x01ff, false);
+	assert_int_equal(bzimage_release(img, sizeof(img), rel, sizeof(rel)), -ENOENT);
+	put(img + 0x206, 2, 0x020f, false);
+	img[0x301] = 0x1b;                          /* not a release's character */
+	assert_int_equal(bzimage_release(img, sizeof(img), rel, sizeof(rel)), -ENOENT);
+	img[0x301] = '.';
+	put(img + 0x20e, 2, 0, false);              /* no kernel_version */
+	assert_int_equal(bzimage_release(img, sizeof(img), rel, sizeof(rel)), -ENOENT);
+	memcpy(img + 0x202, "HdrX", 4);
+	put(img + 0x20e, 2, 0x100, false);
+	assert_int_equal(bzimage_release(img, sizeof(img), rel, sizeof(rel)), -ENOENT);
+
+	assert_int_equal(modinfo_vermagic_release("6.12.38+deb13-amd64 SMP preempt mod_unload modversions ", rel,
+						  sizeof(rel)), 0);
+	assert_string_equal(rel, "6.12.38+deb13-amd64");
+	assert_int_equal(modinfo_vermagic_release("6.1.0-t", rel, sizeof(rel)), 0);
+	assert_string_equal(rel, "6.1.0-t");
+	assert_int_equal(modinfo_vermagic_release("", rel, sizeof(rel)), -EINVAL);
+	assert_int_equal(modinfo_vermagic_release(" SMP", rel, sizeof(rel)), -EINVAL);
+	assert_int_equal(modinfo_vermagic_release(NULL, rel, sizeof(rel)), -EINVAL);
+	assert_int_equal(modinfo_vermagic_release("6.1/x SMP", rel, sizeof(rel)), -EINVAL);
+	memset(big, 'a', 65);
+	big[65] = '\0';
+	assert_int_equal(modinfo_vermagic_release(big, rel, sizeof(rel)), -EINVAL);   /* over 64 bytes */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -376,6 +421,7 @@ int main(void)
 		cmocka_unit_test(test_elf32_both_orders),
 		cmocka_unit_test(test_bounded_memory),
 		cmocka_unit_test(test_caps),
+		cmocka_unit_test(test_release),
 	};
 	return cmocka_run_group_tests_name("modinfo", tests, setup, teardown);
 }
