@@ -165,19 +165,25 @@ void store_tmp_abort(int fd, char **tmp)
 	}
 }
 
-int store_tmp_commit(int fd, char **tmp, const char *dst, ingot_error *e)
+int store_tmp_commit_at(int fd, char **tmp, int dirfd, const char *name, const char *dir, ingot_error *e)
 {
 	int r = close(fd) < 0 ? -errno : 0;
 
-	if (r == 0 && rename(*tmp, dst) < 0)
+	if (r == 0 && renameat(AT_FDCWD, *tmp, dirfd, name) < 0)
 		r = -errno;
 	if (r < 0) {
 		store_tmp_abort(-1, tmp);
-		return ingot_fail(e, r, "%s: cannot move into the store: %s", dst, strerror(-r));
+		return ingot_fail(e, r, "%s%s%s: cannot move into the store: %s", dir ? dir : "", dir ? "/" : "",
+				  name, strerror(-r));
 	}
 	free(*tmp);
 	*tmp = NULL;
 	return 0;
+}
+
+int store_tmp_commit(int fd, char **tmp, const char *dst, ingot_error *e)
+{
+	return store_tmp_commit_at(fd, tmp, AT_FDCWD, dst, NULL, e);
 }
 
 int store_write_file(const struct store *s, const char *dst, const void *buf, size_t len, ingot_error *e)

@@ -62,9 +62,16 @@ static int store_gc_main(const struct store_gc_opts *o)
 {
 	struct store_gc_stats st;
 	ingot_error e = { 0 };
+	int rc;
 
-	if (store_gc(o, &st, &e) < 0)
+	if (store_gc(o, &st, &e) < 0) {
+		store_gc_stats_free(&st);
 		return cli_error(&e, EXIT_FAILURE_);
+	}
+	if (st.skipped)
+		fprintf(stderr, "ingot: warning: store gc: %s, not followed and left in place (%llu such entr%s: "
+			"not the store's; remove them yourself)\n", st.skipped_first,
+			(unsigned long long)st.skipped, st.skipped == 1 ? "y" : "ies");
 	printf("%s\n", o->dry_run ? "dry run: nothing removed" : "store gc done");
 	printf("artifacts %llu kept, %llu removed\n", (unsigned long long)st.artifacts_kept,
 	       (unsigned long long)st.artifacts_removed);
@@ -74,9 +81,13 @@ static int store_gc_main(const struct store_gc_opts *o)
 	       (unsigned long long)st.files_kept, (unsigned long long)st.files_removed,
 	       (unsigned long long)st.file_segments, (unsigned long long)st.file_segments_damaged);
 	printf("blocks    %llu block-cache segments removed\n", (unsigned long long)st.block_segments_removed);
+	printf("skipped   %llu entries not the store's (symbolic links, special files), left in place\n",
+	       (unsigned long long)st.skipped);
 	print_bytes("before", st.bytes_before);
 	print_bytes("after", st.bytes_after);
-	return fflush(stdout) ? EXIT_FAILURE_ : EXIT_OK;
+	store_gc_stats_free(&st);
+	rc = fflush(stdout) ? EXIT_FAILURE_ : EXIT_OK;
+	return rc;
 }
 
 static int store_verify_main(const char *root)
