@@ -226,13 +226,11 @@ static int load_segment(struct file_cache *fc, const char *name)
 	if (read_file(idx, (size_t)1 << 30, &buf, &len, &ie) < 0 || len < IDX_HEAD ||
 	    memcmp(buf, IDX_MAGIC, sizeof(IDX_MAGIC)))
 		return 0;       /* not ours or damaged: ignored, never trusted */
-	dfd = open(data, O_RDONLY | O_CLOEXEC);
+	dfd = open_regular(data, O_NOFOLLOW, &st, &ie);
 	if (dfd < 0)
 		return 0;
-	ifd = open(idx, O_RDONLY | O_CLOEXEC);
-	if (ifd < 0 || fstat(dfd, &st) < 0) {
-		if (ifd >= 0)
-			close(ifd);
+	ifd = open_regular(idx, O_NOFOLLOW, NULL, &ie);
+	if (ifd < 0) {
 		close(dfd);
 		return 0;
 	}

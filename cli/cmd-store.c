@@ -33,9 +33,13 @@ static const struct cli_command store_cmd = {
 	"    refuses while a build holds it; a build started during a gc waits for it.\n"
 	"    What gc removes costs a later build time, never correctness: the store\n"
 	"    is a cache. A summary of what was kept and removed goes to stdout.\n"
+	"    gc never follows a symbolic link and removes nothing outside the store:\n"
+	"    a symlink, FIFO or device found in it is left in place, counted on the\n"
+	"    'skipped' line, and the first is named in a warning on stderr.\n"
 	"\n"
 	"    verify re-hashes every blob and reports the first whose bytes do not\n"
-	"    match its name.\n",
+	"    match its name, or that is not a regular file (a symlink is not\n"
+	"    followed).\n",
 	.more =
 	"ENVIRONMENT\n"
 	"    SOURCE_DATE_EPOCH  as for ingot build (a recipe's inline files)\n"
@@ -62,7 +66,6 @@ static int store_gc_main(const struct store_gc_opts *o)
 {
 	struct store_gc_stats st;
 	ingot_error e = { 0 };
-	int rc;
 
 	if (store_gc(o, &st, &e) < 0) {
 		store_gc_stats_free(&st);
@@ -86,8 +89,7 @@ static int store_gc_main(const struct store_gc_opts *o)
 	print_bytes("before", st.bytes_before);
 	print_bytes("after", st.bytes_after);
 	store_gc_stats_free(&st);
-	rc = fflush(stdout) ? EXIT_FAILURE_ : EXIT_OK;
-	return rc;
+	return fflush(stdout) ? EXIT_FAILURE_ : EXIT_OK;
 }
 
 static int store_verify_main(const char *root)
