@@ -505,11 +505,21 @@ static int verify_dir(const struct store *s, const char *sub, uint64_t *checked,
 	struct dirent *de;
 	int r = 0;
 
+	struct stat st;
+	int fd;
+
 	if (asprintf(&dir, "%s/blobs/%s", s->root, sub) < 0)
 		return ingot_fail(e, -ENOMEM, "out of memory");
-	d = opendir(dir);
-	if (!d)
-		return ingot_fail(e, -errno, "%s: cannot open: %s", dir, strerror(errno));
+	/* never through a symlink: what is checked is the store */
+	if ((fd = open_dir_at(AT_FDCWD, dir, &st)) == -ENOTDIR)
+		return ingot_fail(e, -ENOTDIR, "%s: expected a directory of blobs, got a %s", dir,
+				  file_type_name(st.st_mode));
+	if (fd < 0 || !(d = fdopendir(fd))) {
+		int err = fd < 0 ? -fd : errno;
+		if (fd >= 0)
+			close(fd);
+		return ingot_fail(e, -err, "%s: cannot open: %s", dir, strerror(err));
+	}
 	while ((de = readdir(d))) {
 		uint8_t want[32], got[32];
 		_cleanup_free_ char *p = NULL;

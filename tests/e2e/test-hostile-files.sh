@@ -36,6 +36,11 @@ printf x >"$T/x"
 ln -s "$T/x" "$b"
 refused "blob symlink to a file" 1 "$b: cannot open: a symbolic link" "$INGOT" store verify --store "$S"
 rm "$b"
+mkdir "$T/outside"
+ln -s "$T/outside" "$S/blobs/11"
+refused "blob directory a symlink" 1 "$S/blobs/11: expected a directory of blobs, got a symbolic link" \
+	"$INGOT" store verify --store "$S"
+rm "$S/blobs/11"
 
 note "audit: a FIFO or a symlink to /dev/zero in --firmware-refs and --reports"
 "$INGOT" keys generate -o k >/dev/null
