@@ -171,13 +171,9 @@ static int load_segment(struct block_cache *bc, const char *name, size_t *alloc)
 	if (read_file(idx, (size_t)1 << 30, &buf, &len, &ie) < 0 || len < IDX_HEAD ||
 	    memcmp(buf, IDX_MAGIC, IDX_HEAD) || (len - IDX_HEAD) % IDX_REC)
 		return 0;       /* not ours or damaged: ignored, never trusted */
-	fd = open(data, O_RDONLY | O_CLOEXEC);
+	fd = open_regular(data, O_NOFOLLOW, &st, &ie);
 	if (fd < 0)
 		return 0;
-	if (fstat(fd, &st) < 0) {
-		close(fd);
-		return 0;
-	}
 	bc->seg_fd[bc->n_seg] = fd;
 	for (size_t p = IDX_HEAD; p < len; p += IDX_REC) {
 		const uint8_t *rec = (const uint8_t *)buf + p;

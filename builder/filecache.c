@@ -226,13 +226,11 @@ static int load_segment(struct file_cache *fc, const char *name)
 	if (read_file(idx, (size_t)1 << 30, &buf, &len, &ie) < 0 || len < IDX_HEAD ||
 	    memcmp(buf, IDX_MAGIC, sizeof(IDX_MAGIC)))
 		return 0;       /* not ours or damaged: ignored, never trusted */
-	dfd = open(data, O_RDONLY | O_CLOEXEC);
+	dfd = open_regular(data, O_NOFOLLOW, &st, &ie);
 	if (dfd < 0)
 		return 0;
-	ifd = open(idx, O_RDONLY | O_CLOEXEC);
-	if (ifd < 0 || fstat(dfd, &st) < 0) {
-		if (ifd >= 0)
-			close(ifd);
+	ifd = open_regular(idx, O_NOFOLLOW, NULL, &ie);
+	if (ifd < 0) {
 		close(dfd);
 		return 0;
 	}
@@ -708,15 +706,15 @@ sqfs_block_writer_t *file_cache_writer(struct file_cache *fc, sqfs_block_writer_
 	return &w->base;
 }
 
-/* DIR/<time>-<pid>, malloc'd: names sort by time, and older segments
- * win duplicates. */
+/* DIR/<time>-<pid> (<time>-<pid> when dir is NULL), malloc'd: names sort
+ * by time, and older segments win duplicates. */
 static char *segment_base(const char *dir)
 {
 	struct timespec ts;
 	char *base;
 
 	clock_gettime(CLOCK_REALTIME, &ts);
-	if (asprintf(&base, "%s/%016llx-%ld", dir,
+	if (asprintf(&base, "%s%s%016llx-%ld", dir ? dir : "", dir ? "/" : "",
 		     (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec,
 		     (long)getpid()) < 0)
 		return NULL;
@@ -881,23 +879,24 @@ drop:
 
 /* One segment's records into the new one; a damaged segment (a record out
  * of bounds, as load_segment would find it) is dropped whole. */
-static int compact_segment(struct compact *c, const char *dir, const char *name, uint64_t *bytes)
+static int compact_segment(struct compact *c, int dirfd, const char *name, uint64_t *bytes)
 {
-	_cleanup_free_ char *idx = NULL, *data = NULL, *buf = NULL;
-	_cleanup_close_ int dfd = -1;
+	_cleanup_free_ char *data = NULL, *buf = NULL;
+	_cleanup_close_ int dfd = -1, ifd = -1;
 	size_t len = 0, nl = strlen(name), rl;
-	struct stat st;
-	int r;
+	struct stat st, ist;
 
-	if (asprintf(&idx, "%s/%s", dir, name) < 0 ||
-	    asprintf(&data, "%s/%.*s.data", dir, (int)(nl - 4), name) < 0)
+	if (asprintf(&data, "%.*s.data", (int)(nl - 4), name) < 0)
 		return -ENOMEM;
-	if (stat(idx, &st) == 0)
+	/* regular files only, never through a symlink: anything else is not
+	 * ours (the segment counts as damaged) */
+	ifd = open_regular_at(dirfd, name, O_NOFOLLOW, &ist, &(ingot_error){ 0 });
+	if (ifd >= 0)
+		*bytes += (uint64_t)ist.st_size;
+	dfd = open_regular_at(dirfd, data, O_NOFOLLOW, &st, &(ingot_error){ 0 });
+	if (dfd >= 0)
 		*bytes += (uint64_t)st.st_size;
-	dfd = open(data, O_RDONLY | O_CLOEXEC);
-	if (dfd >= 0 && fstat(dfd, &st) == 0)
-		*bytes += (uint64_t)st.st_size;
-	if (dfd < 0 || read_file(idx, (size_t)1 << 30, &buf, &len, &(ingot_error){ 0 }) < 0 ||
+	if (dfd < 0 || ifd < 0 || read_fd(ifd, name, &ist, (size_t)1 << 30, &buf, &len, &(ingot_error){ 0 }) < 0 ||
 	    len < IDX_HEAD || memcmp(buf, IDX_MAGIC, sizeof(IDX_MAGIC)))
 		goto damaged;
 	for (size_t p = IDX_HEAD; p < len; p += rl)
@@ -905,7 +904,8 @@ static int compact_segment(struct compact *c, const char *dir, const char *name,
 			goto damaged;
 	for (size_t p = IDX_HEAD; p < len; p += rl) {
 		record_ok(0, (uint8_t *)buf + p, len - p, (uint64_t)st.st_size, &rl);
-		if ((r = compact_record(c, dfd, (uint8_t *)buf + p, rl)) < 0)
+		int r = compact_record(c, dfd, (uint8_t *)buf + p, rl);
+		if (r < 0)
 			return r;
 	}
 	return 0;
@@ -914,76 +914,79 @@ damaged:
 	return 0;
 }
 
-static int is_idx(const struct dirent *d)
+static bool is_idx(const char *name)
 {
-	size_t l = strlen(d->d_name);
-	return l > 4 && !strcmp(d->d_name + l - 4, ".idx");
+	size_t l = strlen(name);
+	return l > 4 && !strcmp(name + l - 4, ".idx");
 }
 
-/* Remove every file of dir but keep's .data and .idx (old segments, and a
- * .data whose .idx never came: a build killed while committing). */
-static void remove_others(const char *dir, const char *keep)
+/* Remove every regular file of the directory but keep's .data and .idx
+ * (old segments, and a .data whose .idx never came: a build killed while
+ * committing); nothing else is touched. */
+static void remove_others(int dirfd, char **names, size_t n, const char *keep)
 {
-	const char *kb = keep ? strrchr(keep, '/') + 1 : NULL;
-	size_t kl = kb ? strlen(kb) : 0;
-	struct dirent **names = NULL;
-	int n = scandir(dir, &names, NULL, NULL);
+	size_t kl = keep ? strlen(keep) : 0;
 
-	for (int i = 0; i < n; i++) {
-		const char *d = names[i]->d_name;
-		_cleanup_free_ char *p = NULL;
-		if (strcmp(d, ".") && strcmp(d, "..") &&
-		    !(kb && !strncmp(d, kb, kl) && (!strcmp(d + kl, ".data") || !strcmp(d + kl, ".idx"))) &&
-		    asprintf(&p, "%s/%s", dir, d) >= 0)
-			unlink(p);
-		free(names[i]);
+	for (size_t i = 0; i < n; i++) {
+		const char *d = names[i];
+		struct stat sb;
+		if (!(keep && !strncmp(d, keep, kl) && (!strcmp(d + kl, ".data") || !strcmp(d + kl, ".idx"))) &&
+		    fstatat(dirfd, d, &sb, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(sb.st_mode))
+			unlinkat(dirfd, d, 0);
 	}
-	free(names);
-	if (!keep)
-		rmdir(dir);
 }
 
-int file_cache_compact(const struct store *s, const char *dir, file_cache_keep_fn keep, void *ctx,
-		       bool dry_run, struct file_cache_gc_stats *st, ingot_error *e)
+int file_cache_compact(const struct store *s, int pfd, const char *name, const char *dir,
+		       file_cache_keep_fn keep, void *ctx, bool dry_run, struct file_cache_gc_stats *st,
+		       ingot_error *e)
 {
 	struct compact c = { .s = s, .keep = keep, .ctx = ctx, .dry_run = dry_run,
 			     .seen = STRMAP_INIT, .data_fd = -1, .idx_fd = -1, .st = st };
 	_cleanup_free_ char *base = NULL, *data = NULL, *idx = NULL;
-	struct dirent **names = NULL;
+	_cleanup_close_ int dfd = -1;
+	char **names = NULL;
+	size_t n = 0;
 	uint64_t before = 0;
-	int n, r = 0;
+	struct stat sb;
+	int r = 0;
 
+	/* never through a symlink: gc removes what is in here */
+	if ((dfd = open_dir_at(pfd, name, &sb)) < 0)
+		return ingot_fail(e, dfd, "%s: %s", dir, dfd == -ENOTDIR ? "expected a directory" : strerror(-dfd));
 	/* sorted: the same entry wins a duplicate as in file_cache_open */
-	n = scandir(dir, &names, is_idx, alphasort);
-	if (n < 0)
-		return ingot_fail(e, -errno, "%s: %s", dir, strerror(errno));
+	if ((r = dir_names_at(dfd, &names, &n)) < 0)
+		return ingot_fail(e, r, "%s: %s", dir, strerror(-r));
 	if (!(c.buf = malloc(SQFS_MAX_BLOCK_SIZE)))
 		r = -ENOMEM;
-	for (int i = 0; r >= 0 && i < n; i++)
-		r = compact_segment(&c, dir, names[i]->d_name, &before);
-	st->segments += (uint64_t)n;
+	for (size_t i = 0; r >= 0 && i < n; i++) {
+		if (!is_idx(names[i]))
+			continue;
+		r = compact_segment(&c, dfd, names[i], &before);
+		st->segments++;
+	}
 	st->bytes_before += before;
-	for (int i = 0; i < n; i++)
-		free(names[i]);
-	free(names);
 	if (r < 0) {
 		r = ingot_fail(e, r, "file cache %s: %s", dir, strerror(-r));
 	} else if (!dry_run && c.idx_fd >= 0) {
-		if (!(base = segment_base(dir)) || asprintf(&data, "%s.data", base) < 0 ||
+		if (!(base = segment_base(NULL)) || asprintf(&data, "%s.data", base) < 0 ||
 		    asprintf(&idx, "%s.idx", base) < 0)
 			r = ingot_fail(e, -ENOMEM, "out of memory");
 		/* the .data first: an .idx marks a complete segment */
-		else if ((r = store_tmp_commit(c.data_fd, &c.data_tmp, data, e)) >= 0 &&
-			 (r = store_tmp_commit(c.idx_fd, &c.idx_tmp, idx, e)) < 0)
-			unlink(data);
+		else if ((r = store_tmp_commit_at(c.data_fd, &c.data_tmp, dfd, data, dir, e)) >= 0 &&
+			 (r = store_tmp_commit_at(c.idx_fd, &c.idx_tmp, dfd, idx, dir, e)) < 0)
+			unlinkat(dfd, data, 0);
 		c.data_fd = c.idx_fd = -1;
 	}
 	if (r >= 0)
 		st->bytes_after += c.kept ? c.off + IDX_HEAD + c.idx_len : 0;
 	/* the old segments go only once the new one is in place: a crash in
 	 * between leaves duplicates, which the older copy wins */
-	if (r >= 0 && !dry_run)
-		remove_others(dir, c.kept ? base : NULL);
+	if (r >= 0 && !dry_run) {
+		remove_others(dfd, names, n, c.kept ? base : NULL);
+		if (!c.kept)
+			unlinkat(pfd, name, AT_REMOVEDIR);   /* only if empty */
+	}
+	dir_names_free(names, n);
 	store_tmp_abort(c.data_fd, &c.data_tmp);
 	store_tmp_abort(c.idx_fd, &c.idx_tmp);
 	strmap_free(&c.seen, NULL);

@@ -127,6 +127,9 @@ struct file_cache_gc_stats {
 	uint64_t kept, removed;                /* entries */
 	uint64_t bytes_before, bytes_after;
 };
-int file_cache_compact(const struct store *s, const char *dir, file_cache_keep_fn keep, void *ctx,
-		       bool dry_run, struct file_cache_gc_stats *st, ingot_error *e);
+/* pfd/name: the directory (dir names it in messages), opened without
+ * following a symlink; only its regular files are read or removed. */
+int file_cache_compact(const struct store *s, int pfd, const char *name, const char *dir,
+		       file_cache_keep_fn keep, void *ctx, bool dry_run, struct file_cache_gc_stats *st,
+		       ingot_error *e);
 #endif

@@ -13,7 +13,9 @@
  * correctness.  It works under the store's exclusive lock (a running
  * build holds it shared: gc then refuses), and resolves every recipe
  * before it removes anything, so a recipe that fails to load or unpack
- * stops it with nothing removed. */
+ * stops it with nothing removed.  Nothing outside the store is ever
+ * removed: gc walks from directory fds and never follows a symlink (one
+ * planted in the store is left in place and reported). */
 #ifndef INGOT_GC_H
 #define INGOT_GC_H
 
@@ -38,8 +40,15 @@ struct store_gc_stats {
 	uint64_t file_segments, file_segments_damaged;
 	uint64_t block_segments_removed;
 	uint64_t bytes_before, bytes_after;           /* of everything gc looked at */
+	/* entries left alone: a symlink, FIFO, device or socket anywhere gc
+	 * walks, a directory where a file belongs (never followed, never
+	 * removed); the first as "PATH: a symbolic link" (malloc'd) */
+	uint64_t skipped;
+	char *skipped_first;
 };
 
+/* On failure too, *st is to be freed with store_gc_stats_free. */
 int store_gc(const struct store_gc_opts *o, struct store_gc_stats *st, ingot_error *e);
+void store_gc_stats_free(struct store_gc_stats *st);
 
 #endif

@@ -152,19 +152,25 @@ void store_tmp_abort(int fd, char **tmp)
 	}
 }
 
-int store_tmp_commit(int fd, char **tmp, const char *dst, ingot_error *e)
+int store_tmp_commit_at(int fd, char **tmp, int dirfd, const char *name, const char *dir, ingot_error *e)
 {
 	int r = close(fd) < 0 ? -errno : 0;
 
-	if (r == 0 && rename(*tmp, dst) < 0)
+	if (r == 0 && renameat(AT_FDCWD, *tmp, dirfd, name) < 0)
 		r = -errno;
 	if (r < 0) {
 		store_tmp_abort(-1, tmp);
-		return ingot_fail(e, r, "%s: cannot move into the store: %s", dst, strerror(-r));
+		return ingot_fail(e, r, "%s%s%s: cannot move into the store: %s", dir ? dir : "", dir ? "/" : "",
+				  name, strerror(-r));
 	}
 	free(*tmp);
 	*tmp = NULL;
 	return 0;
+}
+
+int store_tmp_commit(int fd, char **tmp, const char *dst, ingot_error *e)
+{
+	return store_tmp_commit_at(fd, tmp, AT_FDCWD, dst, NULL, e);
 }
 
 int store_write_file(const struct store *s, const char *dst, const void *buf, size_t len, ingot_error *e)
@@ -191,12 +197,12 @@ int store_content_open(const struct store *s, const struct store_loc *loc, const
 	c->fd = -1;
 	if (!c->path)
 		return ingot_fail(e, -ENOMEM, "out of memory");
-	c->fd = open(c->path, O_RDONLY | O_CLOEXEC);
+	c->fd = open_regular(c->path, O_NOFOLLOW, NULL, e);
 	if (c->fd < 0) {
-		int err = errno;
-		ingot_fail(e, -err, "store %s: %s", c->path, strerror(err));
+		int err = c->fd;
+		ingot_prefix(e, "store");
 		store_content_close(c);
-		return -err;
+		return err;
 	}
 	if (!loc || !loc->packed)
 		posix_fadvise(c->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
@@ -412,32 +418,11 @@ int store_pin_mismatch(const char *name, const uint8_t want[32], const uint8_t g
 
 int store_source_open(const char *name, const char *src, ingot_error *e)
 {
-	struct stat st;
-	int fd, fl;
+	/* a symlink to a regular file is fine, one to /dev/zero is not */
+	int fd = open_regular(src, 0, NULL, e);
 
-	/* O_NONBLOCK: opening a FIFO must not wait for a writer; fstat then
-	 * judges what was opened (a symlink to a regular file is fine, one
-	 * to /dev/zero is not). */
-	fd = open(src, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	if (fd < 0)
-		return ingot_fail(e, -errno, "%s: %s: cannot open: %s", name, src, strerror(errno));
-	if (fstat(fd, &st) < 0) {
-		int err = errno;
-		close(fd);
-		return ingot_fail(e, -err, "%s: %s: %s", name, src, strerror(err));
-	}
-	if (!S_ISREG(st.st_mode)) {
-		close(fd);
-		return ingot_fail(e, -EINVAL, "%s: %s: expected a regular file as source, got a %s",
-				  name, src, S_ISDIR(st.st_mode) ? "directory" : S_ISFIFO(st.st_mode) ? "FIFO" :
-				  S_ISCHR(st.st_mode) ? "character device" : S_ISBLK(st.st_mode) ? "block device" :
-				  S_ISSOCK(st.st_mode) ? "socket" : "special file");
-	}
-	if ((fl = fcntl(fd, F_GETFL)) < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0) {
-		int err = errno;
-		close(fd);
-		return ingot_fail(e, -err, "%s: %s: %s", name, src, strerror(err));
-	}
+		return ingot_prefix(e, "%s", name);
 	return fd;
 }
 
@@ -507,11 +492,21 @@ static int verify_dir(const struct store *s, const char *sub, uint64_t *checked,
 	struct dirent *de;
 	int r = 0;
 
+	struct stat st;
+	int fd;
+
 	if (asprintf(&dir, "%s/blobs/%s", s->root, sub) < 0)
 		return ingot_fail(e, -ENOMEM, "out of memory");
-	d = opendir(dir);
-	if (!d)
-		return ingot_fail(e, -errno, "%s: cannot open: %s", dir, strerror(errno));
+	/* never through a symlink: what is checked is the store */
+	if ((fd = open_dir_at(AT_FDCWD, dir, &st)) == -ENOTDIR)
+		return ingot_fail(e, -ENOTDIR, "%s: expected a directory of blobs, got a %s", dir,
+				  file_type_name(st.st_mode));
+	if (fd < 0 || !(d = fdopendir(fd))) {
+		int err = fd < 0 ? -fd : errno;
+		if (fd >= 0)
+			close(fd);
+		return ingot_fail(e, -err, "%s: cannot open: %s", dir, strerror(err));
+	}
 	while ((de = readdir(d))) {
 		uint8_t want[32], got[32];
 		_cleanup_free_ char *p = NULL;
@@ -527,8 +522,16 @@ static int verify_dir(const struct store *s, const char *sub, uint64_t *checked,
 			break;
 		}
 		hex_decode(de->d_name, want, 32);
-		if ((r = sha256_file(p, got, NULL, e)) < 0)
-			break;
+		{
+			/* what ingot writes: a regular file, not a FIFO (that hung
+			 * verify), a device or a symlink to one */
+			_cleanup_close_ int fd = open_regular(p, O_NOFOLLOW, NULL, e);
+			if (fd < 0 || (r = sha256_fd(fd, p, got, NULL, e)) < 0) {
+				r = fd < 0 ? fd : r;
+				ingot_prefix(e, "store verify: blob");
+				break;
+			}
+		}
 		if (memcmp(want, got, 32)) {
 			char hg[SHA256_HEX_LEN + 1];
 			hex_encode(got, 32, hg);

@@ -62,6 +62,8 @@ int store_tmp_create(const struct store *s, const char *what, char **path, ingot
 /* Close fd (if >= 0) and rename the temporary to dst; on failure it is
  * removed.  *tmp is freed either way. */
 int store_tmp_commit(int fd, char **tmp, const char *dst, ingot_error *e);
+/* The same into dirfd/name (dir names the directory in messages). */
+int store_tmp_commit_at(int fd, char **tmp, int dirfd, const char *name, const char *dir, ingot_error *e);
 /* Give a temporary up: close fd (if >= 0), remove and free *tmp (if set). */
 void store_tmp_abort(int fd, char **tmp);
 /* A whole file into place through tmp/ (a cache entry: no fsync; what is

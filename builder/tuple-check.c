@@ -93,12 +93,12 @@ static int check_cudart(struct check *c, const struct tree_entry *te)
  * 1 and the version in out when found, 0 when not, -errno on error. */
 static int scan_string(const char *path, const char *prefix, char *out, size_t outlen)
 {
-	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+	_cleanup_close_ int fd = open_regular(path, 0, NULL, NULL);
 	size_t plen = strlen(prefix), have = 0;
 	char buf[65536 + 256];
 
 	if (fd < 0)
-		return -errno;
+		return fd;
 	for (;;) {
 		ssize_t n = read(fd, buf + have, sizeof(buf) - 1 - have);
 		char *hit;

@@ -161,8 +161,12 @@ int cmd_audit(int argc, char **argv)
 	if (json_out && html_out)
 		return cli_usage_error("audit", "give --json or --html, not both");
 
-	if (audit_run(&o, &res, &e) < 0)
+	/* whatever failed (an envelope kind included: a firmware reference
+	 * that is no file), the audit did not run: 3, never a verdict's status */
+	if (audit_run(&o, &res, &e) < 0) {
+		e.kind = 0;
 		return cli_error(&e, AUDIT_EXIT_CANNOT);
+	}
 	if (json_out && !strcmp(json_out, "-")) {
 		if (audit_write_json(res, stdout, &e) < 0)
 			return cli_error(&e, AUDIT_EXIT_CANNOT);

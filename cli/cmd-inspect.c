@@ -13,6 +13,7 @@
 #include "lib/cleanup.h"
 #include "lib/digest.h"
 #include "lib/escape.h"
+#include "lib/fileio.h"
 #include "lib/json.h"
 
 static const struct cli_command inspect_cmd = {
@@ -108,7 +109,7 @@ static json_t *summary_json(const struct image_summary *s)
 /* JSON documents start with '{'; squashfs images with "hsqs". */
 static int looks_like_json(const char *path)
 {
-	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+	_cleanup_close_ int fd = open_regular(path, 0, NULL, NULL);
 	char buf[64];
 	ssize_t n;
 

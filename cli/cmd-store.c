@@ -33,9 +33,13 @@ static const struct cli_command store_cmd = {
 	"    refuses while a build holds it; a build started during a gc waits for it.\n"
 	"    What gc removes costs a later build time, never correctness: the store\n"
 	"    is a cache. A summary of what was kept and removed goes to stdout.\n"
+	"    gc never follows a symbolic link and removes nothing outside the store:\n"
+	"    a symlink, FIFO or device found in it is left in place, counted on the\n"
+	"    'skipped' line, and the first is named in a warning on stderr.\n"
 	"\n"
 	"    verify re-hashes every blob and reports the first whose bytes do not\n"
-	"    match its name.\n",
+	"    match its name, or that is not a regular file (a symlink is not\n"
+	"    followed).\n",
 	.more =
 	"ENVIRONMENT\n"
 	"    SOURCE_DATE_EPOCH  as for ingot build (a recipe's inline files)\n"
@@ -63,8 +67,14 @@ static int store_gc_main(const struct store_gc_opts *o)
 	struct store_gc_stats st;
 	ingot_error e = { 0 };
 
-	if (store_gc(o, &st, &e) < 0)
+	if (store_gc(o, &st, &e) < 0) {
+		store_gc_stats_free(&st);
 		return cli_error(&e, EXIT_FAILURE_);
+	}
+	if (st.skipped)
+		fprintf(stderr, "ingot: warning: store gc: %s, not followed and left in place (%llu such entr%s: "
+			"not the store's; remove them yourself)\n", st.skipped_first,
+			(unsigned long long)st.skipped, st.skipped == 1 ? "y" : "ies");
 	printf("%s\n", o->dry_run ? "dry run: nothing removed" : "store gc done");
 	printf("artifacts %llu kept, %llu removed\n", (unsigned long long)st.artifacts_kept,
 	       (unsigned long long)st.artifacts_removed);
@@ -74,8 +84,11 @@ static int store_gc_main(const struct store_gc_opts *o)
 	       (unsigned long long)st.files_kept, (unsigned long long)st.files_removed,
 	       (unsigned long long)st.file_segments, (unsigned long long)st.file_segments_damaged);
 	printf("blocks    %llu block-cache segments removed\n", (unsigned long long)st.block_segments_removed);
+	printf("skipped   %llu entries not the store's (symbolic links, special files), left in place\n",
+	       (unsigned long long)st.skipped);
 	print_bytes("before", st.bytes_before);
 	print_bytes("after", st.bytes_after);
+	store_gc_stats_free(&st);
 	return fflush(stdout) ? EXIT_FAILURE_ : EXIT_OK;
 }
 

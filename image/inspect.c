@@ -22,6 +22,7 @@
 #include "image/sqfs-io.h"
 #include "lib/cleanup.h"
 #include "lib/digest.h"
+#include "lib/fileio.h"
 #include "lib/json.h"
 #include "lib/le.h"
 
@@ -205,6 +206,12 @@ static int open_image(struct reader *rd, ingot_error *e)
 	uint64_t size;
 	int r;
 
+	/* libsquashfs opens by name, blocking: a FIFO is refused first */
+	{
+		_cleanup_close_ int fd = open_regular(rd->name, 0, NULL, e);
+		if (fd < 0)
+			return fd;
+	}
 	errno = 0;
 	rd->file = sqfs_open_file(rd->name, SQFS_FILE_OPEN_READ_ONLY);
 	if (!rd->file)

@@ -692,7 +692,8 @@ static int image_extent(int fd, const char *name, uint64_t want, bool *is_dev, u
 	*is_dev = S_ISBLK(st.st_mode);
 	if (!*is_dev) {
 		if (!S_ISREG(st.st_mode))
-			return ingot_fail(e, -EINVAL, "%s: expected a regular file or a block device", name);
+			return ingot_fail(e, -EINVAL, "%s: expected a regular file or a block device, got a %s",
+					  name, file_type_name(st.st_mode));
 		*len = (uint64_t)st.st_size;
 		return 0;
 	}
@@ -708,7 +709,9 @@ static int image_extent(int fd, const char *name, uint64_t want, bool *is_dev, u
 int verity_check(const char *image_path, const char *verity_path, const uint8_t root_hash[32],
 		 uint64_t device_len, struct image_digest *got, ingot_error *e)
 {
-	_cleanup_close_ int ifd = open(image_path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO must not hang the open; image_extent refuses
+	 * it, then the flag is cleared */
+	_cleanup_close_ int ifd = open(image_path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	_cleanup_close_ int hfd = -1;
 	uint8_t sb[SB_SIZE], salt[MAX_SALT], root[32];
 	uint32_t salt_len = 0;
@@ -716,7 +719,7 @@ int verity_check(const char *image_path, const char *verity_path, const uint8_t 
 	struct layout l;
 	struct vctx c = { .image_name = image_path, .hash_name = verity_path, .check = true,
 			  .e = e };
-	bool is_dev;
+	bool is_dev = false;
 	int r;
 
 	if (ifd < 0)
@@ -724,14 +727,16 @@ int verity_check(const char *image_path, const char *verity_path, const uint8_t 
 	r = image_extent(ifd, image_path, device_len, &is_dev, &len, e);
 	if (r < 0)
 		return r;
+	if (fcntl(ifd, F_SETFL, fcntl(ifd, F_GETFL) & ~O_NONBLOCK) < 0)
+		return ingot_fail(e, -errno, "%s: %s", image_path, strerror(errno));
 	if (!verity_path) {
 		got->size = len;
 		return is_dev ? hash_prefix(ifd, image_path, len, got->sha256, e)
 			      : sha256_fd(ifd, image_path, got->sha256, &got->size, e);
 	}
-	hfd = open(verity_path, O_RDONLY | O_CLOEXEC);
+	hfd = open_regular(verity_path, 0, NULL, e);
 	if (hfd < 0)
-		return ingot_fail(e, -errno, "%s: %s", verity_path, strerror(errno));
+		return hfd;
 	r = pread_all(hfd, sb, sizeof(sb), 0);
 	if (r < 0)
 		return ingot_fail(e, -EBADMSG, "%s: cannot read superblock: %s", verity_path,

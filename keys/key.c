@@ -288,13 +288,12 @@ int signing_key_load_pass(const char *path, const char *passphrase, struct signi
 	size_t n = 0;
 	int r;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	/* a FIFO or device is refused without blocking on it */
+	if ((fd = open_regular(path, 0, &st, e)) == -EINVAL || fd == -EISDIR)
+		return ingot_fail(e, -EINVAL, "%s: private key: expected a regular file, got a %s", path,
+				  file_type_name(st.st_mode));
 	if (fd < 0)
-		return ingot_fail(e, -errno, "%s: cannot open private key: %s", path, strerror(errno));
-	if (fstat(fd, &st) < 0)
-		return ingot_fail(e, -errno, "%s: cannot stat: %s", path, strerror(errno));
-	if (!S_ISREG(st.st_mode))
-		return ingot_fail(e, -EINVAL, "%s: private key: expected a regular file", path);
+		return ingot_fail(e, fd, "%s: cannot open private key: %s", path, strerror(-fd));
 	if (st.st_mode & 077)
 		return ingot_fail(e, -EPERM,
 				  "%s: private key: mode %04o gives group/other access, expected 0600 or "

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "lib/cleanup.h"
+#include "lib/fileio.h"
 
 void sha256_buf(const void *data, size_t len, uint8_t out[SHA256_LEN])
 {
@@ -70,9 +71,9 @@ out:
 
 int sha256_file(const char *path, uint8_t out[SHA256_LEN], uint64_t *size, ingot_error *e)
 {
-	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+	_cleanup_close_ int fd = open_regular(path, 0, NULL, e);
 	if (fd < 0)
-		return ingot_fail(e, -errno, "%s: cannot open: %s", path, strerror(errno));
+		return fd;
 	return sha256_fd(fd, path, out, size, e);
 }
 

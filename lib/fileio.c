@@ -12,43 +12,84 @@
 #include <unistd.h>
 
 #include "lib/cleanup.h"
+#include "lib/xalloc.h"
 
-int read_file(const char *path, size_t max, char **out, size_t *len, ingot_error *e)
+const char *file_type_name(mode_t mode)
 {
-	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
-	struct stat st;
-	char *buf;
-	size_t n = 0, cap;
+	return S_ISREG(mode) ? "regular file" : S_ISDIR(mode) ? "directory" : S_ISFIFO(mode) ? "FIFO" :
+	       S_ISCHR(mode) ? "character device" : S_ISBLK(mode) ? "block device" :
+	       S_ISSOCK(mode) ? "socket" : S_ISLNK(mode) ? "symbolic link" : "special file";
+}
 
+int open_regular_at(int dirfd, const char *path, int flags, struct stat *st, ingot_error *e)
+{
+	struct stat sb;
+	int fd, fl;
+
+	/* O_NONBLOCK: opening a FIFO waits for a writer otherwise; fstat then
+	 * judges what was opened (a symlink to a regular file is fine unless
+	 * flags has O_NOFOLLOW, one to /dev/zero never is). */
+	fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | flags);
 	if (fd < 0)
-		return ingot_fail(e, -errno, "%s: cannot open: %s", path, strerror(errno));
-	if (fstat(fd, &st) < 0)
-		return ingot_fail(e, -errno, "%s: cannot stat: %s", path, strerror(errno));
-	if (S_ISDIR(st.st_mode))
-		return ingot_fail(e, -EISDIR, "%s: is a directory, expected a file", path);
-	if (S_ISREG(st.st_mode) && (uint64_t)st.st_size > max)
+		return ingot_fail(e, -errno, "%s: cannot open: %s", path,
+				  errno == ELOOP && (flags & O_NOFOLLOW) ? "a symbolic link, not followed"
+									 : strerror(errno));
+	if (!st)
+		st = &sb;
+	if (fstat(fd, st) < 0 || (fl = fcntl(fd, F_GETFL)) < 0) {
+		int err = errno;
+		close(fd);
+		return ingot_fail(e, -err, "%s: cannot stat: %s", path, strerror(err));
+	}
+	if (!S_ISREG(st->st_mode)) {
+		close(fd);
+		return ingot_fail(e, S_ISDIR(st->st_mode) ? -EISDIR : -EINVAL,
+				  "%s: expected a regular file, got a %s", path, file_type_name(st->st_mode));
+	}
+	if (fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0) {
+		int err = errno;
+		close(fd);
+		return ingot_fail(e, -err, "%s: %s", path, strerror(err));
+	}
+	return fd;
+}
+
+int open_regular(const char *path, int flags, struct stat *st, ingot_error *e)
+{
+	return open_regular_at(AT_FDCWD, path, flags, st, e);
+}
+
+int read_fd(int fd, const char *path, const struct stat *st, size_t max, char **out, size_t *len,
+	    ingot_error *e)
+{
+	/* the bound, one byte that proves a file over it, and the NUL */
+	size_t limit = max < SIZE_MAX - 2 ? max + 2 : SIZE_MAX, n = 0, cap;
+	char *buf;
+
+	if ((uint64_t)st->st_size > max)
 		return ingot_fail(e, -EFBIG, "%s: file too large (%llu bytes, limit %zu)",
-				  path, (unsigned long long)st.st_size, max);
-	/* A regular file's size, its NUL, and one byte for the read that
-	 * finds EOF: with only the NUL's room that read doubled (and copied)
-	 * the buffer. */
-	cap = S_ISREG(st.st_mode) ? (size_t)st.st_size + 2 : 4096;
+				  path, (unsigned long long)st->st_size, max);
+	/* st_size is a hint, never the bound: procfs and securityfs say 0,
+	 * sysfs 4096, and a file may grow while it is read.  Room for its
+	 * size, the NUL and one byte for the read that finds EOF (with only
+	 * the NUL's room that read doubled, and copied, the buffer). */
+	cap = (size_t)st->st_size + 2 < 256 ? 256 : (size_t)st->st_size + 2;
+	if (cap > limit)
+		cap = limit;
 	buf = malloc(cap);
 	if (!buf)
 		return ingot_fail(e, -ENOMEM, "%s: out of memory", path);
 	for (;;) {
 		if (n + 1 >= cap) {
-			if (cap > max + 1) {
-				free(buf);
-				return ingot_fail(e, -EFBIG, "%s: file too large (limit %zu bytes)", path, max);
-			}
-			char *nb = realloc(buf, cap * 2);
-			if (!nb) {
+			char *nb;
+			if (cap >= limit)
+				break;   /* max + 1 bytes read: over the bound, read no further */
+			if (!(nb = realloc(buf, cap > limit / 2 ? limit : cap * 2))) {
 				free(buf);
 				return ingot_fail(e, -ENOMEM, "%s: out of memory", path);
 			}
 			buf = nb;
-			cap *= 2;
+			cap = cap > limit / 2 ? limit : cap * 2;
 		}
 		ssize_t got = read(fd, buf + n, cap - n - 1);
 		if (got < 0) {
@@ -71,6 +112,79 @@ int read_file(const char *path, size_t max, char **out, size_t *len, ingot_error
 	if (len)
 		*len = n;
 	return 0;
+}
+
+int read_file(const char *path, size_t max, char **out, size_t *len, ingot_error *e)
+{
+	struct stat st;
+	_cleanup_close_ int fd = open_regular(path, 0, &st, e);
+
+	if (fd < 0)
+		return fd;
+	return read_fd(fd, path, &st, max, out, len, e);
+}
+
+int open_dir_at(int dirfd, const char *name, struct stat *st)
+{
+	int fd;
+
+	if (fstatat(dirfd, name, st, AT_SYMLINK_NOFOLLOW) < 0)
+		return -errno;
+	if (!S_ISDIR(st->st_mode))
+		return -ENOTDIR;
+	/* O_NOFOLLOW: a directory swapped for a symlink since fstatat is
+	 * refused too */
+	fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	return fd < 0 ? (errno == ELOOP ? -ENOTDIR : -errno) : fd;
+}
+
+static int cmp_names(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int dir_names_at(int dirfd, char ***names, size_t *n)
+{
+	int fd = fcntl(dirfd, F_DUPFD_CLOEXEC, 0);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	struct dirent *de;
+	size_t cap = 0;
+
+	*names = NULL;
+	*n = 0;
+	if (!d) {
+		int err = errno;
+		if (fd >= 0)
+			close(fd);
+		return -err;
+	}
+	rewinddir(d);    /* the duplicate shares dirfd's offset */
+	while ((errno = 0, de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if (*n == cap)
+			*names = xrealloc(*names, (cap = cap ? 2 * cap : 16) * sizeof(**names));
+		(*names)[(*n)++] = xstrdup(de->d_name);
+	}
+	if (errno) {
+		int err = errno;
+		closedir(d);
+		dir_names_free(*names, *n);
+		*names = NULL;
+		*n = 0;
+		return -err;
+	}
+	closedir(d);
+	if (*n)
+		qsort(*names, *n, sizeof(**names), cmp_names);
+	return 0;
+}
+
+void dir_names_free(char **names, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
 }
 
 int write_all(int fd, const void *buf, size_t len)

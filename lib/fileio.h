@@ -6,12 +6,40 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include "lib/err.h"
 
-/* Read a whole file (NUL-terminated, len excludes the NUL).  Files larger
- * than max bytes are refused with -EFBIG. */
+/* Open path read-only (O_CLOEXEC, plus flags: O_NOFOLLOW) if it is a
+ * regular file; a FIFO, device, socket or directory is refused ("PATH:
+ * expected a regular file, got a FIFO": -EINVAL, -EISDIR for a directory)
+ * without blocking on it.  The fd is blocking; *st (if st) is its fstat.
+ * Returns the fd or -errno.  Every reader of a path it was given starts
+ * here (docs/hardening.md, "Rules for every input"). */
+int open_regular(const char *path, int flags, struct stat *st, ingot_error *e);
+/* The same, path relative to dirfd (openat). */
+int open_regular_at(int dirfd, const char *path, int flags, struct stat *st, ingot_error *e);
+/* "regular file", "directory", "FIFO", "symbolic link", ... for messages. */
+const char *file_type_name(mode_t mode);
+
+/* Read a whole file (NUL-terminated, len excludes the NUL): a regular file
+ * only (open_regular), of at most max bytes, else -EFBIG; no more than
+ * max + 1 bytes are ever read.  The size fstat reports is not trusted as
+ * the length, so the pseudo-files of procfs (size 0), sysfs (4096) and
+ * securityfs (0, the firmware event log) read whole. */
 int read_file(const char *path, size_t max, char **out, size_t *len, ingot_error *e);
+/* read_file on an fd from open_regular (st: its fstat); path for messages. */
+int read_fd(int fd, const char *path, const struct stat *st, size_t max, char **out, size_t *len,
+	    ingot_error *e);
+
+/* Open dirfd/name as a directory without following a symlink (O_NOFOLLOW;
+ * for walks that must never leave a tree, like the store's gc): the fd,
+ * -ENOTDIR when it is anything else (*st says what: lstat), or -errno. */
+int open_dir_at(int dirfd, const char *name, struct stat *st);
+/* The names in the directory open at dirfd but "." and "..", sorted by
+ * strcmp (dir_names_free frees them); dirfd stays open.  0 or -errno. */
+int dir_names_at(int dirfd, char ***names, size_t *n);
+void dir_names_free(char **names, size_t n);
 
 /* Write all bytes or fail (handles EINTR/short writes). */
 int write_all(int fd, const void *buf, size_t len);

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "lib/cleanup.h"
+#include "lib/fileio.h"
 #include "lib/xalloc.h"
 
 /* The ELF file header fields a section lookup needs. */
@@ -193,9 +194,9 @@ static int ko_open(const char *path, struct ko_src **out, ingot_error *e)
 	int r;
 
 	k->path = path;
-	k->fd = open(path, O_RDONLY | O_CLOEXEC);
+	k->fd = open_regular(path, 0, NULL, e);
 	if (k->fd < 0) {
-		r = ingot_fail(e, -errno, "%s: cannot open: %s", path, strerror(errno));
+		r = k->fd;
 		free(k);
 		return r;
 	}

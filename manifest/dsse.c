@@ -605,21 +605,22 @@ static void file_unmap(struct file_map *m)
 
 static int map_file(const char *path, struct file_map *m, char **buf, size_t *len, ingot_error *e)
 {
-	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
 	struct stat st;
+	_cleanup_close_ int fd = open_regular(path, 0, &st, e);
 	void *p;
 	int r;
 
 	m->mapped = false;
-	if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 &&
-	    (uint64_t)st.st_size <= ENVELOPE_FILE_MAX &&
+	if (fd < 0)
+		return fd;
+	if (st.st_size > 0 && (uint64_t)st.st_size <= ENVELOPE_FILE_MAX &&
 	    (p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0)) != MAP_FAILED) {
 		*m = (struct file_map){ p, (size_t)st.st_size, true };
 		*len = m->len;
 		return 0;
 	}
-	/* Not a regular file, empty or over the limit: read_file says which. */
-	if ((r = read_file(path, ENVELOPE_FILE_MAX, buf, len, e)) < 0)
+	/* Empty or over the limit: read_fd says which. */
+	if ((r = read_fd(fd, path, &st, ENVELOPE_FILE_MAX, buf, len, e)) < 0)
 		return r;
 	*m = (struct file_map){ *buf, *len, false };
 	return 0;

@@ -55,13 +55,13 @@ static char *version_after(const char *name, const char *prefix)
  * section headers are scanned up to LIB_SCAN_MAX. */
 static char *embedded_version(const char *path, const char *marker)
 {
-	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
 	struct stat st;
+	_cleanup_close_ int fd = open_regular(path, 0, &st, NULL);
 	char *res = NULL;
 	size_t off = 0, len, sec_off, sec_len;
 	ingot_error e = { 0 };
 
-	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size <= 0)
+	if (fd < 0 || st.st_size <= 0)
 		return NULL;
 	/* mapping the whole file reads nothing yet */
 	const char *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);

@@ -71,12 +71,14 @@ expect_exit 0 "quote ok" "$INGOT" attest verify-quote "$T/ts.json" --nonce $NONC
 
 note "import refuses files that do not belong together, and writes nothing"
 expect_exit 1 "does not verify" "$INGOT" attest import -m "$T/tq.msg" -s "$T/ts.sig" -f "$T/tq.pcrs" -u "$T/k.pem" -o "$T/x.json"
+{ head -c 52 "$T/tq.pcrs"; head -c 32 /dev/zero; } >"$T/zeroed.pcrs"   # a file: a pipe is refused
 expect_exit 1 "do not hash to the signed pcrDigest" "$INGOT" attest import -m "$T/tq.msg" -s "$T/tq.sig" \
-	-f <(head -c 52 "$T/tq.pcrs"; head -c 32 /dev/zero) -u "$T/k.pem" -o "$T/x.json"
+	-f "$T/zeroed.pcrs" -u "$T/k.pem" -o "$T/x.json"
 expect_exit 1 "$T/tq.sig: expected a TPMS_ATTEST of a quote" "$INGOT" attest import -m "$T/tq.sig" -s "$T/tq.sig" \
 	-f "$T/tq.pcrs" -u "$T/k.pem" -o "$T/x.json"
+head -c 83 "$T/tq.pcrs" >"$T/short.pcrs"
 expect_exit 1 "expected the quoted PCRs' values (84 bytes" "$INGOT" attest import -m "$T/tq.msg" -s "$T/tq.sig" \
-	-f <(head -c 83 "$T/tq.pcrs") -u "$T/k.pem" -o "$T/x.json"
+	-f "$T/short.pcrs" -u "$T/k.pem" -o "$T/x.json"
 expect_exit 1 "expected a PEM public key or a marshalled TPM2B_PUBLIC" "$INGOT" attest import -m "$T/tq.msg" \
 	-s "$T/tq.sig" -f "$T/tq.pcrs" -u "$T/tq.msg" -o "$T/x.json"
 expect_exit 64 "-m MSG, -s SIG, -f PCRS, -u AK_PUB and -o FILE are required" "$INGOT" attest import -m "$T/tq.msg"

@@ -111,6 +111,9 @@ note "setup: a TPM quote signed by a software AK (tests/tools/mkquote)"
 MKQUOTE=$BUILD_DIR/tools/mkquote
 [ -x "$MKQUOTE" ] || fail "$MKQUOTE not built (make all)"
 export NONCE=00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff
+# seen-nonce files with a CR and a NUL (files: a pipe is not a file ingot reads)
+printf '%s\r\n' $NONCE >seen-crlf.txt
+printf '00\0\n%s\n' $NONCE >seen-nul.txt
 export NONCE2=ffeeddccbbaa99887766554433221100ffeeddccbbaa99887766554433221100
 mkdir ak
 PCR=$(printf x | sha256sum | cut -d' ' -f1)

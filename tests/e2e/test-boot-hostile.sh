@@ -78,9 +78,9 @@ refused() { # NAME RECIPE MESSAGE
 	[ "$rss" -lt $((64 << 10)) ] || fail "$1: peak RSS ${rss} KiB, expected < 65536 KiB"
 	echo "ok   $1: refused, peak RSS ${rss} KiB"
 }
-refused fifo fifo.yaml "boot.init: $T/init.fifo: expected a regular file as source, got a FIFO"
-refused zero zero.yaml "boot.init: /dev/zero: expected a regular file as source, got a character device"
-refused dir dir.yaml "boot.init: $T: expected a regular file as source, got a directory"
+refused fifo fifo.yaml "boot.init: $T/init.fifo: expected a regular file, got a FIFO"
+refused zero zero.yaml "boot.init: /dev/zero: expected a regular file, got a character device"
+refused dir dir.yaml "boot.init: $T: expected a regular file, got a directory"
 refused bigmods bigmods.yaml "boot.kernel: $T/bomb.deb: lib/modules/6.1.0-x/kernel/drivers/a.ko: 419430400 bytes: expected the boot inputs to take at most 48 MiB together"
 refused biginit biginit.yaml "boot.init: $T/big-init: 104857600 bytes: expected the boot inputs to take at most 48 MiB together"
 refused twice twice.yaml "boot.modules[2]: expected each module once, got 'a' twice (boot.modules[0] is 'a')"

@@ -4,7 +4,9 @@
 # and every file from the caches, same bytes), a removed one costs a
 # rebuild (same bytes too); a dry run, a recipe that does not resolve and
 # a store a build holds change nothing; a file cache past the 256
-# segments a build reads is what a build warns about and gc cures.
+# segments a build reads is what a build warns about and gc cures; a
+# symlink planted anywhere gc walks is never followed: nothing outside
+# the store is removed, and the entry is left in place and reported.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/fc-fixture.sh"
 
@@ -94,4 +96,60 @@ assert_contains "$(summary blocks)" "block-cache segments removed" "block summar
 [ ! -e "$S/blocks" ] || [ -z "$(find "$S/blocks" -type f)" ] || fail "block cache survived: $(find "$S/blocks" -type f)"
 build v2-19.yaml "$T/o19b" "$S" >"$T/b.out" || fail "level-19 rebuild failed"
 assert_eq "$(sha256 "$T/o19/fc.sqfs")" "$(sha256 "$T/o19b/fc.sqfs")" "level-19 image after gc"
+
+note "symlinks planted at every level gc walks: not followed, nothing outside the store removed"
+O=$T/outside
+hex=$(printf '%064d' 0)   # a name gc removes when it is a store file
+mkdir -p "$O/sub"
+for f in a sub/b "$hex" "$hex.pack" "$hex.jsonl" 0000000000000001-1.idx 0000000000000001-1.data; do
+	echo "$f" >"$O/$f"
+done
+outside() { (cd "$O" && find . -printf '%p %y %s\n' | sort); }
+o_before=$(outside)
+cid=$(ls "$S/files" | head -1)
+[ -d "$S/files/$cid" ] || fail "no file-cache directory: $(ls -la "$S/files")"
+mkdir -p "$S/blocks/b0" "$S/blobs/zz"
+planted="blocks/planted blocks/b0/planted files/planted files/$cid/0000000000000001-1.idx
+	files/$cid/0000000000000001-1.data blobs/00 blobs/zz/$hex unpacked/$hex.pack unpacked/$hex.jsonl"
+for p in $planted; do
+	case $p in
+	*/"$hex"*|*.idx|*.data) ln -s "$O/$(basename "$p")" "$S/$p" ;;
+	*) ln -s "$O" "$S/$p" ;;
+	esac
+done
+mkfifo "$S/files/$cid/0000000000000002-1.idx" "$S/blocks/b0/fifo"   # never opened blocking
+timeout 60 bash -c "cd '$T' && '$INGOT' store gc --store '$S' v2.yaml v2-19.yaml" >"$T/gc.out" 2>"$T/gc.err" ||
+	fail "gc with planted symlinks failed ($?): $(cat "$T/gc.err")"
+assert_eq "$o_before" "$(outside)" "the directory outside the store after gc"
+for p in $planted; do [ -L "$S/$p" ] || fail "planted $p not left in place"; done
+assert_eq "skipped   11 entries not the store's (symbolic links, special files), left in place" \
+	"$(summary skipped)" "skipped entries"
+assert_contains "$(cat "$T/gc.err")" "ingot: warning: store gc: $S/" "warning names the entry"
+assert_contains "$(cat "$T/gc.err")" ": a symbolic link, not followed and left in place (11 such entries" "warning"
+"$INGOT" store verify --store "$S" >/dev/null 2>&1 && fail "store verify passed a store with planted symlinks"
+build v2.yaml "$T/o2e" "$S" >/dev/null 2>&1 || fail "build with planted symlinks failed"
+assert_eq "$(sha256 "$T/o2/fc.sqfs")" "$(sha256 "$T/o2e/fc.sqfs")" "v2 image with planted symlinks"
+
+note "files/ and blocks/ themselves symlinks: not followed"
+rm "$S/blobs/00" "$S/blobs/zz/$hex" "$S/unpacked/$hex.pack" "$S/unpacked/$hex.jsonl"
+mv "$S/files" "$T/files.away"
+mv "$S/blocks" "$T/blocks.away"
+ln -s "$O" "$S/files"
+ln -s "$O" "$S/blocks"
+timeout 60 bash -c "cd '$T' && '$INGOT' store gc --store '$S' v2.yaml" >"$T/gc.out" 2>"$T/gc.err" ||
+	fail "gc with files/ and blocks/ symlinks failed: $(cat "$T/gc.err")"
+assert_eq "$o_before" "$(outside)" "the directory outside the store after gc of symlinked caches"
+assert_contains "$(summary skipped)" "skipped   2 entries" "skipped entries"
+assert_contains "$(cat "$T/gc.err")" "$S/files: a symbolic link, not followed and left in place (2 such" "warning"
+[ -L "$S/files" ] && [ -L "$S/blocks" ] || fail "files/ or blocks/ symlink not left in place"
+
+note "blobs/ or unpacked/ a symlink: the store is refused, nothing removed"
+for d in blobs unpacked; do
+	mv "$S/$d" "$T/$d.away"
+	ln -s "$O" "$S/$d"
+	expect_exit 1 "$S/$d" bash -c "cd '$T' && timeout 60 '$INGOT' store gc --store '$S' v2.yaml"
+	assert_eq "$o_before" "$(outside)" "the directory outside the store after gc with $d/ a symlink"
+	rm "$S/$d"
+	mv "$T/$d.away" "$S/$d"
+done
 echo "store gc: ok"

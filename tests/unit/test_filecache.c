@@ -339,7 +339,13 @@ static void test_compact(void **state)
 			if (!k)
 				th_flip_byte(to, 5, 0x10);
 		}
-	assert_int_equal(file_cache_compact(&store, dir, keep_tree, &t2, false, &st, &e), 0);
+	/* STORE/files and the compressor id's name in it */
+	char files[512];
+	snprintf(files, sizeof(files), "%s/files", store.root);
+	const char *cid = strrchr(dir, '/') + 1;
+	int ffd = open(files, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	assert_true(ffd >= 0);
+	assert_int_equal(file_cache_compact(&store, ffd, cid, dir, keep_tree, &t2, false, &st, &e), 0);
 	assert_int_equal(st.segments, 4);
 	assert_int_equal(st.damaged_segments, 0);
 	/* records: CACHEABLE + 1 (f4 in both versions), twice; keys kept:
@@ -358,7 +364,8 @@ static void test_compact(void **state)
 	assert_int_equal(ii.files_reused, CACHEABLE - 1);   /* f4 version 0 went */
 	/* nothing kept: the directory goes */
 	memset(&st, 0, sizeof(st));
-	assert_int_equal(file_cache_compact(&store, dir, keep_none, NULL, false, &st, &e), 0);
+	assert_int_equal(file_cache_compact(&store, ffd, cid, dir, keep_none, NULL, false, &st, &e), 0);
+	close(ffd);
 	assert_int_equal(st.kept, 0);
 	assert_int_equal(count_suffix(dir, ".idx"), -1);
 	tree_free(&t);

@@ -6,6 +6,7 @@
 #include <cmocka.h>
 
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -192,6 +193,66 @@ static void test_atomic_abort_leaves_nothing(void **state)
 	rmdir(dir);
 }
 
+/* read_file: regular files only, refused without blocking; pseudo-files
+ * (procfs says size 0, sysfs 4096) read whole; never past the bound. */
+static void test_read_file_kinds(void **state)
+{
+	char dir[] = "/tmp/ingot-rf.XXXXXX", fifo[64], big[64];
+	_cleanup_free_ char *buf = NULL;
+	ingot_error e = { 0 };
+	struct stat st;
+	size_t len = 0;
+	int fd;
+	(void)state;
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(fifo, sizeof(fifo), "%s/fifo", dir);
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	/* no writer: a blocking open would never return */
+	assert_int_equal(read_file(fifo, 100, &buf, &len, &e), -EINVAL);
+	assert_non_null(strstr(e.msg, "fifo: expected a regular file, got a FIFO"));
+	assert_int_equal(sha256_file(fifo, (uint8_t[32]){ 0 }, NULL, &e), -EINVAL);
+	assert_int_equal(read_file("/dev/zero", 100, &buf, &len, &e), -EINVAL);
+	assert_non_null(strstr(e.msg, "/dev/zero: expected a regular file, got a character device"));
+	assert_int_equal(read_file(dir, 100, &buf, &len, &e), -EISDIR);
+	/* O_NOFOLLOW: a symlink is refused by name */
+	snprintf(big, sizeof(big), "%s/link", dir);
+	assert_int_equal(symlink("/etc/hostname", big), 0);
+	assert_int_equal(open_regular(big, O_NOFOLLOW, NULL, &e), -ELOOP);
+	assert_non_null(strstr(e.msg, "link: cannot open: a symbolic link, not followed"));
+	unlink(big);
+
+	/* procfs: size 0, content read to EOF; over a bound: -EFBIG */
+	assert_int_equal(stat("/proc/self/status", &st), 0);
+	assert_int_equal(st.st_size, 0);
+	assert_int_equal(read_file("/proc/self/status", 1 << 20, &buf, &len, &e), 0);
+	assert_true(len > 16 && !strncmp(buf, "Name:", 5));
+	free(buf);
+	buf = NULL;
+	assert_int_equal(read_file("/proc/self/status", 16, &buf, &len, &e), -EFBIG);
+	assert_null(buf);
+	/* sysfs: size 4096 whatever the content */
+	if (stat("/sys/kernel/mm/transparent_hugepage/enabled", &st) == 0) {
+		assert_int_equal(read_file("/sys/kernel/mm/transparent_hugepage/enabled", 1 << 20, &buf, &len, &e), 0);
+		assert_non_null(strchr(buf, '['));
+		free(buf);
+		buf = NULL;
+	}
+
+	/* a file past the bound: at most max + 1 bytes read (the fd's offset) */
+	snprintf(big, sizeof(big), "%s/big", dir);
+	assert_int_equal(write_file_atomic(big, "0123456789abcdef", 16, 0644, &e), 0);
+	fd = open_regular(big, 0, &st, &e);
+	assert_true(fd >= 0);
+	st.st_size = 0;   /* as procfs would say */
+	assert_int_equal(read_fd(fd, big, &st, 5, &buf, &len, &e), -EFBIG);
+	assert_int_equal(lseek(fd, 0, SEEK_CUR), 6);
+	close(fd);
+	unlink(big);
+	unlink(fifo);
+	rmdir(dir);
+}
+
 static void test_yaml_errors(void **state)
 {
 	static const char *const keys[] = { "name", "count", "on", NULL };
@@ -333,6 +394,7 @@ int main(void)
 		cmocka_unit_test(test_strbuf),
 		cmocka_unit_test(test_hex_sha256),
 		cmocka_unit_test(test_atomic_abort_leaves_nothing),
+		cmocka_unit_test(test_read_file_kinds),
 		cmocka_unit_test(test_yaml_errors),
 		cmocka_unit_test(test_json_canonical),
 		cmocka_unit_test(test_json_spliced),
