@@ -30,10 +30,10 @@ int open_regular_at(int dirfd, const char *path, int flags, struct stat *st, ing
 	 * judges what was opened (a symlink to a regular file is fine unless
 	 * flags has O_NOFOLLOW, one to /dev/zero never is). */
 	fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | flags);
+	if (fd < 0 && errno == ELOOP && (flags & O_NOFOLLOW))
+		return ingot_fail(e, -ELOOP, "%s: expected a regular file, got a symbolic link", path);
 	if (fd < 0)
-		return ingot_fail(e, -errno, "%s: cannot open: %s", path,
-				  errno == ELOOP && (flags & O_NOFOLLOW) ? "a symbolic link, not followed"
-									 : strerror(errno));
+		return ingot_fail(e, -errno, "%s: cannot open: %s", path, strerror(errno));
 	if (!st)
 		st = &sb;
 	if (fstat(fd, st) < 0 || (fl = fcntl(fd, F_GETFL)) < 0) {

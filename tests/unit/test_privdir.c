@@ -78,7 +78,7 @@ static void test_regfile(void **state)
 	assert_int_equal(symlink("/dev/zero", z), 0);
 	assert_int_equal(regfile_read(z, 64, 0, &buf, &len, &e), -EINVAL);
 	assert_non_null(strstr(e.msg, "got a character device"));
-	assert_int_equal(regfile_read(dir, 64, 0, &buf, &len, &e), -EINVAL);
+	assert_int_equal(regfile_read(dir, 64, 0, &buf, &len, &e), -EISDIR);
 	assert_non_null(strstr(e.msg, "got a directory"));
 	assert_null(buf);
 }
