@@ -59,6 +59,10 @@ int ak_hierarchy_parse(const char *s, enum ak_hierarchy *out);
 const char *ak_alg_name(enum ak_alg a);
 const char *ak_hierarchy_name(enum ak_hierarchy h);
 
+/* Where `ingot attest ak create` puts the node's AK unless told otherwise,
+ * and where quote, push, enroll and verify look for it. */
+#define DEFAULT_AK_DIR "/var/lib/ingot/ak"
+
 /* -EEXIST when dir already holds an AK (ak.json). */
 int tpm_ak_create(struct tpm *t, const char *dir, enum ak_alg alg, enum ak_hierarchy h, ingot_error *e);
 

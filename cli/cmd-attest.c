@@ -31,8 +31,6 @@
 #include "server/client.h"
 #include "verify/boot-inputs.h"
 
-#define DEFAULT_AK_DIR "/var/lib/ingot/ak"
-
 /* Exit statuses beyond cli.h's. */
 enum {
 	ATTEST_REFUSED = 2,     /* a quote or event log does not verify */
@@ -63,6 +61,8 @@ static const struct cli_command attest_cmd = {
 "                              --keyring FILE --key KEY -o FILE\n"
 "    ingot attest eventlog LOG [--json] [--against QUOTE [--nonce HEX]\n"
 "                              [--ak-pub PEM] [--accept-weak LIST]] [--pcrs SEL]\n"
+"    ingot attest push --verifier URL [--node ID] [--ak DIR] [--tcti TCTI]\n"
+"                      [--eventlog FILE] [--report FILE]\n"
 "    ingot attest enroll request|challenge|answer|finish|check ...\n"
 "                              (ingot attest enroll --help)\n",
 	.description =

@@ -16,7 +16,6 @@
 #include "lib/json.h"
 #include "lib/privdir.h"
 
-#define DEFAULT_AK_DIR "/var/lib/ingot/ak"
 
 enum {
 	ENROLL_REFUSED = 2,   /* the request, answer or record is refused */

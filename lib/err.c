@@ -34,7 +34,7 @@ static void fit(struct esc_fmt *m, size_t max)
 	}
 }
 
-static void store(ingot_error *e, struct esc_fmt *m)
+static void err_keep(ingot_error *e, struct esc_fmt *m)
 {
 	fit(m, sizeof(e->msg));
 	if (m->sb.len >= sizeof(e->msg))
@@ -57,7 +57,7 @@ int ingot_vfail(ingot_error *e, int code, const char *fmt, va_list ap)
 		e->code = code;
 		errno = saved_errno;
 		esc_vformat(&m, fmt, ap);
-		store(e, &m);
+		err_keep(e, &m);
 	}
 	return code;
 }
@@ -106,7 +106,7 @@ int ingot_prefix(ingot_error *e, const char *fmt, ...)
 	off = m.sb.len;
 	strbuf_addstr(&m.sb, e->msg);
 	esc_add_span(&m, off);
-	store(e, &m);
+	err_keep(e, &m);
 	return e->code ? e->code : -EINVAL;
 }
 

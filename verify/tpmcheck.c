@@ -25,7 +25,6 @@
 #include "lib/json.h"
 
 #define DEFAULT_EVENTLOG "/var/lib/ingot/eventlog.bin"
-#define DEFAULT_AK_DIR "/var/lib/ingot/ak"
 #define NONCE_LEN 32   /* our own nonce; a given --nonce follows nonce_parse */
 
 /* A TPM that is not there: a skip, unless policy needs one. */
