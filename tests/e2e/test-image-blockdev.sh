@@ -42,6 +42,16 @@ node 0 pass --image "$LOOP"
 assert_contains "$(jget "$T/r.json" "[c for c in r['checks'] if c['name']=='image'][0]['evidence']")" \
 	"$(stat -c %s "$T/h100.sqfs") bytes" "bytes read from the device"
 
+note "the hash tree on a device too (a node's hash partition): both accept it"
+cp "$T/h100.verity" "$T/hpart"
+head -c 65536 /dev/zero >>"$T/hpart"
+HLOOP=$(losetup -f --show "$T/hpart") || skip "cannot attach a loop device for the tree"
+at_exit "losetup -d $HLOOP"
+expect_exit 0 "image sha256" vm --image "$LOOP" --verity "$HLOOP"
+node 0 pass --image "$LOOP" --verity "$HLOOP"
+mkfifo "$T/fifo"
+expect_exit 1 "expected a regular file or a block device, got a FIFO" vm --image "$LOOP" --verity "$T/fifo"
+
 note "one byte changed inside the image on the device: both refuse"
 printf 'X' | dd of="$LOOP" bs=1 seek=5000 conv=notrunc status=none
 sync
