@@ -74,6 +74,12 @@ int boot_proof_parse(struct boot_proof *p, const char *name, const json_t *quote
 		     const char *nonce_hex, ingot_error *e);
 void boot_proof_release(struct boot_proof *p);
 
+/* The node's enrolled AK (its first record added), or NULL. */
+const struct enrolled_ak *boot_trust_enrolled(const struct boot_trust *t, const char *node);
+/* The firmware reference whose PCRs 0 and 2 the quote claims (claimed:
+ * its sha256 bank, unproven until the verdict), or NULL: unknown firmware. */
+const struct firmware_ref *boot_trust_firmware(const struct boot_trust *t, const struct pcr_values *claimed);
+
 /* Which trusted statements judge a proof. */
 struct boot_pick {
 	const struct enrolled_ak *ak;      /* NULL: none (at best unverified) */
