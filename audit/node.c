@@ -31,19 +31,29 @@ json_t *audit_new_row(const char *node, const char *pool, const char *file)
 			 file, "tuple_digest", "-", "serial", "findings", "drift");
 }
 
+/* The report's event log, raw; -1 (and a finding) when it is missing or
+ * not base64. */
+static int report_log_bytes(const json_t *att, uint8_t **raw, size_t *len, json_t *row)
+{
+	const char *s = json_string_value(json_object_get(att, "eventlog"));
+
+	if (!s || base64_decode(s, strlen(s), raw, len) < 0) {
+		audit_add_finding(row, "log-mismatch", "attestation.eventlog: missing or not base64");
+		return -1;
+	}
+	return 0;
+}
+
 /* The report's event log, parsed; NULL (and a finding) when it is
  * missing or does not parse. */
 static struct eventlog *report_log(const json_t *att, struct eventlog *log, json_t *row)
 {
-	const char *s = json_string_value(json_object_get(att, "eventlog"));
 	_cleanup_free_ uint8_t *raw = NULL;
 	ingot_error e = { 0 };
 	size_t len;
 
-	if (!s || base64_decode(s, strlen(s), &raw, &len) < 0) {
-		audit_add_finding(row, "log-mismatch", "attestation.eventlog: missing or not base64");
+	if (report_log_bytes(att, &raw, &len, row) < 0)
 		return NULL;
-	}
 	if (eventlog_parse("eventlog", raw, len, log, &e) < 0) {
 		audit_add_finding(row, "log-mismatch", "%s", e.msg);
 		return NULL;
@@ -157,7 +167,10 @@ static const struct pmanifest *check_measured_boot(struct audit_ctx *c, struct a
 	const struct enrolled_ak *en = boot_trust_enrolled(&c->trust, node);
 	const struct pmanifest *hit;
 	struct pcr_values claimed;
-	struct eventlog log = { 0 };
+	_cleanup_free_ uint8_t *raw = NULL;
+	size_t len;
+	struct boot_proof p;
+	struct boot_evidence ev;
 	struct boot_result res;
 	ingot_error e = { 0 };
 
@@ -171,14 +184,22 @@ static const struct pmanifest *check_measured_boot(struct audit_ctx *c, struct a
 		audit_add_finding(row, "boot-unchecked", "measured boot not checked: %s has no boot object", hit->file);
 		return NULL;
 	}
-	if (!report_log(att, &log, row))
+	if (report_log_bytes(att, &raw, &len, row) < 0)
 		return NULL;
-	struct boot_evidence ev = {
-		.quote = quote, .log = &log, .nonce_hex = nonce, .ak = en, .node = node,
-		.manifest = hit->m, .fw = boot_trust_firmware(&c->trust, &claimed), .accept_weak = accept, .aks = aks,
-	};
+	/* The nonce follows the one rule already (checked with --nonces),
+	 * so only the log can fail to parse here. */
+	if (boot_proof_parse(&p, "eventlog", quote, raw, len, nonce, &e) < 0) {
+		boot_proof_release(&p);
+		audit_add_finding(row, "log-mismatch", "%s", e.msg);
+		return NULL;
+	}
+	/* The image is the one the quoted PCR names among the pool's
+	 * manifests (quoted_image), an expired one included. */
+	struct boot_pick pick = { .ak = en, .manifest = hit->m, .fw = boot_trust_firmware(&c->trust, &claimed) };
+	boot_inputs_evidence(&p, &pick, node, accept, &ev);
+	ev.aks = aks;
 	attest_boot_verdict(&ev, &res);
-	eventlog_free(&log);
+	boot_proof_release(&p);
 	if (res.qi.ak_id[0])
 		json_object_set_new(row, "ak", json_string(res.qi.ak_id));
 	switch (res.verdict) {

@@ -111,9 +111,11 @@ static int proof_nonce(struct boot_proof *p, const char *nonce_hex, ingot_error 
 {
 	uint8_t n[NONCE_MAX];
 	size_t len;
-	int r = nonce_parse(nonce_hex, n, &len, e);
+	int r;
 
-	if (r < 0)
+	if (!nonce_hex)
+		return 0;   /* none issued: nonce_hex stays "" */
+	if ((r = nonce_parse(nonce_hex, n, &len, e)) < 0)
 		return ingot_prefix(e, "nonce");
 	hex_encode(n, len, p->nonce_hex);
 	return 0;
@@ -211,7 +213,7 @@ void boot_inputs_evidence(const struct boot_proof *p, const struct boot_pick *pi
 			  unsigned accept_weak, struct boot_evidence *ev)
 {
 	*ev = (struct boot_evidence){
-		.quote = p->quote, .log = &p->log, .nonce_hex = p->nonce_hex, .ak = pick->ak, .node = node,
+		.quote = p->quote, .log = &p->log, .nonce_hex = *p->nonce_hex ? p->nonce_hex : NULL, .ak = pick->ak, .node = node,
 		.manifest = pick->manifest, .fw = pick->fw, .accept_weak = accept_weak,
 	};
 }

@@ -62,14 +62,17 @@ int boot_trust_add_dir(struct boot_trust *t, const char *dir, bool firmware_refs
 struct boot_proof {
 	json_t *quote;                       /* the quote document (attest/quote.h) */
 	struct eventlog log;
-	char nonce_hex[2 * NONCE_MAX + 1];   /* lower case */
+	char nonce_hex[2 * NONCE_MAX + 1];   /* lower case; "" when none was issued */
 };
 
 /* From files (boot-check): the quote document and the log. */
 int boot_proof_load(struct boot_proof *p, const char *quote_path, const char *log_path, const char *nonce_hex,
 		    ingot_error *e);
-/* From bytes (a request): quote is borrowed (a reference is taken), log
- * is the raw binary log; name labels messages. */
+/* From bytes (a request, a node report): quote is borrowed (a reference
+ * is taken), log is the raw binary log; name labels messages.  nonce_hex
+ * NULL: the verifier issued none (an audit without --nonces), so the
+ * evidence is at best weak (no-nonce); a verifier that issues nonces
+ * always passes its own. */
 int boot_proof_parse(struct boot_proof *p, const char *name, const json_t *quote, const void *log, size_t log_len,
 		     const char *nonce_hex, ingot_error *e);
 void boot_proof_release(struct boot_proof *p);
