@@ -1,7 +1,8 @@
 /* The inputs of the one boot verdict (attest/verdict.h), each read,
  * verified and decoded once, in one place: `ingot attest boot-check` and
- * `firmware-ref` load them from files, `ingot serve` holds the trusted
- * part for its lifetime and decodes each node's evidence from a request.
+ * `firmware-ref` load them from files, `ingot verify` its trust, `ingot
+ * serve` holds the trusted part for its lifetime and decodes each node's
+ * evidence from a request, `ingot audit` from each node's report.
  *
  * Two halves:
  *   - the trust (struct boot_trust): the keyring, and what it vouches
