@@ -145,15 +145,8 @@ int attest_judge(const json_t *quote, const struct attest_expect *x, struct quot
 	memset(qi, 0, sizeof(*qi));
 	if ((r = pick_nonce(quote, x, nonce, &nlen, qi, e)) < 0)
 		return r;
-	if (x->seen_nonces && x->nonce_hex) {
-		r = nonce_seen(x->seen_nonces, nonce, nlen, e);
-		if (r < 0)
-			return verdict(qi, VERDICT_NOT_MADE, r);
-		if (r)
-			return verdict(qi, VERDICT_NONCE_REUSED,
-				       ingot_fail(e, -EEXIST, "nonce %s: already used (listed in %s): refusing a replayed quote",
-						  x->nonce_hex, x->seen_nonces));
-	}
+	if (x->seen_nonces && x->nonce_hex && (r = nonce_check_unseen(x->seen_nonces, nonce, nlen, x->nonce_hex, e)) < 0)
+		return verdict(qi, r == -EEXIST ? VERDICT_NONCE_REUSED : VERDICT_NOT_MADE, r);
 	if ((r = quote_verify_cached(quote, nonce, nlen, x->ak_pem, x->aks, qi, e)) < 0)
 		return r;
 	if (!x->nonce_hex)

@@ -80,6 +80,15 @@ int nonce_seen(const char *path, const uint8_t *nonce, size_t len, ingot_error *
 	return nonce_list_find(path, buf, n, hex, e);
 }
 
+int nonce_check_unseen(const char *path, const uint8_t *nonce, size_t len, const char *shown, ingot_error *e)
+{
+	int r = nonce_seen(path, nonce, len, e);
+
+	if (r <= 0)
+		return r;
+	return ingot_fail(e, -EEXIST, "nonce %s: already used (listed in %s): refusing a replayed quote", shown, path);
+}
+
 int nonce_record(const char *path, const uint8_t *nonce, size_t len, ingot_error *e)
 {
 	_cleanup_free_ char *buf = NULL;

@@ -21,6 +21,13 @@ int nonce_parse(const char *hex, uint8_t out[NONCE_MAX], size_t *len, ingot_erro
  * corrupt: a NUL, a CR, any other byte or a missing final LF. */
 int nonce_seen(const char *path, const uint8_t *nonce, size_t len, ingot_error *e);
 
+/* The seen-nonce rule, one for the quote judge and the boot verdict: 0
+ * when nonce is not in the file, -EEXIST ("nonce SHOWN: already used
+ * (listed in PATH): refusing a replayed quote") when it is, another
+ * -errno when the file cannot be read (the check was not made).  shown:
+ * the nonce as the verifier gave it. */
+int nonce_check_unseen(const char *path, const uint8_t *nonce, size_t len, const char *shown, ingot_error *e);
+
 /* The parser behind both: buf (len bytes, the file's content) holds lines
  * of 2-128 lower-case hex digits (an even number: the nonces ever
  * recorded), each ending in LF, and nothing else.  1 when hex is one of

@@ -132,13 +132,10 @@ static enum boot_verdict judge_quote(struct ctx *c)
 	if (ev->seen_nonces && ev->nonce_hex) {
 		if (nonce_parse(ev->nonce_hex, nonce, &nlen, &e) < 0)
 			return decide(c->out, BOOT_NOT_MADE, e.code, "%s", e.msg);
-		if ((r = nonce_seen(ev->seen_nonces, nonce, nlen, &e)) < 0)
-			return decide(c->out, BOOT_NOT_MADE, r, "%s", e.msg);
-		if (r) {
+		if ((r = nonce_check_unseen(ev->seen_nonces, nonce, nlen, ev->nonce_hex, &e)) == -EEXIST)
 			c->out->quote_reason = VERDICT_NONCE_REUSED;
-			return decide(c->out, BOOT_REFUSE, -EEXIST, "nonce %s: already used (listed in %s): "
-				      "refusing a replayed quote", ev->nonce_hex, ev->seen_nonces);
-		}
+		if (r < 0)
+			return decide(c->out, r == -EEXIST ? BOOT_REFUSE : BOOT_NOT_MADE, r, "%s", e.msg);
 	}
 	r = attest_judge(ev->quote, &x, &c->out->qi, &e);
 	c->out->quote_reason = c->out->qi.reason;

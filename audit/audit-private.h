@@ -8,13 +8,10 @@
 #include <jansson.h>
 
 #include "audit/audit.h"
-#include "attest/firmware-ref.h"
 #include "attest/quote.h"
-#include "keys/enrolment.h"
-#include "keys/keyring.h"
 #include "lib/digest.h"
 #include "lib/err.h"
-#include "lib/strmap.h"
+#include "verify/boot-inputs.h"
 
 /* A signed pool manifest, checked once. */
 struct pmanifest {
@@ -33,16 +30,13 @@ struct pmanifest {
 
 struct audit_ctx {
 	const struct audit_opts *o;
-	struct keyring *kr;
+	/* the keyring, --enrolments and --firmware-refs, verified against it
+	 * (verify/boot-inputs.h, the verdict's one loader) */
+	struct boot_trust trust;
 	struct pmanifest *mf;
 	size_t n_mf;
 	json_t *nonces;   /* node -> hex */
 	json_t *aks;      /* ak id -> node ("" for any) */
-	struct enrolment *enrolments;   /* --enrolments, verified against kr */
-	size_t n_enrolments;
-	struct strmap enrolment_of;     /* node -> its first record in enrolments */
-	struct firmware_ref *fw_refs;   /* --firmware-refs, verified against kr */
-	size_t n_fw_refs;
 	json_t *nodes;    /* node -> pool ("" unknown) */
 	json_t *manifests_out;
 	struct promotion_set *rings;   /* --promotions, any ring; NULL without */

@@ -14,7 +14,6 @@
 #include "attest/nonce.h"
 #include "attest/predict.h"
 #include "keys/envelope.h"
-#include "keys/firmware-ref-envelope.h"
 #include "keys/key.h"
 #include "lib/cleanup.h"
 #include "lib/str.h"
@@ -30,15 +29,9 @@ void audit_ctx_free(struct audit_ctx *c)
 		json_decref(c->mf[i].m);
 	}
 	free(c->mf);
-	if (c->kr)
-		keyring_free(c->kr);
+	boot_trust_release(&c->trust);
 	json_decref(c->nonces);
 	json_decref(c->aks);
-	for (size_t i = 0; i < c->n_enrolments; i++)
-		enrolment_release(&c->enrolments[i]);
-	free(c->enrolments);
-	strmap_free(&c->enrolment_of, NULL);
-	free(c->fw_refs);
 	json_decref(c->nodes);
 	json_decref(c->manifests_out);
 	rings_free(c->rings);
@@ -210,51 +203,6 @@ int audit_list_dir(const char *dir, const char *suffix, struct dirent ***out, in
 	return 0;
 }
 
-/* --enrolments and --firmware-refs: every *.json in the directories,
- * verified against the keyring.  A record that does not verify is an
- * error: an auditor who named a directory expects all of it to count. */
-static int load_trust(struct audit_ctx *c, ingot_error *e)
-{
-	struct dirent **ents = NULL;
-	int n = 0, r = 0;
-
-	for (int pass = 0; pass < 2; pass++) {
-		const char *dir = pass ? c->o->firmware_refs_dir : c->o->enrolments_dir;
-		if (!dir)
-			continue;
-		if ((r = audit_list_dir(dir, ".json", &ents, &n, e)) < 0)
-			return r;
-		if (pass)
-			c->fw_refs = calloc((size_t)n + 1, sizeof(*c->fw_refs));
-		else
-			c->enrolments = calloc((size_t)n + 1, sizeof(*c->enrolments));
-		if (!(pass ? (void *)c->fw_refs : (void *)c->enrolments))
-			r = ingot_fail(e, -ENOMEM, "out of memory");
-		for (int i = 0; i < n; i++) {
-			_cleanup_free_ char *path = NULL;
-			if (r == 0 && asprintf(&path, "%s/%s", dir, ents[i]->d_name) < 0)
-				r = ingot_fail(e, -ENOMEM, "out of memory");
-			if (r == 0 && pass)
-				r = firmware_ref_load(path, c->kr, &c->fw_refs[c->n_fw_refs], e);
-			else if (r == 0)
-				r = enrolment_load(path, c->kr, &c->enrolments[c->n_enrolments], e);
-			if (r == 0)
-				pass ? c->n_fw_refs++ : c->n_enrolments++;
-			free(ents[i]);
-		}
-		free(ents);
-		if (r < 0)
-			return r;
-	}
-	for (size_t i = 0; i < c->n_enrolments; i++) {
-		int created;
-		void **slot = strmap_put(&c->enrolment_of, c->enrolments[i].node, &created);
-		if (created)
-			*slot = &c->enrolments[i];
-	}
-	return 0;
-}
-
 /* An envelope verified the way `ingot verify-manifest` does it (trusted
  * signatures, statement, subject, schema); an expired one still counts
  * as authentic, so nodes running it are reported as such. */
@@ -270,12 +218,12 @@ static void load_one_manifest(struct audit_ctx *c, const char *path, struct pman
 	pm->file = strdup(path);
 	r = manifest_read_file(path, &doc, NULL, &e);
 	if (r == 0) {
-		r = envelope_verify_json(path, doc, c->kr, &pol, &pm->m, NULL, &e);
+		r = envelope_verify_json(path, doc, c->trust.kr, &pol, &pm->m, NULL, &e);
 		if (r < 0 && e.kind == ENVELOPE_FAIL_EXPIRED) {
 			pm->expired = 1;
 			pol.now = 0;
 			ingot_error_clear(&e);
-			r = envelope_verify_json(path, doc, c->kr, &pol, &pm->m, NULL, &e);
+			r = envelope_verify_json(path, doc, c->trust.kr, &pol, &pm->m, NULL, &e);
 		}
 	}
 	if (r == 0)
@@ -395,7 +343,7 @@ int audit_load_inputs(struct audit_ctx *c, ingot_error *e)
 	const struct audit_opts *o = c->o;
 	int r;
 
-	r = keyring_load(o->keyring, &c->kr, e);
+	r = boot_trust_init(&c->trust, o->keyring, e);
 	if (r < 0)
 		return r;
 	if (o->nonces && (r = read_pairs(o->nonces, NULL, check_nonce, "NODE NONCE_HEX (8-64 bytes)", &c->nonces, e)) < 0)
@@ -404,7 +352,10 @@ int audit_load_inputs(struct audit_ctx *c, ingot_error *e)
 		return r;
 	if (o->nodes && (r = read_pairs(o->nodes, NULL, NULL, "NODE [POOL]", &c->nodes, e)) < 0)
 		return r;
-	if ((r = load_trust(c, e)) < 0)
+	/* A record that does not verify is an error: an auditor who named a
+	 * directory expects all of it to count. */
+	if ((o->enrolments_dir && (r = boot_trust_add_dir(&c->trust, o->enrolments_dir, false, e)) < 0) ||
+	    (o->firmware_refs_dir && (r = boot_trust_add_dir(&c->trust, o->firmware_refs_dir, true, e)) < 0))
 		return r;
 	return load_manifests(c, e);
 }

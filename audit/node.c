@@ -31,19 +31,29 @@ json_t *audit_new_row(const char *node, const char *pool, const char *file)
 			 file, "tuple_digest", "-", "serial", "findings", "drift");
 }
 
+/* The report's event log, raw; -1 (and a finding) when it is missing or
+ * not base64. */
+static int report_log_bytes(const json_t *att, uint8_t **raw, size_t *len, json_t *row)
+{
+	const char *s = json_string_value(json_object_get(att, "eventlog"));
+
+	if (!s || base64_decode(s, strlen(s), raw, len) < 0) {
+		audit_add_finding(row, "log-mismatch", "attestation.eventlog: missing or not base64");
+		return -1;
+	}
+	return 0;
+}
+
 /* The report's event log, parsed; NULL (and a finding) when it is
  * missing or does not parse. */
 static struct eventlog *report_log(const json_t *att, struct eventlog *log, json_t *row)
 {
-	const char *s = json_string_value(json_object_get(att, "eventlog"));
 	_cleanup_free_ uint8_t *raw = NULL;
 	ingot_error e = { 0 };
 	size_t len;
 
-	if (!s || base64_decode(s, strlen(s), &raw, &len) < 0) {
-		audit_add_finding(row, "log-mismatch", "attestation.eventlog: missing or not base64");
+	if (report_log_bytes(att, &raw, &len, row) < 0)
 		return NULL;
-	}
 	if (eventlog_parse("eventlog", raw, len, log, &e) < 0) {
 		audit_add_finding(row, "log-mismatch", "%s", e.msg);
 		return NULL;
@@ -67,12 +77,6 @@ static const char *issued_nonce(const struct audit_ctx *c, const char *node, jso
 	return want;
 }
 
-/* The node's enrolment record (--enrolments), or NULL. */
-static const struct enrolment *node_enrolment(const struct audit_ctx *c, const char *node)
-{
-	return strmap_get(&c->enrolment_of, node);
-}
-
 /* Post-boot reports only: the AK must be enrolled (a record for this
  * node), or at least on the --aks list, which proves no TPM.  Without
  * either no AK is known to be a TPM's: at best unverified. */
@@ -80,7 +84,7 @@ static void check_enrolled(const struct audit_ctx *c, const char *node, const ch
 {
 	const char *bound;
 
-	if (node_enrolment(c, node))
+	if (boot_trust_enrolled(&c->trust, node))
 		return;   /* the quote was judged with the enrolled AK */
 	if (!c->aks) {
 		audit_add_finding(row, "unverified", "AK %.16s: no enrolment record (--enrolments) and no enrolled AKs (--aks), so nothing shows "
@@ -153,19 +157,6 @@ static const struct pmanifest *quoted_image(const struct audit_ctx *c, const str
 	return NULL;
 }
 
-/* The firmware reference whose PCRs 0 and 2 the quote claims (the
- * verdict proves them, or refuses); NULL: unknown firmware. */
-static const struct firmware_ref *claimed_firmware(const struct audit_ctx *c, const struct pcr_values *claimed)
-{
-	const struct pcr_bank *b = pcr_values_find(claimed, 0x000B);
-
-	for (size_t i = 0; b && i < c->n_fw_refs; i++)
-		if (!memcmp(b->value[BOOT_PCR_FIRMWARE], c->fw_refs[i].pcr0, 32) &&
-		    !memcmp(b->value[BOOT_PCR_OPTION_ROMS], c->fw_refs[i].pcr2, 32))
-			return &c->fw_refs[i];
-	return NULL;
-}
-
 /* A measured boot, judged by the one verdict (attest/verdict.h).  The
  * manifest and firmware reference are picked by the PCRs the quote
  * claims; the verdict then proves them or refuses. */
@@ -173,11 +164,13 @@ static const struct pmanifest *check_measured_boot(struct audit_ctx *c, struct a
 						   const json_t *att, const char *nonce, unsigned accept, json_t *row)
 {
 	const json_t *quote = json_object_get(att, "quote");
-	const struct enrolment *en = node_enrolment(c, node);
+	const struct enrolled_ak *en = boot_trust_enrolled(&c->trust, node);
 	const struct pmanifest *hit;
-	struct enrolled_ak ak;
 	struct pcr_values claimed;
-	struct eventlog log = { 0 };
+	_cleanup_free_ uint8_t *raw = NULL;
+	size_t len;
+	struct boot_proof p;
+	struct boot_evidence ev;
 	struct boot_result res;
 	ingot_error e = { 0 };
 
@@ -191,16 +184,22 @@ static const struct pmanifest *check_measured_boot(struct audit_ctx *c, struct a
 		audit_add_finding(row, "boot-unchecked", "measured boot not checked: %s has no boot object", hit->file);
 		return NULL;
 	}
-	if (!report_log(att, &log, row))
+	if (report_log_bytes(att, &raw, &len, row) < 0)
 		return NULL;
-	if (en)
-		ak = (struct enrolled_ak){ .pem = en->ak_pem, .ak_id = en->ak_id, .node = en->node };
-	struct boot_evidence ev = {
-		.quote = quote, .log = &log, .nonce_hex = nonce, .ak = en ? &ak : NULL, .node = node,
-		.manifest = hit->m, .fw = claimed_firmware(c, &claimed), .accept_weak = accept, .aks = aks,
-	};
+	/* The nonce follows the one rule already (checked with --nonces),
+	 * so only the log can fail to parse here. */
+	if (boot_proof_parse(&p, "eventlog", quote, raw, len, nonce, &e) < 0) {
+		boot_proof_release(&p);
+		audit_add_finding(row, "log-mismatch", "%s", e.msg);
+		return NULL;
+	}
+	/* The image is the one the quoted PCR names among the pool's
+	 * manifests (quoted_image), an expired one included. */
+	struct boot_pick pick = { .ak = en, .manifest = hit->m, .fw = boot_trust_firmware(&c->trust, &claimed) };
+	boot_inputs_evidence(&p, &pick, node, accept, &ev);
+	ev.aks = aks;
 	attest_boot_verdict(&ev, &res);
-	eventlog_free(&log);
+	boot_proof_release(&p);
 	if (res.qi.ak_id[0])
 		json_object_set_new(row, "ak", json_string(res.qi.ak_id));
 	switch (res.verdict) {
@@ -232,8 +231,8 @@ static const struct pmanifest *check_attestation(struct audit_ctx *c, struct ak_
 						 const json_t *att, json_t *row)
 {
 	const json_t *quote = json_object_get(att, "quote");
-	const struct enrolment *en = node_enrolment(c, node);
-	struct attest_expect x = { .accept_weak = c->o->accept_weak, .log_quoted = 1, .ak_pem = en ? en->ak_pem : NULL,
+	const struct enrolled_ak *en = boot_trust_enrolled(&c->trust, node);
+	struct attest_expect x = { .accept_weak = c->o->accept_weak, .log_quoted = 1, .ak_pem = en ? en->pem : NULL,
 				  .aks = aks };
 	const struct pmanifest *hit;
 	struct eventlog log = { 0 };

@@ -111,9 +111,11 @@ static int proof_nonce(struct boot_proof *p, const char *nonce_hex, ingot_error 
 {
 	uint8_t n[NONCE_MAX];
 	size_t len;
-	int r = nonce_parse(nonce_hex, n, &len, e);
+	int r;
 
-	if (r < 0)
+	if (!nonce_hex)
+		return 0;   /* none issued: nonce_hex stays "" */
+	if ((r = nonce_parse(nonce_hex, n, &len, e)) < 0)
 		return ingot_prefix(e, "nonce");
 	hex_encode(n, len, p->nonce_hex);
 	return 0;
@@ -160,19 +162,33 @@ static const uint8_t *claimed(const struct pcr_values *v, unsigned i)
 	return b && i < PCR_COUNT && (b->mask & (1u << i)) ? b->value[i] : NULL;
 }
 
+const struct enrolled_ak *boot_trust_enrolled(const struct boot_trust *t, const char *node)
+{
+	uintptr_t k = node ? (uintptr_t)strmap_get(&t->en_of, node) : 0;
+
+	return k ? &t->ak[k - 1] : NULL;
+}
+
+const struct firmware_ref *boot_trust_firmware(const struct boot_trust *t, const struct pcr_values *v)
+{
+	const uint8_t *p0 = claimed(v, BOOT_PCR_FIRMWARE), *p2 = claimed(v, BOOT_PCR_OPTION_ROMS);
+
+	for (size_t i = 0; p0 && p2 && i < t->n_fw; i++)
+		if (!memcmp(p0, t->fw[i].pcr0, 32) && !memcmp(p2, t->fw[i].pcr2, 32))
+			return &t->fw[i];
+	return NULL;
+}
+
 void boot_trust_pick(const struct boot_trust *t, const struct boot_proof *p, const char *node, struct boot_pick *out)
 {
 	struct pcr_values v;
 	ingot_error e = { 0 };
-	uintptr_t k = node ? (uintptr_t)strmap_get(&t->en_of, node) : 0;
 	int have = pcr_values_from_json(json_object_get(p->quote, "pcrs"), "quote.pcrs", &v, &e) == 0;
 	const uint8_t *p15 = have ? claimed(&v, BOOT_PCR_IMAGE) : NULL;
-	const uint8_t *p0 = have ? claimed(&v, BOOT_PCR_FIRMWARE) : NULL;
-	const uint8_t *p2 = have ? claimed(&v, BOOT_PCR_OPTION_ROMS) : NULL;
 	char hex[SHA256_HEX_LEN + 1] = "";
 
 	memset(out, 0, sizeof(*out));
-	out->ak = k ? &t->ak[k - 1] : NULL;
+	out->ak = boot_trust_enrolled(t, node);
 	if (p15)
 		hex_encode(p15, 32, hex);
 	for (size_t i = 0; i < t->n_mf && !out->manifest; i++) {
@@ -190,16 +206,14 @@ void boot_trust_pick(const struct boot_trust *t, const struct boot_proof *p, con
 			}
 		}
 	}
-	for (size_t i = 0; p0 && p2 && i < t->n_fw && !out->fw; i++)
-		if (!memcmp(p0, t->fw[i].pcr0, 32) && !memcmp(p2, t->fw[i].pcr2, 32))
-			out->fw = &t->fw[i];
+	out->fw = have ? boot_trust_firmware(t, &v) : NULL;
 }
 
 void boot_inputs_evidence(const struct boot_proof *p, const struct boot_pick *pick, const char *node,
 			  unsigned accept_weak, struct boot_evidence *ev)
 {
 	*ev = (struct boot_evidence){
-		.quote = p->quote, .log = &p->log, .nonce_hex = p->nonce_hex, .ak = pick->ak, .node = node,
+		.quote = p->quote, .log = &p->log, .nonce_hex = *p->nonce_hex ? p->nonce_hex : NULL, .ak = pick->ak, .node = node,
 		.manifest = pick->manifest, .fw = pick->fw, .accept_weak = accept_weak,
 	};
 }

@@ -1,7 +1,8 @@
 /* The inputs of the one boot verdict (attest/verdict.h), each read,
  * verified and decoded once, in one place: `ingot attest boot-check` and
- * `firmware-ref` load them from files, `ingot serve` holds the trusted
- * part for its lifetime and decodes each node's evidence from a request.
+ * `firmware-ref` load them from files, `ingot verify` its trust, `ingot
+ * serve` holds the trusted part for its lifetime and decodes each node's
+ * evidence from a request, `ingot audit` from each node's report.
  *
  * Two halves:
  *   - the trust (struct boot_trust): the keyring, and what it vouches
@@ -62,17 +63,26 @@ int boot_trust_add_dir(struct boot_trust *t, const char *dir, bool firmware_refs
 struct boot_proof {
 	json_t *quote;                       /* the quote document (attest/quote.h) */
 	struct eventlog log;
-	char nonce_hex[2 * NONCE_MAX + 1];   /* lower case */
+	char nonce_hex[2 * NONCE_MAX + 1];   /* lower case; "" when none was issued */
 };
 
 /* From files (boot-check): the quote document and the log. */
 int boot_proof_load(struct boot_proof *p, const char *quote_path, const char *log_path, const char *nonce_hex,
 		    ingot_error *e);
-/* From bytes (a request): quote is borrowed (a reference is taken), log
- * is the raw binary log; name labels messages. */
+/* From bytes (a request, a node report): quote is borrowed (a reference
+ * is taken), log is the raw binary log; name labels messages.  nonce_hex
+ * NULL: the verifier issued none (an audit without --nonces), so the
+ * evidence is at best weak (no-nonce); a verifier that issues nonces
+ * always passes its own. */
 int boot_proof_parse(struct boot_proof *p, const char *name, const json_t *quote, const void *log, size_t log_len,
 		     const char *nonce_hex, ingot_error *e);
 void boot_proof_release(struct boot_proof *p);
+
+/* The node's enrolled AK (its first record added), or NULL. */
+const struct enrolled_ak *boot_trust_enrolled(const struct boot_trust *t, const char *node);
+/* The firmware reference whose PCRs 0 and 2 the quote claims (claimed:
+ * its sha256 bank, unproven until the verdict), or NULL: unknown firmware. */
+const struct firmware_ref *boot_trust_firmware(const struct boot_trust *t, const struct pcr_values *claimed);
 
 /* Which trusted statements judge a proof. */
 struct boot_pick {

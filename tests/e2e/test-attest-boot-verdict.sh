@@ -108,4 +108,12 @@ assert_eq "" "$(finding node-1 | grep -E 'forged|boot-|log-|unverified|ak-' || t
 assert_contains "$(finding node-relabel)" "boot-refused: PCR 4: boot application 1 (event 14, logged as EV_EFI_BOOT_SERVICES_DRIVER)"
 assert_contains "$(finding node-forged)" "boot-refused: eventlog: event 3 (EV_EFI_VARIABLE_DRIVER_CONFIG, PCR 7): sha256 digest"
 assert_contains "$(finding node-soft)" "ak-not-enrolled: quote refused (wrong-ak)"
+
+note "ingot audit without --nonces: the same evidence, at best weak (no nonce was issued)"
+rc=0; "$INGOT" audit --keyring keyring.json --manifests audit/manifests --reports audit/reports \
+	--enrolments audit/enrolments --firmware-refs audit/firmware --now 2026-12-01T00:00:00Z \
+	--json audit-nononce.json >/dev/null 2>&1 || rc=$?
+assert_eq 2 "$rc" "audit exit without --nonces (forged evidence present)"
+good=$(jq -r '.. | objects | select(.node? == "node-1") | .findings[] | "\(.code): \(.detail)"' audit-nononce.json)
+assert_contains "$good" "unverified: quote refused (weak): quote: weak evidence refused by policy: no-nonce"
 echo "boot verdict: admitted the good boot; refused every hostile case alike in boot-check and audit"
