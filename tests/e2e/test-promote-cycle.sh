@@ -226,7 +226,7 @@ MANIFEST=v2.manifest.json expect_exit 0 "promoted to ring canary, serial 3" vfy2
 	--state boot2/state.json
 assert_eq 3 "$(state boot2/state.json promotions canary)" "first record: canary's promotion serial"
 # only a missing file is a fresh state: any other error stays one
-expect_exit 20 "boot: is a directory, expected a file" vfy2 canary --state boot
+expect_exit 20 "boot: expected a regular file, got a directory" vfy2 canary --state boot
 assert_eq "boot/state.json" "$(find boot -type f)" "nothing written beside the state file"
 
 note "diff: v1 -> v2 keeps the tuple; a candidate that moves NCCL alone is warned about"
