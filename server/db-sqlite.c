@@ -7,43 +7,18 @@
 
 #include <sqlite3.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "lib/cleanup.h"
 #include "lib/json.h"
 #include "lib/xalloc.h"
+#include "server/db-sql.h"
 
 #define BUSY_TIMEOUT_MS 10000
 
-/* Numbered migrations: migration i brings the schema to version i + 1.
- * Never edit one that shipped; append. */
-static const char *const migrations[] = {
-	/* 1: nonces, verdicts, nodes */
-	"CREATE TABLE nonces ("
-	"  nonce TEXT PRIMARY KEY,"
-	"  node TEXT NOT NULL,"
-	"  issued INTEGER NOT NULL,"
-	"  expires INTEGER NOT NULL,"
-	"  used INTEGER);"
-	"CREATE INDEX nonces_expires ON nonces(expires);"
-	"CREATE TABLE verdicts ("
-	"  id INTEGER PRIMARY KEY AUTOINCREMENT,"
-	"  node TEXT NOT NULL,"
-	"  nonce TEXT UNIQUE,"   /* a nonce produces at most one verdict */
-	"  time INTEGER NOT NULL,"
-	"  verdict TEXT NOT NULL,"
-	"  reason TEXT NOT NULL,"
-	"  ak_id TEXT);"
-	"CREATE INDEX verdicts_node ON verdicts(node, id);"
-	"CREATE TABLE nodes ("
-	"  node TEXT PRIMARY KEY,"
-	"  state TEXT NOT NULL,"
-	"  reason TEXT NOT NULL,"
-	"  time INTEGER NOT NULL,"
-	"  last_admit INTEGER);"
-	"CREATE INDEX nodes_admit ON nodes(state, last_admit);",
-};
+static const char *const migrations[] = DB_SQL_MIGRATIONS("INTEGER", "INTEGER PRIMARY KEY AUTOINCREMENT");
 
 struct db_sqlite {
 	struct db db;
@@ -90,15 +65,22 @@ static int prepare(sqlite3 *h, const char *sql, sqlite3_stmt **st, ingot_error *
 	return 0;
 }
 
-/* Bind "?" parameters: s = text (NULL binds NULL), i = int64. */
+/* Bind parameters $1, $2, ... by name (a statement may use one twice,
+ * or not at all): s = text (NULL binds NULL), i = int64. */
 static void vbind(sqlite3_stmt *st, const char *types, va_list ap)
 {
 	for (int i = 1; types[i - 1]; i++) {
+		char name[16];
+		snprintf(name, sizeof(name), "$%d", i);
+		int at = sqlite3_bind_parameter_index(st, name);
 		if (types[i - 1] == 's') {
 			const char *s = va_arg(ap, const char *);
-			s ? sqlite3_bind_text(st, i, s, -1, SQLITE_TRANSIENT) : sqlite3_bind_null(st, i);
+			if (at)
+				s ? sqlite3_bind_text(st, at, s, -1, SQLITE_TRANSIENT) : sqlite3_bind_null(st, at);
 		} else {
-			sqlite3_bind_int64(st, i, va_arg(ap, int64_t));
+			int64_t n = va_arg(ap, int64_t);
+			if (at)
+				sqlite3_bind_int64(st, at, n);
 		}
 	}
 }
@@ -140,9 +122,9 @@ static int migrate(sqlite3 *h, ingot_error *e)
 
 	if ((r = exec(h, "BEGIN IMMEDIATE", e)) < 0)
 		return r;
-	if ((r = exec(h, "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)", e)) < 0)
+	if ((r = exec(h, DB_SQL_SCHEMA_TABLE, e)) < 0)
 		goto out;
-	if ((r = prepare(h, "SELECT coalesce(max(version), 0) FROM schema_version", &st, e)) < 0)
+	if ((r = prepare(h, DB_SQL_SCHEMA_HAVE, &st, e)) < 0)
 		goto out;
 	if (sqlite3_step(st) == SQLITE_ROW)
 		have = sqlite3_column_int(st, 0);
@@ -154,7 +136,7 @@ static int migrate(sqlite3 *h, ingot_error *e)
 	}
 	for (int v = have; v < db_schema_version(); v++) {
 		if ((r = exec(h, migrations[v], e)) < 0 ||
-		    (r = run(h, "INSERT INTO schema_version (version) VALUES (?)", e, NULL, "i", (int64_t)v + 1)) < 0)
+		    (r = run(h, DB_SQL_SCHEMA_SET, e, NULL, "i", (int64_t)v + 1)) < 0)
 			goto out;
 	}
 	return exec(h, "COMMIT", e);
@@ -194,7 +176,7 @@ static int sqlite_nonce_issue(struct db *db, const char *node, const char *nonce
 	 * both take the last slot. */
 	if ((r = exec(h, "BEGIN IMMEDIATE", e)) < 0)
 		return r;
-	if ((r = prepare(h, "SELECT count(*) FROM nonces WHERE node = ? AND used IS NULL AND expires > ?", &st, e)) < 0)
+	if ((r = prepare(h, DB_SQL_NONCES_HELD, &st, e)) < 0)
 		goto out;
 	bind(st, "si", node, now);
 	if (sqlite3_step(st) == SQLITE_ROW)
@@ -204,7 +186,7 @@ static int sqlite_nonce_issue(struct db *db, const char *node, const char *nonce
 		r = ingot_fail(e, -EBUSY, "node %s holds %lld unused nonces, at most %u", node, (long long)held, max);
 		goto out;
 	}
-	if ((r = run(h, "INSERT INTO nonces (nonce, node, issued, expires) VALUES (?, ?, ?, ?)", e, NULL, "ssii", nonce,
+	if ((r = run(h, DB_SQL_NONCE_ISSUE, e, NULL, "ssii", nonce,
 		     node, now, expires)) < 0 ||
 	    (r = exec(h, "COMMIT", e)) < 0)
 		goto out;
@@ -220,7 +202,7 @@ static int nonce_state(sqlite3 *h, const char *node, const char *nonce, int64_t 
 	sqlite3_stmt *st = NULL;
 	int r;
 
-	if ((r = prepare(h, "SELECT node, expires, used FROM nonces WHERE nonce = ?", &st, e)) < 0)
+	if ((r = prepare(h, DB_SQL_NONCE_LOOKUP, &st, e)) < 0)
 		return r;
 	bind(st, "s", nonce);
 	r = sqlite3_step(st);
@@ -247,15 +229,10 @@ static int store_verdict(sqlite3 *h, const struct db_verdict *v, ingot_error *e)
 {
 	int admit = !strcmp(v->verdict, "admit"), r;
 
-	if ((r = run(h, "INSERT INTO verdicts (node, nonce, time, verdict, reason, ak_id) VALUES (?, ?, ?, ?, ?, ?)", e,
+	if ((r = run(h, DB_SQL_VERDICT_INSERT, e,
 		     NULL, "ssisss", v->node, v->nonce, v->time, v->verdict, v->reason, v->ak_id)) < 0)
 		return r;
-	return run(h,
-		   "INSERT INTO nodes (node, state, reason, time, last_admit) VALUES (?1, ?2, ?3, ?4, CASE WHEN ?5 THEN ?4 END)"
-		   " ON CONFLICT(node) DO UPDATE SET state = ?2, reason = ?3, time = ?4,"
-		   " last_admit = CASE WHEN ?5 THEN ?4 ELSE last_admit END",
-		   e, NULL, "sssii", v->node, v->verdict, v->reason, v->time, (int64_t)admit);
-}
+	return run(h, DB_SQL_NODE_UPSERT, e, NULL, "sssii", v->node, v->verdict, v->reason, v->time, (int64_t)admit);}
 
 static int sqlite_verdict_commit(struct db *db, const struct db_verdict *v, enum db_nonce *out, ingot_error *e)
 {
@@ -265,8 +242,7 @@ static int sqlite_verdict_commit(struct db *db, const struct db_verdict *v, enum
 	if ((r = exec(h, "BEGIN IMMEDIATE", e)) < 0)
 		return r;
 	/* Check and consume in one statement, under the write lock. */
-	if ((r = run(h, "UPDATE nonces SET used = ? WHERE nonce = ? AND node = ? AND used IS NULL AND expires > ?", e,
-		     &changed, "issi", v->time, v->nonce, v->node, v->time)) < 0)
+	if ((r = run(h, DB_SQL_NONCE_CONSUME, e, &changed, "iss", v->time, v->nonce, v->node)) < 0)
 		goto out;
 	if (!changed) {
 		if ((r = nonce_state(h, v->node, v->nonce, v->time, out, e)) == 0 && *out == DB_NONCE_OK)
@@ -316,7 +292,7 @@ static int sqlite_node_get(struct db *db, const char *node, int history, json_t 
 	/* One read transaction: the node row and its history agree. */
 	if ((r = exec(h, "BEGIN", e)) < 0)
 		return r;
-	if ((r = prepare(h, "SELECT state, reason, time, last_admit FROM nodes WHERE node = ?", &st, e)) < 0)
+	if ((r = prepare(h, DB_SQL_NODE_GET, &st, e)) < 0)
 		goto out;
 	bind(st, "s", node);
 	if ((r = sqlite3_step(st)) == SQLITE_ROW)
@@ -330,8 +306,7 @@ static int sqlite_node_get(struct db *db, const char *node, int history, json_t 
 	r = 0;
 	if (!o)
 		goto out;
-	if ((r = prepare(h, "SELECT id, time, verdict, reason, nonce, ak_id FROM verdicts WHERE node = ?"
-			    " ORDER BY id DESC LIMIT ?", &st, e)) < 0)
+	if ((r = prepare(h, DB_SQL_NODE_HISTORY, &st, e)) < 0)
 		goto out;
 	bind(st, "si", node, (int64_t)history);
 	while ((r = sqlite3_step(st)) == SQLITE_ROW)
@@ -356,7 +331,7 @@ static int sqlite_sweep_stale(struct db *db, int64_t cutoff, int64_t now, const 
 	_cleanup_json_ json_t *cand = json_array(), *done = json_array();
 	int r;
 
-	if ((r = prepare(h, "SELECT node FROM nodes WHERE state = 'admit' AND last_admit < ?", &st, e)) < 0)
+	if ((r = prepare(h, DB_SQL_STALE_CANDIDATES, &st, e)) < 0)
 		return r;
 	bind(st, "i", cutoff);
 	while ((r = sqlite3_step(st)) == SQLITE_ROW)
@@ -373,7 +348,7 @@ static int sqlite_sweep_stale(struct db *db, int64_t cutoff, int64_t now, const 
 			return r;
 		/* Still admitted and still old: another replica, or a fresh
 		 * admission, may have come first. */
-		if ((r = run(h, "UPDATE nodes SET state = 'stale' WHERE node = ? AND state = 'admit' AND last_admit < ?", e,
+		if ((r = run(h, DB_SQL_STALE_MARK, e,
 			     &changed, "si", v.node, cutoff)) < 0 ||
 		    (changed && (r = store_verdict(h, &v, e)) < 0) || (r = exec(h, "COMMIT", e)) < 0) {
 			rollback(h);
@@ -388,7 +363,7 @@ static int sqlite_sweep_stale(struct db *db, int64_t cutoff, int64_t now, const 
 
 static int sqlite_nonce_forget(struct db *db, int64_t cutoff, ingot_error *e)
 {
-	return run(H(db), "DELETE FROM nonces WHERE expires < ?", e, NULL, "i", cutoff);
+	return run(H(db), DB_SQL_NONCE_FORGET, e, NULL, "i", cutoff);
 }
 
 static int sqlite_node_counts(struct db *db, json_t **out, ingot_error *e)
@@ -398,7 +373,7 @@ static int sqlite_node_counts(struct db *db, json_t **out, ingot_error *e)
 	_cleanup_json_ json_t *o = json_object();
 	int r;
 
-	if ((r = prepare(h, "SELECT state, count(*) FROM nodes GROUP BY state", &st, e)) < 0)
+	if ((r = prepare(h, DB_SQL_NODE_COUNTS, &st, e)) < 0)
 		return r;
 	while ((r = sqlite3_step(st)) == SQLITE_ROW)
 		json_object_set_new(o, (const char *)sqlite3_column_text(st, 0), json_integer(sqlite3_column_int64(st, 1)));
@@ -448,11 +423,13 @@ fail:
 
 int db_open(const char *spec, struct db **out, ingot_error *e)
 {
+	if (!strncmp(spec, DB_PG_PREFIX, strlen(DB_PG_PREFIX)))
+		return db_pg_open(spec + strlen(DB_PG_PREFIX), out, e);
 	if (!strncmp(spec, "sqlite:", 7))
 		spec += 7;
 	if (!*spec)
-		return ingot_fail(e, -EINVAL, "database: expected a path or sqlite:PATH, got \"\"");
+		return ingot_fail(e, -EINVAL, "database: expected a path, sqlite:PATH or postgresql:CONNINFO, got \"\"");
 	if (strstr(spec, "://"))
-		return ingot_fail(e, -EINVAL, "database: %s: only SQLite (a path or sqlite:PATH) is built in", spec);
+		return ingot_fail(e, -EINVAL, "database: %s: expected a path, sqlite:PATH or postgresql:CONNINFO", spec);
 	return db_sqlite_open(spec, out, e);
 }
