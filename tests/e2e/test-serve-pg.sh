@@ -9,7 +9,15 @@
 . "$SRC/tests/e2e/serve-lib.sh"
 pg_cluster_start
 serve_fixture
-serve_config "database = $PG_SPEC" "max-nonces-per-node = 16"
+serve_config "database = $PG_SPEC" "max-nonces-per-node = 16" "threads = 8"
+
+note "the backend's units on this cluster: eight connections racing for one nonce store one verdict"
+UNIT=$BUILD_DIR/tests/test_serve_db
+[ -x "$UNIT" ] || fail "tests/unit not built (make all)"
+psql -h "$PG_DIR" -p "$PG_PORT" -U ingot -d postgres -X -q -c 'CREATE DATABASE unit' || fail "CREATE DATABASE unit failed"
+INGOT_TEST_PG="host=$PG_DIR port=$PG_PORT user=ingot dbname=unit" "$UNIT" >unit.log 2>&1 ||
+	fail "test_serve_db on PostgreSQL: $(grep -E 'FAIL|ERROR|error' unit.log | head -5)"
+assert_eq 2 "$(grep -c 'PASSED  \] 4 test(s)' unit.log)" "unit groups passed (SQLite, PostgreSQL)"
 
 note "two replicas started together: the schema migrated once"
 serve_start a

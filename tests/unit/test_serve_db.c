@@ -1,15 +1,50 @@
-/* Units for server/db-sqlite.c: the nonce rules (issued to that node,
- * unused, unexpired) checked and consumed with the verdict in one
- * transaction, so two connections racing for one nonce store exactly one
- * verdict; the schema migrated once and a newer one refused; the sweep. */
+/* Units for the verifier's database backends (server/db.h): the nonce
+ * rules (issued to that node, unused, unexpired) checked and consumed
+ * with the verdict in one transaction, so two connections racing for one
+ * nonce store exactly one verdict; the schema migrated once and a newer
+ * one refused; the sweep.  SQLite always; PostgreSQL too when
+ * INGOT_TEST_PG holds a libpq connection string to an empty database of
+ * its own (tests/e2e/test-serve-pg.sh runs it so, on a private cluster). */
 #include "tests/unit/helpers.h"
 
+#include <libpq-fe.h>
 #include <pthread.h>
 #include <sqlite3.h>
 
 #include "server/db.h"
 
-static char dir[64], path[128];
+static char dir[64], path[256];
+static const char *pg;   /* the conninfo, while the PostgreSQL group runs */
+
+/* One statement on the test's database, beside the backend: the first
+ * column of the first row as an integer (0 if none). */
+static long long sql(const char *q)
+{
+	long long v = 0;
+
+	if (pg) {
+		PGconn *c = PQconnectdb(pg);
+		assert_int_equal(PQstatus(c), CONNECTION_OK);
+		PGresult *res = PQexec(c, "SET client_min_messages = warning");
+		PQclear(res);
+		res = PQexec(c, q);
+		assert_true(PQresultStatus(res) == PGRES_TUPLES_OK || PQresultStatus(res) == PGRES_COMMAND_OK);
+		if (PQntuples(res) > 0)
+			v = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
+		PQclear(res);
+		PQfinish(c);
+		return v;
+	}
+	sqlite3 *h;
+	sqlite3_stmt *st;
+	assert_int_equal(sqlite3_open(path, &h), SQLITE_OK);
+	assert_int_equal(sqlite3_prepare_v2(h, q, -1, &st, NULL), SQLITE_OK);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		v = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	sqlite3_close(h);
+	return v;
+}
 
 static int setup(void **state)
 {
@@ -18,6 +53,20 @@ static int setup(void **state)
 		return -1;
 	snprintf(path, sizeof(path), "%s/v.sqlite", dir);
 	unlink(path);
+	return 0;
+}
+
+static int setup_pg(void **state)
+{
+	(void)state;
+	snprintf(path, sizeof(path), "%s%s", DB_PG_PREFIX, pg);
+	sql("DROP TABLE IF EXISTS nonces, verdicts, nodes, schema_version");
+	return 0;
+}
+
+static int teardown_pg(void **state)
+{
+	(void)state;
 	return 0;
 }
 
@@ -133,21 +182,14 @@ static void test_schema(void **state)
 {
 	struct db *d = open_db();
 	ingot_error e = { 0 };
-	sqlite3 *h;
 
 	(void)state;
 	d->ops->close(d);
 	d = open_db();   /* migrated once: a second open changes nothing */
 	d->ops->close(d);
-	assert_int_equal(sqlite3_open(path, &h), SQLITE_OK);
-	sqlite3_stmt *st;
-	assert_int_equal(sqlite3_prepare_v2(h, "SELECT count(*), max(version) FROM schema_version", -1, &st, NULL), SQLITE_OK);
-	assert_int_equal(sqlite3_step(st), SQLITE_ROW);
-	assert_int_equal(sqlite3_column_int(st, 0), db_schema_version());
-	assert_int_equal(sqlite3_column_int(st, 1), db_schema_version());
-	sqlite3_finalize(st);
-	assert_int_equal(sqlite3_exec(h, "INSERT INTO schema_version VALUES (999)", NULL, NULL, NULL), SQLITE_OK);
-	sqlite3_close(h);
+	assert_int_equal(sql("SELECT count(*) FROM schema_version"), db_schema_version());
+	assert_int_equal(sql("SELECT max(version) FROM schema_version"), db_schema_version());
+	sql("INSERT INTO schema_version VALUES (999)");
 	d = NULL;
 	assert_true(db_open(path, &d, &e) < 0);
 	assert_non_null(strstr(e.msg, "schema version 999 is newer than this ingot's"));
@@ -186,5 +228,14 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_schema, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sweep, setup, teardown),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	int r = cmocka_run_group_tests_name("sqlite", tests, NULL, NULL);
+	if (!(pg = getenv("INGOT_TEST_PG")) || !*pg)
+		return r;
+	const struct CMUnitTest pg_tests[] = {
+		cmocka_unit_test_setup_teardown(test_nonce_rules, setup_pg, teardown_pg),
+		cmocka_unit_test_setup_teardown(test_nonce_race, setup_pg, teardown_pg),
+		cmocka_unit_test_setup_teardown(test_schema, setup_pg, teardown_pg),
+		cmocka_unit_test_setup_teardown(test_sweep, setup_pg, teardown_pg),
+	};
+	return r | cmocka_run_group_tests_name("postgresql", pg_tests, NULL, NULL);
 }
