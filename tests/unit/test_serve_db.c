@@ -130,7 +130,7 @@ static void test_nonce_rules(void **state)
 
 struct racer {
 	pthread_barrier_t *go;
-	int ok;
+	int ok, used;   /* won it; told it was used (not an error) */
 };
 
 static void *race(void *arg)
@@ -142,8 +142,8 @@ static void *race(void *arg)
 	struct db_verdict v = { .node = "n1", .nonce = "race", .time = 120, .verdict = "admit", .reason = "ok" };
 
 	pthread_barrier_wait(r->go);
-	if (d->ops->verdict_commit(d, &v, &n, &e) == 0 && n == DB_NONCE_OK)
-		r->ok = 1;
+	if (d->ops->verdict_commit(d, &v, &n, &e) == 0)
+		r->ok = n == DB_NONCE_OK, r->used = n == DB_NONCE_USED;
 	d->ops->close(d);
 	return NULL;
 }
@@ -156,7 +156,7 @@ static void test_nonce_race(void **state)
 	pthread_barrier_t go;
 	pthread_t t[N];
 	struct racer r[N];
-	int won = 0;
+	int won = 0, used = 0;
 
 	(void)state;
 	assert_int_equal(d->ops->nonce_issue(d, "n1", "race", 100, 1000, 4, &e), 0);
@@ -168,14 +168,51 @@ static void test_nonce_race(void **state)
 	for (int i = 0; i < N; i++) {
 		pthread_join(t[i], NULL);
 		won += r[i].ok;
+		used += r[i].used;
 	}
 	pthread_barrier_destroy(&go);
 	assert_int_equal(won, 1);
+	assert_int_equal(used, N - 1);
 	json_t *o = NULL;
 	assert_int_equal(d->ops->node_get(d, "n1", 100, &o, &e), 0);
 	assert_int_equal(json_array_size(json_object_get(o, "history")), 1);
 	json_decref(o);
 	d->ops->close(d);
+}
+
+static void *open_close(void *arg)
+{
+	struct db *d = NULL;
+	ingot_error e = { 0 };
+
+	pthread_barrier_wait(arg);
+	if (db_open(path, &d, &e) < 0)
+		return (void *)1;
+	d->ops->close(d);
+	return NULL;
+}
+
+/* Verifiers started together on an empty database: one migrates, the
+ * others wait for it and find the schema current. */
+static void test_migrate_race(void **state)
+{
+	enum { N = 6 };
+	pthread_barrier_t go;
+	pthread_t t[N];
+	int failed = 0;
+
+	(void)state;
+	pthread_barrier_init(&go, NULL, N);
+	for (int i = 0; i < N; i++)
+		pthread_create(&t[i], NULL, open_close, &go);
+	for (int i = 0; i < N; i++) {
+		void *ret;
+		pthread_join(t[i], &ret);
+		failed += ret != NULL;
+	}
+	pthread_barrier_destroy(&go);
+	assert_int_equal(failed, 0);
+	assert_int_equal(sql("SELECT count(*) FROM schema_version"), db_schema_version());
 }
 
 static void test_schema(void **state)
@@ -225,6 +262,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_nonce_rules, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_nonce_race, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_migrate_race, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_schema, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sweep, setup, teardown),
 	};
@@ -234,6 +272,7 @@ int main(void)
 	const struct CMUnitTest pg_tests[] = {
 		cmocka_unit_test_setup_teardown(test_nonce_rules, setup_pg, teardown_pg),
 		cmocka_unit_test_setup_teardown(test_nonce_race, setup_pg, teardown_pg),
+		cmocka_unit_test_setup_teardown(test_migrate_race, setup_pg, teardown_pg),
 		cmocka_unit_test_setup_teardown(test_schema, setup_pg, teardown_pg),
 		cmocka_unit_test_setup_teardown(test_sweep, setup_pg, teardown_pg),
 	};
