@@ -52,15 +52,17 @@ static int fail(PGconn *c, const PGresult *res, ingot_error *e, const char *what
 /* Run one statement with parameters $1... (s = text or NULL, i = int64;
  * all sent as text, PostgreSQL infers the types).  Returns the result
  * (NULL and *r < 0 on failure); *changes, if asked, the rows changed. */
-static PGresult *q(PGconn *c, const char *sql, ingot_error *e, int *r, int *changes, const char *types, ...)
+static PGresult *vq(PGconn *c, const char *sql, ingot_error *e, int *r, int *changes, const char *types, va_list ap)
 {
 	char num[MAX_PARAMS][24];
 	const char *vals[MAX_PARAMS];
 	int n = (int)strlen(types);
-	va_list ap;
 
-	va_start(ap, types);
-	for (int i = 0; i < n && i < MAX_PARAMS; i++) {
+	if (n > MAX_PARAMS) {
+		*r = ingot_fail(e, -EINVAL, "database: %.60s: %d parameters, at most %d", sql, n, MAX_PARAMS);
+		return NULL;
+	}
+	for (int i = 0; i < n; i++) {
 		if (types[i] == 's') {
 			vals[i] = va_arg(ap, const char *);
 		} else {
@@ -68,7 +70,10 @@ static PGresult *q(PGconn *c, const char *sql, ingot_error *e, int *r, int *chan
 			vals[i] = num[i];
 		}
 	}
-	va_end(ap);
+	/* A connection the server dropped (a restart, a failover) is opened
+	 * again only at the start of a transaction, never inside one. */
+	if (!strncmp(sql, "BEGIN", 5) && PQstatus(c) == CONNECTION_BAD)
+		PQreset(c);
 	PGresult *res = PQexecParams(c, sql, n, NULL, vals, NULL, NULL, 0);
 	ExecStatusType st = PQresultStatus(res);
 	if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) {
@@ -79,6 +84,16 @@ static PGresult *q(PGconn *c, const char *sql, ingot_error *e, int *r, int *chan
 	*r = 0;
 	if (changes)
 		*changes = atoi(PQcmdTuples(res));
+	return res;
+}
+
+static PGresult *q(PGconn *c, const char *sql, ingot_error *e, int *r, int *changes, const char *types, ...)
+{
+	va_list ap;
+
+	va_start(ap, types);
+	PGresult *res = vq(c, sql, e, r, changes, types, ap);
+	va_end(ap);
 	return res;
 }
 
@@ -95,14 +110,6 @@ static void rollback(PGconn *c)
 		PQclear(PQexec(c, "ROLLBACK"));
 }
 
-/* Start a transaction; a connection the server dropped (a restart, a
- * failover) is opened again first. */
-static int begin(PGconn *c, const char *sql, ingot_error *e)
-{
-	if (PQstatus(c) == CONNECTION_BAD)
-		PQreset(c);
-	return cmd(c, sql, e);
-}
 
 static int64_t get_int(const PGresult *res, int row, int col)
 {
@@ -126,7 +133,7 @@ static int migrate(PGconn *c, ingot_error *e)
 
 	/* Replicas starting together: one migrates, the others wait and
 	 * then find the schema current. */
-	if ((r = begin(c, "BEGIN", e)) < 0 || (r = cmd(c, LOCK_MIGRATE, e)) < 0 ||
+	if ((r = cmd(c, "BEGIN", e)) < 0 || (r = cmd(c, LOCK_MIGRATE, e)) < 0 ||
 	    (r = cmd(c, DB_SQL_SCHEMA_TABLE, e)) < 0 || !(res = q(c, DB_SQL_SCHEMA_HAVE, e, &r, NULL, "")))
 		goto out;
 	have = (int)get_int(res, 0, 0);
@@ -173,7 +180,7 @@ static int pg_nonce_issue(struct db *db, const char *node, const char *nonce, in
 
 	/* Count and insert under the node's lock: racing requests, on any
 	 * replica, cannot both take the last slot. */
-	if ((r = begin(c, "BEGIN", e)) < 0)
+	if ((r = cmd(c, "BEGIN", e)) < 0)
 		return r;
 	if (!(res = q(c, LOCK_NODE_NONCES, e, &r, NULL, "s", node)))
 		goto out;
@@ -224,56 +231,6 @@ static int pg_nonce_check(struct db *db, const char *node, const char *nonce, in
 	return nonce_state(C(db), node, nonce, now, out, e);
 }
 
-/* The verdict row and the node's state, inside the caller's transaction. */
-static int store_verdict(PGconn *c, const struct db_verdict *v, ingot_error *e)
-{
-	int r;
-
-	PQclear(q(c, DB_SQL_VERDICT_INSERT, e, &r, NULL, "ssisss", v->node, v->nonce, v->time, v->verdict, v->reason,
-		  v->ak_id));
-	if (r < 0)
-		return r;
-	PQclear(q(c, DB_SQL_NODE_UPSERT, e, &r, NULL, "sssii", v->node, v->verdict, v->reason, v->time,
-		  (int64_t)!strcmp(v->verdict, "admit")));
-	return r;
-}
-
-static int pg_verdict_commit(struct db *db, const struct db_verdict *v, enum db_nonce *out, ingot_error *e)
-{
-	PGconn *c = C(db);
-	int changed = 0, r;
-
-	if ((r = begin(c, "BEGIN", e)) < 0)
-		return r;
-	PQclear(q(c, DB_SQL_NONCE_CONSUME, e, &r, &changed, "iss", v->time, v->nonce, v->node));
-	if (r < 0)
-		goto out;
-	if (changed != 1) {
-		if ((r = nonce_state(c, v->node, v->nonce, v->time, out, e)) == 0 && *out == DB_NONCE_OK)
-			*out = DB_NONCE_UNKNOWN;   /* a racer holds it uncommitted: never a pass */
-		goto out;
-	}
-	*out = DB_NONCE_OK;
-	if ((r = store_verdict(c, v, e)) < 0 || (r = cmd(c, "COMMIT", e)) < 0)
-		goto out;
-	return 0;
-out:
-	rollback(c);
-	return r;
-}
-
-static int pg_verdict_record(struct db *db, const struct db_verdict *v, ingot_error *e)
-{
-	PGconn *c = C(db);
-	int r;
-
-	if ((r = begin(c, "BEGIN", e)) < 0)
-		return r;
-	if ((r = store_verdict(c, v, e)) < 0 || (r = cmd(c, "COMMIT", e)) < 0)
-		rollback(c);
-	return r;
-}
-
 static int pg_node_get(struct db *db, const char *node, int history, json_t **out, ingot_error *e)
 {
 	PGconn *c = C(db);
@@ -283,7 +240,7 @@ static int pg_node_get(struct db *db, const char *node, int history, json_t **ou
 
 	*out = NULL;
 	/* One snapshot: the node row and its history agree. */
-	if ((r = begin(c, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", e)) < 0)
+	if ((r = cmd(c, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", e)) < 0)
 		return r;
 	if (!(res = q(c, DB_SQL_NODE_GET, e, &r, NULL, "s", node)))
 		goto out;
@@ -317,7 +274,7 @@ static int pg_sweep_stale(struct db *db, int64_t cutoff, int64_t now, const char
 	PGresult *cand;
 	int r;
 
-	if ((r = begin(c, "BEGIN", e)) < 0)
+	if ((r = cmd(c, "BEGIN", e)) < 0)
 		return r;
 	cand = q(c, DB_SQL_STALE_CANDIDATES, e, &r, NULL, "i", cutoff);
 	rollback(c);
@@ -325,16 +282,10 @@ static int pg_sweep_stale(struct db *db, int64_t cutoff, int64_t now, const char
 		return r;
 	for (int i = 0; i < PQntuples(cand); i++) {
 		int changed = 0;
-		struct db_verdict v = { .node = PQgetvalue(cand, i, 0), .time = now, .verdict = "stale", .reason = reason };
-		if ((r = begin(c, "BEGIN", e)) < 0)
+		if ((r = db_sql_mark_stale(db, PQgetvalue(cand, i, 0), cutoff, now, reason, &changed, e)) < 0)
 			break;
-		PQclear(q(c, DB_SQL_STALE_MARK, e, &r, &changed, "si", v.node, cutoff));
-		if (r < 0 || (changed && (r = store_verdict(c, &v, e)) < 0) || (r = cmd(c, "COMMIT", e)) < 0) {
-			rollback(c);
-			break;
-		}
 		if (changed)
-			json_array_append_new(done, json_string(v.node));
+			json_array_append_new(done, json_string(PQgetvalue(cand, i, 0)));
 	}
 	PQclear(cand);
 	if (r < 0)
@@ -347,7 +298,7 @@ static int pg_nonce_forget(struct db *db, int64_t cutoff, ingot_error *e)
 {
 	int r;
 
-	if ((r = begin(C(db), "BEGIN", e)) < 0)
+	if ((r = cmd(C(db), "BEGIN", e)) < 0)
 		return r;
 	PQclear(q(C(db), DB_SQL_NONCE_FORGET, e, &r, NULL, "i", cutoff));
 	if (r < 0 || (r = cmd(C(db), "COMMIT", e)) < 0)
@@ -361,7 +312,7 @@ static int pg_node_counts(struct db *db, json_t **out, ingot_error *e)
 	PGresult *res;
 	int r;
 
-	if ((r = begin(C(db), "BEGIN", e)) < 0)
+	if ((r = cmd(C(db), "BEGIN", e)) < 0)
 		return r;
 	res = q(C(db), DB_SQL_NODE_COUNTS, e, &r, NULL, "");
 	rollback(C(db));
@@ -379,13 +330,41 @@ static void quiet(void *arg, const char *message)
 	(void)arg, (void)message;
 }
 
+static int pg_vrun(struct db *db, const char *sql, int *changes, ingot_error *e, const char *types, va_list ap)
+{
+	int r;
+
+	PQclear(vq(C(db), sql, e, &r, changes, types, ap));
+	return r;
+}
+
+static void pg_rollback(struct db *db)
+{
+	rollback(C(db));
+}
+
+static int pg_nonce_state(struct db *db, const char *node, const char *nonce, int64_t now, enum db_nonce *out,
+			  ingot_error *e)
+{
+	return nonce_state(C(db), node, nonce, now, out, e);
+}
+
+/* READ COMMITTED: the conditional UPDATE that consumes a nonce is what
+ * serializes racers. */
+static const struct db_sql pg_sql = {
+	.begin_write = "BEGIN",
+	.vrun = pg_vrun,
+	.rollback = pg_rollback,
+	.nonce_state = pg_nonce_state,
+};
+
 static const struct db_backend pg_backend = {
 	.name = "postgresql",
 	.close = pg_close,
 	.nonce_issue = pg_nonce_issue,
 	.nonce_check = pg_nonce_check,
-	.verdict_commit = pg_verdict_commit,
-	.verdict_record = pg_verdict_record,
+	.verdict_commit = db_sql_verdict_commit,
+	.verdict_record = db_sql_verdict_record,
 	.node_get = pg_node_get,
 	.sweep_stale = pg_sweep_stale,
 	.nonce_forget = pg_nonce_forget,
@@ -399,6 +378,7 @@ int db_pg_open(const char *conninfo, struct db **out, ingot_error *e)
 	int r;
 
 	d->db.ops = &pg_backend;
+	d->db.sql = &pg_sql;
 	d->c = PQconnectdb(conninfo);
 	if (!d->c || PQstatus(d->c) != CONNECTION_OK) {
 		const char *m = d->c ? PQerrorMessage(d->c) : "out of memory";

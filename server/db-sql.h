@@ -78,4 +78,30 @@
  * fresh admission, may have come first) */
 #define DB_SQL_STALE_MARK "UPDATE nodes SET state = 'stale' WHERE node = $1 AND state = 'admit' AND last_admit < $2"
 
+/* The write transactions, written once over what a backend gives
+ * (server/db-sql.c): a struct db whose backend is on SQL carries this. */
+#include <stdarg.h>
+
+#include "server/db.h"
+
+struct db_sql {
+	const char *begin_write;   /* starts a transaction that may write */
+	/* One statement with parameters $1... (s = text or NULL, i = int64);
+	 * *changes, if asked, the rows it changed. */
+	int (*vrun)(struct db *db, const char *sql, int *changes, ingot_error *e, const char *types, va_list ap);
+	void (*rollback)(struct db *db);   /* if a transaction is open */
+	/* The state of a nonce presented by node at now, inside the
+	 * caller's transaction. */
+	int (*nonce_state)(struct db *db, const char *node, const char *nonce, int64_t now, enum db_nonce *out,
+			   ingot_error *e);
+};
+
+int db_sql_run(struct db *db, const char *sql, int *changes, ingot_error *e, const char *types, ...);
+int db_sql_verdict_commit(struct db *db, const struct db_verdict *v, enum db_nonce *out, ingot_error *e);
+int db_sql_verdict_record(struct db *db, const struct db_verdict *v, ingot_error *e);
+/* Mark node stale if it is still admitted and still older than cutoff,
+ * with its verdict, in one transaction; *changed whether it was. */
+int db_sql_mark_stale(struct db *db, const char *node, int64_t cutoff, int64_t now, const char *reason, int *changed,
+		      ingot_error *e);
+
 #endif

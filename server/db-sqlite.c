@@ -95,17 +95,14 @@ static void bind(sqlite3_stmt *st, const char *types, ...)
 }
 
 /* One statement run to completion; *changes the rows it changed. */
-static int run(sqlite3 *h, const char *sql, ingot_error *e, int *changes, const char *types, ...)
+static int vrun(sqlite3 *h, const char *sql, ingot_error *e, int *changes, const char *types, va_list ap)
 {
 	sqlite3_stmt *st = NULL;
-	va_list ap;
 	int r;
 
 	if ((r = prepare(h, sql, &st, e)) < 0)
 		return r;
-	va_start(ap, types);
 	vbind(st, types, ap);
-	va_end(ap);
 	r = sqlite3_step(st);
 	sqlite3_finalize(st);
 	if (r != SQLITE_DONE && r != SQLITE_ROW)
@@ -113,6 +110,17 @@ static int run(sqlite3 *h, const char *sql, ingot_error *e, int *changes, const 
 	if (changes)
 		*changes = sqlite3_changes(h);
 	return 0;
+}
+
+static int run(sqlite3 *h, const char *sql, ingot_error *e, int *changes, const char *types, ...)
+{
+	va_list ap;
+	int r;
+
+	va_start(ap, types);
+	r = vrun(h, sql, e, changes, types, ap);
+	va_end(ap);
+	return r;
 }
 
 static int migrate(sqlite3 *h, ingot_error *e)
@@ -224,52 +232,6 @@ static int sqlite_nonce_check(struct db *db, const char *node, const char *nonce
 	return nonce_state(H(db), node, nonce, now, out, e);
 }
 
-/* The verdict row and the node's state, inside the caller's transaction. */
-static int store_verdict(sqlite3 *h, const struct db_verdict *v, ingot_error *e)
-{
-	int admit = !strcmp(v->verdict, "admit"), r;
-
-	if ((r = run(h, DB_SQL_VERDICT_INSERT, e,
-		     NULL, "ssisss", v->node, v->nonce, v->time, v->verdict, v->reason, v->ak_id)) < 0)
-		return r;
-	return run(h, DB_SQL_NODE_UPSERT, e, NULL, "sssii", v->node, v->verdict, v->reason, v->time, (int64_t)admit);}
-
-static int sqlite_verdict_commit(struct db *db, const struct db_verdict *v, enum db_nonce *out, ingot_error *e)
-{
-	sqlite3 *h = H(db);
-	int changed = 0, r;
-
-	if ((r = exec(h, "BEGIN IMMEDIATE", e)) < 0)
-		return r;
-	/* Check and consume in one statement, under the write lock. */
-	if ((r = run(h, DB_SQL_NONCE_CONSUME, e, &changed, "iss", v->time, v->nonce, v->node)) < 0)
-		goto out;
-	if (!changed) {
-		if ((r = nonce_state(h, v->node, v->nonce, v->time, out, e)) == 0 && *out == DB_NONCE_OK)
-			*out = DB_NONCE_UNKNOWN;   /* cannot happen under the lock; never a pass */
-		goto out;
-	}
-	*out = DB_NONCE_OK;
-	if ((r = store_verdict(h, v, e)) < 0 || (r = exec(h, "COMMIT", e)) < 0)
-		goto out;
-	return 0;
-out:
-	rollback(h);
-	return r;
-}
-
-static int sqlite_verdict_record(struct db *db, const struct db_verdict *v, ingot_error *e)
-{
-	sqlite3 *h = H(db);
-	int r;
-
-	if ((r = exec(h, "BEGIN IMMEDIATE", e)) < 0)
-		return r;
-	if ((r = store_verdict(h, v, e)) < 0 || (r = exec(h, "COMMIT", e)) < 0)
-		rollback(h);
-	return r;
-}
-
 static json_t *col_text(sqlite3_stmt *st, int i)
 {
 	return sqlite3_column_type(st, i) == SQLITE_NULL ? json_null()
@@ -343,17 +305,8 @@ static int sqlite_sweep_stale(struct db *db, int64_t cutoff, int64_t now, const 
 	json_t *n;
 	json_array_foreach(cand, i, n) {
 		int changed = 0;
-		struct db_verdict v = { .node = json_string_value(n), .time = now, .verdict = "stale", .reason = reason };
-		if ((r = exec(h, "BEGIN IMMEDIATE", e)) < 0)
+		if ((r = db_sql_mark_stale(db, json_string_value(n), cutoff, now, reason, &changed, e)) < 0)
 			return r;
-		/* Still admitted and still old: another replica, or a fresh
-		 * admission, may have come first. */
-		if ((r = run(h, DB_SQL_STALE_MARK, e,
-			     &changed, "si", v.node, cutoff)) < 0 ||
-		    (changed && (r = store_verdict(h, &v, e)) < 0) || (r = exec(h, "COMMIT", e)) < 0) {
-			rollback(h);
-			return r;
-		}
 		if (changed)
 			json_array_append(done, n);
 	}
@@ -384,13 +337,32 @@ static int sqlite_node_counts(struct db *db, json_t **out, ingot_error *e)
 	return 0;
 }
 
+static int sqlite_vrun(struct db *db, const char *sql, int *changes, ingot_error *e, const char *types, va_list ap)
+{
+	return vrun(H(db), sql, e, changes, types, ap);
+}
+
+static void sqlite_rollback(struct db *db)
+{
+	rollback(H(db));
+}
+
+/* Every write takes the write lock first: a nonce is checked and
+ * consumed under it. */
+static const struct db_sql sqlite_sql = {
+	.begin_write = "BEGIN IMMEDIATE",
+	.vrun = sqlite_vrun,
+	.rollback = sqlite_rollback,
+	.nonce_state = sqlite_nonce_check,
+};
+
 static const struct db_backend sqlite_backend = {
 	.name = "sqlite",
 	.close = sqlite_close,
 	.nonce_issue = sqlite_nonce_issue,
 	.nonce_check = sqlite_nonce_check,
-	.verdict_commit = sqlite_verdict_commit,
-	.verdict_record = sqlite_verdict_record,
+	.verdict_commit = db_sql_verdict_commit,
+	.verdict_record = db_sql_verdict_record,
 	.node_get = sqlite_node_get,
 	.sweep_stale = sqlite_sweep_stale,
 	.nonce_forget = sqlite_nonce_forget,
@@ -403,6 +375,7 @@ int db_sqlite_open(const char *path, struct db **out, ingot_error *e)
 	int r;
 
 	d->db.ops = &sqlite_backend;
+	d->db.sql = &sqlite_sql;
 	if (sqlite3_open_v2(path, &d->h, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL) !=
 	    SQLITE_OK) {
 		r = ingot_fail(e, -EIO, "%s: cannot open database: %s", path, d->h ? sqlite3_errmsg(d->h) : "out of memory");

@@ -76,6 +76,7 @@ struct db_backend {
 
 struct db {
 	const struct db_backend *ops;
+	const struct db_sql *sql;   /* for a backend on SQL (server/db-sql.h) */
 };
 
 /* Open (creating and migrating) the database named by spec: a file
