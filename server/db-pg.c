@@ -52,7 +52,8 @@ static int fail(PGconn *c, const PGresult *res, ingot_error *e, const char *what
 /* Run one statement with parameters $1... (s = text or NULL, i = int64;
  * all sent as text, PostgreSQL infers the types).  Returns the result
  * (NULL and *r < 0 on failure); *changes, if asked, the rows changed. */
-static PGresult *vq(PGconn *c, const char *sql, ingot_error *e, int *r, int *changes, const char *types, va_list ap)
+static PGresult *vq(PGconn *c, const char *sql, ingot_error *e, int *r, int *changes, int64_t *first,
+		    const char *types, va_list ap)
 {
 	char num[MAX_PARAMS][24];
 	const char *vals[MAX_PARAMS];
@@ -84,6 +85,8 @@ static PGresult *vq(PGconn *c, const char *sql, ingot_error *e, int *r, int *cha
 	*r = 0;
 	if (changes)
 		*changes = atoi(PQcmdTuples(res));
+	if (first && PQntuples(res) > 0 && PQnfields(res) > 0)
+		*first = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
 	return res;
 }
 
@@ -92,7 +95,7 @@ static PGresult *q(PGconn *c, const char *sql, ingot_error *e, int *r, int *chan
 	va_list ap;
 
 	va_start(ap, types);
-	PGresult *res = vq(c, sql, e, r, changes, types, ap);
+	PGresult *res = vq(c, sql, e, r, changes, NULL, types, ap);
 	va_end(ap);
 	return res;
 }
@@ -126,81 +129,12 @@ static json_t *col_int(const PGresult *res, int row, int i)
 	return PQgetisnull(res, row, i) ? json_null() : json_integer(get_int(res, row, i));
 }
 
-static int migrate(PGconn *c, ingot_error *e)
-{
-	PGresult *res;
-	int have, r;
-
-	/* Replicas starting together: one migrates, the others wait and
-	 * then find the schema current. */
-	if ((r = cmd(c, "BEGIN", e)) < 0 || (r = cmd(c, LOCK_MIGRATE, e)) < 0 ||
-	    (r = cmd(c, DB_SQL_SCHEMA_TABLE, e)) < 0 || !(res = q(c, DB_SQL_SCHEMA_HAVE, e, &r, NULL, "")))
-		goto out;
-	have = (int)get_int(res, 0, 0);
-	PQclear(res);
-	if (have > db_schema_version()) {
-		r = ingot_fail(e, -EPROTO, "database: schema version %d is newer than this ingot's %d", have,
-			       db_schema_version());
-		goto out;
-	}
-	for (int v = have; v < db_schema_version(); v++) {
-		/* PQexec: a migration is several statements. */
-		res = PQexec(c, migrations[v]);
-		if (PQresultStatus(res) != PGRES_COMMAND_OK) {
-			r = fail(c, res, e, "migration");
-			PQclear(res);
-			goto out;
-		}
-		PQclear(res);
-		if (!(res = q(c, DB_SQL_SCHEMA_SET, e, &r, NULL, "i", (int64_t)v + 1)))
-			goto out;
-		PQclear(res);
-	}
-	return cmd(c, "COMMIT", e);
-out:
-	rollback(c);
-	return r;
-}
-
 static void pg_close(struct db *db)
 {
 	if (db) {
 		PQfinish(C(db));
 		free(db);
 	}
-}
-
-static int pg_nonce_issue(struct db *db, const char *node, const char *nonce, int64_t now, int64_t expires,
-			  unsigned max, ingot_error *e)
-{
-	PGconn *c = C(db);
-	PGresult *res;
-	int64_t held;
-	int r;
-
-	/* Count and insert under the node's lock: racing requests, on any
-	 * replica, cannot both take the last slot. */
-	if ((r = cmd(c, "BEGIN", e)) < 0)
-		return r;
-	if (!(res = q(c, LOCK_NODE_NONCES, e, &r, NULL, "s", node)))
-		goto out;
-	PQclear(res);
-	if (!(res = q(c, DB_SQL_NONCES_HELD, e, &r, NULL, "si", node, now)))
-		goto out;
-	held = get_int(res, 0, 0);
-	PQclear(res);
-	if (held >= max) {
-		r = ingot_fail(e, -EBUSY, "node %s holds %lld unused nonces, at most %u", node, (long long)held, max);
-		goto out;
-	}
-	if (!(res = q(c, DB_SQL_NONCE_ISSUE, e, &r, NULL, "ssii", nonce, node, now, expires)))
-		goto out;
-	PQclear(res);
-	if ((r = cmd(c, "COMMIT", e)) == 0)
-		return 0;
-out:
-	rollback(c);
-	return r;
 }
 
 static int nonce_state(PGconn *c, const char *node, const char *nonce, int64_t now, enum db_nonce *out,
@@ -330,11 +264,22 @@ static void quiet(void *arg, const char *message)
 	(void)arg, (void)message;
 }
 
-static int pg_vrun(struct db *db, const char *sql, int *changes, ingot_error *e, const char *types, va_list ap)
+static int pg_vrun(struct db *db, const char *sql, int *changes, int64_t *first, ingot_error *e, const char *types,
+		   va_list ap)
 {
 	int r;
 
-	PQclear(vq(C(db), sql, e, &r, changes, types, ap));
+	PQclear(vq(C(db), sql, e, &r, changes, first, types, ap));
+	return r;
+}
+
+/* PQexec: a migration is several statements. */
+static int pg_script(struct db *db, const char *sql, ingot_error *e)
+{
+	PGresult *res = PQexec(C(db), sql);
+	int r = PQresultStatus(res) == PGRES_COMMAND_OK ? 0 : fail(C(db), res, e, "migration");
+
+	PQclear(res);
 	return r;
 }
 
@@ -353,7 +298,11 @@ static int pg_nonce_state(struct db *db, const char *node, const char *nonce, in
  * serializes racers. */
 static const struct db_sql pg_sql = {
 	.begin_write = "BEGIN",
+	.lock_migrate = LOCK_MIGRATE,
+	.lock_node = LOCK_NODE_NONCES,
+	.migrations = migrations,
 	.vrun = pg_vrun,
+	.script = pg_script,
 	.rollback = pg_rollback,
 	.nonce_state = pg_nonce_state,
 };
@@ -361,7 +310,7 @@ static const struct db_sql pg_sql = {
 static const struct db_backend pg_backend = {
 	.name = "postgresql",
 	.close = pg_close,
-	.nonce_issue = pg_nonce_issue,
+	.nonce_issue = db_sql_nonce_issue,
 	.nonce_check = pg_nonce_check,
 	.verdict_commit = db_sql_verdict_commit,
 	.verdict_record = db_sql_verdict_record,
@@ -388,7 +337,7 @@ int db_pg_open(const char *conninfo, struct db **out, ingot_error *e)
 	/* Durable before the reply, whatever the server's default; no
 	 * notices on stderr. */
 	PQsetNoticeProcessor(d->c, quiet, NULL);
-	if (!(res = q(d->c, "SET synchronous_commit = on", e, &r, NULL, "")) || (PQclear(res), (r = migrate(d->c, e)) < 0)) {
+	if (!(res = q(d->c, "SET synchronous_commit = on", e, &r, NULL, "")) || (PQclear(res), (r = db_sql_migrate(&d->db, e)) < 0)) {
 		ingot_prefix(e, "postgresql");
 		goto fail;
 	}

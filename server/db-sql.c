@@ -12,8 +12,77 @@ int db_sql_run(struct db *db, const char *sql, int *changes, ingot_error *e, con
 	int r;
 
 	va_start(ap, types);
-	r = db->sql->vrun(db, sql, changes, e, types, ap);
+	r = db->sql->vrun(db, sql, changes, NULL, e, types, ap);
 	va_end(ap);
+	return r;
+}
+
+/* The first column of the first row. */
+static int value(struct db *db, const char *sql, int64_t *out, ingot_error *e, const char *types, ...)
+{
+	va_list ap;
+	int r;
+
+	*out = 0;
+	va_start(ap, types);
+	r = db->sql->vrun(db, sql, NULL, out, e, types, ap);
+	va_end(ap);
+	return r;
+}
+
+int db_sql_migrate(struct db *db, ingot_error *e)
+{
+	const struct db_sql *q = db->sql;
+	int64_t have = 0;
+	int r;
+
+	/* Verifiers starting together: one migrates, the others wait and
+	 * then find the schema current. */
+	if ((r = db_sql_run(db, q->begin_write, NULL, e, "")) < 0)
+		return r;
+	if ((q->lock_migrate && (r = db_sql_run(db, q->lock_migrate, NULL, e, "")) < 0) ||
+	    (r = db_sql_run(db, DB_SQL_SCHEMA_TABLE, NULL, e, "")) < 0 || (r = value(db, DB_SQL_SCHEMA_HAVE, &have, e, "")) < 0)
+		goto out;
+	if (have > db_schema_version()) {
+		r = ingot_fail(e, -EPROTO, "database: schema version %lld is newer than this ingot's %d", (long long)have,
+			       db_schema_version());
+		goto out;
+	}
+	for (int v = (int)have; v < db_schema_version(); v++) {
+		if ((r = q->script(db, q->migrations[v], e)) < 0 ||
+		    (r = db_sql_run(db, DB_SQL_SCHEMA_SET, NULL, e, "i", (int64_t)v + 1)) < 0)
+			goto out;
+	}
+	if ((r = db_sql_run(db, "COMMIT", NULL, e, "")) == 0)
+		return 0;
+out:
+	q->rollback(db);
+	return r;
+}
+
+int db_sql_nonce_issue(struct db *db, const char *node, const char *nonce, int64_t now, int64_t expires,
+		       unsigned max, ingot_error *e)
+{
+	int64_t held = 0;
+	int r;
+
+	/* Count and insert under a lock: racing requests (or replicas)
+	 * cannot both take the last slot. */
+	if ((r = db_sql_run(db, db->sql->begin_write, NULL, e, "")) < 0)
+		return r;
+	if ((db->sql->lock_node && (r = db_sql_run(db, db->sql->lock_node, NULL, e, "s", node)) < 0) ||
+	    (r = value(db, DB_SQL_NONCES_HELD, &held, e, "si", node, now)) < 0)
+		goto out;
+	if (held >= max) {
+		r = ingot_fail(e, -EBUSY, "node %s holds %lld unused nonces, at most %u", node, (long long)held, max);
+		goto out;
+	}
+	if ((r = db_sql_run(db, DB_SQL_NONCE_ISSUE, NULL, e, "ssii", nonce, node, now, expires)) < 0 ||
+	    (r = db_sql_run(db, "COMMIT", NULL, e, "")) < 0)
+		goto out;
+	return 0;
+out:
+	db->sql->rollback(db);
 	return r;
 }
 

@@ -86,9 +86,16 @@
 
 struct db_sql {
 	const char *begin_write;   /* starts a transaction that may write */
+	const char *lock_migrate;  /* serializes migrators (NULL: begin_write does) */
+	const char *lock_node;     /* serializes a node's nonce issuers, $1 the node (NULL: begin_write does) */
+	const char *const *migrations;   /* db_schema_version() of them, in this dialect */
 	/* One statement with parameters $1... (s = text or NULL, i = int64);
-	 * *changes, if asked, the rows it changed. */
-	int (*vrun)(struct db *db, const char *sql, int *changes, ingot_error *e, const char *types, va_list ap);
+	 * *changes, if asked, the rows it changed; *first, if asked, the
+	 * first column of the first row (0 if none). */
+	int (*vrun)(struct db *db, const char *sql, int *changes, int64_t *first, ingot_error *e, const char *types,
+		    va_list ap);
+	/* Several statements, no parameters (a migration). */
+	int (*script)(struct db *db, const char *sql, ingot_error *e);
 	void (*rollback)(struct db *db);   /* if a transaction is open */
 	/* The state of a nonce presented by node at now, inside the
 	 * caller's transaction. */
@@ -97,6 +104,11 @@ struct db_sql {
 };
 
 int db_sql_run(struct db *db, const char *sql, int *changes, ingot_error *e, const char *types, ...);
+/* Migrate to db_schema_version() in one transaction; a newer schema is
+ * refused. */
+int db_sql_migrate(struct db *db, ingot_error *e);
+int db_sql_nonce_issue(struct db *db, const char *node, const char *nonce, int64_t now, int64_t expires,
+		       unsigned max, ingot_error *e);
 int db_sql_verdict_commit(struct db *db, const struct db_verdict *v, enum db_nonce *out, ingot_error *e);
 int db_sql_verdict_record(struct db *db, const struct db_verdict *v, ingot_error *e);
 /* Mark node stale if it is still admitted and still older than cutoff,

@@ -94,8 +94,10 @@ static void bind(sqlite3_stmt *st, const char *types, ...)
 	va_end(ap);
 }
 
-/* One statement run to completion; *changes the rows it changed. */
-static int vrun(sqlite3 *h, const char *sql, ingot_error *e, int *changes, const char *types, va_list ap)
+/* One statement run to completion; *changes the rows it changed,
+ * *first the first column of its first row. */
+static int vrun(sqlite3 *h, const char *sql, ingot_error *e, int *changes, int64_t *first, const char *types,
+		va_list ap)
 {
 	sqlite3_stmt *st = NULL;
 	int r;
@@ -104,53 +106,14 @@ static int vrun(sqlite3 *h, const char *sql, ingot_error *e, int *changes, const
 		return r;
 	vbind(st, types, ap);
 	r = sqlite3_step(st);
+	if (r == SQLITE_ROW && first)
+		*first = sqlite3_column_int64(st, 0);
 	sqlite3_finalize(st);
 	if (r != SQLITE_DONE && r != SQLITE_ROW)
 		return fail(h, e, sql);
 	if (changes)
 		*changes = sqlite3_changes(h);
 	return 0;
-}
-
-static int run(sqlite3 *h, const char *sql, ingot_error *e, int *changes, const char *types, ...)
-{
-	va_list ap;
-	int r;
-
-	va_start(ap, types);
-	r = vrun(h, sql, e, changes, types, ap);
-	va_end(ap);
-	return r;
-}
-
-static int migrate(sqlite3 *h, ingot_error *e)
-{
-	sqlite3_stmt *st = NULL;
-	int have = 0, r;
-
-	if ((r = exec(h, "BEGIN IMMEDIATE", e)) < 0)
-		return r;
-	if ((r = exec(h, DB_SQL_SCHEMA_TABLE, e)) < 0)
-		goto out;
-	if ((r = prepare(h, DB_SQL_SCHEMA_HAVE, &st, e)) < 0)
-		goto out;
-	if (sqlite3_step(st) == SQLITE_ROW)
-		have = sqlite3_column_int(st, 0);
-	sqlite3_finalize(st);
-	if (have > db_schema_version()) {
-		r = ingot_fail(e, -EPROTO, "database: schema version %d is newer than this ingot's %d", have,
-			       db_schema_version());
-		goto out;
-	}
-	for (int v = have; v < db_schema_version(); v++) {
-		if ((r = exec(h, migrations[v], e)) < 0 ||
-		    (r = run(h, DB_SQL_SCHEMA_SET, e, NULL, "i", (int64_t)v + 1)) < 0)
-			goto out;
-	}
-	return exec(h, "COMMIT", e);
-out:
-	rollback(h);
-	return r;
 }
 
 static void sqlite_close(struct db *db)
@@ -170,38 +133,6 @@ const char *db_nonce_name(enum db_nonce n)
 	case DB_NONCE_EXPIRED: return "expired";
 	}
 	return "?";
-}
-
-static int sqlite_nonce_issue(struct db *db, const char *node, const char *nonce, int64_t now, int64_t expires,
-			      unsigned max, ingot_error *e)
-{
-	sqlite3 *h = H(db);
-	sqlite3_stmt *st = NULL;
-	int64_t held = 0;
-	int r;
-
-	/* Count and insert under the write lock: racing requests cannot
-	 * both take the last slot. */
-	if ((r = exec(h, "BEGIN IMMEDIATE", e)) < 0)
-		return r;
-	if ((r = prepare(h, DB_SQL_NONCES_HELD, &st, e)) < 0)
-		goto out;
-	bind(st, "si", node, now);
-	if (sqlite3_step(st) == SQLITE_ROW)
-		held = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
-	if (held >= max) {
-		r = ingot_fail(e, -EBUSY, "node %s holds %lld unused nonces, at most %u", node, (long long)held, max);
-		goto out;
-	}
-	if ((r = run(h, DB_SQL_NONCE_ISSUE, e, NULL, "ssii", nonce,
-		     node, now, expires)) < 0 ||
-	    (r = exec(h, "COMMIT", e)) < 0)
-		goto out;
-	return 0;
-out:
-	rollback(h);
-	return r;
 }
 
 static int nonce_state(sqlite3 *h, const char *node, const char *nonce, int64_t now, enum db_nonce *out,
@@ -316,7 +247,7 @@ static int sqlite_sweep_stale(struct db *db, int64_t cutoff, int64_t now, const 
 
 static int sqlite_nonce_forget(struct db *db, int64_t cutoff, ingot_error *e)
 {
-	return run(H(db), DB_SQL_NONCE_FORGET, e, NULL, "i", cutoff);
+	return db_sql_run(db, DB_SQL_NONCE_FORGET, NULL, e, "i", cutoff);
 }
 
 static int sqlite_node_counts(struct db *db, json_t **out, ingot_error *e)
@@ -337,9 +268,15 @@ static int sqlite_node_counts(struct db *db, json_t **out, ingot_error *e)
 	return 0;
 }
 
-static int sqlite_vrun(struct db *db, const char *sql, int *changes, ingot_error *e, const char *types, va_list ap)
+static int sqlite_vrun(struct db *db, const char *sql, int *changes, int64_t *first, ingot_error *e,
+		       const char *types, va_list ap)
 {
-	return vrun(H(db), sql, e, changes, types, ap);
+	return vrun(H(db), sql, e, changes, first, types, ap);
+}
+
+static int sqlite_script(struct db *db, const char *sql, ingot_error *e)
+{
+	return exec(H(db), sql, e);
 }
 
 static void sqlite_rollback(struct db *db)
@@ -351,7 +288,9 @@ static void sqlite_rollback(struct db *db)
  * consumed under it. */
 static const struct db_sql sqlite_sql = {
 	.begin_write = "BEGIN IMMEDIATE",
+	.migrations = migrations,
 	.vrun = sqlite_vrun,
+	.script = sqlite_script,
 	.rollback = sqlite_rollback,
 	.nonce_state = sqlite_nonce_check,
 };
@@ -359,7 +298,7 @@ static const struct db_sql sqlite_sql = {
 static const struct db_backend sqlite_backend = {
 	.name = "sqlite",
 	.close = sqlite_close,
-	.nonce_issue = sqlite_nonce_issue,
+	.nonce_issue = db_sql_nonce_issue,
 	.nonce_check = sqlite_nonce_check,
 	.verdict_commit = db_sql_verdict_commit,
 	.verdict_record = db_sql_verdict_record,
@@ -383,7 +322,7 @@ int db_sqlite_open(const char *path, struct db **out, ingot_error *e)
 	}
 	sqlite3_busy_timeout(d->h, BUSY_TIMEOUT_MS);
 	if ((r = exec(d->h, "PRAGMA journal_mode=WAL", e)) < 0 || (r = exec(d->h, "PRAGMA synchronous=FULL", e)) < 0 ||
-	    (r = exec(d->h, "PRAGMA foreign_keys=ON", e)) < 0 || (r = migrate(d->h, e)) < 0) {
+	    (r = exec(d->h, "PRAGMA foreign_keys=ON", e)) < 0 || (r = db_sql_migrate(&d->db, e)) < 0) {
 		ingot_prefix(e, "%s", path);
 		goto fail;
 	}
