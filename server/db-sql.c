@@ -6,6 +6,15 @@
 
 #include <string.h>
 
+#include "lib/cleanup.h"
+
+int db_schema_version(void)
+{
+	static const char *const migrations[] = DB_SQL_MIGRATIONS("", "");
+
+	return (int)ARRAY_SIZE(migrations);
+}
+
 int db_sql_run(struct db *db, const char *sql, int *changes, ingot_error *e, const char *types, ...)
 {
 	va_list ap;

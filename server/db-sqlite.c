@@ -30,11 +30,6 @@ static sqlite3 *H(struct db *db)
 	return ((struct db_sqlite *)db)->h;
 }
 
-int db_schema_version(void)
-{
-	return (int)ARRAY_SIZE(migrations);
-}
-
 static int fail(sqlite3 *h, ingot_error *e, const char *what)
 {
 	return ingot_fail(e, -EIO, "database: %s: %s", what, sqlite3_errmsg(h));
@@ -122,17 +117,6 @@ static void sqlite_close(struct db *db)
 		sqlite3_close(H(db));
 		free(db);
 	}
-}
-
-const char *db_nonce_name(enum db_nonce n)
-{
-	switch (n) {
-	case DB_NONCE_OK: return "ok";
-	case DB_NONCE_UNKNOWN: return "not issued to this node";
-	case DB_NONCE_USED: return "already used";
-	case DB_NONCE_EXPIRED: return "expired";
-	}
-	return "?";
 }
 
 static int nonce_state(sqlite3 *h, const char *node, const char *nonce, int64_t now, enum db_nonce *out,
@@ -331,17 +315,4 @@ int db_sqlite_open(const char *path, struct db **out, ingot_error *e)
 fail:
 	sqlite_close(&d->db);
 	return r;
-}
-
-int db_open(const char *spec, struct db **out, ingot_error *e)
-{
-	if (!strncmp(spec, DB_PG_PREFIX, strlen(DB_PG_PREFIX)))
-		return db_pg_open(spec + strlen(DB_PG_PREFIX), out, e);
-	if (!strncmp(spec, "sqlite:", 7))
-		spec += 7;
-	if (!*spec)
-		return ingot_fail(e, -EINVAL, "database: expected a path, sqlite:PATH or postgresql:CONNINFO, got \"\"");
-	if (strstr(spec, "://"))
-		return ingot_fail(e, -EINVAL, "database: %s: expected a path, sqlite:PATH or postgresql:CONNINFO", spec);
-	return db_sqlite_open(spec, out, e);
 }
