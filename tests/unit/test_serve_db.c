@@ -231,6 +231,10 @@ static void test_schema(void **state)
 	assert_true(db_open(path, &d, &e) < 0);
 	assert_non_null(strstr(e.msg, "schema version 999 is newer than this ingot's"));
 	assert_true(db_open("postgresql://x", &d, &e) < 0);
+	/* no server there: one line naming the backend */
+	assert_true(db_open("postgresql:host=/nonexistent port=1 connect_timeout=2", &d, &e) < 0);
+	assert_non_null(strstr(e.msg, "database: postgresql: cannot connect: "));
+	assert_null(strchr(e.msg, '\n'));
 }
 
 static void test_sweep(void **state)
