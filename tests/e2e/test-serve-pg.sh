@@ -16,7 +16,7 @@ UNIT=$BUILD_DIR/tests/test_serve_db
 [ -x "$UNIT" ] || fail "tests/unit not built (make all)"
 psql -h "$PG_DIR" -p "$PG_PORT" -U ingot -d postgres -X -q -c 'CREATE DATABASE unit' || fail "CREATE DATABASE unit failed"
 INGOT_TEST_PG="host=$PG_DIR port=$PG_PORT user=ingot dbname=unit" "$UNIT" >unit.log 2>&1 ||
-	fail "test_serve_db on PostgreSQL: $(grep -E 'FAIL|ERROR|error' unit.log | head -5)"
+	fail "test_serve_db on PostgreSQL: $(grep -E "FAIL|ERROR|error|open:" unit.log | head -8)"
 assert_eq 2 "$(grep -c 'PASSED  \] 5 test(s)' unit.log)" "unit groups passed (SQLite, PostgreSQL)"
 
 note "two replicas started together: the schema migrated once"

@@ -186,8 +186,10 @@ static void *open_close(void *arg)
 	ingot_error e = { 0 };
 
 	pthread_barrier_wait(arg);
-	if (db_open(path, &d, &e) < 0)
+	if (db_open(path, &d, &e) < 0) {
+		fprintf(stderr, "open: %s\n", e.msg);
 		return (void *)1;
+	}
 	d->ops->close(d);
 	return NULL;
 }
