@@ -5,7 +5,7 @@
 # can live side by side:  make BUILD=build-asan ...
 
 BUILD    ?= build
-PKGS     := libarchive libisal yaml-0.1 libsquashfs1 libcrypto tss2-esys tss2-tctildr tss2-mu tss2-rc jansson libmicrohttpd sqlite3 libcurl libsystemd
+PKGS     := libarchive libisal yaml-0.1 libsquashfs1 libcrypto tss2-esys tss2-tctildr tss2-mu tss2-rc jansson libmicrohttpd sqlite3 libcurl libsystemd libpq
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 CMOCKA_LIBS := $(shell pkg-config --libs cmocka 2>/dev/null)

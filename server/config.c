@@ -11,6 +11,7 @@
 #include "lib/cleanup.h"
 #include "lib/fileio.h"
 #include "lib/xalloc.h"
+#include "server/db.h"
 
 #define CONFIG_MAX (1u << 20)
 
@@ -77,9 +78,10 @@ static int set(struct serve_config *c, const char *dir, const char *k, const cha
 		       !strcmp(k, "enrolments") ? &c->enrolments : !strcmp(k, "firmware-refs") ? &c->firmware_refs :
 		       &c->token_file;
 		if (slot == &c->database && !strncmp(v, "sqlite:", 7) && v[7])
-			v += 7;   /* the only backend built in */
+			v += 7;
 		free(*slot);
-		*slot = rel(dir, v);
+		/* A connection string is not a path. */
+		*slot = slot == &c->database && !strncmp(v, DB_PG_PREFIX, strlen(DB_PG_PREFIX)) ? xstrdup(v) : rel(dir, v);
 		return 0;
 	} else if (!strcmp(k, "manifest")) {
 		_cleanup_free_ char *m = rel(dir, v);

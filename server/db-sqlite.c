@@ -7,43 +7,18 @@
 
 #include <sqlite3.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "lib/cleanup.h"
 #include "lib/json.h"
 #include "lib/xalloc.h"
+#include "server/db-sql.h"
 
 #define BUSY_TIMEOUT_MS 10000
 
-/* Numbered migrations: migration i brings the schema to version i + 1.
- * Never edit one that shipped; append. */
-static const char *const migrations[] = {
-	/* 1: nonces, verdicts, nodes */
-	"CREATE TABLE nonces ("
-	"  nonce TEXT PRIMARY KEY,"
-	"  node TEXT NOT NULL,"
-	"  issued INTEGER NOT NULL,"
-	"  expires INTEGER NOT NULL,"
-	"  used INTEGER);"
-	"CREATE INDEX nonces_expires ON nonces(expires);"
-	"CREATE TABLE verdicts ("
-	"  id INTEGER PRIMARY KEY AUTOINCREMENT,"
-	"  node TEXT NOT NULL,"
-	"  nonce TEXT UNIQUE,"   /* a nonce produces at most one verdict */
-	"  time INTEGER NOT NULL,"
-	"  verdict TEXT NOT NULL,"
-	"  reason TEXT NOT NULL,"
-	"  ak_id TEXT);"
-	"CREATE INDEX verdicts_node ON verdicts(node, id);"
-	"CREATE TABLE nodes ("
-	"  node TEXT PRIMARY KEY,"
-	"  state TEXT NOT NULL,"
-	"  reason TEXT NOT NULL,"
-	"  time INTEGER NOT NULL,"
-	"  last_admit INTEGER);"
-	"CREATE INDEX nodes_admit ON nodes(state, last_admit);",
-};
+static const char *const migrations[] = DB_SQL_MIGRATIONS("INTEGER", "INTEGER PRIMARY KEY AUTOINCREMENT");
 
 struct db_sqlite {
 	struct db db;
@@ -53,11 +28,6 @@ struct db_sqlite {
 static sqlite3 *H(struct db *db)
 {
 	return ((struct db_sqlite *)db)->h;
-}
-
-int db_schema_version(void)
-{
-	return (int)ARRAY_SIZE(migrations);
 }
 
 static int fail(sqlite3 *h, ingot_error *e, const char *what)
@@ -90,15 +60,22 @@ static int prepare(sqlite3 *h, const char *sql, sqlite3_stmt **st, ingot_error *
 	return 0;
 }
 
-/* Bind "?" parameters: s = text (NULL binds NULL), i = int64. */
+/* Bind parameters $1, $2, ... by name (a statement may use one twice,
+ * or not at all): s = text (NULL binds NULL), i = int64. */
 static void vbind(sqlite3_stmt *st, const char *types, va_list ap)
 {
 	for (int i = 1; types[i - 1]; i++) {
+		char name[16];
+		snprintf(name, sizeof(name), "$%d", i);
+		int at = sqlite3_bind_parameter_index(st, name);
 		if (types[i - 1] == 's') {
 			const char *s = va_arg(ap, const char *);
-			s ? sqlite3_bind_text(st, i, s, -1, SQLITE_TRANSIENT) : sqlite3_bind_null(st, i);
+			if (at)
+				s ? sqlite3_bind_text(st, at, s, -1, SQLITE_TRANSIENT) : sqlite3_bind_null(st, at);
 		} else {
-			sqlite3_bind_int64(st, i, va_arg(ap, int64_t));
+			int64_t n = va_arg(ap, int64_t);
+			if (at)
+				sqlite3_bind_int64(st, at, n);
 		}
 	}
 }
@@ -112,55 +89,26 @@ static void bind(sqlite3_stmt *st, const char *types, ...)
 	va_end(ap);
 }
 
-/* One statement run to completion; *changes the rows it changed. */
-static int run(sqlite3 *h, const char *sql, ingot_error *e, int *changes, const char *types, ...)
+/* One statement run to completion; *changes the rows it changed,
+ * *first the first column of its first row. */
+static int vrun(sqlite3 *h, const char *sql, ingot_error *e, int *changes, int64_t *first, const char *types,
+		va_list ap)
 {
 	sqlite3_stmt *st = NULL;
-	va_list ap;
 	int r;
 
 	if ((r = prepare(h, sql, &st, e)) < 0)
 		return r;
-	va_start(ap, types);
 	vbind(st, types, ap);
-	va_end(ap);
 	r = sqlite3_step(st);
+	if (r == SQLITE_ROW && first)
+		*first = sqlite3_column_int64(st, 0);
 	sqlite3_finalize(st);
 	if (r != SQLITE_DONE && r != SQLITE_ROW)
 		return fail(h, e, sql);
 	if (changes)
 		*changes = sqlite3_changes(h);
 	return 0;
-}
-
-static int migrate(sqlite3 *h, ingot_error *e)
-{
-	sqlite3_stmt *st = NULL;
-	int have = 0, r;
-
-	if ((r = exec(h, "BEGIN IMMEDIATE", e)) < 0)
-		return r;
-	if ((r = exec(h, "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)", e)) < 0)
-		goto out;
-	if ((r = prepare(h, "SELECT coalesce(max(version), 0) FROM schema_version", &st, e)) < 0)
-		goto out;
-	if (sqlite3_step(st) == SQLITE_ROW)
-		have = sqlite3_column_int(st, 0);
-	sqlite3_finalize(st);
-	if (have > db_schema_version()) {
-		r = ingot_fail(e, -EPROTO, "database: schema version %d is newer than this ingot's %d", have,
-			       db_schema_version());
-		goto out;
-	}
-	for (int v = have; v < db_schema_version(); v++) {
-		if ((r = exec(h, migrations[v], e)) < 0 ||
-		    (r = run(h, "INSERT INTO schema_version (version) VALUES (?)", e, NULL, "i", (int64_t)v + 1)) < 0)
-			goto out;
-	}
-	return exec(h, "COMMIT", e);
-out:
-	rollback(h);
-	return r;
 }
 
 static void sqlite_close(struct db *db)
@@ -171,56 +119,13 @@ static void sqlite_close(struct db *db)
 	}
 }
 
-const char *db_nonce_name(enum db_nonce n)
-{
-	switch (n) {
-	case DB_NONCE_OK: return "ok";
-	case DB_NONCE_UNKNOWN: return "not issued to this node";
-	case DB_NONCE_USED: return "already used";
-	case DB_NONCE_EXPIRED: return "expired";
-	}
-	return "?";
-}
-
-static int sqlite_nonce_issue(struct db *db, const char *node, const char *nonce, int64_t now, int64_t expires,
-			      unsigned max, ingot_error *e)
-{
-	sqlite3 *h = H(db);
-	sqlite3_stmt *st = NULL;
-	int64_t held = 0;
-	int r;
-
-	/* Count and insert under the write lock: racing requests cannot
-	 * both take the last slot. */
-	if ((r = exec(h, "BEGIN IMMEDIATE", e)) < 0)
-		return r;
-	if ((r = prepare(h, "SELECT count(*) FROM nonces WHERE node = ? AND used IS NULL AND expires > ?", &st, e)) < 0)
-		goto out;
-	bind(st, "si", node, now);
-	if (sqlite3_step(st) == SQLITE_ROW)
-		held = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
-	if (held >= max) {
-		r = ingot_fail(e, -EBUSY, "node %s holds %lld unused nonces, at most %u", node, (long long)held, max);
-		goto out;
-	}
-	if ((r = run(h, "INSERT INTO nonces (nonce, node, issued, expires) VALUES (?, ?, ?, ?)", e, NULL, "ssii", nonce,
-		     node, now, expires)) < 0 ||
-	    (r = exec(h, "COMMIT", e)) < 0)
-		goto out;
-	return 0;
-out:
-	rollback(h);
-	return r;
-}
-
 static int nonce_state(sqlite3 *h, const char *node, const char *nonce, int64_t now, enum db_nonce *out,
 		       ingot_error *e)
 {
 	sqlite3_stmt *st = NULL;
 	int r;
 
-	if ((r = prepare(h, "SELECT node, expires, used FROM nonces WHERE nonce = ?", &st, e)) < 0)
+	if ((r = prepare(h, DB_SQL_NONCE_LOOKUP, &st, e)) < 0)
 		return r;
 	bind(st, "s", nonce);
 	r = sqlite3_step(st);
@@ -240,58 +145,6 @@ static int sqlite_nonce_check(struct db *db, const char *node, const char *nonce
 			      ingot_error *e)
 {
 	return nonce_state(H(db), node, nonce, now, out, e);
-}
-
-/* The verdict row and the node's state, inside the caller's transaction. */
-static int store_verdict(sqlite3 *h, const struct db_verdict *v, ingot_error *e)
-{
-	int admit = !strcmp(v->verdict, "admit"), r;
-
-	if ((r = run(h, "INSERT INTO verdicts (node, nonce, time, verdict, reason, ak_id) VALUES (?, ?, ?, ?, ?, ?)", e,
-		     NULL, "ssisss", v->node, v->nonce, v->time, v->verdict, v->reason, v->ak_id)) < 0)
-		return r;
-	return run(h,
-		   "INSERT INTO nodes (node, state, reason, time, last_admit) VALUES (?1, ?2, ?3, ?4, CASE WHEN ?5 THEN ?4 END)"
-		   " ON CONFLICT(node) DO UPDATE SET state = ?2, reason = ?3, time = ?4,"
-		   " last_admit = CASE WHEN ?5 THEN ?4 ELSE last_admit END",
-		   e, NULL, "sssii", v->node, v->verdict, v->reason, v->time, (int64_t)admit);
-}
-
-static int sqlite_verdict_commit(struct db *db, const struct db_verdict *v, enum db_nonce *out, ingot_error *e)
-{
-	sqlite3 *h = H(db);
-	int changed = 0, r;
-
-	if ((r = exec(h, "BEGIN IMMEDIATE", e)) < 0)
-		return r;
-	/* Check and consume in one statement, under the write lock. */
-	if ((r = run(h, "UPDATE nonces SET used = ? WHERE nonce = ? AND node = ? AND used IS NULL AND expires > ?", e,
-		     &changed, "issi", v->time, v->nonce, v->node, v->time)) < 0)
-		goto out;
-	if (!changed) {
-		if ((r = nonce_state(h, v->node, v->nonce, v->time, out, e)) == 0 && *out == DB_NONCE_OK)
-			*out = DB_NONCE_UNKNOWN;   /* cannot happen under the lock; never a pass */
-		goto out;
-	}
-	*out = DB_NONCE_OK;
-	if ((r = store_verdict(h, v, e)) < 0 || (r = exec(h, "COMMIT", e)) < 0)
-		goto out;
-	return 0;
-out:
-	rollback(h);
-	return r;
-}
-
-static int sqlite_verdict_record(struct db *db, const struct db_verdict *v, ingot_error *e)
-{
-	sqlite3 *h = H(db);
-	int r;
-
-	if ((r = exec(h, "BEGIN IMMEDIATE", e)) < 0)
-		return r;
-	if ((r = store_verdict(h, v, e)) < 0 || (r = exec(h, "COMMIT", e)) < 0)
-		rollback(h);
-	return r;
 }
 
 static json_t *col_text(sqlite3_stmt *st, int i)
@@ -316,7 +169,7 @@ static int sqlite_node_get(struct db *db, const char *node, int history, json_t 
 	/* One read transaction: the node row and its history agree. */
 	if ((r = exec(h, "BEGIN", e)) < 0)
 		return r;
-	if ((r = prepare(h, "SELECT state, reason, time, last_admit FROM nodes WHERE node = ?", &st, e)) < 0)
+	if ((r = prepare(h, DB_SQL_NODE_GET, &st, e)) < 0)
 		goto out;
 	bind(st, "s", node);
 	if ((r = sqlite3_step(st)) == SQLITE_ROW)
@@ -330,8 +183,7 @@ static int sqlite_node_get(struct db *db, const char *node, int history, json_t 
 	r = 0;
 	if (!o)
 		goto out;
-	if ((r = prepare(h, "SELECT id, time, verdict, reason, nonce, ak_id FROM verdicts WHERE node = ?"
-			    " ORDER BY id DESC LIMIT ?", &st, e)) < 0)
+	if ((r = prepare(h, DB_SQL_NODE_HISTORY, &st, e)) < 0)
 		goto out;
 	bind(st, "si", node, (int64_t)history);
 	while ((r = sqlite3_step(st)) == SQLITE_ROW)
@@ -356,7 +208,7 @@ static int sqlite_sweep_stale(struct db *db, int64_t cutoff, int64_t now, const 
 	_cleanup_json_ json_t *cand = json_array(), *done = json_array();
 	int r;
 
-	if ((r = prepare(h, "SELECT node FROM nodes WHERE state = 'admit' AND last_admit < ?", &st, e)) < 0)
+	if ((r = prepare(h, DB_SQL_STALE_CANDIDATES, &st, e)) < 0)
 		return r;
 	bind(st, "i", cutoff);
 	while ((r = sqlite3_step(st)) == SQLITE_ROW)
@@ -368,17 +220,8 @@ static int sqlite_sweep_stale(struct db *db, int64_t cutoff, int64_t now, const 
 	json_t *n;
 	json_array_foreach(cand, i, n) {
 		int changed = 0;
-		struct db_verdict v = { .node = json_string_value(n), .time = now, .verdict = "stale", .reason = reason };
-		if ((r = exec(h, "BEGIN IMMEDIATE", e)) < 0)
+		if ((r = db_sql_mark_stale(db, json_string_value(n), cutoff, now, reason, &changed, e)) < 0)
 			return r;
-		/* Still admitted and still old: another replica, or a fresh
-		 * admission, may have come first. */
-		if ((r = run(h, "UPDATE nodes SET state = 'stale' WHERE node = ? AND state = 'admit' AND last_admit < ?", e,
-			     &changed, "si", v.node, cutoff)) < 0 ||
-		    (changed && (r = store_verdict(h, &v, e)) < 0) || (r = exec(h, "COMMIT", e)) < 0) {
-			rollback(h);
-			return r;
-		}
 		if (changed)
 			json_array_append(done, n);
 	}
@@ -388,7 +231,7 @@ static int sqlite_sweep_stale(struct db *db, int64_t cutoff, int64_t now, const 
 
 static int sqlite_nonce_forget(struct db *db, int64_t cutoff, ingot_error *e)
 {
-	return run(H(db), "DELETE FROM nonces WHERE expires < ?", e, NULL, "i", cutoff);
+	return db_sql_run(db, DB_SQL_NONCE_FORGET, NULL, e, "i", cutoff);
 }
 
 static int sqlite_node_counts(struct db *db, json_t **out, ingot_error *e)
@@ -398,7 +241,7 @@ static int sqlite_node_counts(struct db *db, json_t **out, ingot_error *e)
 	_cleanup_json_ json_t *o = json_object();
 	int r;
 
-	if ((r = prepare(h, "SELECT state, count(*) FROM nodes GROUP BY state", &st, e)) < 0)
+	if ((r = prepare(h, DB_SQL_NODE_COUNTS, &st, e)) < 0)
 		return r;
 	while ((r = sqlite3_step(st)) == SQLITE_ROW)
 		json_object_set_new(o, (const char *)sqlite3_column_text(st, 0), json_integer(sqlite3_column_int64(st, 1)));
@@ -409,13 +252,40 @@ static int sqlite_node_counts(struct db *db, json_t **out, ingot_error *e)
 	return 0;
 }
 
+static int sqlite_vrun(struct db *db, const char *sql, int *changes, int64_t *first, ingot_error *e,
+		       const char *types, va_list ap)
+{
+	return vrun(H(db), sql, e, changes, first, types, ap);
+}
+
+static int sqlite_script(struct db *db, const char *sql, ingot_error *e)
+{
+	return exec(H(db), sql, e);
+}
+
+static void sqlite_rollback(struct db *db)
+{
+	rollback(H(db));
+}
+
+/* Every write takes the write lock first: a nonce is checked and
+ * consumed under it. */
+static const struct db_sql sqlite_sql = {
+	.begin_write = "BEGIN IMMEDIATE",
+	.migrations = migrations,
+	.vrun = sqlite_vrun,
+	.script = sqlite_script,
+	.rollback = sqlite_rollback,
+	.nonce_state = sqlite_nonce_check,
+};
+
 static const struct db_backend sqlite_backend = {
 	.name = "sqlite",
 	.close = sqlite_close,
-	.nonce_issue = sqlite_nonce_issue,
+	.nonce_issue = db_sql_nonce_issue,
 	.nonce_check = sqlite_nonce_check,
-	.verdict_commit = sqlite_verdict_commit,
-	.verdict_record = sqlite_verdict_record,
+	.verdict_commit = db_sql_verdict_commit,
+	.verdict_record = db_sql_verdict_record,
 	.node_get = sqlite_node_get,
 	.sweep_stale = sqlite_sweep_stale,
 	.nonce_forget = sqlite_nonce_forget,
@@ -428,6 +298,7 @@ int db_sqlite_open(const char *path, struct db **out, ingot_error *e)
 	int r;
 
 	d->db.ops = &sqlite_backend;
+	d->db.sql = &sqlite_sql;
 	if (sqlite3_open_v2(path, &d->h, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL) !=
 	    SQLITE_OK) {
 		r = ingot_fail(e, -EIO, "%s: cannot open database: %s", path, d->h ? sqlite3_errmsg(d->h) : "out of memory");
@@ -435,7 +306,7 @@ int db_sqlite_open(const char *path, struct db **out, ingot_error *e)
 	}
 	sqlite3_busy_timeout(d->h, BUSY_TIMEOUT_MS);
 	if ((r = exec(d->h, "PRAGMA journal_mode=WAL", e)) < 0 || (r = exec(d->h, "PRAGMA synchronous=FULL", e)) < 0 ||
-	    (r = exec(d->h, "PRAGMA foreign_keys=ON", e)) < 0 || (r = migrate(d->h, e)) < 0) {
+	    (r = exec(d->h, "PRAGMA foreign_keys=ON", e)) < 0 || (r = db_sql_migrate(&d->db, e)) < 0) {
 		ingot_prefix(e, "%s", path);
 		goto fail;
 	}
@@ -444,15 +315,4 @@ int db_sqlite_open(const char *path, struct db **out, ingot_error *e)
 fail:
 	sqlite_close(&d->db);
 	return r;
-}
-
-int db_open(const char *spec, struct db **out, ingot_error *e)
-{
-	if (!strncmp(spec, "sqlite:", 7))
-		spec += 7;
-	if (!*spec)
-		return ingot_fail(e, -EINVAL, "database: expected a path or sqlite:PATH, got \"\"");
-	if (strstr(spec, "://"))
-		return ingot_fail(e, -EINVAL, "database: %s: only SQLite (a path or sqlite:PATH) is built in", spec);
-	return db_sqlite_open(spec, out, e);
 }

@@ -1,6 +1,7 @@
 /* The verifier's state behind one small interface, so a backend is a
- * table of functions: SQLite (server/db-sqlite.c) for one verifier; a
- * PostgreSQL one for replicas sharing a database plugs in the same way.
+ * table of functions: SQLite (server/db-sqlite.c) for one verifier,
+ * PostgreSQL (server/db-pg.c) for replicas sharing a database; both run
+ * the same SQL (server/db-sql.h).
  *
  * What every backend guarantees (docs/verifier.md "State"):
  *   - a nonce is consumed in the transaction that stores the verdict it
@@ -75,13 +76,17 @@ struct db_backend {
 
 struct db {
 	const struct db_backend *ops;
+	const struct db_sql *sql;   /* for a backend on SQL (server/db-sql.h) */
 };
 
 /* Open (creating and migrating) the database named by spec: a file
- * path, or "sqlite:PATH". */
+ * path, "sqlite:PATH", or "postgresql:CONNINFO" (libpq's keyword=value
+ * string or URI). */
+#define DB_PG_PREFIX "postgresql:"
 int db_open(const char *spec, struct db **out, ingot_error *e);
 
 int db_sqlite_open(const char *path, struct db **out, ingot_error *e);
+int db_pg_open(const char *conninfo, struct db **out, ingot_error *e);
 /* The schema version this program migrates to. */
 int db_schema_version(void);
 

@@ -16,7 +16,7 @@
 
 struct serve_config {
 	char *listen;              /* HOST:PORT; port 0 picks a free one */
-	char *database;            /* a path, or sqlite:PATH */
+	char *database;            /* a path, sqlite:PATH or postgresql:CONNINFO */
 	char *keyring;
 	char *enrolments;          /* directory of enrolment records, or NULL */
 	char *firmware_refs;       /* directory of firmware references, or NULL */

@@ -51,18 +51,19 @@ CONF
 	for l in "$@"; do echo "$l" >>serve.conf; done
 }
 
-# serve_start: start it, wait (bounded) for "listening on", set URL.
+# serve_start [NAME]: start it (its output in NAME.out and NAME.err,
+# default serve), wait (bounded) for "listening on", set URL and SERVE_PID.
 serve_start() {
-	"$INGOT" serve --config serve.conf >serve.out 2>serve.err &
+	local name=${1:-serve} i
+	"$INGOT" serve --config serve.conf >"$name.out" 2>"$name.err" &
 	SERVE_PID=$!
 	at_exit "kill $SERVE_PID 2>/dev/null"
-	local i
 	for i in $(seq 200); do
-		grep -q '^listening on ' serve.out 2>/dev/null && break
-		kill -0 "$SERVE_PID" 2>/dev/null || fail "ingot serve exited: $(cat serve.err)"
+		grep -q '^listening on ' "$name.out" 2>/dev/null && break
+		kill -0 "$SERVE_PID" 2>/dev/null || fail "ingot serve exited: $(cat "$name.err")"
 		sleep 0.05
 	done
-	URL=http://$(sed -n 's/^listening on //p' serve.out)
+	URL=http://$(sed -n 's/^listening on //p' "$name.out")
 	[ "$URL" != http:// ] || fail "ingot serve did not listen in 10 s"
 }
 
@@ -127,4 +128,38 @@ json.dump(ev, open("ev.json", "w"))
 PY
 }
 
-db() { sqlite3 -batch db.sqlite "$1"; }
+# db SQL: a query on the verifier's database (PostgreSQL's once
+# pg_cluster_start ran), one row a line, columns split by '|'.
+db() {
+	if [ -n "${PG_DIR:-}" ]; then
+		psql -h "$PG_DIR" -p "$PG_PORT" -U ingot -d ingot -X -q -A -t -v ON_ERROR_STOP=1 -c "$1"
+	else
+		sqlite3 -batch db.sqlite "$1"
+	fi
+}
+
+# pg_cluster_start: a private PostgreSQL cluster (skip if PostgreSQL is not
+# installed): run as the postgres user, which PostgreSQL requires of root,
+# in a directory of its own, on a Unix socket only (no TCP), with a
+# database "ingot"; stopped on exit.  Sets PG_DIR, PG_PORT and PG_SPEC
+# (the verifier's `database` value).
+pg_cluster_start() {
+	local bin
+	bin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
+	[ -n "$bin" ] && [ -x "$bin/initdb" ] && [ -x "$bin/pg_ctl" ] || skip "PostgreSQL server not installed"
+	command -v psql >/dev/null || skip "psql not installed"
+	local as=()
+	[ "$(id -u)" = 0 ] && as=(runuser -u postgres --)
+	PG_DIR=$(mktemp -d "${TMPDIR:-/tmp}/ingot-pg.XXXXXX")
+	[ ${#as[@]} = 0 ] || chown postgres "$PG_DIR"
+	"${as[@]}" test -x "$PG_DIR" || fail "$PG_DIR: not reachable by the cluster's user"
+	PG_PORT=$((50000 + RANDOM % 10000))
+	"${as[@]}" "$bin/initdb" -D "$PG_DIR/data" -A trust -U ingot >"$PG_DIR/initdb.log" 2>&1 ||
+		fail "initdb failed: $(tail -5 "$PG_DIR/initdb.log")"
+	at_exit "${as[*]} $bin/pg_ctl -D $PG_DIR/data -m immediate -w stop >/dev/null 2>&1; rm -rf $PG_DIR"
+	"${as[@]}" "$bin/pg_ctl" -D "$PG_DIR/data" -l "$PG_DIR/log" -w \
+		-o "-k $PG_DIR -c listen_addresses='' -p $PG_PORT -c fsync=on" start >/dev/null ||
+		fail "pg_ctl start failed: $(tail -5 "$PG_DIR/log")"
+	psql -h "$PG_DIR" -p "$PG_PORT" -U ingot -d postgres -X -q -c 'CREATE DATABASE ingot' || fail "CREATE DATABASE failed"
+	PG_SPEC="postgresql:host=$PG_DIR port=$PG_PORT user=ingot dbname=ingot"
+}

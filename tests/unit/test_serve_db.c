@@ -1,15 +1,50 @@
-/* Units for server/db-sqlite.c: the nonce rules (issued to that node,
- * unused, unexpired) checked and consumed with the verdict in one
- * transaction, so two connections racing for one nonce store exactly one
- * verdict; the schema migrated once and a newer one refused; the sweep. */
+/* Units for the verifier's database backends (server/db.h): the nonce
+ * rules (issued to that node, unused, unexpired) checked and consumed
+ * with the verdict in one transaction, so two connections racing for one
+ * nonce store exactly one verdict; the schema migrated once and a newer
+ * one refused; the sweep.  SQLite always; PostgreSQL too when
+ * INGOT_TEST_PG holds a libpq connection string to an empty database of
+ * its own (tests/e2e/test-serve-pg.sh runs it so, on a private cluster). */
 #include "tests/unit/helpers.h"
 
+#include <libpq-fe.h>
 #include <pthread.h>
 #include <sqlite3.h>
 
 #include "server/db.h"
 
-static char dir[64], path[128];
+static char dir[64], path[256];
+static const char *pg;   /* the conninfo, while the PostgreSQL group runs */
+
+/* One statement on the test's database, beside the backend: the first
+ * column of the first row as an integer (0 if none). */
+static long long sql(const char *q)
+{
+	long long v = 0;
+
+	if (pg) {
+		PGconn *c = PQconnectdb(pg);
+		assert_int_equal(PQstatus(c), CONNECTION_OK);
+		PGresult *res = PQexec(c, "SET client_min_messages = warning");
+		PQclear(res);
+		res = PQexec(c, q);
+		assert_true(PQresultStatus(res) == PGRES_TUPLES_OK || PQresultStatus(res) == PGRES_COMMAND_OK);
+		if (PQntuples(res) > 0)
+			v = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
+		PQclear(res);
+		PQfinish(c);
+		return v;
+	}
+	sqlite3 *h;
+	sqlite3_stmt *st;
+	assert_int_equal(sqlite3_open(path, &h), SQLITE_OK);
+	assert_int_equal(sqlite3_prepare_v2(h, q, -1, &st, NULL), SQLITE_OK);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		v = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	sqlite3_close(h);
+	return v;
+}
 
 static int setup(void **state)
 {
@@ -18,6 +53,20 @@ static int setup(void **state)
 		return -1;
 	snprintf(path, sizeof(path), "%s/v.sqlite", dir);
 	unlink(path);
+	return 0;
+}
+
+static int setup_pg(void **state)
+{
+	(void)state;
+	snprintf(path, sizeof(path), "%s%s", DB_PG_PREFIX, pg);
+	sql("DROP TABLE IF EXISTS nonces, verdicts, nodes, schema_version");
+	return 0;
+}
+
+static int teardown_pg(void **state)
+{
+	(void)state;
 	return 0;
 }
 
@@ -81,7 +130,7 @@ static void test_nonce_rules(void **state)
 
 struct racer {
 	pthread_barrier_t *go;
-	int ok;
+	int ok, used;   /* won it; told it was used (not an error) */
 };
 
 static void *race(void *arg)
@@ -93,8 +142,8 @@ static void *race(void *arg)
 	struct db_verdict v = { .node = "n1", .nonce = "race", .time = 120, .verdict = "admit", .reason = "ok" };
 
 	pthread_barrier_wait(r->go);
-	if (d->ops->verdict_commit(d, &v, &n, &e) == 0 && n == DB_NONCE_OK)
-		r->ok = 1;
+	if (d->ops->verdict_commit(d, &v, &n, &e) == 0)
+		r->ok = n == DB_NONCE_OK, r->used = n == DB_NONCE_USED;
 	d->ops->close(d);
 	return NULL;
 }
@@ -107,7 +156,7 @@ static void test_nonce_race(void **state)
 	pthread_barrier_t go;
 	pthread_t t[N];
 	struct racer r[N];
-	int won = 0;
+	int won = 0, used = 0;
 
 	(void)state;
 	assert_int_equal(d->ops->nonce_issue(d, "n1", "race", 100, 1000, 4, &e), 0);
@@ -119,9 +168,11 @@ static void test_nonce_race(void **state)
 	for (int i = 0; i < N; i++) {
 		pthread_join(t[i], NULL);
 		won += r[i].ok;
+		used += r[i].used;
 	}
 	pthread_barrier_destroy(&go);
 	assert_int_equal(won, 1);
+	assert_int_equal(used, N - 1);
 	json_t *o = NULL;
 	assert_int_equal(d->ops->node_get(d, "n1", 100, &o, &e), 0);
 	assert_int_equal(json_array_size(json_object_get(o, "history")), 1);
@@ -129,29 +180,63 @@ static void test_nonce_race(void **state)
 	d->ops->close(d);
 }
 
+static void *open_close(void *arg)
+{
+	struct db *d = NULL;
+	ingot_error e = { 0 };
+
+	pthread_barrier_wait(arg);
+	if (db_open(path, &d, &e) < 0) {
+		fprintf(stderr, "open: %s\n", e.msg);
+		return (void *)1;
+	}
+	d->ops->close(d);
+	return NULL;
+}
+
+/* Verifiers started together on an empty database: one migrates, the
+ * others wait for it and find the schema current. */
+static void test_migrate_race(void **state)
+{
+	enum { N = 6 };
+	pthread_barrier_t go;
+	pthread_t t[N];
+	int failed = 0;
+
+	(void)state;
+	pthread_barrier_init(&go, NULL, N);
+	for (int i = 0; i < N; i++)
+		pthread_create(&t[i], NULL, open_close, &go);
+	for (int i = 0; i < N; i++) {
+		void *ret;
+		pthread_join(t[i], &ret);
+		failed += ret != NULL;
+	}
+	pthread_barrier_destroy(&go);
+	assert_int_equal(failed, 0);
+	assert_int_equal(sql("SELECT count(*) FROM schema_version"), db_schema_version());
+}
+
 static void test_schema(void **state)
 {
 	struct db *d = open_db();
 	ingot_error e = { 0 };
-	sqlite3 *h;
 
 	(void)state;
 	d->ops->close(d);
 	d = open_db();   /* migrated once: a second open changes nothing */
 	d->ops->close(d);
-	assert_int_equal(sqlite3_open(path, &h), SQLITE_OK);
-	sqlite3_stmt *st;
-	assert_int_equal(sqlite3_prepare_v2(h, "SELECT count(*), max(version) FROM schema_version", -1, &st, NULL), SQLITE_OK);
-	assert_int_equal(sqlite3_step(st), SQLITE_ROW);
-	assert_int_equal(sqlite3_column_int(st, 0), db_schema_version());
-	assert_int_equal(sqlite3_column_int(st, 1), db_schema_version());
-	sqlite3_finalize(st);
-	assert_int_equal(sqlite3_exec(h, "INSERT INTO schema_version VALUES (999)", NULL, NULL, NULL), SQLITE_OK);
-	sqlite3_close(h);
+	assert_int_equal(sql("SELECT count(*) FROM schema_version"), db_schema_version());
+	assert_int_equal(sql("SELECT max(version) FROM schema_version"), db_schema_version());
+	sql("INSERT INTO schema_version VALUES (999)");
 	d = NULL;
 	assert_true(db_open(path, &d, &e) < 0);
 	assert_non_null(strstr(e.msg, "schema version 999 is newer than this ingot's"));
 	assert_true(db_open("postgresql://x", &d, &e) < 0);
+	/* no server there: one line naming the backend */
+	assert_true(db_open("postgresql:host=/nonexistent port=1 connect_timeout=2", &d, &e) < 0);
+	assert_non_null(strstr(e.msg, "database: postgresql: cannot connect: "));
+	assert_null(strchr(e.msg, '\n'));
 }
 
 static void test_sweep(void **state)
@@ -183,8 +268,19 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_nonce_rules, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_nonce_race, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_migrate_race, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_schema, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sweep, setup, teardown),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	int r = cmocka_run_group_tests_name("sqlite", tests, NULL, NULL);
+	if (!(pg = getenv("INGOT_TEST_PG")) || !*pg)
+		return r;
+	const struct CMUnitTest pg_tests[] = {
+		cmocka_unit_test_setup_teardown(test_nonce_rules, setup_pg, teardown_pg),
+		cmocka_unit_test_setup_teardown(test_nonce_race, setup_pg, teardown_pg),
+		cmocka_unit_test_setup_teardown(test_migrate_race, setup_pg, teardown_pg),
+		cmocka_unit_test_setup_teardown(test_schema, setup_pg, teardown_pg),
+		cmocka_unit_test_setup_teardown(test_sweep, setup_pg, teardown_pg),
+	};
+	return r | cmocka_run_group_tests_name("postgresql", pg_tests, NULL, NULL);
 }

@@ -1,0 +1,158 @@
+/* The verifier's write transactions, the same in every SQL backend
+ * (server/db-sql.h): the nonce consumed and the verdict stored in one
+ * transaction; the staleness move conditional on the node still being
+ * admitted and old. */
+#include "server/db-sql.h"
+
+#include <string.h>
+
+#include "lib/cleanup.h"
+
+int db_schema_version(void)
+{
+	static const char *const migrations[] = DB_SQL_MIGRATIONS("", "");
+
+	return (int)ARRAY_SIZE(migrations);
+}
+
+int db_sql_run(struct db *db, const char *sql, int *changes, ingot_error *e, const char *types, ...)
+{
+	va_list ap;
+	int r;
+
+	va_start(ap, types);
+	r = db->sql->vrun(db, sql, changes, NULL, e, types, ap);
+	va_end(ap);
+	return r;
+}
+
+/* The first column of the first row. */
+static int value(struct db *db, const char *sql, int64_t *out, ingot_error *e, const char *types, ...)
+{
+	va_list ap;
+	int r;
+
+	*out = 0;
+	va_start(ap, types);
+	r = db->sql->vrun(db, sql, NULL, out, e, types, ap);
+	va_end(ap);
+	return r;
+}
+
+int db_sql_migrate(struct db *db, ingot_error *e)
+{
+	const struct db_sql *q = db->sql;
+	int64_t have = 0;
+	int r;
+
+	/* Verifiers starting together: one migrates, the others wait and
+	 * then find the schema current. */
+	if ((r = db_sql_run(db, q->begin_write, NULL, e, "")) < 0)
+		return r;
+	if ((q->lock_migrate && (r = db_sql_run(db, q->lock_migrate, NULL, e, "")) < 0) ||
+	    (r = db_sql_run(db, DB_SQL_SCHEMA_TABLE, NULL, e, "")) < 0 || (r = value(db, DB_SQL_SCHEMA_HAVE, &have, e, "")) < 0)
+		goto out;
+	if (have > db_schema_version()) {
+		r = ingot_fail(e, -EPROTO, "database: schema version %lld is newer than this ingot's %d", (long long)have,
+			       db_schema_version());
+		goto out;
+	}
+	for (int v = (int)have; v < db_schema_version(); v++) {
+		if ((r = q->script(db, q->migrations[v], e)) < 0 ||
+		    (r = db_sql_run(db, DB_SQL_SCHEMA_SET, NULL, e, "i", (int64_t)v + 1)) < 0)
+			goto out;
+	}
+	if ((r = db_sql_run(db, "COMMIT", NULL, e, "")) == 0)
+		return 0;
+out:
+	q->rollback(db);
+	return r;
+}
+
+int db_sql_nonce_issue(struct db *db, const char *node, const char *nonce, int64_t now, int64_t expires,
+		       unsigned max, ingot_error *e)
+{
+	int64_t held = 0;
+	int r;
+
+	/* Count and insert under a lock: racing requests (or replicas)
+	 * cannot both take the last slot. */
+	if ((r = db_sql_run(db, db->sql->begin_write, NULL, e, "")) < 0)
+		return r;
+	if ((db->sql->lock_node && (r = db_sql_run(db, db->sql->lock_node, NULL, e, "s", node)) < 0) ||
+	    (r = value(db, DB_SQL_NONCES_HELD, &held, e, "si", node, now)) < 0)
+		goto out;
+	if (held >= max) {
+		r = ingot_fail(e, -EBUSY, "node %s holds %lld unused nonces, at most %u", node, (long long)held, max);
+		goto out;
+	}
+	if ((r = db_sql_run(db, DB_SQL_NONCE_ISSUE, NULL, e, "ssii", nonce, node, now, expires)) < 0 ||
+	    (r = db_sql_run(db, "COMMIT", NULL, e, "")) < 0)
+		goto out;
+	return 0;
+out:
+	db->sql->rollback(db);
+	return r;
+}
+
+/* The verdict row and the node's state, inside the caller's transaction. */
+static int store_verdict(struct db *db, const struct db_verdict *v, ingot_error *e)
+{
+	int r;
+
+	if ((r = db_sql_run(db, DB_SQL_VERDICT_INSERT, NULL, e, "ssisss", v->node, v->nonce, v->time, v->verdict,
+			    v->reason, v->ak_id)) < 0)
+		return r;
+	return db_sql_run(db, DB_SQL_NODE_UPSERT, NULL, e, "sssii", v->node, v->verdict, v->reason, v->time,
+			  (int64_t)!strcmp(v->verdict, "admit"));
+}
+
+int db_sql_verdict_commit(struct db *db, const struct db_verdict *v, enum db_nonce *out, ingot_error *e)
+{
+	int changed = 0, r;
+
+	if ((r = db_sql_run(db, db->sql->begin_write, NULL, e, "")) < 0)
+		return r;
+	/* Check and consume in one statement: a racer (another thread, or
+	 * another replica) waits for the row, then finds it used. */
+	if ((r = db_sql_run(db, DB_SQL_NONCE_CONSUME, &changed, e, "iss", v->time, v->nonce, v->node)) < 0)
+		goto out;
+	if (changed != 1) {
+		if ((r = db->sql->nonce_state(db, v->node, v->nonce, v->time, out, e)) == 0 && *out == DB_NONCE_OK)
+			*out = DB_NONCE_UNKNOWN;   /* cannot happen after the UPDATE; never a pass */
+		goto out;
+	}
+	*out = DB_NONCE_OK;
+	if ((r = store_verdict(db, v, e)) < 0 || (r = db_sql_run(db, "COMMIT", NULL, e, "")) < 0)
+		goto out;
+	return 0;
+out:
+	db->sql->rollback(db);
+	return r;
+}
+
+int db_sql_verdict_record(struct db *db, const struct db_verdict *v, ingot_error *e)
+{
+	int r;
+
+	if ((r = db_sql_run(db, db->sql->begin_write, NULL, e, "")) < 0)
+		return r;
+	if ((r = store_verdict(db, v, e)) < 0 || (r = db_sql_run(db, "COMMIT", NULL, e, "")) < 0)
+		db->sql->rollback(db);
+	return r;
+}
+
+int db_sql_mark_stale(struct db *db, const char *node, int64_t cutoff, int64_t now, const char *reason, int *changed,
+		      ingot_error *e)
+{
+	struct db_verdict v = { .node = node, .time = now, .verdict = "stale", .reason = reason };
+	int r;
+
+	*changed = 0;
+	if ((r = db_sql_run(db, db->sql->begin_write, NULL, e, "")) < 0)
+		return r;
+	if ((r = db_sql_run(db, DB_SQL_STALE_MARK, changed, e, "si", node, cutoff)) < 0 ||
+	    (*changed && (r = store_verdict(db, &v, e)) < 0) || (r = db_sql_run(db, "COMMIT", NULL, e, "")) < 0)
+		db->sql->rollback(db);
+	return r;
+}

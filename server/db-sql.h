@@ -1,0 +1,119 @@
+/* The SQL of the verifier's state, shared by its backends (server/db.h):
+ * SQLite and PostgreSQL agree on all of it but a column type or two and
+ * how a transaction takes its lock, so the text is written once.
+ * Parameters are $1, $2, ... in both (SQLite binds them by name, so a
+ * statement may use one twice). */
+#ifndef INGOT_SERVER_DB_SQL_H
+#define INGOT_SERVER_DB_SQL_H
+
+/* Numbered migrations: migration i brings the schema to version i + 1.
+ * Never edit one that shipped; append.  INT64 is a 64-bit integer column,
+ * AUTO_ID an increasing row id that is the primary key. */
+#define DB_SQL_MIGRATIONS(INT64, AUTO_ID)                                   \
+	{                                                                    \
+		/* 1: nonces, verdicts, nodes */                              \
+		"CREATE TABLE nonces ("                                      \
+		"  nonce TEXT PRIMARY KEY,"                                  \
+		"  node TEXT NOT NULL,"                                      \
+		"  issued " INT64 " NOT NULL,"                               \
+		"  expires " INT64 " NOT NULL,"                              \
+		"  used " INT64 ");"                                         \
+		"CREATE INDEX nonces_expires ON nonces(expires);"            \
+		"CREATE TABLE verdicts ("                                    \
+		"  id " AUTO_ID ","                                          \
+		"  node TEXT NOT NULL,"                                      \
+		"  nonce TEXT UNIQUE," /* a nonce produces at most one verdict */ \
+		"  time " INT64 " NOT NULL,"                                 \
+		"  verdict TEXT NOT NULL,"                                   \
+		"  reason TEXT NOT NULL,"                                    \
+		"  ak_id TEXT);"                                             \
+		"CREATE INDEX verdicts_node ON verdicts(node, id);"          \
+		"CREATE TABLE nodes ("                                       \
+		"  node TEXT PRIMARY KEY,"                                   \
+		"  state TEXT NOT NULL,"                                     \
+		"  reason TEXT NOT NULL,"                                    \
+		"  time " INT64 " NOT NULL,"                                 \
+		"  last_admit " INT64 ");"                                   \
+		"CREATE INDEX nodes_admit ON nodes(state, last_admit);",     \
+	}
+
+#define DB_SQL_SCHEMA_TABLE "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)"
+#define DB_SQL_SCHEMA_HAVE "SELECT coalesce(max(version), 0) FROM schema_version"
+#define DB_SQL_SCHEMA_SET "INSERT INTO schema_version (version) VALUES ($1)"
+
+/* node, now */
+#define DB_SQL_NONCES_HELD "SELECT count(*) FROM nonces WHERE node = $1 AND used IS NULL AND expires > $2"
+/* nonce, node, issued, expires */
+#define DB_SQL_NONCE_ISSUE "INSERT INTO nonces (nonce, node, issued, expires) VALUES ($1, $2, $3, $4)"
+/* nonce: the columns nonce_state reads */
+#define DB_SQL_NONCE_LOOKUP "SELECT node, expires, used FROM nonces WHERE nonce = $1"
+/* Check and consume in one statement: time, nonce, node.  The row it
+ * changed (or not) says whether this transaction won the nonce; a racer
+ * waits for the row and then finds it used. */
+#define DB_SQL_NONCE_CONSUME "UPDATE nonces SET used = $1 WHERE nonce = $2 AND node = $3 AND used IS NULL AND expires > $1"
+/* cutoff */
+#define DB_SQL_NONCE_FORGET "DELETE FROM nonces WHERE expires < $1"
+
+/* node, nonce, time, verdict, reason, ak_id */
+#define DB_SQL_VERDICT_INSERT \
+	"INSERT INTO verdicts (node, nonce, time, verdict, reason, ak_id) VALUES ($1, $2, $3, $4, $5, $6)"
+/* node, state, reason, time, admitted (1 or 0); the casts give
+ * PostgreSQL one type for $4 and $5 */
+#define DB_SQL_NODE_UPSERT                                                                        \
+	"INSERT INTO nodes (node, state, reason, time, last_admit)"                                \
+	" VALUES ($1, $2, $3, $4, CASE WHEN CAST($5 AS BIGINT) = 1 THEN CAST($4 AS BIGINT) END)" \
+	" ON CONFLICT(node) DO UPDATE SET state = $2, reason = $3, time = $4,"                     \
+	" last_admit = CASE WHEN CAST($5 AS BIGINT) = 1 THEN CAST($4 AS BIGINT) ELSE nodes.last_admit END"
+
+/* node */
+#define DB_SQL_NODE_GET "SELECT state, reason, time, last_admit FROM nodes WHERE node = $1"
+/* node, how many */
+#define DB_SQL_NODE_HISTORY \
+	"SELECT id, time, verdict, reason, nonce, ak_id FROM verdicts WHERE node = $1 ORDER BY id DESC LIMIT $2"
+#define DB_SQL_NODE_COUNTS "SELECT state, count(*) FROM nodes GROUP BY state"
+
+/* cutoff */
+#define DB_SQL_STALE_CANDIDATES "SELECT node FROM nodes WHERE state = 'admit' AND last_admit < $1"
+/* node, cutoff: still admitted and still old (another replica, or a
+ * fresh admission, may have come first) */
+#define DB_SQL_STALE_MARK "UPDATE nodes SET state = 'stale' WHERE node = $1 AND state = 'admit' AND last_admit < $2"
+
+/* The write transactions, written once over what a backend gives
+ * (server/db-sql.c): a struct db whose backend is on SQL carries this. */
+#include <stdarg.h>
+
+#include "server/db.h"
+
+struct db_sql {
+	const char *begin_write;   /* starts a transaction that may write */
+	const char *lock_migrate;  /* serializes migrators (NULL: begin_write does) */
+	const char *lock_node;     /* serializes a node's nonce issuers, $1 the node (NULL: begin_write does) */
+	const char *const *migrations;   /* db_schema_version() of them, in this dialect */
+	/* One statement with parameters $1... (s = text or NULL, i = int64);
+	 * *changes, if asked, the rows it changed; *first, if asked, the
+	 * first column of the first row (0 if none). */
+	int (*vrun)(struct db *db, const char *sql, int *changes, int64_t *first, ingot_error *e, const char *types,
+		    va_list ap);
+	/* Several statements, no parameters (a migration). */
+	int (*script)(struct db *db, const char *sql, ingot_error *e);
+	void (*rollback)(struct db *db);   /* if a transaction is open */
+	/* The state of a nonce presented by node at now, inside the
+	 * caller's transaction. */
+	int (*nonce_state)(struct db *db, const char *node, const char *nonce, int64_t now, enum db_nonce *out,
+			   ingot_error *e);
+};
+
+int db_sql_run(struct db *db, const char *sql, int *changes, ingot_error *e, const char *types, ...);
+/* Migrate to db_schema_version() in one transaction; a newer schema is
+ * refused. */
+int db_sql_migrate(struct db *db, ingot_error *e);
+int db_sql_nonce_issue(struct db *db, const char *node, const char *nonce, int64_t now, int64_t expires,
+		       unsigned max, ingot_error *e);
+int db_sql_verdict_commit(struct db *db, const struct db_verdict *v, enum db_nonce *out, ingot_error *e);
+int db_sql_verdict_record(struct db *db, const struct db_verdict *v, ingot_error *e);
+/* Mark node stale if it is still admitted and still older than cutoff,
+ * with its verdict, in one transaction; *changed whether it was. */
+int db_sql_mark_stale(struct db *db, const char *node, int64_t cutoff, int64_t now, const char *reason, int *changed,
+		      ingot_error *e);
+
+#endif
