@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "lib/cleanup.h"
 #include "lib/json.h"
@@ -45,6 +46,24 @@ static int exec(sqlite3 *h, const char *sql, ingot_error *e)
 		return r;
 	}
 	return 0;
+}
+
+/* PRAGMA journal_mode=WAL on a database other connections are opening
+ * at the same moment may be answered SQLITE_BUSY without the busy
+ * handler being consulted (SQLite returns BUSY rather than risk a
+ * deadlock): retry it, bounded (about BUSY_TIMEOUT_MS), then report. */
+static int exec_busy_retry(sqlite3 *h, const char *sql, ingot_error *e)
+{
+	for (int i = 0; i < BUSY_TIMEOUT_MS / 10; i++) {
+		int rc = sqlite3_exec(h, sql, NULL, NULL, NULL) & 0xff;
+
+		if (rc == SQLITE_OK)
+			return 0;
+		if (rc != SQLITE_BUSY && rc != SQLITE_LOCKED)
+			break;
+		usleep(10000);
+	}
+	return exec(h, sql, e);
 }
 
 static void rollback(sqlite3 *h)
@@ -305,7 +324,7 @@ int db_sqlite_open(const char *path, struct db **out, ingot_error *e)
 		goto fail;
 	}
 	sqlite3_busy_timeout(d->h, BUSY_TIMEOUT_MS);
-	if ((r = exec(d->h, "PRAGMA journal_mode=WAL", e)) < 0 || (r = exec(d->h, "PRAGMA synchronous=FULL", e)) < 0 ||
+	if ((r = exec_busy_retry(d->h, "PRAGMA journal_mode=WAL", e)) < 0 || (r = exec(d->h, "PRAGMA synchronous=FULL", e)) < 0 ||
 	    (r = exec(d->h, "PRAGMA foreign_keys=ON", e)) < 0 || (r = db_sql_migrate(&d->db, e)) < 0) {
 		ingot_prefix(e, "%s", path);
 		goto fail;
