@@ -690,10 +690,7 @@ static int image_extent(int fd, const char *name, uint64_t want, bool *is_dev, u
 	if (fstat(fd, &st) < 0)
 		return ingot_fail(e, -errno, "%s: stat: %s", name, strerror(errno));
 	*is_dev = S_ISBLK(st.st_mode);
-	if (!*is_dev) {
-		if (!S_ISREG(st.st_mode))
-			return ingot_fail(e, -EINVAL, "%s: expected a regular file or a block device, got a %s",
-					  name, file_type_name(st.st_mode));
+	if (!*is_dev) {   /* open_regular_or_blockdev: then a regular file */
 		*len = (uint64_t)st.st_size;
 		return 0;
 	}
@@ -706,38 +703,10 @@ static int image_extent(int fd, const char *name, uint64_t want, bool *is_dev, u
 	return 0;
 }
 
-/* Open an image or its hash tree: a regular file, or a block device (a
- * node's image and hash partitions).  O_NONBLOCK: a FIFO must not hang
- * the open; anything else is refused, then the flag is cleared. */
-static int open_file_or_blockdev(const char *path, ingot_error *e)
-{
-	struct stat st;
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK), fl;
-
-	if (fd < 0)
-		return ingot_fail(e, -errno, "%s: %s", path, strerror(errno));
-	if (fstat(fd, &st) < 0 || (fl = fcntl(fd, F_GETFL)) < 0) {
-		int err = errno;
-		close(fd);
-		return ingot_fail(e, -err, "%s: stat: %s", path, strerror(err));
-	}
-	if (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode)) {
-		close(fd);
-		return ingot_fail(e, -EINVAL, "%s: expected a regular file or a block device, got a %s",
-				  path, file_type_name(st.st_mode));
-	}
-	if (fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0) {
-		int err = errno;
-		close(fd);
-		return ingot_fail(e, -err, "%s: %s", path, strerror(err));
-	}
-	return fd;
-}
-
 int verity_check(const char *image_path, const char *verity_path, const uint8_t root_hash[32],
 		 uint64_t device_len, struct image_digest *got, ingot_error *e)
 {
-	_cleanup_close_ int ifd = open_file_or_blockdev(image_path, e);
+	_cleanup_close_ int ifd = open_regular_or_blockdev(image_path, NULL, e);
 	_cleanup_close_ int hfd = -1;
 	uint8_t sb[SB_SIZE], salt[MAX_SALT], root[32];
 	uint32_t salt_len = 0;
@@ -758,7 +727,7 @@ int verity_check(const char *image_path, const char *verity_path, const uint8_t 
 		return is_dev ? hash_prefix(ifd, image_path, len, got->sha256, e)
 			      : sha256_fd(ifd, image_path, got->sha256, &got->size, e);
 	}
-	hfd = open_file_or_blockdev(verity_path, e);
+	hfd = open_regular_or_blockdev(verity_path, NULL, e);
 	if (hfd < 0)
 		return hfd;
 	r = pread_all(hfd, sb, sizeof(sb), 0);

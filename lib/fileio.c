@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,7 +22,9 @@ const char *file_type_name(mode_t mode)
 	       S_ISSOCK(mode) ? "socket" : S_ISLNK(mode) ? "symbolic link" : "special file";
 }
 
-int open_regular_at(int dirfd, const char *path, int flags, struct stat *st, ingot_error *e)
+/* open_regular_at, and with blockdev a block device is accepted too. */
+static int open_input_at(int dirfd, const char *path, int flags, bool blockdev, struct stat *st,
+			 ingot_error *e)
 {
 	struct stat sb;
 	int fd, fl;
@@ -41,10 +44,11 @@ int open_regular_at(int dirfd, const char *path, int flags, struct stat *st, ing
 		close(fd);
 		return ingot_fail(e, -err, "%s: cannot stat: %s", path, strerror(err));
 	}
-	if (!S_ISREG(st->st_mode)) {
+	if (!S_ISREG(st->st_mode) && !(blockdev && S_ISBLK(st->st_mode))) {
 		close(fd);
 		return ingot_fail(e, S_ISDIR(st->st_mode) ? -EISDIR : -EINVAL,
-				  "%s: expected a regular file, got a %s", path, file_type_name(st->st_mode));
+				  "%s: expected a regular file%s, got a %s", path,
+				  blockdev ? " or a block device" : "", file_type_name(st->st_mode));
 	}
 	if (fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0) {
 		int err = errno;
@@ -52,6 +56,16 @@ int open_regular_at(int dirfd, const char *path, int flags, struct stat *st, ing
 		return ingot_fail(e, -err, "%s: %s", path, strerror(err));
 	}
 	return fd;
+}
+
+int open_regular_at(int dirfd, const char *path, int flags, struct stat *st, ingot_error *e)
+{
+	return open_input_at(dirfd, path, flags, false, st, e);
+}
+
+int open_regular_or_blockdev(const char *path, struct stat *st, ingot_error *e)
+{
+	return open_input_at(AT_FDCWD, path, 0, true, st, e);
 }
 
 int open_regular(const char *path, int flags, struct stat *st, ingot_error *e)

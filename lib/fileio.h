@@ -19,6 +19,9 @@
 int open_regular(const char *path, int flags, struct stat *st, ingot_error *e);
 /* The same, path relative to dirfd (openat). */
 int open_regular_at(int dirfd, const char *path, int flags, struct stat *st, ingot_error *e);
+/* open_regular, but a block device is accepted too (an image or its
+ * hash tree on a node's partition). */
+int open_regular_or_blockdev(const char *path, struct stat *st, ingot_error *e);
 /* "regular file", "directory", "FIFO", "symbolic link", ... for messages. */
 const char *file_type_name(mode_t mode);
 
