@@ -30,6 +30,7 @@
 #include "lib/modinfo.h"
 #include "lib/version.h"
 #include "recipes/tuple.h"
+#include "recipes/tuple-fields.h"
 
 #define VERSION_JSON_MAX (1u << 20)
 
@@ -242,9 +243,9 @@ static bool ends_with(const char *s, const char *suffix)
 
 static int check_tree(struct check *c, const struct tuple *tu, const struct tree *t)
 {
-	const struct tuple_value *fl = tuple_get(tu, "driver.flavor");
-	const struct tuple_value *vendor = tuple_get(tu, "vendor");
-	const struct tuple_value *prefix = tuple_get(tu, "rocm.prefix");
+	const struct tuple_value *fl = tuple_get(tu, tuple_fields[TF_DRIVER_FLAVOR].path);
+	const struct tuple_value *vendor = tuple_get(tu, tuple_fields[TF_VENDOR].path);
+	const struct tuple_value *prefix = tuple_get(tu, tuple_fields[TF_ROCM_PREFIX].path);
 	bool nvidia = vendor && !strcmp(vendor->str, "nvidia");
 	bool rocm_under_prefix = false, rocm_seen = false;
 	int r = 0;

@@ -9,6 +9,7 @@
 #include "lib/json.h"
 #include "lib/version.h"
 #include "lib/xalloc.h"
+#include "recipes/tuple-fields.h"
 #include "recipes/tuple-private.h"
 
 static const char *const vendors[] = { "nvidia", "amd", NULL };
@@ -39,55 +40,88 @@ static const char *const arch_names[] = {
 	"cdna", "cdna2", "cdna3", "cdna4", NULL
 };
 
-struct field_schema {
-	const char *path;
-	enum tuple_type type;
-	const char *const *words;
-};
+/* Rows with a probe key: YAML path, type, words, report name, probe key,
+ * fallback, label, how it compares, what the rules take.  Versions match
+ * numerically ("580.95.05" == "580.95.5" is not accepted: MATCH_VERSION
+ * needs the same components); declared CUDA/ROCm/toolkit versions may be
+ * shorter than what the node carries ("13.0" matches "13.0.1"). */
+#define PROBED(path, type, words, report, fallback, label, how, rules) \
+	{ path, type, words, report, report, fallback, label, how, rules }
+/* Reported by the node check as "not probed". */
+#define UNPROBED(name, report) \
+	{ name ".version", TUPLE_VERSION, NULL, report, NULL, NULL, NULL, MATCH_EXACT, RULES_NONE }
+#define FIELD(path, type, words) \
+	{ path, type, words, NULL, NULL, NULL, NULL, MATCH_EXACT, RULES_NONE }
+/* Components that carry a version may name the artifact holding them. */
+#define ARTIFACT(name) FIELD(name ".artifact", TUPLE_STR, NULL)
 
-/* Components that carry a version and may name the artifact holding them. */
-#define COMPONENT(name) \
-	{ name ".version", TUPLE_VERSION, NULL }, { name ".artifact", TUPLE_STR, NULL }
-
-static const struct field_schema schema[] = {
-	{ "vendor", TUPLE_ENUM, vendors },
-	{ "platform.os", TUPLE_STR, NULL },
-	{ "platform.os-version", TUPLE_VERSION, NULL },
-	{ "platform.cpu-arch", TUPLE_ENUM, cpu_arches },
-	{ "gpu.models", TUPLE_LIST, model_names },
-	{ "gpu.arch", TUPLE_LIST, arch_names },
-	{ "nvswitch", TUPLE_BOOL, NULL },
-	{ "multi-tenant", TUPLE_BOOL, NULL },
-	{ "smi", TUPLE_ENUM, smis },
-	COMPONENT("driver"),
-	{ "driver.branch", TUPLE_STR, NULL },
-	{ "driver.flavor", TUPLE_ENUM, flavors },
-	COMPONENT("fabric-manager"),
-	COMPONENT("cuda"),
-	COMPONENT("rocm"),
-	{ "rocm.stream", TUPLE_ENUM, streams },
-	{ "rocm.prefix", TUPLE_STR, NULL },
-	COMPONENT("cudnn"),
-	COMPONENT("miopen"),
-	COMPONENT("cublas"),
-	COMPONENT("rocblas"),
-	COMPONENT("nccl"),
-	{ "nccl.cuda", TUPLE_VERSION, NULL },   /* the CUDA release NCCL was built for */
-	COMPONENT("rccl"),
-	COMPONENT("container-toolkit"),
-	COMPONENT("gpu-operator"),
-	COMPONENT("imex"),
+const struct tuple_field tuple_fields[] = {
+	[TF_VENDOR] = PROBED("vendor", TUPLE_ENUM, vendors, "vendor", NULL, "vendor", MATCH_EXACT,
+			     RULES_DECLARED),
+	[TF_DRIVER] = PROBED("driver.version", TUPLE_VERSION, NULL, "driver.version", NULL, "driver",
+			     MATCH_VERSION, RULES_PROBED),
+	[TF_DRIVER_FLAVOR] = PROBED("driver.flavor", TUPLE_ENUM, flavors, "driver.flavor", NULL,
+				    "driver flavor", MATCH_EXACT, RULES_PROBED),
+	[TF_FABRIC_MANAGER] = PROBED("fabric-manager.version", TUPLE_VERSION, NULL,
+				     "fabric_manager.version", NULL, "fabric manager", MATCH_VERSION,
+				     RULES_PROBED),
+	[TF_NCCL] = PROBED("nccl.version", TUPLE_VERSION, NULL, "nccl.version", NULL, "NCCL",
+			   MATCH_VERSION, RULES_PROBED),
+	[TF_RCCL] = PROBED("rccl.version", TUPLE_VERSION, NULL, "rccl.version", NULL, "RCCL",
+			   MATCH_VERSION, RULES_PROBED),
+	[TF_CUDA] = PROBED("cuda.version", TUPLE_VERSION, NULL, "cuda.version", "cuda.runtime", "CUDA",
+			   MATCH_PREFIX, RULES_PROBED),
+	[TF_CONTAINER_TOOLKIT] = PROBED("container-toolkit.version", TUPLE_VERSION, NULL,
+					"container_toolkit.version", NULL, "container toolkit",
+					MATCH_PREFIX, RULES_PROBED),
+	[TF_ROCM] = PROBED("rocm.version", TUPLE_VERSION, NULL, "rocm.version", NULL, "ROCm",
+			   MATCH_PREFIX, RULES_PROBED),
+	[TF_ROCM_STREAM] = PROBED("rocm.stream", TUPLE_ENUM, streams, "rocm.stream", NULL,
+				  "ROCm stream", MATCH_EXACT, RULES_PROBED),
+	[TF_ROCM_PREFIX] = PROBED("rocm.prefix", TUPLE_STR, NULL, "rocm.prefix", NULL, "ROCm prefix",
+				  MATCH_EXACT, RULES_NONE),
+	[TF_SMI] = PROBED("smi", TUPLE_ENUM, smis, "smi", NULL, "SMI tool", MATCH_EXACT, RULES_PROBED),
+	[TF_DRIVER_BRANCH] = FIELD("driver.branch", TUPLE_STR, NULL),
+	[TF_GPU_MODELS] = FIELD("gpu.models", TUPLE_LIST, model_names),
+	[TF_GPU_ARCH] = FIELD("gpu.arch", TUPLE_LIST, arch_names),
+	[TF_NVSWITCH] = FIELD("nvswitch", TUPLE_BOOL, NULL),
+	UNPROBED("cudnn", "cudnn.version"),
+	UNPROBED("cublas", "cublas.version"),
+	UNPROBED("miopen", "miopen.version"),
+	UNPROBED("rocblas", "rocblas.version"),
+	UNPROBED("gpu-operator", "gpu_operator.version"),
+	UNPROBED("imex", "imex.version"),
+	FIELD("platform.os", TUPLE_STR, NULL),
+	FIELD("platform.os-version", TUPLE_VERSION, NULL),
+	FIELD("platform.cpu-arch", TUPLE_ENUM, cpu_arches),
+	FIELD("multi-tenant", TUPLE_BOOL, NULL),
+	ARTIFACT("driver"),
+	ARTIFACT("fabric-manager"),
+	ARTIFACT("cuda"),
+	ARTIFACT("rocm"),
+	ARTIFACT("cudnn"),
+	ARTIFACT("miopen"),
+	ARTIFACT("cublas"),
+	ARTIFACT("rocblas"),
+	ARTIFACT("nccl"),
+	FIELD("nccl.cuda", TUPLE_VERSION, NULL),   /* the CUDA release NCCL was built for */
+	ARTIFACT("rccl"),
+	ARTIFACT("container-toolkit"),
+	ARTIFACT("gpu-operator"),
+	ARTIFACT("imex"),
 	/* Firmware pins: the validated revisions, one or a list; an entry
 	 * "MODEL=REV" holds for devices of that model only (docs/tuple.md). */
-	{ "firmware.vbios", TUPLE_LIST, NULL },
-	{ "firmware.nic", TUPLE_LIST, NULL },
-	{ "firmware.ethernet", TUPLE_LIST, NULL },
-	{ "firmware.nvswitch", TUPLE_LIST, NULL },
-	{ "firmware.bmc", TUPLE_LIST, NULL },
-	{ "firmware.bios", TUPLE_LIST, NULL },
+	FIELD("firmware.vbios", TUPLE_LIST, NULL),
+	FIELD("firmware.nic", TUPLE_LIST, NULL),
+	FIELD("firmware.ethernet", TUPLE_LIST, NULL),
+	FIELD("firmware.nvswitch", TUPLE_LIST, NULL),
+	FIELD("firmware.bmc", TUPLE_LIST, NULL),
+	FIELD("firmware.bios", TUPLE_LIST, NULL),
 	/* The driver branch the pins were validated against ("R580"). */
-	{ "firmware.driver-branch", TUPLE_STR, NULL },
+	FIELD("firmware.driver-branch", TUPLE_STR, NULL),
 };
+
+const size_t tuple_fields_n = ARRAY_SIZE(tuple_fields);
 
 /* frameworks.<name>: any framework name, each a version. */
 #define FRAMEWORKS "frameworks"
@@ -102,13 +136,21 @@ static bool framework_name_ok(const char *s)
 	return true;
 }
 
-static const struct field_schema *schema_find(const char *path)
+const struct tuple_field *tuple_field_find(const char *path)
 {
-	static const struct field_schema framework = { FRAMEWORKS ".*", TUPLE_VERSION, NULL };
+	for (size_t i = 0; i < ARRAY_SIZE(tuple_fields); i++)
+		if (!strcmp(tuple_fields[i].path, path))
+			return &tuple_fields[i];
+	return NULL;
+}
 
-	for (size_t i = 0; i < ARRAY_SIZE(schema); i++)
-		if (!strcmp(schema[i].path, path))
-			return &schema[i];
+static const struct tuple_field *schema_find(const char *path)
+{
+	static const struct tuple_field framework = FIELD(FRAMEWORKS ".*", TUPLE_VERSION, NULL);
+	const struct tuple_field *f = tuple_field_find(path);
+
+	if (f)
+		return f;
 	if (!strncmp(path, FRAMEWORKS ".", sizeof(FRAMEWORKS)) &&
 	    framework_name_ok(path + sizeof(FRAMEWORKS)))
 		return &framework;
@@ -117,7 +159,7 @@ static const struct field_schema *schema_find(const char *path)
 
 int tuple_schema_type(const char *path, enum tuple_type *type, const char *const **words)
 {
-	const struct field_schema *f = schema_find(path);
+	const struct tuple_field *f = schema_find(path);
 	if (!f)
 		return -ENOENT;
 	if (type)
@@ -132,8 +174,8 @@ bool tuple_schema_group(const char *path)
 	size_t n = strlen(path);
 	if (!strcmp(path, FRAMEWORKS))
 		return true;
-	for (size_t i = 0; i < ARRAY_SIZE(schema); i++)
-		if (!strncmp(schema[i].path, path, n) && schema[i].path[n] == '.')
+	for (size_t i = 0; i < ARRAY_SIZE(tuple_fields); i++)
+		if (!strncmp(tuple_fields[i].path, path, n) && tuple_fields[i].path[n] == '.')
 			return true;
 	return false;
 }
@@ -243,7 +285,7 @@ static bool list_has(const struct tuple_value *v, const char *w)
 }
 
 /* Check a scalar against the schema type; msg gets "expected X, got Y". */
-static int check_scalar(const struct field_schema *f, const char *s, char *msg, size_t n)
+static int check_scalar(const struct tuple_field *f, const char *s, char *msg, size_t n)
 {
 	char words[512];
 
@@ -291,14 +333,14 @@ static const char *pos_of(const struct tuple *t, const struct tuple_value *v, ch
 static int tuple_finish(struct tuple *t, const char *where, ingot_error *e)
 {
 	char pos[600];
-	const struct tuple_value *models = tuple_get(t, "gpu.models");
-	const struct tuple_value *arch = tuple_get(t, "gpu.arch");
-	const struct tuple_value *drv = tuple_get(t, "driver.version");
-	const struct tuple_value *branch = tuple_get(t, "driver.branch");
+	const struct tuple_value *models = tuple_get(t, tuple_fields[TF_GPU_MODELS].path);
+	const struct tuple_value *arch = tuple_get(t, tuple_fields[TF_GPU_ARCH].path);
+	const struct tuple_value *drv = tuple_get(t, tuple_fields[TF_DRIVER].path);
+	const struct tuple_value *branch = tuple_get(t, tuple_fields[TF_DRIVER_BRANCH].path);
 	struct tuple_value derived = { 0 };
 	int r = 0;
 
-	if (!tuple_get(t, "vendor"))
+	if (!tuple_get(t, tuple_fields[TF_VENDOR].path))
 		return ingot_fail(e, -EINVAL, "%s: tuple: missing required field 'vendor'", where);
 	if (!models || models->n_list == 0)
 		return ingot_fail(e, -EINVAL, "%s: tuple.gpu.models: missing required field", where);
@@ -320,7 +362,7 @@ static int tuple_finish(struct tuple *t, const char *where, ingot_error *e)
 			goto out;
 		}
 	} else {
-		struct tuple_value *v = tuple_add(t, "gpu.arch", TUPLE_LIST);
+		struct tuple_value *v = tuple_add(t, tuple_fields[TF_GPU_ARCH].path, TUPLE_LIST);
 		v->list = TAKE_PTR(derived.list);
 		v->n_list = derived.n_list;
 		derived.n_list = 0;
@@ -336,8 +378,8 @@ static int tuple_finish(struct tuple *t, const char *where, ingot_error *e)
 				       pos_of(t, branch, pos, sizeof(pos)), want, drv->str, branch->str);
 			goto out;
 		}
-		if (!branch && !strcmp(tuple_get(t, "vendor")->str, "nvidia")) {
-			tuple_add(t, "driver.branch", TUPLE_STR)->str = xstrdup(want);
+		if (!branch && !strcmp(tuple_get(t, tuple_fields[TF_VENDOR].path)->str, "nvidia")) {
+			tuple_add(t, tuple_fields[TF_DRIVER_BRANCH].path, TUPLE_STR)->str = xstrdup(want);
 		}
 	} else if (branch) {
 		r = ingot_fail(e, -EINVAL, "%s: tuple.driver.branch: needs driver.version",
@@ -353,7 +395,7 @@ out:
 
 /* --------------------------------------------------------------- YAML -- */
 
-static int parse_leaf(struct ydoc *d, struct tuple *t, const struct field_schema *f,
+static int parse_leaf(struct ydoc *d, struct tuple *t, const struct tuple_field *f,
 		      const char *path, yaml_node_t *n, ingot_error *e)
 {
 	char field[192], msg[768];
@@ -418,7 +460,7 @@ static int parse_map(struct ydoc *d, struct tuple *t, const char *prefix, yaml_n
 	ydoc_map_foreach(d, map, k, v) {
 		char path[160];
 		const char *key;
-		const struct field_schema *f;
+		const struct tuple_field *f;
 
 		if (!k || k->type != YAML_SCALAR_NODE)
 			return ydoc_fail(d, k, e, "tuple%s%s: expected a string key, got %s",
@@ -470,7 +512,7 @@ int tuple_parse(struct ydoc *d, yaml_node_t *node, struct tuple **out, ingot_err
 static int json_leaf(struct tuple *t, const char *name, const char *path, json_t *j,
 		     ingot_error *e)
 {
-	const struct field_schema *f = schema_find(path);
+	const struct tuple_field *f = schema_find(path);
 	struct tuple_value *v;
 	char msg[768];
 

@@ -13,7 +13,7 @@
 #include "lib/version.h"
 #include "recipes/lint.h"
 #include "recipes/tuple.h"
-#include "verify/tuplefields.h"
+#include "recipes/tuple-fields.h"
 
 /* The tuple with probed values in place (new reference).  A declared
  * field whose node fact was unreadable keeps its declared value and is
@@ -26,15 +26,12 @@ static json_t *probed_tuple(const json_t *tuple, const struct node_probe *p, jso
 		const struct tuple_field *o = &tuple_fields[i];
 		if (o->rules == RULES_NONE)
 			continue;
-		/* The tuple's JSON spells groups with '-' ("fabric-manager"). */
-		const char *dot = strchr(o->tuple, '.');
+		/* The tuple's JSON spells groups as the YAML does ("fabric-manager"). */
+		const char *dot = strchr(o->path, '.');
 		const char *key = dot ? dot + 1 : NULL;
 		char group[64];
 		snprintf(group, sizeof(group), "%.*s",
-			 dot ? (int)(dot - o->tuple) : (int)strlen(o->tuple), o->tuple);
-		for (char *c = group; *c; c++)
-			if (*c == '_')
-				*c = '-';
+			 dot ? (int)(dot - o->path) : (int)strlen(o->path), o->path);
 		const struct probe_fact *f = probe_find(p, o->probe);
 		const char *v = f ? f->value : NULL;
 		char buf[128];

@@ -11,14 +11,7 @@
 #include "lib/json.h"
 #include "lib/strbuf.h"
 #include "lib/version.h"
-#include "verify/tuplefields.h"
-
-/* Tuple members ingot cannot read on a node; listed as "not probed". */
-static const char *const unprobed[] = {
-	"cudnn.version",
-	"cublas.version", "miopen.version", "rocblas.version", "gpu_operator.version",
-	"imex.version",
-};
+#include "recipes/tuple-fields.h"
 
 /* A declared component must be found on the node when the image carries
  * it (the tuple names its artifact) or when it is the node's own identity
@@ -72,12 +65,12 @@ const char *tuple_lookup(const json_t *tuple, const char *path, char *buf, size_
 static int must_be_on_node(const json_t *tuple, const struct tuple_field *f)
 {
 	char path[96], buf[8];
-	const char *dot = strchr(f->tuple, '.');
-	if (!strcmp(f->tuple, "vendor") || !strncmp(f->tuple, "driver.", 7))
+	const char *dot = strchr(f->report, '.');
+	if (f < tuple_fields + TUPLE_FIELDS_DRIVER_END)
 		return 1;
 	if (!dot)
 		return 0;
-	snprintf(path, sizeof(path), "%.*s.artifact", (int)(dot - f->tuple), f->tuple);
+	snprintf(path, sizeof(path), "%.*s.artifact", (int)(dot - f->report), f->report);
 	return tuple_lookup(tuple, path, buf, sizeof(buf)) != NULL;
 }
 
@@ -232,8 +225,9 @@ static const char *source_of(const struct node_probe *p, const char *key)
 /* Facts of the node that must agree with each other whatever the tuple says. */
 static void consistency(struct state *s, const json_t *tuple, const struct node_probe *p)
 {
-	const char *drv = probe_get(p, "driver.version");
-	const char *fm = probe_get(p, "fabric_manager.version");
+	const char *fm_key = tuple_fields[TF_FABRIC_MANAGER].probe;
+	const char *drv = probe_get(p, tuple_fields[TF_DRIVER].probe);
+	const char *fm = probe_get(p, fm_key);
 	const char *nvs = probe_get(p, "nvswitch.count");
 	char buf[64];
 	const char *decl_nvs = tuple_lookup(tuple, "nvswitch", buf, sizeof(buf));
@@ -244,14 +238,14 @@ static void consistency(struct state *s, const json_t *tuple, const struct node_
 	if (nvswitch && drv && fm) {
 		int ok = values_match(MATCH_VERSION, drv, fm);
 		record(s, "fabric_manager==driver", drv, fm,
-		       source_of(p, "fabric_manager.version"), ok);
+		       source_of(p, fm_key), ok);
 		if (!ok)
 			mismatch(s, "fabric manager %s != driver %s", fm, drv);
 		else
 			report_evidence(s->r, CHECK_TUPLE, "ok: fabric manager %s == driver (NVSwitch)", fm);
 	} else if (nvswitch && drv && !fm) {
 		record(s, "fabric_manager==driver", drv, NULL,
-		       source_of(p, "fabric_manager.version"), 0);
+		       source_of(p, fm_key), 0);
 		mismatch(s, "NVSwitch system without fabric manager (driver %s)", drv);
 	}
 	const char *ko = probe_get(p, "driver.ko_version");
@@ -303,9 +297,10 @@ static void image_driver(struct state *s, const json_t *tuple, const struct node
 		{ "firmware.gsp", "firmware.gsp", "GSP firmware" },
 	};
 	char want[128], vendor[32], flavor[32];
-	const char *v = tuple_lookup(tuple, "vendor", vendor, sizeof(vendor));
+	const char *v = tuple_lookup(tuple, tuple_fields[TF_VENDOR].report, vendor, sizeof(vendor));
 
-	if (!v || strcmp(v, "nvidia") || !tuple_lookup(tuple, "driver.version", want, sizeof(want)))
+	if (!v || strcmp(v, "nvidia") ||
+	    !tuple_lookup(tuple, tuple_fields[TF_DRIVER].report, want, sizeof(want)))
 		return;
 	for (size_t i = 0; i < ARRAY_SIZE(parts); i++) {
 		const char *have = probe_get(p, parts[i].fact);
@@ -334,7 +329,7 @@ static void image_driver(struct state *s, const json_t *tuple, const struct node
 	}
 	/* The open modules are "Dual MIT/GPL", the proprietary ones "NVIDIA". */
 	const char *lic = probe_get(p, "driver.ko_license");
-	if (lic && tuple_lookup(tuple, "driver.flavor", flavor, sizeof(flavor))) {
+	if (lic && tuple_lookup(tuple, tuple_fields[TF_DRIVER_FLAVOR].report, flavor, sizeof(flavor))) {
 		const char *have = strcmp(lic, "NVIDIA") ? "open" : "proprietary";
 		int ok = !strcmp(flavor, have);
 		(*compared)++;
@@ -490,7 +485,8 @@ void tuplecheck_run(const json_t *tuple, const struct node_probe *p, struct veri
 	/* No vendor: neither NVIDIA's nor AMD's module is loaded (a node
 	 * without a GPU, or before modprobe); the loaded driver's facts are
 	 * then not made, never a mismatch. */
-	const bool loaded = probe_get(p, "vendor") != NULL;
+	const char *vendor_key = tuple_fields[TF_VENDOR].probe;
+	const bool loaded = probe_get(p, vendor_key) != NULL;
 
 	if (!json_is_object(tuple)) {
 		report_set(r, CHECK_TUPLE, ST_SKIP, "manifest has no tuple");
@@ -503,11 +499,13 @@ void tuplecheck_run(const json_t *tuple, const struct node_probe *p, struct veri
 	 * "fabric manager X != driver Y" says more than "fabric manager: X". */
 	for (size_t i = 0; i < tuple_fields_n; i++) {
 		const struct tuple_field *f = &tuple_fields[i];
+		if (!f->probe)
+			continue;
 		if (i == TUPLE_FIELDS_DRIVER_END && loaded)
 			consistency(&s, tuple, p);
 		else if (i == TUPLE_FIELDS_DRIVER_END)
 			image_driver(&s, tuple, p, &compared);
-		if (!tuple_lookup(tuple, f->tuple, want, sizeof(want)))
+		if (!tuple_lookup(tuple, f->report, want, sizeof(want)))
 			continue;
 		const struct probe_fact *pf = probe_find(p, f->probe);
 		if ((!pf || !pf->value) && f->fallback && probe_get(p, f->fallback))
@@ -516,13 +514,13 @@ void tuplecheck_run(const json_t *tuple, const struct node_probe *p, struct veri
 		const char *src = pf ? pf->source : "not probed";
 		int ok = have && values_match(f->how, want, have);
 		/* The SMI tool answers only through a loaded driver. */
-		if (!have && !loaded && (i < TUPLE_FIELDS_DRIVER_END || !strcmp(f->probe, "smi"))) {
-			not_made(&s, f->tuple, want, source_of(p, "vendor"), "%s %s: no GPU driver loaded",
+		if (!have && !loaded && (i < TUPLE_FIELDS_DRIVER_END || i == TF_SMI)) {
+			not_made(&s, f->report, want, source_of(p, vendor_key), "%s %s: no GPU driver loaded",
 				 f->label, want);
 			continue;
 		}
 		if (!have && unreadable(p, f->probe) && !must_be_on_node(tuple, f)) {
-			not_made(&s, f->tuple, want, src, "%s %s", f->label, want);
+			not_made(&s, f->report, want, src, "%s %s", f->label, want);
 			continue;
 		}
 		if (!have && !must_be_on_node(tuple, f)) {
@@ -533,7 +531,7 @@ void tuplecheck_run(const json_t *tuple, const struct node_probe *p, struct veri
 			continue;
 		}
 		compared++;
-		record(&s, f->tuple, want, have, src, ok);
+		record(&s, f->report, want, have, src, ok);
 		if (ok)
 			report_evidence(r, CHECK_TUPLE, "ok: %s %s (%s)", f->label, have, src);
 		else if (!have)
@@ -559,9 +557,11 @@ void tuplecheck_run(const json_t *tuple, const struct node_probe *p, struct veri
 	}
 done_models:
 	firmware_check(&s, tuple, p, &compared);
-	for (size_t i = 0; i < sizeof(unprobed) / sizeof(unprobed[0]); i++)
-		if (tuple_lookup(tuple, unprobed[i], want, sizeof(want)))
-			report_evidence(r, CHECK_TUPLE, "not probed: %s (manifest %s)", unprobed[i], want);
+	for (size_t i = 0; i < tuple_fields_n; i++) {
+		const struct tuple_field *f = &tuple_fields[i];
+		if (f->report && !f->probe && tuple_lookup(tuple, f->report, want, sizeof(want)))
+			report_evidence(r, CHECK_TUPLE, "not probed: %s (manifest %s)", f->report, want);
+	}
 
 	r->checks[CHECK_TUPLE].details = json_pack("{s:o, s:o}", "fields", s.fields,
 						    "not_made", s.not_made_list);

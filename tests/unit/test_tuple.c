@@ -22,6 +22,7 @@
 #include "lib/json.h"
 #include "lib/yamlx.h"
 #include "recipes/tuple.h"
+#include "recipes/tuple-fields.h"
 #include "helpers.h"
 
 static int parse(const char *yaml, struct tuple **t, ingot_error *e)
@@ -382,12 +383,48 @@ static void test_check_deb(void **state)
 	assert_int_equal(tuple_check_artifacts(&f->r, &f->t, &f->s, f->st, &e), 0);
 }
 
+/* The one tuple-field table: each row's report name is its YAML path
+ * with '_' for '-', a probed row's probe key is its report name, every
+ * path is one the parser accepts, and the named rows are the fields their
+ * names say (the node check's report order). */
+static void test_field_table(void **state)
+{
+	(void)state;
+	static const char *const named[] = { "vendor", "driver.version", "driver.flavor",
+		"fabric-manager.version", "nccl.version", "rccl.version", "cuda.version",
+		"container-toolkit.version", "rocm.version", "rocm.stream", "rocm.prefix", "smi" };
+	for (size_t i = 0; i < sizeof(named) / sizeof(named[0]); i++) {
+		assert_string_equal(tuple_fields[i].path, named[i]);
+		assert_non_null(tuple_fields[i].probe);
+	}
+	assert_string_equal(tuple_fields[TF_FABRIC_MANAGER].report, "fabric_manager.version");
+	for (size_t i = 0; i < tuple_fields_n; i++) {
+		const struct tuple_field *f = &tuple_fields[i];
+		enum tuple_type type;
+		assert_non_null(f->path);
+		assert_int_equal(tuple_schema_type(f->path, &type, NULL), 0);
+		assert_int_equal(type, f->type);
+		assert_ptr_equal(tuple_field_find(f->path), f);
+		if (f->probe)
+			assert_string_equal(f->probe, f->report);
+		if (!f->report)
+			continue;
+		char want[64];
+		snprintf(want, sizeof(want), "%s", f->path);
+		for (char *c = want; *c; c++)
+			if (*c == '-')
+				*c = '_';
+		assert_string_equal(f->report, want);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_parse_good),
 		cmocka_unit_test(test_parse_errors),
 		cmocka_unit_test(test_json_roundtrip),
+		cmocka_unit_test(test_field_table),
 		cmocka_unit_test_setup_teardown(test_check_cases, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_check_banner_boundary, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_check_deb, setup, teardown),
