@@ -504,7 +504,7 @@ static int check_pcrs(const TPMS_ATTEST *a, uint16_t hash_alg, struct quote_info
 		pcr_selection_format(&quoted, &q);
 		pcr_selection_format(&reported, &rep);
 		return refuse(qi, VERDICT_PCR_SELECTION, e, -EBADMSG, "quote: pcrs: expected the quoted selection %s, got values for %s",
-			      q.buf ? q.buf : "", rep.buf ? rep.buf : "(none)");
+			      q.buf, rep.len ? rep.buf : "(none)");
 	}
 	r = quote_pcr_digest(&qi->pcrs, &quoted, hash_alg, digest, &dlen);
 	if (r < 0 || a->attested.quote.pcrDigest.size != dlen ||

@@ -20,5 +20,5 @@ void audit_add_finding(json_t *row, const char *code, const char *fmt, ...)
 	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
 	strbuf_add_escaped(&sb, buf, strlen(buf));
 	json_array_append_new(json_object_get(row, "findings"),
-			      json_pack("{s:s,s:s}", "code", code, "detail", sb.buf ? sb.buf : ""));
+			      json_pack("{s:s,s:s}", "code", code, "detail", sb.buf));
 }

@@ -279,7 +279,7 @@ static json_t *plain_text(const json_t *v)
 		return v ? json_incref((json_t *)v) : json_null();
 	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
 	strbuf_add_escaped(&sb, json_string_value(v), json_string_length(v));
-	return json_string(sb.buf ? sb.buf : "") ?: json_null();
+	return json_string(sb.buf) ?: json_null();
 }
 
 /* Paths of a node's failed files check listed in the row, at most: the
@@ -308,11 +308,11 @@ static void refused_paths(const json_t *details, json_t *row)
 			if (!kinds[k].expected) {
 				const char *f = json_string_value(json_object_get(v, "field"));
 				strbuf_addf_escaped(&field, " %s", f ? f : "?");
-				json_array_append_new(drift, json_pack("{s:s,s:o,s:o}", "field", field.buf ? field.buf : "",
+				json_array_append_new(drift, json_pack("{s:s,s:o,s:o}", "field", field.buf,
 					"expected", plain_text(json_object_get(v, "expected")),
 					"actual", plain_text(json_object_get(v, "got"))));
 			} else {
-				json_array_append_new(drift, json_pack("{s:s,s:s,s:s}", "field", field.buf ? field.buf : "",
+				json_array_append_new(drift, json_pack("{s:s,s:s,s:s}", "field", field.buf,
 					"expected", kinds[k].expected, "actual", kinds[k].actual));
 			}
 		}

@@ -181,7 +181,7 @@ static int verification_code(const struct sbom_files *f, size_t owner, char hex[
 		hex_encode(v[i], SHA1_LEN, one);
 		strbuf_add(&sb, one, 2 * SHA1_LEN);
 	}
-	if (!sb.buf || !EVP_Digest(sb.buf, sb.len, code, NULL, EVP_sha1(), NULL))
+	if (!EVP_Digest(sb.buf, sb.len, code, NULL, EVP_sha1(), NULL))
 		return ingot_fail(e, -ENOMEM, "SBOM: out of memory");
 	hex_encode(code, SHA1_LEN, hex);
 	return 1;

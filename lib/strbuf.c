@@ -6,13 +6,13 @@
 
 #include "lib/xalloc.h"
 
-static char strbuf_empty[1];
+char strbuf_slopbuf[1];
 
 void strbuf_init(struct strbuf *sb, size_t hint)
 {
 	sb->alloc = 0;
 	sb->len = 0;
-	sb->buf = strbuf_empty;
+	sb->buf = strbuf_slopbuf;
 	if (hint)
 		strbuf_grow(sb, hint);
 }
@@ -39,8 +39,6 @@ char *strbuf_detach(struct strbuf *sb, size_t *len)
 void strbuf_grow(struct strbuf *sb, size_t extra)
 {
 	size_t need = sb->len + extra + 1;
-	if (!sb->buf)
-		strbuf_init(sb, 0);
 	if (need <= sb->alloc)
 		return;
 	size_t n = sb->alloc ? sb->alloc : 64;

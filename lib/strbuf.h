@@ -1,5 +1,7 @@
-/* git-style growable string.  Always NUL-terminated; buf is never NULL
- * after strbuf_init. */
+/* git-style growable string.  Always NUL-terminated; buf is never NULL:
+ * an empty strbuf (STRBUF_INIT, strbuf_init, after release or detach)
+ * points at strbuf_slopbuf, a shared "" that is never written (alloc 0
+ * says so), so callers read sb.buf without a guard. */
 #ifndef INGOT_STRBUF_H
 #define INGOT_STRBUF_H
 
@@ -12,7 +14,8 @@ struct strbuf {
 	char *buf;
 };
 
-#define STRBUF_INIT { 0, 0, NULL }
+extern char strbuf_slopbuf[];
+#define STRBUF_INIT { 0, 0, strbuf_slopbuf }
 
 void strbuf_init(struct strbuf *sb, size_t hint);
 void strbuf_release(struct strbuf *sb);

@@ -57,12 +57,12 @@ static int call(const char *base, const char *path, const json_t *body, long tim
 	curl_slist_free_all(h);
 	if (cr != CURLE_OK)
 		return ingot_fail_kind(e, -EIO, VERIFIER_FAIL_TRANSPORT, "%s: %s", url, err[0] ? err : curl_easy_strerror(cr));
-	*reply = json_loadb(sb.buf ? sb.buf : "", sb.len, 0, &je);
+	*reply = json_loadb(sb.buf, sb.len, 0, &je);
 	if (!json_is_object(*reply)) {
 		json_decref(*reply);
 		*reply = NULL;
 		return ingot_fail_kind(e, -EBADMSG, VERIFIER_FAIL_TRANSPORT, "%s: HTTP %ld: expected a JSON object, got %.80s",
-				       url, *status, sb.buf ? sb.buf : "nothing");
+				       url, *status, sb.len ? sb.buf : "nothing");
 	}
 	if (*status != 200) {
 		const char *why = json_string_value(json_object_get(*reply, "error"));

@@ -221,7 +221,7 @@ static enum MHD_Result parse_body(struct serve *s, struct MHD_Connection *conn, 
 {
 	json_error_t je;
 
-	*out = json_loadb(rq->body.buf ? rq->body.buf : "", rq->body.len, JSON_REJECT_DUPLICATES, &je);
+	*out = json_loadb(rq->body.buf, rq->body.len, JSON_REJECT_DUPLICATES, &je);
 	if (!*out)
 		return reply_error(s, conn, 400, "%s: body: expected JSON, got %s at line %d column %d", what, je.text,
 				   je.line, je.column);
