@@ -57,7 +57,7 @@ $(BUILD)/ingot: $(CLI_OBJ) $(BUILD)/libingot.a
 # The initramfs /init of boot images: static, it runs before any library
 # is reachable (boot/init.c).  Always -O2: sanitizers (make asan's OPT)
 # cannot link statically, and the UKI pins its bytes.
-$(BUILD)/ingot-init: boot/init.c boot/bootlib.c boot/bootlib.h attest/boot-contract.h
+$(BUILD)/ingot-init: boot/init.c boot/bootlib.c boot/bootlib.h lib/boot-contract.h
 	@mkdir -p $(dir $@)
 	@# libcrypto.a's unused dlopen/getaddrinfo paths make ld warn; keep
 	@# its output only when the link fails.
@@ -66,7 +66,7 @@ $(BUILD)/ingot-init: boot/init.c boot/bootlib.c boot/bootlib.h attest/boot-contr
 
 # The boot test image's /sbin/init (tests/boot/test-init.c): static like
 # ingot-init, never part of a production UKI.
-$(BUILD)/ingot-test-init: tests/boot/test-init.c boot/bootlib.c boot/bootlib.h attest/boot-contract.h
+$(BUILD)/ingot-test-init: tests/boot/test-init.c boot/bootlib.c boot/bootlib.h lib/boot-contract.h
 	@mkdir -p $(dir $@)
 	$(CC) -std=c11 -Wall -Wextra -Werror -O2 -D_GNU_SOURCE -I. -DBOOT_PROG='"ingot-test-init"' -static -o $@ \
 	  tests/boot/test-init.c boot/bootlib.c -lcrypto -lpthread 2>$@.log || { cat $@.log >&2; rm -f $@; exit 1; }

@@ -20,7 +20,7 @@
 #include <stdint.h>
 
 #include "attest/bank.h"
-#include "attest/boot-contract.h"
+#include "lib/boot-contract.h"
 #include "lib/err.h"
 #include "lib/strbuf.h"
 

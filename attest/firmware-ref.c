@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "attest/boot-contract.h"
+#include "lib/boot-contract.h"
 #include "attest/predict.h"
 #include "lib/cleanup.h"
 #include "lib/digest.h"

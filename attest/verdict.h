@@ -39,7 +39,7 @@
 
 #include <jansson.h>
 
-#include "attest/boot-contract.h"
+#include "lib/boot-contract.h"
 #include "attest/eventlog.h"
 #include "attest/firmware-ref.h"
 #include "attest/pcrs.h"

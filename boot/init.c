@@ -33,7 +33,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "attest/boot-contract.h"
+#include "lib/boot-contract.h"
 #include "boot/bootlib.h"
 
 #define ROOT_DEV "/dev/ingot-root"

@@ -29,7 +29,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "attest/boot-contract.h"
+#include "lib/boot-contract.h"
 #include "boot/bootlib.h"
 
 #define DISK "/dev/ingot-evidence"

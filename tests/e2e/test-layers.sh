@@ -18,6 +18,12 @@ printf 'int y;\n' >"$T/tree/verify/y.c"
 printf '#include "verify/y.h"\n' >"$T/tree/builder/x.c"
 ! "$SRC/scripts/check-structure.py" "$T/tree" >"$T/out" || fail "passed an upward include"
 grep -q 'builder/x.c: includes verify/y.h' "$T/out" || fail "layers: $(cat "$T/out")"
+# Planted: a peer including a peer (recipes/ reading attest/).
+mkdir -p "$T/peer/recipes" "$T/peer/attest"
+printf '#include "attest/y.h"\n' >"$T/peer/recipes/x.c"
+! "$SRC/scripts/check-structure.py" "$T/peer" >"$T/out" || fail "passed a peer include"
+grep -q 'recipes/x.c: includes attest/y.h: recipes/ and attest/ are peers' "$T/out" ||
+	fail "peers: $(cat "$T/out")"
 printf 'int b(void); int a(void) { return b(); }\n' >"$T/a.c"
 mkdir -p "$T/loop/lib"
 printf '#include "lib/q.h"\n' >"$T/loop/lib/p.h"

@@ -13,8 +13,8 @@
  * PCR 15 event, extended by the init once dm-verity opened the image and
  * before anything from it runs (ASCII, no NUL):
  *   "ingot:boot:v1 image=NAME verity=ROOT_HASH_HEX" */
-#ifndef INGOT_ATTEST_BOOT_CONTRACT_H
-#define INGOT_ATTEST_BOOT_CONTRACT_H
+#ifndef INGOT_LIB_BOOT_CONTRACT_H
+#define INGOT_LIB_BOOT_CONTRACT_H
 
 #define BOOT_KEY_IMAGE  "ingot.image="
 #define BOOT_KEY_ROOT   "ingot.root="
