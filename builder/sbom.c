@@ -344,13 +344,13 @@ static json_t *external_refs(const struct recipe *r, size_t i, const struct unpa
 	} else {
 		return NULL;
 	}
-	refs = json_pack("[o]", external_ref("PACKAGE-MANAGER", "purl", purl.buf ? purl.buf : ""));
+	refs = json_pack("[o]", external_ref("PACKAGE-MANAGER", "purl", purl.buf));
 	/* NVD's versions are upstream ones: the tuple's, not a Debian revision */
 	if (refs && artifact_component(r, a, comp) && (product = nvd_product(vendor, comp)) &&
 	    snprintf(path, sizeof(path), "%s.version", comp) > 0 && (tv = tuple_get(r->tuple, path)) && tv->str &&
 	    strspn(tv->str, "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.-_") == strlen(tv->str)) {
 		strbuf_addf(&cpe, "cpe:2.3:a:%s:%s:%s:*:*:*:*:*:*:*", vendor, product, tv->str);
-		json_array_append_new(refs, external_ref("SECURITY", "cpe23Type", cpe.buf ? cpe.buf : ""));
+		json_array_append_new(refs, external_ref("SECURITY", "cpe23Type", cpe.buf));
 	}
 	return refs;
 }
@@ -375,7 +375,7 @@ static json_t *supplier(const struct unpack_stats *st)
 	strbuf_add(&sb, m, n);
 	if (lt && gt && gt > lt + 1)
 		strbuf_addf(&sb, " (%.*s)", (int)(gt - lt - 1), lt + 1);
-	return json_string(sb.buf ? sb.buf : "NOASSERTION");
+	return json_string(sb.buf);
 }
 
 void sbom_note_copyright(struct tree *listing, struct unpack_stats *st)
@@ -435,7 +435,7 @@ static int deb_license(const struct unpack_stats *st, const struct store *s, jso
 	memcpy(te.sha256, st->deb_copyright_sha256, 32);
 	if ((rc = read_content(s, &te, NULL, &text, e)) < 0)
 		return rc;
-	dep5_license(text.buf ? text.buf : "", text.len, &l);
+	dep5_license(text.buf, text.len, &l);
 	rc = declare_refs(lics, &l, e);
 	snprintf(out, DEP5_LICENSE_MAX, "%s", l.expr);
 	dep5_license_free(&l);
