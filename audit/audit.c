@@ -159,7 +159,7 @@ static void pool_free(struct pool_rows *p)
 	strmap_free(&p->index, NULL);
 }
 
-struct worker {
+struct audit_worker {
 	struct audit_ctx *c;
 	struct dirent **ents;
 	struct node_entry *out;
@@ -168,7 +168,7 @@ struct worker {
 
 static void *worker_run(void *arg)
 {
-	struct worker *w = arg;
+	struct audit_worker *w = arg;
 	struct ak_cache *aks = ak_cache_new();   /* this thread's: no locks */
 
 	for (int i = w->first; i < w->n; i += w->stride) {
@@ -186,7 +186,7 @@ static void check_reports(struct audit_ctx *c, struct dirent **ents, int n, stru
 {
 	unsigned jobs = c->o->jobs;
 	pthread_t tid[AUDIT_MAX_JOBS];
-	struct worker w[AUDIT_MAX_JOBS];
+	struct audit_worker w[AUDIT_MAX_JOBS];
 	unsigned started = 0;
 
 	if (!jobs) {
@@ -198,7 +198,7 @@ static void check_reports(struct audit_ctx *c, struct dirent **ents, int n, stru
 	if ((unsigned)n < jobs * 16u)
 		jobs = 1;   /* not worth a thread */
 	for (unsigned k = 0; k < jobs; k++)
-		w[k] = (struct worker){ .c = c, .ents = ents, .out = out, .n = n,
+		w[k] = (struct audit_worker){ .c = c, .ents = ents, .out = out, .n = n,
 					.first = (int)k, .stride = (int)jobs };
 	/* Thread 0's share runs here; if a thread cannot start, its share
 	 * runs here too. */

@@ -106,7 +106,7 @@ static int read_declared(struct archive *inner, struct archive_entry *ae, const 
 	return 0;
 }
 
-struct take {
+struct deb_take {
 	const char *field, *path;
 	deb_pick_fn pick;
 	void *ctx;
@@ -117,7 +117,7 @@ struct take {
  * into its slot, bounded by its declared size and the budget. */
 static int take_data(void *ctx, struct archive *inner, const char *member, ingot_error *e)
 {
-	struct take *t = ctx;
+	struct deb_take *t = ctx;
 	struct archive_entry *ae;
 	int r;
 
@@ -146,7 +146,7 @@ int boot_input_take(const struct boot_input *in, const char *field, deb_pick_fn 
 {
 	_cleanup_close_ int fd = store_source_open(field, in->path, e);
 	_cleanup_archive_ struct archive *outer = NULL;
-	struct take t = { field, in->path, pick, ctx, budget };
+	struct deb_take t = { field, in->path, pick, ctx, budget };
 	/* Only data.tar is read: the control member is skipped unread. */
 	struct deb_visitor v = { .ctx = &t, .data = take_data };
 	_cleanup_free_ char *what = NULL;

@@ -352,14 +352,14 @@ static int out_name(const char *dir, const char *name, const char *ext, char **o
 
 /* A json_out writing to an output's temporary and hashing what it writes
  * (md may be NULL). */
-struct out_file {
+struct out_digest {
 	struct atomic_file *af;
 	EVP_MD_CTX *md;
 };
 
 static int out_file_write(void *ctx, const char *buf, size_t len, ingot_error *e)
 {
-	struct out_file *o = ctx;
+	struct out_digest *o = ctx;
 	int r = atomic_write(o->af, buf, len, e);
 	return r < 0 || !o->md ? r : sha256_write(o->md, buf, len, e);
 }
@@ -373,7 +373,7 @@ static int write_sbom(const struct recipe *r, const struct unpack_stats *stats, 
 		      const struct store *s, uint8_t (*sha1)[20], struct outputs *o, const struct build_result *res, json_t **member, ingot_error *e)
 {
 	const char *base = strrchr(res->sbom_path, '/') ? strrchr(res->sbom_path, '/') + 1 : res->sbom_path;
-	struct out_file of = { &o->sbom, sha256_begin() };
+	struct out_digest of = { &o->sbom, sha256_begin() };
 	char hex[SHA256_HEX_LEN + 1];
 	uint8_t d[32];
 	int rc;
@@ -399,7 +399,7 @@ static int write_manifest(struct atomic_file *af, const char *path, const json_t
 			  const struct tree *t, size_t *len, uint8_t sha256[32], ingot_error *e)
 {
 	struct manifest_files f;
-	struct out_file of = { af, sha256_begin() };
+	struct out_digest of = { af, sha256_begin() };
 	const struct json_out out = { out_file_write, &of };
 	int rc;
 
@@ -421,7 +421,7 @@ static int write_manifest(struct atomic_file *af, const char *path, const json_t
  * image: the manifest's head (files[] is the splice mark in head, left
  * out) and the manifest file bound by its digest (docs/signing.md). */
 static int sign_manifest(const char *key, const json_t *head, const char *manifest_path,
-			 const uint8_t manifest_sha256[32], struct out_file *of, const char *path,
+			 const uint8_t manifest_sha256[32], struct out_digest *of, const char *path,
 			 ingot_error *e)
 {
 	_cleanup_(signing_key_freep) struct signing_key *k = NULL;
@@ -566,7 +566,7 @@ static int run_build(const struct build_opts *o, struct recipe *r, struct store 
 		goto done;
 	}
 	if (o->key && (rc = sign_manifest(o->key, manifest, res->manifest_path, manifest_sha256,
-					  &(struct out_file){ &out->envelope, NULL }, res->envelope_path, e)) < 0)
+					  &(struct out_digest){ &out->envelope, NULL }, res->envelope_path, e)) < 0)
 		goto done;
 	rc = outputs_commit(out, res, e);
 done:

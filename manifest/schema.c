@@ -17,7 +17,7 @@ enum fk { F_STR, F_HEX64, F_HEX, F_UINT, F_INT, F_OBJ, F_ARR, F_OBJ_OR_NULL, F_T
 /* When a member must be there: always, optionally, or only for MANIFEST_FULL. */
 enum need { N_REQ, N_OPT, N_FULL };
 
-struct field {
+struct schema_field {
 	const char *key;
 	enum fk kind;
 	enum need need;
@@ -125,7 +125,7 @@ static const char *where_str(const struct where *w, char buf[48])
  * members rather than a lookup per field; the first error is the same:
  * fields in table order first, then the first unknown member. */
 static int check_fields(const char *name, const struct where *w, const json_t *obj,
-			const struct field *fields, size_t nfields, enum manifest_level level,
+			const struct schema_field *fields, size_t nfields, enum manifest_level level,
 			const json_t **vals, ingot_error *e)
 {
 	const char *key, *unknown = NULL, *where;
@@ -190,7 +190,7 @@ static int check_enum(const char *name, const struct where *w, const json_t *v, 
 					       : "file, dir, symlink, char, block, fifo, socket", s);
 }
 
-static const struct field top_fields[] = {
+static const struct schema_field top_fields[] = {
 	{ "schema", F_STR, N_REQ }, { "ingot_version", F_STR, N_FULL },
 	{ "recipe", F_OBJ, N_REQ }, { "epoch", F_UINT, N_FULL }, { "serial", F_UINT, N_FULL },
 	{ "expires", F_TIME_OR_NULL, N_FULL }, { "tuple", F_OBJ_OR_NULL, N_FULL },
@@ -201,18 +201,18 @@ static const struct field top_fields[] = {
 };
 /* boot.secure_boot (builder/uki.c, a recipe with boot.secure-boot): the
  * rest of "boot" is the predictor's, read where it is used. */
-static const struct field secure_boot_fields[] = {
+static const struct schema_field secure_boot_fields[] = {
 	{ "signer_cert_sha256", F_HEX64, N_REQ },
 };
-static const struct field sbom_fields[] = {
+static const struct schema_field sbom_fields[] = {
 	{ "file", F_STR, N_REQ }, { "sha256", F_HEX64, N_REQ },
 };
-static const struct field recipe_fields[] = {
+static const struct schema_field recipe_fields[] = {
 	{ "name", F_STR, N_FULL }, { "version", F_STR, N_FULL }, { "file", F_STR, N_FULL },
 	{ "sha256", F_HEX64, N_FULL },
 };
 enum { AF_NAME, AF_KIND, AF_SOURCE, AF_SHA256, AF_SIZE };
-static const struct field artifact_fields[] = {
+static const struct schema_field artifact_fields[] = {
 	[AF_NAME] = { "name", F_STR, N_REQ }, [AF_KIND] = { "kind", F_STR, N_FULL },
 	[AF_SOURCE] = { "source", F_STR, N_FULL }, [AF_SHA256] = { "sha256", F_HEX64, N_FULL },
 	[AF_SIZE] = { "size", F_UINT, N_FULL },
@@ -220,24 +220,24 @@ static const struct field artifact_fields[] = {
 /* check_file reads the values check_fields found by these indices. */
 enum { FF_PATH, FF_TYPE, FF_MODE, FF_UID, FF_GID, FF_SIZE, FF_SHA256, FF_TARGET, FF_MAJOR,
        FF_MINOR };
-static const struct field file_fields[] = {
+static const struct schema_field file_fields[] = {
 	[FF_PATH] = { "path", F_ABSPATH, N_REQ }, [FF_TYPE] = { "type", F_STR, N_FULL },
 	[FF_MODE] = { "mode", F_MODE, N_FULL }, [FF_UID] = { "uid", F_UINT, N_FULL },
 	[FF_GID] = { "gid", F_UINT, N_FULL }, [FF_SIZE] = { "size", F_UINT, N_OPT },
 	[FF_SHA256] = { "sha256", F_HEX64, N_OPT }, [FF_TARGET] = { "target", F_STR, N_OPT },
 	[FF_MAJOR] = { "major", F_UINT, N_OPT }, [FF_MINOR] = { "minor", F_UINT, N_OPT },
 };
-static const struct field image_fields[] = {
+static const struct schema_field image_fields[] = {
 	{ "file", F_STR, N_FULL }, { "sha256", F_HEX64, N_FULL }, { "size", F_UINT, N_FULL },
 	{ "compression", F_STR, N_FULL }, { "level", F_INT, N_FULL }, { "block_size", F_UINT, N_FULL },
 };
-static const struct field verity_fields[] = {
+static const struct schema_field verity_fields[] = {
 	{ "file", F_STR, N_FULL }, { "format", F_UINT, N_FULL }, { "hash_algorithm", F_STR, N_FULL },
 	{ "data_block_size", F_UINT, N_FULL }, { "hash_block_size", F_UINT, N_FULL },
 	{ "data_blocks", F_UINT, N_FULL }, { "hash_offset", F_UINT, N_FULL },
 	{ "salt", F_HEX, N_FULL }, { "root_hash", F_HEX64, N_FULL }, { "uuid", F_STR, N_FULL },
 };
-static const struct field measurement_fields[] = {
+static const struct schema_field measurement_fields[] = {
 	{ "pcr", F_UINT, N_FULL }, { "event_type", F_UINT, N_FULL }, { "event_data", F_STR, N_FULL },
 	{ "content_digest", F_HEX64, N_FULL }, { "digests", F_OBJ, N_FULL },
 	{ "predicted", F_OBJ, N_FULL },
@@ -286,7 +286,7 @@ static int check_file(const char *name, size_t i, const json_t *f, const char *p
 }
 
 static int check_member(const char *name, const json_t *m, const char *key,
-			const struct field *fields, size_t n, enum manifest_level level,
+			const struct schema_field *fields, size_t n, enum manifest_level level,
 			ingot_error *e)
 {
 	const json_t *v = json_object_get(m, key), *vals[FIELDS_MAX];

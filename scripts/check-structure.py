@@ -3,11 +3,20 @@
 
 1. a folder includes only folders below it in LAYERS or itself (peers on
    one level include none of each other: what two share sits below both);
-2. no two files include each other in a loop (the include graph of the
+   NEVER names pairs kept apart although the layers would allow them
+   (verify/ never includes builder/); boot/, the init that links no ingot
+   library, includes only BOOT_READS and no part includes boot/;
+2. includes are written from the root ("lib/err.h"): one with "./" or
+   "../" is a fault, and is judged where it points;
+3. no two files include each other in a loop (the include graph of the
    parts' .c and .h files has no cycle);
-3. with BUILD, no two source files call each other in a loop: from the
-   symbols each object defines and uses (nm), file A calls file B when A
-   uses a function or object B defines.
+4. no name reads as two things across folders: a function defined in one
+   folder is no struct's tag in another (lib/'s store() beside builder/'s
+   struct store reads as lib/ calling builder/);
+5. with BUILD, from the symbols each object defines and uses (nm), file A
+   calls file B when A uses a function or object B defines: a folder calls
+   only folders below it or itself (and no NEVER pair), and no two files
+   call each other in a loop.
 
   scripts/check-structure.py ROOT [BUILD]   exit 0 clean, 1 with a line a fault
 """
@@ -19,7 +28,7 @@ import sys
 # Lowest first; folders on one line are peers.
 LAYERS = [
     ["lib"],
-    ["manifest", "attest", "recipes"],
+    ["manifest", "attest", "recipes", "boot"],
     ["keys"],
     ["image"],
     ["builder"],
@@ -30,7 +39,26 @@ LAYERS = [
     ["cli"],
 ]
 RANK = {f: i for i, fs in enumerate(LAYERS) for f in fs}
+NEVER = {("verify", "builder")}
+BOOT_READS = {"lib/boot-contract.h"}
 INC = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
+# A function's name where a line at column 0 defines or declares one.
+FUNC = re.compile(r'^(?!typedef\b|extern\b|struct\s+\w+\s*\{)[A-Za-z_][\w \t*]*?\b([A-Za-z_]\w*)\s*\(',
+                  re.M)
+TAG = re.compile(r'^\s*(?:typedef\s+)?struct\s+(\w+)\s*\{', re.M)
+
+
+def upward(src, dst):
+    """Why src/ may not use dst/, or None."""
+    if dst not in RANK or dst == src:
+        return None
+    if (src, dst) in NEVER:
+        return f"{src}/ never uses {dst}/"
+    if RANK[dst] > RANK[src]:
+        return f"{src}/ may not use a folder above it ({dst}/)"
+    if RANK[dst] == RANK[src]:
+        return f"{src}/ and {dst}/ are peers; what both need belongs below them"
+    return None
 
 
 def loops(graph, what):
@@ -59,28 +87,62 @@ def loops(graph, what):
     return out
 
 
-def include_faults(root):
-    incs = {}
+def sources(root):
+    """{"folder/name.c": text} of the parts' .c and .h files."""
+    out = {}
     for folder in RANK:
         d = os.path.join(root, folder)
         for name in sorted(os.listdir(d)) if os.path.isdir(d) else []:
             if name.endswith((".c", ".h")):
                 with open(os.path.join(d, name), encoding="utf-8", errors="replace") as f:
-                    incs[f"{folder}/{name}"] = [i for i in INC.findall(f.read()) if "/" in i]
-    faults = []
+                    out[f"{folder}/{name}"] = f.read()
+    return out
+
+
+def include_faults(srcs):
+    incs, faults = {}, []
+    for p, text in srcs.items():
+        src = p.split("/")[0]
+        incs[p] = []
+        for h in INC.findall(text):
+            if "/" not in h:
+                continue
+            parts = h.split("/")
+            if "." in parts or ".." in parts:
+                to = os.path.normpath(os.path.join(src, h))
+                faults.append(f'{p}: includes "{h}": expected a path from the root ("{to}")')
+                h = to
+            incs[p].append(h)
     for p, hs in incs.items():
         src = p.split("/")[0]
         for h in hs:
             dst = h.split("/")[0]
-            if dst not in RANK or dst == src:
-                continue
-            if RANK[dst] > RANK[src]:
-                faults.append(f"{p}: includes {h}: {src}/ may not include a folder above it ({dst}/)")
-            elif RANK[dst] == RANK[src]:
-                faults.append(f"{p}: includes {h}: {src}/ and {dst}/ are peers; "
-                              "what both need belongs below them")
+            if src == "boot" and dst != "boot" and h not in BOOT_READS:
+                faults.append(f"{p}: includes {h}: boot/ links no ingot library; it reads only "
+                              + ", ".join(sorted(BOOT_READS)))
+            elif dst == "boot" and src != "boot":
+                faults.append(f"{p}: includes {h}: boot/ is the init program, no part of ingot")
+            elif (why := upward(src, dst)):
+                faults.append(f"{p}: includes {h}: {why}")
     graph = {p: {h for h in hs if h in incs and h != p} for p, hs in incs.items()}
     return faults + loops(graph, "include")
+
+
+def name_faults(srcs):
+    funcs, tags = {}, {}
+    for p, text in srcs.items():
+        for name in FUNC.findall(text):
+            funcs.setdefault(name, set()).add(p)
+        for name in TAG.findall(text):
+            tags.setdefault(name, set()).add(p)
+    faults = []
+    for name in sorted(set(funcs) & set(tags)):
+        for f in sorted(funcs[name]):
+            for t in sorted(tags[name]):
+                if f.split("/")[0] != t.split("/")[0]:
+                    faults.append(f"{f}: function {name}() reads as {t}'s struct {name}: "
+                                  "rename one")
+    return faults
 
 
 def call_faults(build):
@@ -103,12 +165,19 @@ def call_faults(build):
                 elif len(f) >= 2 and f[1] in "TDBR":
                     defs[f[0]] = src
     graph = {s: {defs[u] for u in us if u in defs and defs[u] != s} for s, us in undefs.items()}
-    return loops(graph, "call")
+    faults = []
+    for s, us in sorted(undefs.items()):
+        for u in sorted(us):
+            why = upward(s.split(os.sep)[0], defs[u].split(os.sep)[0]) if u in defs else None
+            if why:
+                faults.append(f"{s}: calls {u} ({defs[u]}): {why}")
+    return faults + loops(graph, "call")
 
 
 def main():
     root = sys.argv[1] if len(sys.argv) > 1 else "."
-    faults = include_faults(root)
+    srcs = sources(root)
+    faults = include_faults(srcs) + name_faults(srcs)
     if len(sys.argv) > 2:
         faults += call_faults(sys.argv[2])
     for f in faults:

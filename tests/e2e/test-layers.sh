@@ -1,8 +1,10 @@
 #!/bin/bash
 # The structure stays as docs/CONTRACTS.md draws it
-# (scripts/check-structure.py): no folder includes one above it, no two
-# files include each other in a loop, no two files call each other in a
-# loop (from the objects' symbols).  Each check
+# (scripts/check-structure.py): no folder includes or calls one above it
+# or a peer (nor verify/ builder/), boot/ reads only the boot contract,
+# includes are written from the root, no function reads as another
+# folder's struct, no two files include or call each other in a loop
+# (calls from the objects' symbols).  Each check
 # is also run on a planted fault, so a checker that passes everything
 # fails here.
 . "$(dirname "$0")/lib.sh"
@@ -24,6 +26,37 @@ printf '#include "attest/y.h"\n' >"$T/peer/recipes/x.c"
 ! "$SRC/scripts/check-structure.py" "$T/peer" >"$T/out" || fail "passed a peer include"
 grep -q 'recipes/x.c: includes attest/y.h: recipes/ and attest/ are peers' "$T/out" ||
 	fail "peers: $(cat "$T/out")"
+# Each planted tree holds one fault; the checker must fail naming it.
+plant() {	# NAME WHAT: runs on $T/NAME (and $T/NAME.obj when there), expects WHAT
+	local objs=()
+	[ -d "$T/$1.obj" ] && objs=("$T/$1.obj")
+	! "$SRC/scripts/check-structure.py" "$T/$1" "${objs[@]}" >"$T/out" || fail "$1: passed"
+	grep -qF "$2" "$T/out" || fail "$1: expected '$2', got: $(cat "$T/out")"
+}
+mkdir -p "$T/boot/boot" "$T/boot/attest" "$T/bootinc/keys" "$T/bootinc/boot"
+printf '#include "lib/boot-contract.h"\n#include "attest/bank.h"\n' >"$T/boot/boot/init.c"
+plant boot 'boot/init.c: includes attest/bank.h: boot/ links no ingot library'
+printf '#include "boot/bootlib.h"\n' >"$T/bootinc/keys/k.c"
+plant bootinc 'keys/k.c: includes boot/bootlib.h: boot/ is the init program'
+mkdir -p "$T/rel/lib"
+printf '#include "../lib/err.h"\n' >"$T/rel/lib/r.c"
+plant rel 'lib/r.c: includes "../lib/err.h": expected a path from the root ("lib/err.h")'
+mkdir -p "$T/relup/image"
+printf '#include "../builder/store.h"\n' >"$T/relup/image/r.c"
+plant relup 'image/r.c: includes builder/store.h: image/ may not use a folder above it (builder/)'
+mkdir -p "$T/never/verify"
+printf '#include "builder/store.h"\n' >"$T/never/verify/v.c"
+plant never 'verify/v.c: includes builder/store.h: verify/ never uses builder/'
+mkdir -p "$T/name/lib" "$T/name/builder"
+printf 'static int store(void)\n{\n\treturn 0;\n}\n' >"$T/name/lib/err.c"
+printf 'struct store {\n\tint fd;\n};\n' >"$T/name/builder/store.h"
+plant name "lib/err.c: function store() reads as builder/store.h's struct store"
+# A lower folder calling a higher one, no loop: lib/low.c uses builder/hi.c's hi().
+mkdir -p "$T/up" "$T/up.obj/lib" "$T/up.obj/builder"
+printf 'int hi(void); int low(void) { return hi(); }\n' >"$T/low.c"
+printf 'int hi(void) { return 1; }\n' >"$T/hi.c"
+cc -c -o "$T/up.obj/lib/low.o" "$T/low.c" && cc -c -o "$T/up.obj/builder/hi.o" "$T/hi.c"
+plant up 'lib/low.c: calls hi (builder/hi.c): lib/ may not use a folder above it (builder/)'
 printf 'int b(void); int a(void) { return b(); }\n' >"$T/a.c"
 mkdir -p "$T/loop/lib"
 printf '#include "lib/q.h"\n' >"$T/loop/lib/p.h"
@@ -35,4 +68,4 @@ printf 'int a(void); int b(void) { return a(); }\n' >"$T/b.c"
 cc -c -o "$T/obj/verify/a.o" "$T/a.c" && cc -c -o "$T/obj/verify/b.o" "$T/b.c"
 ! "$SRC/scripts/check-structure.py" "$T/tree" "$T/obj" >"$T/out" || fail "passed a call loop"
 grep -q 'verify/a.c -> verify/b.c -> verify/a.c' "$T/out" || fail "calls: $(cat "$T/out")"
-echo "ok: layers and calls"
+echo "ok: layers, names and calls"
