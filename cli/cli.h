@@ -53,7 +53,23 @@ enum {
 	PROMOTE_EXIT_REFUSED = 3,     /* the policy is not met: reasons in the message */
 };
 
+/* Exit statuses of `ingot verify` (docs/verify.md): the first refusing
+ * check's, 20 when nothing refuses but a check could not be made. */
+enum {
+	VERIFY_EXIT_ADMIT = 0,
+	VERIFY_EXIT_SIGNATURE = 10,
+	VERIFY_EXIT_IMAGE = 11,
+	VERIFY_EXIT_TPM = 12,
+	VERIFY_EXIT_TUPLE = 13,
+	VERIFY_EXIT_RULES = 14,
+	VERIFY_EXIT_RING = 15,
+	VERIFY_EXIT_CANNOT_CHECK = 20,
+};
+
 /* cli/exit.c: */
+struct verify_report;
+/* The exit status of a finished node report (report_finish's outcome). */
+int cli_verify_exit(const struct verify_report *r);
 /* "ingot: <msg>" on stderr; returns the exit status of e->kind (the one
  * table of kinds to statuses) when set, else status. */
 int cli_error(const ingot_error *e, int status);

@@ -190,7 +190,7 @@ int cmd_verify(int argc, char **argv)
 		report_free(&r);
 		return cli_error(&e, EXIT_FAILURE_);
 	}
-	int status = r.exit_status;
+	int status = r.exit_status = cli_verify_exit(&r);
 	json_t *doc = report_to_json(&r);
 	if (report_path && json_write_file(report_path, doc, 0644, &e) < 0)
 		status = cli_error(&e, EXIT_FAILURE_);

@@ -5,6 +5,7 @@
 #include "cli/cli.h"
 #include "keys/envelope.h"
 #include "ops/promote.h"
+#include "verify/node-report.h"
 
 static const int exit_of_kind[] = {
 	[ENVELOPE_FAIL_IO] = ENVELOPE_EXIT_IO,
@@ -25,4 +26,23 @@ int cli_error(const ingot_error *e, int status)
 	    exit_of_kind[e->kind])
 		return exit_of_kind[e->kind];
 	return status;
+}
+
+static const int exit_of_check[CHECK__COUNT] = {
+	[CHECK_SIGNATURE] = VERIFY_EXIT_SIGNATURE, [CHECK_IMAGE] = VERIFY_EXIT_IMAGE,
+	[CHECK_FILES] = VERIFY_EXIT_IMAGE, [CHECK_TPM] = VERIFY_EXIT_TPM,
+	[CHECK_TUPLE] = VERIFY_EXIT_TUPLE, [CHECK_RULES] = VERIFY_EXIT_RULES, [CHECK_RING] = VERIFY_EXIT_RING,
+};
+
+int cli_verify_exit(const struct verify_report *r)
+{
+	switch (r->outcome) {
+	case REPORT_REFUSE:
+		return exit_of_check[r->decided];
+	case REPORT_CANNOT_CHECK:
+		return VERIFY_EXIT_CANNOT_CHECK;
+	case REPORT_ADMIT:
+		break;
+	}
+	return VERIFY_EXIT_ADMIT;
 }

@@ -13,7 +13,9 @@
 4. no name reads as two things across folders: a function defined in one
    folder is no struct's tag in another (lib/'s store() beside builder/'s
    struct store reads as lib/ calling builder/);
-5. with BUILD, from the symbols each object defines and uses (nm), file A
+5. only cli/ picks exit statuses: no *_EXIT_* constant is defined
+   outside it (the library reports a typed outcome or kind);
+6. with BUILD, from the symbols each object defines and uses (nm), file A
    calls file B when A uses a function or object B defines: a folder calls
    only folders below it or itself (and no NEVER pair), and no two files
    call each other in a loop.
@@ -45,6 +47,7 @@ INC = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 # A function's name where a line at column 0 defines or declares one.
 FUNC = re.compile(r'^(?!typedef\b|extern\b|struct\s+\w+\s*\{)[A-Za-z_][\w \t*]*?\b([A-Za-z_]\w*)\s*\(',
                   re.M)
+EXIT = re.compile(r'\b([A-Z][A-Z0-9]*_EXIT_[A-Z0-9_]+)\s*=(?!=)')
 TAG = re.compile(r'^\s*(?:typedef\s+)?struct\s+(\w+)\s*\{', re.M)
 
 
@@ -145,6 +148,12 @@ def name_faults(srcs):
     return faults
 
 
+def exit_faults(srcs):
+    return [f"{p}: defines exit status {name}: only cli/ picks exit statuses"
+            for p, text in sorted(srcs.items()) if not p.startswith("cli/")
+            for name in EXIT.findall(text)]
+
+
 def call_faults(build):
     defs, undefs = {}, {}
     for top, _, names in os.walk(build):
@@ -177,7 +186,7 @@ def call_faults(build):
 def main():
     root = sys.argv[1] if len(sys.argv) > 1 else "."
     srcs = sources(root)
-    faults = include_faults(srcs) + name_faults(srcs)
+    faults = include_faults(srcs) + name_faults(srcs) + exit_faults(srcs)
     if len(sys.argv) > 2:
         faults += call_faults(sys.argv[2])
     for f in faults:

@@ -12,11 +12,6 @@ static const char *const names[CHECK__COUNT] = {
 	[CHECK_SIGNATURE] = "signature", [CHECK_IMAGE] = "image", [CHECK_FILES] = "files",
 	[CHECK_TPM] = "tpm", [CHECK_TUPLE] = "tuple", [CHECK_RULES] = "rules", [CHECK_RING] = "ring",
 };
-static const int exit_of[CHECK__COUNT] = {
-	[CHECK_SIGNATURE] = VERIFY_EXIT_SIGNATURE, [CHECK_IMAGE] = VERIFY_EXIT_IMAGE,
-	[CHECK_FILES] = VERIFY_EXIT_IMAGE, [CHECK_TPM] = VERIFY_EXIT_TPM,
-	[CHECK_TUPLE] = VERIFY_EXIT_TUPLE, [CHECK_RULES] = VERIFY_EXIT_RULES, [CHECK_RING] = VERIFY_EXIT_RING,
-};
 
 const char *check_name(enum check_id id) { return names[id]; }
 
@@ -100,20 +95,21 @@ void report_finish(struct verify_report *r)
 	free(r->reason);
 	if (decided >= 0) {
 		r->verdict = "refuse";
-		r->exit_status = exit_of[decided];
+		r->outcome = REPORT_REFUSE;
+		r->decided = (enum check_id)decided;
 		r->reason = strdup(r->checks[decided].summary);
 		return;
 	}
 	for (int i = 0; i < CHECK__COUNT; i++)
 		if (r->checks[i].status == ST_ERROR) {
 			r->verdict = "could-not-check";
-			r->exit_status = VERIFY_EXIT_CANNOT_CHECK;
+			r->outcome = REPORT_CANNOT_CHECK;
 			if (asprintf(&r->reason, "%s: %s", names[i], r->checks[i].summary) < 0)
 				r->reason = NULL;
 			return;
 		}
 	r->verdict = "admit";
-	r->exit_status = VERIFY_EXIT_ADMIT;
+	r->outcome = REPORT_ADMIT;
 	r->reason = strdup("all checks passed");
 }
 

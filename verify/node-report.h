@@ -27,16 +27,12 @@ enum check_status {
 	ST_ERROR,          /* required but could not be carried out */
 };
 
-/* Exit statuses of `ingot verify` (documented in docs/verify.md). */
-enum {
-	VERIFY_EXIT_ADMIT = 0,
-	VERIFY_EXIT_SIGNATURE = 10,
-	VERIFY_EXIT_IMAGE = 11,
-	VERIFY_EXIT_TPM = 12,
-	VERIFY_EXIT_TUPLE = 13,
-	VERIFY_EXIT_RULES = 14,
-	VERIFY_EXIT_RING = 15,
-	VERIFY_EXIT_CANNOT_CHECK = 20,
+/* What report_finish decided.  The exit status it maps to is cli/'s to
+ * pick (cli/exit.c, documented in docs/verify.md). */
+enum report_outcome {
+	REPORT_ADMIT,
+	REPORT_REFUSE,        /* decided names the first refusing check */
+	REPORT_CANNOT_CHECK,  /* nothing refuses, a required check could not be made */
 };
 
 struct check_result {
@@ -58,7 +54,9 @@ struct verify_report {
 	int fail_on_warn;
 	/* filled by report_finish */
 	const char *verdict;  /* "admit" | "refuse" | "could-not-check" */
-	int exit_status;
+	enum report_outcome outcome;
+	enum check_id decided;
+	int exit_status;      /* the CLI's status for outcome, set before the report is written */
 	char *reason;         /* one line for drain reasons and logs */
 };
 
@@ -75,9 +73,9 @@ void report_set(struct verify_report *r, enum check_id id, enum check_status st,
 void report_evidence(struct verify_report *r, enum check_id id, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
-/* Decide verdict, exit status and reason: the lowest-numbered refusing
- * check decides (signature 10 < image/files 11 < TPM 12 < tuple 13 <
- * rules 14); with no refusal, a check in error gives 20. */
+/* Decide verdict, outcome and reason: the first refusing check in
+ * enum check_id order decides; with no refusal, a check in error makes
+ * it "could not check". */
 void report_finish(struct verify_report *r);
 
 json_t *report_to_json(const struct verify_report *r);

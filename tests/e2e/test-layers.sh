@@ -2,7 +2,7 @@
 # The structure stays as docs/CONTRACTS.md draws it
 # (scripts/check-structure.py): no folder includes or calls one above it
 # or a peer (nor verify/ builder/), boot/ reads only the boot contract,
-# includes are written from the root, no function reads as another
+# includes are written from the root, exit statuses are cli/'s, no function reads as another
 # folder's struct, no two files include or call each other in a loop
 # (calls from the objects' symbols).  Each check
 # is also run on a planted fault, so a checker that passes everything
@@ -51,6 +51,9 @@ mkdir -p "$T/name/lib" "$T/name/builder"
 printf 'static int store(void)\n{\n\treturn 0;\n}\n' >"$T/name/lib/err.c"
 printf 'struct store {\n\tint fd;\n};\n' >"$T/name/builder/store.h"
 plant name "lib/err.c: function store() reads as builder/store.h's struct store"
+mkdir -p "$T/exit/verify"
+printf 'enum { VERIFY_EXIT_TUPLE = 13 };\n' >"$T/exit/verify/node-report.h"
+plant exit 'verify/node-report.h: defines exit status VERIFY_EXIT_TUPLE: only cli/ picks exit statuses'
 # A lower folder calling a higher one, no loop: lib/low.c uses builder/hi.c's hi().
 mkdir -p "$T/up" "$T/up.obj/lib" "$T/up.obj/builder"
 printf 'int hi(void); int low(void) { return hi(); }\n' >"$T/low.c"

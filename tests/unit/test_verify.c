@@ -530,28 +530,29 @@ static void test_verdicts(void **state)
 	report_set(&r, CHECK_RULES, ST_WARN, "rocm-10.1.0-rccl-ll-mi350: warning");
 	report_finish(&r);
 	assert_string_equal(r.verdict, "admit");
-	assert_int_equal(r.exit_status, 0);
+	assert_int_equal(r.outcome, REPORT_ADMIT);
 	r.fail_on_warn = 1;
 	report_finish(&r);
 	assert_string_equal(r.verdict, "refuse");
-	assert_int_equal(r.exit_status, 14);
+	assert_int_equal(r.outcome, REPORT_REFUSE);
+	assert_int_equal(r.decided, CHECK_RULES);
 	assert_string_equal(r.reason, "rocm-10.1.0-rccl-ll-mi350: warning");
 	/* "could not check" only when nothing refuses. */
 	report_set(&r, CHECK_TPM, ST_ERROR, "no TPM");
 	r.fail_on_warn = 0;
 	report_finish(&r);
 	assert_string_equal(r.verdict, "could-not-check");
-	assert_int_equal(r.exit_status, 20);
+	assert_int_equal(r.outcome, REPORT_CANNOT_CHECK);
 	assert_string_equal(r.reason, "tpm: no TPM");
-	/* Lowest status wins: files (11) before tuple (13). */
+	/* The first refusing check decides: files before tuple. */
 	report_set(&r, CHECK_TUPLE, ST_FAIL, "driver");
 	report_set(&r, CHECK_FILES, ST_FAIL, "files");
 	report_finish(&r);
-	assert_int_equal(r.exit_status, 11);
+	assert_int_equal(r.decided, CHECK_FILES);
 	assert_string_equal(r.reason, "files");
 	report_set(&r, CHECK_SIGNATURE, ST_FAIL, "forged");
 	report_finish(&r);
-	assert_int_equal(r.exit_status, 10);
+	assert_int_equal(r.decided, CHECK_SIGNATURE);
 	json_t *j = report_to_json(&r);
 	assert_string_equal(json_string_value(json_object_get(j, "schema")), "ingot.report/v1");
 	assert_int_equal(json_array_size(json_object_get(j, "checks")), CHECK__COUNT);
