@@ -719,7 +719,7 @@ int cmd_attest(int argc, char **argv)
 		OPT_STRING(0, "tcti", &a.tcti, "TCTI",
 			   "tpm2-tss TCTI: device:/dev/tpmrm0 (default),\n"
 			   "swtpm:host=127.0.0.1,port=2321, ... ($INGOT_TCTI)"),
-		OPT_STRING('o', "output", &a.output, "P",
+		OPT__OUTPUT(&a.output, "P",
 			   "AK directory (ak create) or quote file (quote)"),
 		OPT_STRING(0, "alg", &a.alg, "ALG", "AK algorithm: ecc (P-256, default) or rsa (2048)"),
 		OPT_STRING(0, "hierarchy", &a.hierarchy, "H",
@@ -737,7 +737,7 @@ int cmd_attest(int argc, char **argv)
 			   "signature with; without it the quote's own ak_pub\n"
 			   "(consistency only). A diagnostic, not a trust root:\n"
 			   "nothing shows either key is a TPM's (use boot-check)"),
-		OPT_STRING(0, "keyring", &a.keyring, "FILE",
+		OPT__KEYRING(&a.keyring, "FILE",
 			   "trusted keys: the manifest's, enrolment's and firmware\n"
 			   "reference's signers"),
 		OPT_STRING(0, "enrolment", &a.enrolment, "FILE",
@@ -749,7 +749,7 @@ int cmd_attest(int argc, char **argv)
 			   "the node the evidence is from (checked against the\n"
 			   "enrolment)"),
 		OPT_STRING(0, "platform", &a.platform, "NAME", "firmware-ref: the platform model's name"),
-		OPT_STRING(0, "key", &a.key, "KEY", "firmware-ref: the signing key"),
+		OPT__KEY(0, &a.key, "firmware-ref: the signing key"),
 		OPT_STRING(0, "seen-nonces", &a.seen, "F",
 			   "file of nonces already accepted, one hex per line"),
 		OPT_STRING(0, "against", &a.against, "QUOTE", "quote document to compare the replay with"),
@@ -757,7 +757,7 @@ int cmd_attest(int argc, char **argv)
 			   "accept weak evidence: sha1-signature, no-nonce; for\n"
 			   "boot-check also secure-boot-unjudged, unknown-firmware\n"
 			   "(comma-separated)"),
-		OPT_FLAG(0, "json", &a.json, "machine-readable output"),
+		OPT__JSON(&a.json, "machine-readable output"),
 		OPT_STRING(0, "verifier", &a.verifier, "URL",
 			   "push: the verifier service (ingot serve), e.g.\n"
 			   "http://127.0.0.1:8700"),

@@ -94,7 +94,7 @@ int cmd_audit(int argc, char **argv)
 	int c;
 
 	const struct cli_option opts[] = {
-		OPT_STRING(0, "keyring", &o.keyring, "K",
+		OPT__KEYRING(&o.keyring, "K",
 			   "trusted manifest signers (ingot keyring JSON)"),
 		OPT_STRING(0, "manifests", &o.manifests_dir, "DIR",
 			   "the pools' signed manifests (*.manifest.dsse.json);\n"
@@ -121,7 +121,7 @@ int cmd_audit(int argc, char **argv)
 			   "refused as 'unverified' otherwise"),
 		OPT_STRING(0, "max-age", &max_age, "DURATION",
 			   "reports older than this are stale (90s, 30m, 24h, 7d)"),
-		OPT_STRING(0, "now", &now, "TIME", "audit as of TIME (RFC 3339 or epoch seconds)"),
+		OPT__NOW(&now, "audit as of TIME (RFC 3339 or epoch seconds)"),
 		OPT_STRING(0, "promotions", &o.promotions_dir, "DIR",
 			   "promotion statements (ingot promote): adds a RING column,\n"
 			   "the rings each node's image holds, signed by the threshold\n"

@@ -120,14 +120,14 @@ int cmd_build(int argc, char **argv)
 	int c;
 
 	const struct cli_option opts[] = {
-		OPT_STRING('o', "output", &o.outdir, "OUTDIR",
+		OPT__OUTPUT(&o.outdir, "OUTDIR",
 			   "directory for the outputs (created if missing); required"),
-		OPT_STRING('s', "store", &o.store, "DIR",
+		OPT__STORE(&o.store,
 			   "artifact store (default $XDG_CACHE_HOME/ingot, else\n~/.cache/ingot)"),
-		OPT_CALLBACK('j', "workers", &o.workers, "N",
+		OPT__WORKERS(&o.workers,
 			     "threads for unpacking and compression, 1..64 (default 1);\n"
-			     "the outputs are identical for every N", cli_parse_workers),
-		OPT_STRING('k', "key", &o.key, "KEY",
+			     "the outputs are identical for every N"),
+		OPT__KEY('k', &o.key,
 			   "sign the manifest with this private key (PEM, from\n`ingot keys generate`)"),
 		OPT_STRING(0, "rules", &o.rules_dir, "DIR",
 			   "lint rules directory (default: the installed rules)"),
@@ -142,7 +142,7 @@ int cmd_build(int argc, char **argv)
 			     "bytes of files, all together (default: the recipe's\n"
 			     "max-unpacked-bytes, else 32G); an entry whose declared\n"
 			     "size crosses it is refused before it is read", parse_bytes),
-		OPT_FLAG('q', "quiet", &quiet, "print nothing on success"),
+		OPT__QUIET(&quiet, "print nothing on success"),
 		OPT_END(),
 	};
 

@@ -59,7 +59,7 @@ int cmd_diff(int argc, char **argv)
 	bool json = false;
 	int c;
 	const struct cli_option opts[] = {
-		OPT_FLAG(0, "json", &json,
+		OPT__JSON(&json,
 			 "print the difference as canonical JSON (schema in docs/audit.md)"),
 		OPT_END(),
 	};

@@ -337,9 +337,9 @@ int cmd_attest_enroll(int argc, char **argv)
 		OPT_STRING(0, "state", &a.state, "DIR", "the verifier's private directory of pending challenges"),
 		OPT_CALLBACK(0, "ttl", &a, "SECONDS", "how long a challenge can be answered (default 300)",
 			     parse_ttl),
-		OPT_STRING(0, "key", &a.key, "KEY", "the verifier's signing key (PEM; INGOT_KEY_PASSPHRASE)"),
-		OPT_STRING(0, "keyring", &a.keyring, "FILE", "keys trusted to sign enrolment records"),
-		OPT_STRING('o', "output", &a.output, "F", "where to write the request, challenge, answer or record"),
+		OPT__KEY(0, &a.key, "the verifier's signing key (PEM; INGOT_KEY_PASSPHRASE)"),
+		OPT__KEYRING(&a.keyring, "FILE", "keys trusted to sign enrolment records"),
+		OPT__OUTPUT(&a.output, "F", "where to write the request, challenge, answer or record"),
 		OPT_END(),
 	};
 	int first, r;

@@ -99,10 +99,10 @@ static int evidence_add(int argc, char **argv)
 			   "the image's manifest or its signed envelope"),
 		OPT_STRING(0, "kind", &o.kind, "KIND", "see above"),
 		OPT_STRING(0, "from", &o.from, "FILE", "the tool's output"),
-		OPT_LIST(0, "key", &keylist, "KEY",
+		OPT__KEYS(&keylist,
 			 "runner's private key (repeat for more signatures); an\n"
 			 "encrypted key's passphrase comes from INGOT_KEY_PASSPHRASE"),
-		OPT_STRING('o', "output", &out, "OUT",
+		OPT__OUTPUT(&out, "OUT",
 			   "output (default: FILE's base name + " EVIDENCE_SUFFIX "\n"
 			   "in the current directory)"),
 		OPT_CALLBACK(0, "level", &o.dcgm_level, "N",

@@ -64,7 +64,7 @@ int cmd_attest_import(int argc, char **argv)
 		OPT_STRING('f', "pcr", &path[2], "PCRS", "the PCR values (tpm2_quote -o)"),
 		OPT_STRING('u', "public", &path[3], "AK_PUB",
 			   "the AK: TPM2B_PUBLIC (tpm2_readpublic -o) or PEM"),
-		OPT_STRING('o', "output", &output, "FILE", "where to write the quote document"),
+		OPT__OUTPUT(&output, "FILE", "where to write the quote document"),
 		OPT_END(),
 	};
 

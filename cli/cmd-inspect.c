@@ -128,7 +128,7 @@ int cmd_inspect(int argc, char **argv)
 	bool json = false;
 	int c, r;
 	const struct cli_option opts[] = {
-		OPT_FLAG(0, "json", &json,
+		OPT__JSON(&json,
 			 "print {\"image\": {...}, \"files\": [...]} as canonical JSON;\n"
 			 "files[] items have the manifest's fields (path, type, mode,\n"
 			 "uid, gid, size, sha256, target) plus mtime and, for devices,\n"

@@ -164,7 +164,7 @@ int cmd_keys(int argc, char **argv)
 	const struct cli_option opts[] = {
 		OPT_CALLBACK('t', "type", &o, "TYPE", "ed25519 (default) or p256 (ECDSA P-256, SHA-256)",
 			     parse_type),
-		OPT_STRING('o', "output", &o.prefix, "PREFIX", "write PREFIX.key and PREFIX.pub"),
+		OPT__OUTPUT(&o.prefix, "PREFIX", "write PREFIX.key and PREFIX.pub"),
 		OPT_CALLBACK(0, "passphrase-fd", &o.fd, "N",
 			     "read the passphrase from file descriptor N (one line);\n"
 			     "else INGOT_KEY_PASSPHRASE; neither: not encrypted", cli_parse_fd),

@@ -66,7 +66,7 @@ int cmd_lint(int argc, char **argv)
 			   "to the binary's build tree, else /usr/local/share/ingot/rules)"),
 		OPT_STRING(0, "date", &date, "DATE",
 			   "evaluate support windows on DATE (YYYY-MM-DD, default today, UTC)"),
-		OPT_FLAG(0, "json", &json, "print the report as canonical JSON (docs/tuple.md)"),
+		OPT__JSON(&json, "print the report as canonical JSON (docs/tuple.md)"),
 		OPT_FLAG(0, "strict", &strict, "treat warnings as failures (exit 1)"),
 		OPT_END(),
 	};

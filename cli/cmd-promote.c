@@ -60,7 +60,7 @@ int cmd_promote(int argc, char **argv)
 		OPT_STRING(0, "manifest", &o.manifest_path, "M", "the image's manifest or signed envelope"),
 		OPT_STRING(0, "ring", &o.ring, "RING", "the ring to promote to"),
 		OPT_STRING(0, "evidence", &o.evidence_dir, "DIR", "evidence statements (ingot evidence add)"),
-		OPT_LIST(0, "key", &keylist, "KEY", "promotion key (repeat to meet a threshold above 1)"),
+		OPT__KEYS(&keylist, "promotion key (repeat to meet a threshold above 1)"),
 		OPT_STRING(0, "rings", &o.rings_dir, "DIR", "ring policies (default recipes/rings)"),
 		OPT_STRING(0, "promotions", &o.promotions_dir, "DIR",
 			   "promotion statements, read and written (default promotions)"),

@@ -81,10 +81,10 @@ int cmd_sign(int argc, char **argv)
 	int c, r;
 
 	const struct cli_option opts[] = {
-		OPT_STRING('k', "key", &keypath, "KEY",
+		OPT__KEY('k', &keypath,
 			   "private key (PEM PKCS#8; mode 0600 or stricter, files\n"
 			   "readable by group or others are refused)"),
-		OPT_STRING('o', "output", &out, "OUT", "where to write the envelope"),
+		OPT__OUTPUT(&out, "OUT", "where to write the envelope"),
 		OPT_CALLBACK(0, "passphrase-fd", &fd, "N",
 			     "read the key's passphrase from file descriptor N;\n"
 			     "else INGOT_KEY_PASSPHRASE.  Never on the command line.", cli_parse_fd),

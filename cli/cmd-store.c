@@ -113,11 +113,11 @@ int cmd_store(int argc, char **argv)
 	struct store_gc_opts o = { .workers = 1 };
 	int c;
 	const struct cli_option opts[] = {
-		OPT_STRING('s', "store", &o.store, "DIR",
+		OPT__STORE(&o.store,
 			   "the store (default $XDG_CACHE_HOME/ingot, else ~/.cache/ingot)"),
 		OPT_FLAG('n', "dry-run", &o.dry_run, "gc: count what would go, remove nothing"),
-		OPT_CALLBACK('j', "workers", &o.workers, "N",
-			     "gc: threads that unpack an artifact not yet in the store", cli_parse_workers),
+		OPT__WORKERS(&o.workers,
+			     "gc: threads that unpack an artifact not yet in the store"),
 		OPT_END(),
 	};
 

@@ -90,12 +90,12 @@ int cmd_verify(int argc, char **argv)
 		OPT_STRING(0, "manifest", &o.manifest_path, "FILE",
 			   "the DSSE envelope (NAME.manifest.dsse.json); a plain\n"
 			   "manifest only with --allow-unsigned"),
-		OPT_STRING(0, "keyring", &o.keyring_path, "FILE",
+		OPT__KEYRING(&o.keyring_path, "FILE",
 			   "trusted public keys and threshold (see ingot keys)"),
 		OPT_STRING(0, "state", &o.state_path, "FILE",
 			   "last-seen manifest serials (and, with --ring, promotion serials);\n"
 			   "a lower serial is refused"),
-		OPT_STRING(0, "now", &now, "TIME",
+		OPT__NOW(&now,
 			   "RFC 3339 or epoch seconds, for expiry and the report time"),
 		OPT_FLAG(0, "allow-unsigned", &o.allow_unsigned,
 			 "accept a plain manifest (signature check \"skip\")"),
@@ -146,7 +146,7 @@ int cmd_verify(int argc, char **argv)
 		OPT_STRING(0, "fail-on", &fail_on, "LEVEL",
 			   "\"error\" (default): only failures refuse; \"warn\": warnings\n"
 			   "refuse too"),
-		OPT_FLAG(0, "json", &json,
+		OPT__JSON(&json,
 			 "print the JSON report (verify/report.schema.json) on stdout"),
 		OPT_STRING(0, "report", &report_path, "FILE",
 			   "also write the JSON report to FILE (atomically)"),

@@ -3,10 +3,9 @@
  * parse-options.  A single-valued option given twice is a usage error
  * (exit 64), as are unknown options and missing arguments.
  *
- * Converting a command (cli/cmd-attest.c, cmd-audit.c and cmd-verify.c
- * still use getopt_long by hand; cmd-sign.c is a small example, cmd-keys.c
- * one with subcommands):
- *   1. Replace its help string with a static const struct cli_command
+ * Every command is on cli_parse (cmd-sign.c is a small example,
+ * cmd-keys.c one with subcommands).  A new command, or a new option:
+ *   1. Its help is a static const struct cli_command
  *      X_cmd: .name, .summary (the NAME line's text after " - "),
  *      .synopsis, .description and .more (every section after OPTIONS:
  *      EXIT STATUS, EXAMPLES, ...), each the section's body verbatim with
@@ -18,9 +17,11 @@
  *      struct cli_list over the caller's array), OPT_CALLBACK for one the
  *      command converts (a number, a time: the callback returns NULL or
  *      what it expected, which becomes the usage error); OPT_END() last.
+ *      An option other commands have too (--json, --key, --keyring,
+ *      --output, --now, ...) uses its OPT__ macro below.
  *      A row's help is the entry's text, '\n' between its lines; the
  *      -h, --help row is added by cli_help.
- *   3. Replace the cli_wants_help / getopt_long loop with
+ *   3. Parse with
  *        if ((r = cli_parse(&X_cmd, opts, argc, argv, &first)) >= 0)
  *                return r;
  *      and read the operands from argv[first..argc) (passing &optind
@@ -64,6 +65,19 @@ struct cli_option {
 #define OPT_LIST(s, l, v, a, h)        { CLI_OPT_LIST, (s), (l), (a), (h), (v), NULL }
 #define OPT_CALLBACK(s, l, v, a, h, f) { CLI_OPT_CALLBACK, (s), (l), (a), (h), (v), (f) }
 #define OPT_END()                      { CLI_OPT_END, 0, NULL, NULL, NULL, NULL, NULL }
+
+/* Options several commands share (git's OPT__VERBOSE style): the name,
+ * short name, argument and value type are spelt here once; the help is
+ * the command's, since what the option is for differs. */
+#define OPT__JSON(v, h)            OPT_FLAG(0, "json", (v), (h))
+#define OPT__QUIET(v, h)           OPT_FLAG('q', "quiet", (v), (h))
+#define OPT__KEYRING(v, a, h)      OPT_STRING(0, "keyring", (v), (a), (h))
+#define OPT__KEY(s, v, h)          OPT_STRING((s), "key", (v), "KEY", (h))
+#define OPT__KEYS(v, h)            OPT_LIST(0, "key", (v), "KEY", (h))
+#define OPT__NOW(v, h)             OPT_STRING(0, "now", (v), "TIME", (h))
+#define OPT__OUTPUT(v, a, h)       OPT_STRING('o', "output", (v), (a), (h))
+#define OPT__STORE(v, h)           OPT_STRING('s', "store", (v), "DIR", (h))
+#define OPT__WORKERS(v, h)         OPT_CALLBACK('j', "workers", (v), "N", (h), cli_parse_workers)
 
 struct cli_command {
 	const char *name;          /* "sign", "keys": messages and the NAME line */
