@@ -19,6 +19,7 @@
 #include "lib/cleanup.h"
 #include "lib/digest.h"
 #include "lib/fileio.h"
+#include "lib/idxmap.h"
 #include "lib/le.h"
 
 #define IDX_MAGIC "ingot-blocks-v1"   /* 16 bytes with its NUL */
@@ -43,8 +44,7 @@ struct block_cache {
 	 * worker threads need no lock */
 	struct bc_entry *v;
 	size_t n;
-	size_t *slots;        /* open addressing, index + 1 */
-	size_t cap;
+	struct idxmap index;  /* of v */
 	int *seg_fd;
 	size_t n_seg;
 	/* this build's segment, appended under lock */
@@ -64,23 +64,25 @@ struct ccmp {
 };
 
 
-static size_t *slot_for(struct block_cache *bc, const uint8_t key[32])
+static size_t key_hash(const uint8_t key[32])
 {
-	size_t h = (size_t)le_get(key, 8), m = bc->cap - 1;
-	for (size_t i = h & m;; i = (i + 1) & m) {
-		size_t *s = &bc->slots[i];
-		if (!*s || !memcmp(bc->v[*s - 1].key, key, 32))
-			return s;
-	}
+	return (size_t)le_get(key, 8);
+}
+
+static size_t entry_hash(const void *bc, size_t i)
+{
+	return key_hash(((const struct block_cache *)bc)->v[i].key);
+}
+
+static bool entry_is(const void *bc, size_t i, const void *key)
+{
+	return !memcmp(((const struct block_cache *)bc)->v[i].key, key, 32);
 }
 
 static const struct bc_entry *lookup(struct block_cache *bc, const uint8_t key[32])
 {
-	size_t *s;
-	if (!bc->cap)
-		return NULL;
-	s = slot_for(bc, key);
-	return *s ? &bc->v[*s - 1] : NULL;
+	size_t *s = idxmap_find(&bc->index, key_hash(key), entry_is, bc, key);
+	return s && *s ? &bc->v[*s - 1] : NULL;
 }
 
 static int add_loaded(struct block_cache *bc, const struct bc_entry *ent, size_t *alloc)
@@ -94,18 +96,8 @@ static int add_loaded(struct block_cache *bc, const struct bc_entry *ent, size_t
 		bc->v = nv;
 		*alloc = na;
 	}
-	if ((bc->n + 1) * 2 > bc->cap) {
-		size_t nc = bc->cap ? bc->cap * 2 : 4096;
-		size_t *ns = calloc(nc, sizeof(*ns));
-		if (!ns)
-			return -ENOMEM;
-		free(bc->slots);
-		bc->slots = ns;
-		bc->cap = nc;
-		for (size_t i = 0; i < bc->n; i++)
-			*slot_for(bc, bc->v[i].key) = i + 1;
-	}
-	s = slot_for(bc, ent->key);
+	idxmap_reserve(&bc->index, bc->n, entry_hash, bc);
+	s = idxmap_find(&bc->index, key_hash(ent->key), entry_is, bc, ent->key);
 	if (*s)
 		return 0;       /* the same block in two segments: first wins */
 	bc->v[bc->n] = *ent;
@@ -423,7 +415,7 @@ void block_cache_close(struct block_cache *bc)
 	store_tmp_abort(bc->new_fd, &bc->new_tmp);
 	free(bc->seg_fd);
 	free(bc->v);
-	free(bc->slots);
+	idxmap_free(&bc->index);
 	free(bc->nv);
 	free(bc->dir);
 	pthread_mutex_destroy(&bc->lock);

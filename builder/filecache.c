@@ -24,6 +24,7 @@
 #include "lib/cleanup.h"
 #include "lib/digest.h"
 #include "lib/fileio.h"
+#include "lib/idxmap.h"
 #include "lib/le.h"
 #include "lib/strmap.h"
 
@@ -59,7 +60,7 @@ struct file_cache {
 	/* loaded: read-only while the build runs */
 	struct fc_entry *v;
 	size_t n, alloc;
-	size_t *slots, cap;
+	struct idxmap index;  /* of v */
 	int *data_fd, *idx_fd;
 	size_t n_seg, ignored;         /* segments loaded, and past MAX_SEGMENTS */
 	/* this build's segment */
@@ -132,23 +133,40 @@ struct fc_writer {
 	struct file_cache *fc;
 };
 
+/* An entry is found by its content: sha256 and size. */
+struct fc_key {
+	const uint8_t *sha;
+	uint64_t size;
+};
+
+static size_t key_hash(const uint8_t sha[32], uint64_t size)
+{
+	return (size_t)le_get(sha, 8) ^ (size_t)size;
+}
+
+static size_t entry_hash(const void *fc, size_t i)
+{
+	const struct fc_entry *e = &((const struct file_cache *)fc)->v[i];
+	return key_hash(e->sha, e->size);
+}
+
+static bool entry_is(const void *fc, size_t i, const void *key)
+{
+	const struct fc_entry *e = &((const struct file_cache *)fc)->v[i];
+	const struct fc_key *k = key;
+	return e->size == k->size && !memcmp(e->sha, k->sha, 32);
+}
+
 static size_t *slot_for(const struct file_cache *fc, const uint8_t sha[32], uint64_t size)
 {
-	size_t h = (size_t)le_get(sha, 8) ^ (size_t)size, m = fc->cap - 1;
-	for (size_t i = h & m;; i = (i + 1) & m) {
-		size_t *s = &fc->slots[i];
-		if (!*s || (fc->v[*s - 1].size == size && !memcmp(fc->v[*s - 1].sha, sha, 32)))
-			return s;
-	}
+	const struct fc_key k = { sha, size };
+	return idxmap_find(&fc->index, key_hash(sha, size), entry_is, fc, &k);
 }
 
 static const struct fc_entry *lookup(const struct file_cache *fc, const uint8_t sha[32], uint64_t size)
 {
-	size_t *s;
-	if (!fc->cap)
-		return NULL;
-	s = slot_for(fc, sha, size);
-	return *s ? &fc->v[*s - 1] : NULL;
+	size_t *s = slot_for(fc, sha, size);
+	return s && *s ? &fc->v[*s - 1] : NULL;
 }
 
 static int add_loaded(struct file_cache *fc, const struct fc_entry *ent)
@@ -162,17 +180,7 @@ static int add_loaded(struct file_cache *fc, const struct fc_entry *ent)
 		fc->v = nv;
 		fc->alloc = na;
 	}
-	if ((fc->n + 1) * 2 > fc->cap) {
-		size_t nc = fc->cap ? fc->cap * 2 : 4096;
-		size_t *ns = calloc(nc, sizeof(*ns));
-		if (!ns)
-			return -ENOMEM;
-		free(fc->slots);
-		fc->slots = ns;
-		fc->cap = nc;
-		for (size_t i = 0; i < fc->n; i++)
-			*slot_for(fc, fc->v[i].sha, fc->v[i].size) = i + 1;
-	}
+	idxmap_reserve(&fc->index, fc->n, entry_hash, fc);
 	s = slot_for(fc, ent->sha, ent->size);
 	if (*s)
 		return 0;       /* in two segments: the older one wins */
@@ -239,14 +247,10 @@ static int load_segment(struct file_cache *fc, const char *name)
 		struct fc_entry ent = { .rec = (uint32_t)p, .seg = (uint32_t)fc->n_seg };
 		size_t rl;
 		if (len - p < REC_HEAD || !record_ok(fc->block_size, rec, len - p, (uint64_t)st.st_size, &rl)) {
-			/* drop what this segment added: entries are appended in order */
-			for (size_t i = first; i < fc->n; i++)
-				*slot_for(fc, fc->v[i].sha, fc->v[i].size) = 0;
+			/* drop what this segment added: entries are appended in order;
+			 * index again, as removing from open addressing breaks probe chains */
 			fc->n = first;
-			/* rehash: removing from open addressing breaks probe chains */
-			memset(fc->slots, 0, fc->cap * sizeof(*fc->slots));
-			for (size_t i = 0; i < fc->n; i++)
-				*slot_for(fc, fc->v[i].sha, fc->v[i].size) = i + 1;
+			idxmap_rebuild(&fc->index, fc->n, entry_hash, fc);
 			close(ifd);
 			close(dfd);
 			return 0;
@@ -768,7 +772,7 @@ void file_cache_close(struct file_cache *fc)
 	free(fc->data_fd);
 	free(fc->idx_fd);
 	free(fc->v);
-	free(fc->slots);
+	idxmap_free(&fc->index);
 	free(fc->state);
 	free(fc->tail_off);
 	free(fc->tail_len);
