@@ -21,6 +21,7 @@
 #include "lib/fileio.h"
 #include "lib/idxmap.h"
 #include "lib/le.h"
+#include "lib/xalloc.h"
 
 #define IDX_MAGIC "ingot-blocks-v1"   /* 16 bytes with its NUL */
 #define IDX_HEAD 16
@@ -90,9 +91,7 @@ static int add_loaded(struct block_cache *bc, const struct bc_entry *ent, size_t
 	size_t *s;
 	if (bc->n == *alloc) {
 		size_t na = *alloc ? *alloc * 2 : 1024;
-		struct bc_entry *nv = realloc(bc->v, na * sizeof(*nv));
-		if (!nv)
-			return -ENOMEM;
+		struct bc_entry *nv = xrealloc(bc->v, na * sizeof(*nv));
 		bc->v = nv;
 		*alloc = na;
 	}
@@ -375,8 +374,7 @@ int block_cache_commit(struct block_cache *bc, ingot_error *e)
 	if (bc->new_fd < 0)
 		return 0;
 	len = IDX_HEAD + bc->nn * IDX_REC;
-	if (!(buf = calloc(1, len)))
-		return ingot_fail(e, -ENOMEM, "out of memory");
+	buf = xcalloc(1, len);
 	memcpy(buf, IDX_MAGIC, IDX_HEAD);
 	for (size_t i = 0; i < bc->nn; i++) {
 		uint8_t *rec = buf + IDX_HEAD + i * IDX_REC;

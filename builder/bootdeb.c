@@ -18,6 +18,7 @@
 #include "lib/cleanup.h"
 #include "lib/digest.h"
 #include "lib/fileio.h"
+#include "lib/xalloc.h"
 
 static int pin_mismatch(const struct boot_input *in, const char *field, const uint8_t got[SHA256_LEN],
 			ingot_error *e)
@@ -48,8 +49,7 @@ static int read_pinned(int fd, const struct boot_input *in, const char *field, s
 		return ingot_fail(e, -errno, "%s: %s: %s", field, in->path, strerror(errno));
 	if ((uint64_t)st.st_size > *budget)
 		return over_budget(field, in->path, NULL, (uint64_t)st.st_size, *budget, e);
-	if (!(out->data = malloc((size_t)st.st_size + 1)))
-		return ingot_fail(e, -ENOMEM, "out of memory");
+	out->data = xmalloc((size_t)st.st_size + 1);
 	if (pread_all(fd, out->data, (size_t)st.st_size, 0) < 0) {
 		int err = errno;
 		blob_release(out);
@@ -88,8 +88,7 @@ static int read_declared(struct archive *inner, struct archive_entry *ae, const 
 
 	if (size > *budget)
 		return over_budget(field, path, member, size, *budget, e);
-	if (!(slot->data = malloc((size_t)size + 1)))
-		return ingot_fail(e, -ENOMEM, "out of memory");
+	slot->data = xmalloc((size_t)size + 1);
 	while (n < size) {
 		la_ssize_t k = archive_read_data(inner, slot->data + n, (size_t)size - n);
 		if (k <= 0)

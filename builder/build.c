@@ -25,6 +25,7 @@
 #include "lib/digest.h"
 #include "lib/fileio.h"
 #include "lib/json.h"
+#include "lib/xalloc.h"
 #include "recipes/lint.h"
 #include "recipes/recipe.h"
 
@@ -237,9 +238,7 @@ int build_stage_tree(const struct recipe *r, struct store *s, unsigned workers,
 
 	tree_init(t);
 	*cached = 0;
-	p.jobs = calloc(r->n_artifacts + 1, sizeof(*p.jobs));
-	if (!p.jobs)
-		return ingot_fail(e, -ENOMEM, "out of memory");
+	p.jobs = xcalloc(r->n_artifacts + 1, sizeof(*p.jobs));
 	rc = list_artifacts(&p, workers, e);
 	if (rc >= 0)
 		rc = check_total_bytes(r, &p, e);

@@ -27,6 +27,7 @@
 #include "lib/idxmap.h"
 #include "lib/le.h"
 #include "lib/strmap.h"
+#include "lib/xalloc.h"
 
 #define IDX_MAGIC "ingot-files-v2"     /* 16 bytes with its NUL padding */
 #define IDX_HEAD 16
@@ -174,9 +175,7 @@ static int add_loaded(struct file_cache *fc, const struct fc_entry *ent)
 	size_t *s;
 	if (fc->n == fc->alloc) {
 		size_t na = fc->alloc ? fc->alloc * 2 : 1024;
-		struct fc_entry *nv = realloc(fc->v, na * sizeof(*nv));
-		if (!nv)
-			return -ENOMEM;
+		struct fc_entry *nv = xrealloc(fc->v, na * sizeof(*nv));
 		fc->v = nv;
 		fc->alloc = na;
 	}
@@ -571,9 +570,7 @@ static int record_call(struct file_cache *fc, size_t id, sqfs_u32 size, sqfs_u32
 	}
 	if (fc->n_calls == fc->calls_alloc) {
 		size_t na = fc->calls_alloc ? fc->calls_alloc * 2 : 64;
-		struct fc_call *nc = realloc(fc->calls, na * sizeof(*nc));
-		if (!nc)
-			return -ENOMEM;
+		struct fc_call *nc = xrealloc(fc->calls, na * sizeof(*nc));
 		fc->calls = nc;
 		fc->calls_alloc = na;
 	}

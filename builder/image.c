@@ -43,6 +43,7 @@
 #include "lib/cleanup.h"
 #include "lib/digest.h"
 #include "lib/str.h"
+#include "lib/xalloc.h"
 
 #define NO_XATTR 0xFFFFFFFFu
 
@@ -179,9 +180,7 @@ static int link_nodes(struct writer *w, ingot_error *e)
 			w->nodes[p].n_subdirs++;
 	}
 
-	fill = calloc(w->n + 1, sizeof(*fill));
-	if (!fill)
-		return ingot_fail(e, -ENOMEM, "%s: out of memory", w->name);
+	fill = xcalloc(w->n + 1, sizeof(*fill));
 	for (size_t i = 0, pos = 0; i <= w->n; i++) {
 		w->nodes[i].first_child = pos;
 		pos += w->nodes[i].n_children;
@@ -260,9 +259,7 @@ static int pack_file(struct writer *w, size_t i, ingot_error *e)
 	int r;
 
 	if (w->cached && w->cached[i]) {
-		struct fc_job *job = calloc(1, sizeof(*job));
-		if (!job)
-			return ingot_fail(e, -ENOMEM, "%s: out of memory", w->name);
+		struct fc_job *job = xcalloc(1, sizeof(*job));
 		r = file_cache_get(w->fc, ent->sha256, ent->size, &job->hit, e);
 		if (r <= 0)
 			free(job);
@@ -418,9 +415,7 @@ static int verifier_start(struct writer *w, ingot_error *e)
 		any = needs_check(w, i);
 	if (!any)
 		return 0;
-	w->ver = calloc(1, sizeof(*w->ver));
-	if (!w->ver)
-		return ingot_fail(e, -ENOMEM, "%s: out of memory", w->name);
+	w->ver = xcalloc(1, sizeof(*w->ver));
 	w->ver->w = w;
 	w->ver->bad = SIZE_MAX;
 	atomic_init(&w->ver->stop, false);

@@ -18,6 +18,7 @@
 #include "lib/digest.h"
 #include "lib/fileio.h"
 #include "lib/privdir.h"
+#include "lib/xalloc.h"
 
 #define BLOB_MODE 0644
 #define COPY_BUF (256u << 10)
@@ -253,8 +254,7 @@ int store_content_blob(const struct store *s, const struct store_loc *loc, const
 		return ingot_fail(e, -ENOMEM, "out of memory");
 	if (!loc || !loc->packed || store_has_blob(s, sha256))
 		return 0;
-	if (!(buf = malloc(COPY_BUF)))
-		return ingot_fail(e, -ENOMEM, "out of memory");
+	buf = xmalloc(COPY_BUF);
 	if ((r = store_content_open(s, loc, sha256, size, &c, e)) < 0)
 		return r;
 	if ((r = store_writer_begin(s, &w, e)) < 0) {
@@ -461,9 +461,7 @@ int store_import(struct store *s, const char *name, const char *src, const uint8
 	}
 	if ((fd = store_source_open(name, src, e)) < 0)
 		return fd;
-	buf = malloc(COPY_BUF);
-	if (!buf)
-		return ingot_fail(e, -ENOMEM, "out of memory");
+	buf = xmalloc(COPY_BUF);
 	if ((r = store_writer_begin(s, &w, e)) < 0)
 		return r;
 	for (;;) {

@@ -5,6 +5,7 @@
 
 #include "lib/cleanup.h"
 #include "lib/imgpath.h"
+#include "lib/xalloc.h"
 
 void tree_init(struct tree *t)
 {
@@ -63,9 +64,7 @@ static int index_rebuild(struct tree *t, size_t want)
 
 	while (cap / 2 < want + 1)  /* keep the load factor <= 1/2 */
 		cap *= 2;
-	nidx = calloc(cap, sizeof(*nidx));
-	if (!nidx)
-		return -ENOMEM;
+	nidx = xcalloc(cap, sizeof(*nidx));
 	free(t->idx);
 	t->idx = nidx;
 	t->idx_cap = cap;
@@ -129,9 +128,7 @@ int tree_add(struct tree *t, const struct tree_entry *ent, bool replace, ingot_e
 	}
 	if (t->n == t->alloc) {
 		size_t na = t->alloc ? t->alloc * 2 : 256;
-		struct tree_entry *nv = realloc(t->v, na * sizeof(*nv));
-		if (!nv)
-			return ingot_fail(e, -ENOMEM, "out of memory");
+		struct tree_entry *nv = xrealloc(t->v, na * sizeof(*nv));
 		t->v = nv;
 		t->alloc = na;
 	}

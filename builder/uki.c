@@ -20,6 +20,7 @@
 #include "lib/digest.h"
 #include "lib/le.h"
 #include "lib/modinfo.h"
+#include "lib/xalloc.h"
 #include "recipes/boot.h"
 
 #define STUB_DEB_PATH "usr/lib/systemd/boot/efi/linuxx64.efi.stub"
@@ -284,8 +285,7 @@ static int load_parts(const struct boot_spec *b, struct boot_parts *bp, ingot_er
 
 	bp->b = b;
 	bp->budget = BOOT_HELD_MAX;
-	if (!(bp->modules = calloc(b->n_modules + 1, sizeof(*bp->modules))))
-		return ingot_fail(e, -ENOMEM, "out of memory");
+	bp->modules = xcalloc(b->n_modules + 1, sizeof(*bp->modules));
 	/* Packages are streamed: only the files picked are held. */
 	if ((kdeb = boot_input_take(&b->kernel, "boot.kernel", pick_kernel, bp, &bp->budget, &bp->vmlinuz, e)) < 0 ||
 	    (sdeb = boot_input_take(&b->stub, "boot.stub", pick_stub, bp, &bp->budget, &bp->stub, e)) < 0 ||

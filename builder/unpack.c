@@ -23,6 +23,7 @@
 #include "lib/imgpath.h"
 #include "lib/json.h"
 #include "lib/strbuf.h"
+#include "lib/xalloc.h"
 
 #define DATA_BUF (256u << 10)
 #define PACK_BUF (1u << 20)   /* write-behind buffers, PACK_NBUF of them */
@@ -407,9 +408,7 @@ static int list_tar(struct reader *rd, struct unpack_source *src)
 int unpack_read_member(struct archive *a, size_t max, char **out, size_t *len)
 {
 	size_t cap = 65536, n = 0;
-	char *buf = malloc(cap + 1);
-	if (!buf)
-		return -ENOMEM;
+	char *buf = xmalloc(cap + 1);
 	for (;;) {
 		la_ssize_t k;
 		if (n == cap) {

@@ -25,6 +25,7 @@
 #include "lib/fileio.h"
 #include "lib/json.h"
 #include "lib/le.h"
+#include "lib/xalloc.h"
 
 struct entries {
 	struct image_entry *v;
@@ -312,9 +313,7 @@ static int fill_entry(struct reader *rd, const sqfs_tree_node_t *node, char *pat
 	case SQFS_INODE_SLINK: case SQFS_INODE_EXT_SLINK:
 		ent->type = TREE_SYMLINK;
 		ent->nlink = in->data.slink.nlink;
-		ent->target = strndup((const char *)in->extra, in->data.slink.target_size);
-		if (!ent->target)
-			return ingot_fail(e, -ENOMEM, "%s: out of memory", rd->name);
+		ent->target = xstrndup((const char *)in->extra, in->data.slink.target_size);
 		break;
 	case SQFS_INODE_CDEV: case SQFS_INODE_BDEV:
 		ent->type = in->base.type == SQFS_INODE_CDEV ? TREE_CHR : TREE_BLK;

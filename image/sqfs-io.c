@@ -11,6 +11,7 @@
 #include <sqfs/super.h>
 
 #include "lib/writebehind.h"
+#include "lib/xalloc.h"
 
 /* The image is fsync'd before it is renamed into place; starting
  * writeback every 32 MiB lets the disk work while blocks are still being
@@ -265,8 +266,7 @@ int sqfs_fd_writebehind(sqfs_file_t *base)
 
 	if (f->wb)
 		return 0;
-	if (!(f->wb = calloc(1, sizeof(*f->wb))))
-		return -ENOMEM;
+	f->wb = xcalloc(1, sizeof(*f->wb));
 	if ((r = writebehind_start(f->wb, f->fd, f->size, WB_BUF, WB_NBUF)) < 0) {
 		writebehind_free(f->wb);
 		free(f->wb);

@@ -16,6 +16,7 @@
 #include "lib/cleanup.h"
 #include "lib/fileio.h"
 #include "lib/strbuf.h"
+#include "lib/xalloc.h"
 
 void node_probe_free(struct node_probe *p)
 {
@@ -62,9 +63,7 @@ int probe_set(struct node_probe *p, const char *key, const char *value, const ch
 	}
 	if (p->n == p->alloc) {
 		size_t na = p->alloc ? p->alloc * 2 : 32;
-		struct probe_fact *nv = realloc(p->v, na * sizeof(*nv));
-		if (!nv)
-			return -ENOMEM;
+		struct probe_fact *nv = xrealloc(p->v, na * sizeof(*nv));
 		p->v = nv;
 		p->alloc = na;
 	}

@@ -16,6 +16,7 @@
 
 #include "lib/cleanup.h"
 #include "lib/fileio.h"
+#include "lib/xalloc.h"
 
 static long now_ms(void)
 {
@@ -78,8 +79,7 @@ static int start(struct tool_job *j, struct run *r, size_t max_out, ingot_error 
 	posix_spawn_file_actions_t fa;
 	int pfd[2], rc;
 
-	if (!(r->buf = malloc(max_out + 1)))
-		return -ENOMEM;
+	r->buf = xmalloc(max_out + 1);
 	/* O_CLOEXEC: no other job's child may hold this pipe open, or its
 	 * EOF would wait for that child. */
 	if (pipe2(pfd, O_CLOEXEC) < 0) {
