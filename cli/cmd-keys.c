@@ -113,8 +113,10 @@ static int keys_generate(const struct keys_opts *o, int argc, char **argv)
 	ingot_error e = { 0 };
 	int r;
 
-	if (o->name || o->threshold || o->roles)
-		return cli_usage_error("keys", "generate: --name, --threshold and --role are for keyring add");
+	if (o->name || o->threshold)
+		return cli_usage_error("keys", "generate: --name and --threshold are for keyring add");
+	if (o->roles)
+		return cli_usage_error("keys", "generate: --role is for keyring add");
 	if (!o->prefix)
 		return cli_usage_error("keys", "generate: -o PREFIX is required");
 	if (argc != 1)
