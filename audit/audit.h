@@ -21,7 +21,10 @@
 #define AUDIT_MAX_JOBS 64
 
 struct audit_opts {
-	const char *keyring;       /* required: trusted manifest signers */
+	const char *keyring;       /* required: trusted manifest signers, or a keyring with roles
+				    * (verify/boot-inputs.h boot_keyrings) */
+	const char *enrolment_keyring;     /* optional: the enrolment role's keys, in place of keyring's */
+	const char *firmware_ref_keyring;  /* optional: the firmware-ref role's */
 	const char *manifests_dir; /* required: *.manifest.dsse.json */
 	const char *reports_dir;   /* required: *.json node reports */
 	const char *nonces;        /* optional: "NODE NONCE_HEX" lines, the nonces issued */

@@ -212,18 +212,21 @@ static void load_one_manifest(struct audit_ctx *c, const char *path, struct pman
 	/* Everything the audit judges is in the signed head: a v2 file
 	 * list is not read (docs/signing.md). */
 	struct verify_policy pol = { .now = c->o->now, .file_list_use = FILE_LIST_HEAD };
+	const struct keyring *kr = NULL;
 	ingot_error e = { 0 };
 	int r;
 
 	pm->file = strdup(path);
 	r = manifest_read_file(path, &doc, NULL, &e);
+	if (r == 0 && (r = boot_trust_keyring(&c->trust, KEY_ROLE_MANIFEST, &kr, &e)) < 0)
+		ingot_prefix(&e, "%s", path);
 	if (r == 0) {
-		r = envelope_verify_json(path, doc, c->trust.kr, &pol, &pm->m, NULL, &e);
+		r = envelope_verify_json(path, doc, kr, &pol, &pm->m, NULL, &e);
 		if (r < 0 && e.kind == ENVELOPE_FAIL_EXPIRED) {
 			pm->expired = 1;
 			pol.now = 0;
 			ingot_error_clear(&e);
-			r = envelope_verify_json(path, doc, c->trust.kr, &pol, &pm->m, NULL, &e);
+			r = envelope_verify_json(path, doc, kr, &pol, &pm->m, NULL, &e);
 		}
 	}
 	if (r == 0)
@@ -343,7 +346,11 @@ int audit_load_inputs(struct audit_ctx *c, ingot_error *e)
 	const struct audit_opts *o = c->o;
 	int r;
 
-	r = boot_trust_init(&c->trust, o->keyring, e);
+	struct boot_keyrings k = { .keyring = o->keyring };
+
+	k.role[KEY_ROLE_ENROLMENT] = o->enrolment_keyring;
+	k.role[KEY_ROLE_FIRMWARE_REF] = o->firmware_ref_keyring;
+	r = boot_trust_init(&c->trust, &k, e);
 	if (r < 0)
 		return r;
 	if (o->nonces && (r = read_pairs(o->nonces, NULL, check_nonce, "NODE NONCE_HEX (8-64 bytes)", &c->nonces, e)) < 0)

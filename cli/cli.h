@@ -85,4 +85,15 @@ void cli_free_keys(struct signing_key **keys, size_t n);
 /* True if argv has -h or --help before "--". */
 int cli_wants_help(int argc, char **argv);
 
+/* --enrolment-keyring and --firmware-ref-keyring, the same for every
+ * command that judges a boot (verify/boot-inputs.h boot_keyrings). */
+#define OPT_ROLE_KEYRINGS(enrolment, firmware_ref)                                                  \
+	OPT_STRING(0, "enrolment-keyring", enrolment, "FILE",                                       \
+		   "keys trusted to sign enrolment records, in place of\n"                         \
+		   "--keyring's enrolment role (an untyped --keyring vouches\n"                    \
+		   "for manifests only)"),                                                          \
+	OPT_STRING(0, "firmware-ref-keyring", firmware_ref, "FILE",                                 \
+		   "keys trusted to sign firmware references, in place of\n"                       \
+		   "--keyring's firmware-ref role")
+
 #endif

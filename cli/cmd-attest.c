@@ -56,9 +56,10 @@ static const struct cli_command attest_cmd = {
 "                              [--pcrs SEL] [--json]\n"
 "    ingot attest boot-check QUOTE LOG --manifest ENVELOPE --keyring FILE --nonce HEX\n"
 "                            [--enrolment FILE] [--firmware-ref FILE] [--node ID]\n"
+"                            [--enrolment-keyring FILE] [--firmware-ref-keyring FILE]\n"
 "                            [--seen-nonces FILE] [--accept-weak LIST]\n"
 "    ingot attest firmware-ref QUOTE LOG --platform NAME --nonce HEX --enrolment FILE\n"
-"                              --keyring FILE --key KEY -o FILE\n"
+"                              --keyring FILE|--enrolment-keyring FILE --key KEY -o FILE\n"
 "    ingot attest eventlog LOG [--json] [--against QUOTE [--nonce HEX]\n"
 "                              [--ak-pub PEM] [--accept-weak LIST]] [--pcrs SEL]\n"
 "    ingot attest push --verifier URL [--node ID] [--ak DIR] [--tcti TCTI]\n"
@@ -94,6 +95,11 @@ static const struct cli_command attest_cmd = {
 "    weakness (unknown-firmware, secure-boot-unjudged) is refused unless\n"
 "    accepted by name. Prints one line \"boot admit|refuse|unverified|not-made:\n"
 "    REASON\". The same verdict as ingot verify and ingot audit.\n"
+"    Each signed input is verified against the keys of its own role only\n"
+"    (docs/signing.md \"Trust roles\"): --keyring, untyped, vouches for the\n"
+"    manifest only; a keyring with roles for each role it names;\n"
+"    --enrolment-keyring and --firmware-ref-keyring name those roles' keys.\n"
+"    A role no keyring gives keys verifies nothing: its record is refused.\n"
 "\n"
 "    firmware-ref records a platform's firmware reference from a reference\n"
 "    boot: the quote is judged with the enrolled AK and the nonce, the log\n"
@@ -161,6 +167,7 @@ struct args {
 	const char *manifest, *log, *tcti, *output, *alg, *hierarchy, *ak, *nonce, *pcrs;
 	const char *ak_pub, *seen, *against;
 	const char *keyring, *enrolment, *firmware_ref, *node, *platform, *key;
+	const char *enrolment_keyring, *firmware_ref_keyring;
 	const char *verifier, *eventlog, *report;
 	const char *pcr_arg, *accept_weak_arg;
 	int pcr;
@@ -180,8 +187,9 @@ static int allowed(const char *sub, const char *opt)
 		{ "quote", " nonce pcrs ak tcti output " },
 		{ "verify-quote", " nonce ak-pub pcrs seen-nonces json accept-weak " },
 		{ "eventlog", " json against nonce ak-pub pcrs accept-weak " },
-		{ "boot-check", " manifest nonce keyring enrolment firmware-ref node seen-nonces accept-weak " },
-		{ "firmware-ref", " nonce platform enrolment keyring key output " },
+		{ "boot-check", " manifest nonce keyring enrolment firmware-ref node seen-nonces accept-weak "
+				"enrolment-keyring firmware-ref-keyring " },
+		{ "firmware-ref", " nonce platform enrolment keyring enrolment-keyring key output " },
 		{ "push", " verifier node ak tcti eventlog report " },
 	};
 	char word[64];
@@ -534,7 +542,8 @@ static int load_boot_inputs(const struct args *a, struct boot_trust *t, struct b
 	memset(p, 0, sizeof(*p));
 	/* boot-check without an enrolment judges everything else and says
 	 * "unverified"; a reference is only recorded from an enrolled AK. */
-	if (a->npos != 2 || !a->nonce || !a->keyring || (!a->enrolment && !strcmp(a->sub, "firmware-ref")))
+	if (a->npos != 2 || !a->nonce || !(a->keyring || a->enrolment_keyring) ||
+	    (!a->enrolment && !strcmp(a->sub, "firmware-ref")))
 		return cli_usage_error("attest", "%s: expected QUOTE LOG --nonce HEX --keyring FILE --enrolment FILE",
 				       a->sub);
 	if (a->seen && !a->nonce)
@@ -545,7 +554,10 @@ static int load_boot_inputs(const struct args *a, struct boot_trust *t, struct b
 		if ((rc = parse_nonce(a, nonce, &nlen)))
 			return rc;
 	}
-	if (boot_trust_init(t, a->keyring, &e) < 0)
+	struct boot_keyrings k = { .keyring = a->keyring };
+	k.role[KEY_ROLE_ENROLMENT] = a->enrolment_keyring;
+	k.role[KEY_ROLE_FIRMWARE_REF] = a->firmware_ref_keyring;
+	if (boot_trust_init(t, &k, &e) < 0)
 		return cli_error(&e, EXIT_FAILURE_);
 	if (a->enrolment && boot_trust_add_enrolment(t, a->enrolment, &e) < 0)
 		return trust_status(&e);
@@ -738,8 +750,10 @@ int cmd_attest(int argc, char **argv)
 			   "(consistency only). A diagnostic, not a trust root:\n"
 			   "nothing shows either key is a TPM's (use boot-check)"),
 		OPT__KEYRING(&a.keyring, "FILE",
-			   "trusted keys: the manifest's, enrolment's and firmware\n"
-			   "reference's signers"),
+			   "the manifest's trusted signers, or a keyring with roles
+"
+			   "(manifest, enrolment, firmware-ref): each role's"),
+		OPT_ROLE_KEYRINGS(&a.enrolment_keyring, &a.firmware_ref_keyring),
 		OPT_STRING(0, "enrolment", &a.enrolment, "FILE",
 			   "signed enrolment record of the node's AK (ingot attest\n"
 			   "enroll); the only AK a boot quote is judged with"),

@@ -25,6 +25,7 @@ static const struct cli_command audit_cmd = {
 	.synopsis =
 "    ingot audit --keyring K --manifests DIR --reports DIR [--nonces FILE]\n"
 "                [--enrolments DIR] [--firmware-refs DIR] [--aks FILE] [--nodes FILE]\n"
+"                [--enrolment-keyring FILE] [--firmware-ref-keyring FILE]\n"
 "                [--max-age DURATION] [--now TIME]\n"
 "                [--accept-weak LIST] [--jobs N] [--json OUT | --html OUT]\n"
 "                [--promotions DIR --promotion-keyring FILE]\n",
@@ -35,6 +36,10 @@ static const struct cli_command audit_cmd = {
 "\n"
 "      - each manifest envelope against the keyring (threshold, expiry) and its\n"
 "        measurement against its content;\n"
+"      - each enrolment record and firmware reference against the keys of its\n"
+"        own role (--enrolment-keyring, --firmware-ref-keyring, or K's roles):\n"
+"        a manifest signer's key proves nothing about an AK, and an untyped K\n"
+"        vouches for manifests only;\n"
 "      - each report's TPM quote: AK signature over the TPMS_ATTEST, the nonce\n"
 "        issued to that node (--nonces), the PCR values against the quoted\n"
 "        digest; the AK must be enrolled (--enrolments); a nonce seen in two\n"
@@ -95,7 +100,10 @@ int cmd_audit(int argc, char **argv)
 
 	const struct cli_option opts[] = {
 		OPT__KEYRING(&o.keyring, "K",
-			   "trusted manifest signers (ingot keyring JSON)"),
+			   "trusted manifest signers (ingot keyring JSON), or a
+"
+			   "keyring with roles: each role's keys"),
+		OPT_ROLE_KEYRINGS(&o.enrolment_keyring, &o.firmware_ref_keyring),
 		OPT_STRING(0, "manifests", &o.manifests_dir, "DIR",
 			   "the pools' signed manifests (*.manifest.dsse.json);\n"
 			   "bare *.manifest.json there are listed, never trusted"),
@@ -104,10 +112,10 @@ int cmd_audit(int argc, char **argv)
 			   "lines 'NODE NONCE_HEX': the nonce issued to each node"),
 		OPT_STRING(0, "enrolments", &o.enrolments_dir, "DIR",
 			   "signed enrolment records (ingot attest enroll), *.json,\n"
-			   "verified against the keyring: each node's AK"),
+			   "verified against the enrolment role's keys: each node's AK"),
 		OPT_STRING(0, "firmware-refs", &o.firmware_refs_dir, "DIR",
 			   "signed firmware references (ingot attest firmware-ref),\n"
-			   "*.json, verified against the keyring"),
+			   "*.json, verified against the firmware-ref role's keys"),
 		OPT_STRING(0, "aks", &o.aks, "FILE",
 			   "post-boot reports only: lines 'AK_SHA256 [NODE]' (sha256\n"
 			   "of the DER public key) and/or PEM public keys; an\n"

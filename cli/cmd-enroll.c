@@ -309,7 +309,7 @@ static int do_check(const struct args *a)
 	struct enrolment en;
 	ingot_error e = { 0 };
 
-	if (keyring_load(a->keyring, &kr, &e) < 0)
+	if (keyring_load_role(a->keyring, KEY_ROLE_ENROLMENT, true, &kr, &e) < 0)
 		return cli_error(&e, EXIT_FAILURE_);
 	if (enrolment_load(a->in, kr, &en, &e) < 0) {
 		int st = e.kind == ENVELOPE_FAIL_SIGNATURE ? ENROLL_REFUSED : EXIT_FAILURE_;

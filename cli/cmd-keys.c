@@ -7,6 +7,8 @@
 #include "cli/cli.h"
 #include "keys/key.h"
 #include "keys/keyring.h"
+#include "lib/cleanup.h"
+#include "lib/xalloc.h"
 
 static const struct cli_command keys_cmd = {
 	.name = "keys",
@@ -14,7 +16,7 @@ static const struct cli_command keys_cmd = {
 	.synopsis =
 	"    ingot keys generate [--type ed25519|p256] -o PREFIX [--passphrase-fd N]\n"
 	"    ingot keys id PUBKEY...\n"
-	"    ingot keys keyring add KEYRING PUBKEY --name NAME [--threshold N]\n"
+	"    ingot keys keyring add KEYRING PUBKEY --name NAME [--threshold N] [--role ROLE,...]\n"
 	"    ingot keys keyring list KEYRING\n",
 	.description =
 	"    generate writes a new key pair: PREFIX.key, the private key (PKCS#8 PEM,\n"
@@ -31,7 +33,14 @@ static const struct cli_command keys_cmd = {
 	"    keyring add appends PUBKEY under NAME to the keyring file KEYRING (JSON,\n"
 	"    created with threshold 1 if missing) and optionally sets its threshold: the\n"
 	"    number of distinct keys whose valid signatures verify-manifest requires.\n"
-	"    keyring list prints one line per key: keyid, type, name.\n",
+	"    With --role (manifest, enrolment, firmware-ref, evidence, promotion; a\n"
+	"    comma-separated list) the keyring has roles: the key is trusted for the\n"
+	"    roles named only, and --threshold sets those roles' thresholds.  A\n"
+	"    statement is verified against the keys of its own role: a key trusted for\n"
+	"    one role proves nothing in another.  An untyped keyring (no --role) vouches\n"
+	"    only for the statements a command names it for (docs/signing.md).\n"
+	"    keyring list prints one line per key: keyid, type, name, then one line per\n"
+	"    role: its threshold and keys.\n",
 	.more =
 	"EXIT STATUS\n"
 	"    0   success\n"
@@ -43,7 +52,9 @@ static const struct cli_command keys_cmd = {
 	"    ingot keys generate --type p256 -o hsm-backup --passphrase-fd 3 3<pass.txt\n"
 	"    ingot keys id release-1.pub\n"
 	"    ingot keys keyring add pool.keyring.json release-1.pub --name release-1\n"
-	"    ingot keys keyring add pool.keyring.json release-2.pub --name release-2 --threshold 2\n",
+	"    ingot keys keyring add pool.keyring.json release-2.pub --name release-2 --threshold 2\n"
+	"    ingot keys keyring add trust.json release-1.pub --name release-1 --role manifest\n"
+	"    ingot keys keyring add trust.json verifier.pub --name verifier --role enrolment,firmware-ref\n",
 };
 
 /* What `ingot keys` was given; each subcommand takes its part. */
@@ -53,6 +64,7 @@ struct keys_opts {
 	const char *prefix, *name;
 	int fd;                /* --passphrase-fd; -1: none */
 	unsigned threshold;    /* 0: none */
+	unsigned roles;        /* --role: a mask of 1u << KEY_ROLE_* */
 };
 
 static const char *parse_type(const char *arg, void *value)
@@ -76,6 +88,24 @@ static const char *parse_threshold(const char *arg, void *value)
 }
 _Static_assert(KEYRING_MAX_KEYS == 256, "parse_threshold's message");
 
+static const char *parse_roles(const char *arg, void *value)
+{
+	_cleanup_free_ char *copy = xstrdup(arg);
+	char *save = NULL;
+	unsigned mask = 0;
+
+	for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		enum key_role r;
+		if (key_role_parse(t, &r) < 0)
+			return "a comma-separated list of manifest, enrolment, firmware-ref, evidence, promotion";
+		mask |= 1u << r;
+	}
+	if (!mask)
+		return "a comma-separated list of manifest, enrolment, firmware-ref, evidence, promotion";
+	*(unsigned *)value = mask;
+	return NULL;
+}
+
 static int keys_generate(const struct keys_opts *o, int argc, char **argv)
 {
 	char *pass = NULL;
@@ -85,6 +115,8 @@ static int keys_generate(const struct keys_opts *o, int argc, char **argv)
 
 	if (o->name || o->threshold)
 		return cli_usage_error("keys", "generate: --name and --threshold are for keyring add");
+	if (o->roles)
+		return cli_usage_error("keys", "generate: --role is for keyring add");
 	if (!o->prefix)
 		return cli_usage_error("keys", "generate: -o PREFIX is required");
 	if (argc != 1)
@@ -137,21 +169,37 @@ static int keys_keyring(const struct keys_opts *o, int argc, char **argv)
 			return cli_usage_error("keys", "keyring add: expected KEYRING PUBKEY");
 		if (!name)
 			return cli_usage_error("keys", "keyring add: --name NAME is required");
-		if (keyring_add(argv[1], argv[2], name, threshold, &e) < 0)
+		if (keyring_add(argv[1], argv[2], name, threshold, o->roles, &e) < 0)
 			return cli_error(&e, EXIT_FAILURE_);
 		printf("added %s to %s\n", name, argv[1]);
 		return EXIT_OK;
 	}
 	if (!strcmp(sub, "list")) {
 		struct keyring *kr = NULL;
-		if (argc - 1 != 1 || name || threshold)
+		if (argc - 1 != 1 || name || threshold || o->roles)
 			return cli_usage_error("keys", "keyring list: expected KEYRING only");
 		if (keyring_load(argv[1], &kr, &e) < 0)
 			return cli_error(&e, EXIT_FAILURE_);
-		printf("threshold %u of %zu\n", kr->threshold, kr->n);
+		if (kr->has_roles)
+			printf("%zu keys, roles:\n", kr->n);
+		else
+			printf("threshold %u of %zu\n", kr->threshold, kr->n);
 		for (size_t i = 0; i < kr->n; i++)
 			printf("%s  %-7s  %s\n", kr->keys[i].key->keyid,
 			       key_type_name(kr->keys[i].key->type), kr->keys[i].name);
+		for (unsigned i = 0; i < KEY_ROLE_COUNT; i++) {
+			const struct keyring_role *ro = &kr->roles[i];
+			if (!kr->has_roles)
+				break;
+			printf("role %s: ", key_role_name(i));
+			if (!ro->idx)
+				printf("no keys (it verifies nothing)");
+			else
+				printf("threshold %u of", ro->threshold);
+			for (size_t j = 0; ro->idx && j < ro->n; j++)
+				printf(" %s", kr->keys[ro->idx[j]].name);
+			printf("\n");
+		}
 		keyring_free(kr);
 		return EXIT_OK;
 	}
@@ -171,6 +219,8 @@ int cmd_keys(int argc, char **argv)
 		OPT_STRING('n', "name", &o.name, "NAME", "keyring entry name (printable, no spaces)"),
 		OPT_CALLBACK(0, "threshold", &o.threshold, "N", "keyring threshold, 1 .. number of keys",
 			     parse_threshold),
+		OPT_CALLBACK(0, "role", &o.roles, "ROLE,...", "keyring add: the roles the key is trusted for\n"
+			     "(manifest, enrolment, firmware-ref, evidence, promotion)", parse_roles),
 		OPT_END(),
 	};
 	int first, r;
@@ -187,7 +237,7 @@ int cmd_keys(int argc, char **argv)
 	if (!strcmp(argv[1], "generate"))
 		return keys_generate(&o, argc - 1, argv + 1);
 	if (!strcmp(argv[1], "id")) {
-		if (o.prefix || o.name || o.threshold || o.type_set || o.fd >= 0)
+		if (o.prefix || o.name || o.threshold || o.roles || o.type_set || o.fd >= 0)
 			return cli_usage_error("keys", "id: takes no options");
 		return keys_id(argc - 1, argv + 1);
 	}

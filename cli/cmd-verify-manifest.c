@@ -117,7 +117,7 @@ int cmd_verify_manifest(int argc, char **argv)
 	 * be printed. */
 	pol.file_list_use = print ? FILE_LIST_LOAD : FILE_LIST_DIGEST;
 
-	int r = keyring_load(keyring, &kr, &e);
+	int r = keyring_load_role(keyring, KEY_ROLE_MANIFEST, true, &kr, &e);
 	if (r < 0)
 		return cli_error(&e, r == -EINVAL || r == -EBADMSG || r == -E2BIG || r == -EFBIG
 				 ? ENVELOPE_EXIT_MALFORMED : ENVELOPE_EXIT_IO);

@@ -21,6 +21,7 @@ static const struct cli_command verify_cmd = {
 "                 [--root DIR] [--image IMAGE [--verity HASHFILE]] [--no-files]\n"
 "                 [--ignore GLOB]... [--tcti TCTI|none] [--eventlog LOG] [--ak DIR]\n"
 "                 [--nonce HEX] [--require-tpm] [--enrolment FILE] [--firmware-ref FILE]\n"
+"                 [--enrolment-keyring FILE] [--firmware-ref-keyring FILE]\n"
 "                 [--accept-weak LIST] [--rules DIR] [--date YYYY-MM-DD] [--node-id ID]\n"
 "                 [--fail-on warn|error] [--json] [--report FILE] [--nfd FILE] [--brief]\n"
 "                 [--ring RING --promotions DIR --promotion-keyring FILE]\n",
@@ -35,7 +36,11 @@ static const struct cli_command verify_cmd = {
 "                 (in directories the manifest lists) are named\n"
 "      tpm        a UKI image (measured boot): the quote and the firmware's log\n"
 "                 judged as by ingot attest boot-check (docs/attest.md); without\n"
-"                 --enrolment it is at best \"unverified\" (a warning);\n"
+"                 --enrolment it is at best \"unverified\" (a warning); the\n"
+"                 record and the firmware reference are verified against their\n"
+"                 own roles' keys (--enrolment-keyring, --firmware-ref-keyring,\n"
+"                 or a --keyring with roles): an untyped --keyring vouches for\n"
+"                 the manifest only;\n"
 "                 otherwise a quote over a fresh nonce, and the replay of ingot's event log,\n"
 "                 give the PCR value the manifest predicts\n"
 "      tuple      the node probe (driver version and flavor, fabric manager, NCCL or\n"
@@ -123,6 +128,7 @@ int cmd_verify(int argc, char **argv)
 			   "signed enrolment record of this node's AK (measured boot)"),
 		OPT_STRING(0, "firmware-ref", &o.firmware_ref_path, "FILE",
 			   "signed firmware reference of this platform (measured boot)"),
+		OPT_ROLE_KEYRINGS(&o.enrolment_keyring, &o.firmware_ref_keyring),
 		OPT_STRING(0, "accept-weak", &accept_weak, "LIST",
 			   "measured boot: accept secure-boot-unjudged, unknown-firmware"),
 		OPT_FLAG(0, "require-tpm", &o.require_tpm,

@@ -68,6 +68,10 @@ static int check_signatures(const char *name, const json_t *env, const uint8_t *
 	json_t *sigs = json_object_get(env, "signatures"), *s;
 	size_t pae_len, i;
 
+	/* Fail closed: a keyring with roles read whole has no threshold. */
+	if (!kr->threshold)
+		return ingot_fail_kind(e, -ENOKEY, ENVELOPE_FAIL_SIGNATURE, "%s: keyring %s was read for no role: "
+				       "it verifies nothing", name, kr->file);
 	strbuf_init(&why, 128);
 	dsse_pae(json_string_value(json_object_get(env, "payloadType")), payload, len, &pae, &pae_len);
 	out->threshold = kr->threshold;
@@ -90,15 +94,16 @@ static int check_signatures(const char *name, const json_t *env, const uint8_t *
 		else if (named)
 			strbuf_addf(&why, "; signatures[%zu]: invalid signature by %s", i, named->name);
 		else if (kid && *kid)
-			strbuf_addf(&why, "; signatures[%zu]: keyid %.16s... is not in the keyring and no "
-				    "trusted key verifies it", i, kid);
+			strbuf_addf(&why, "; signatures[%zu]: keyid %.16s... is not in the keyring%s%s and no "
+				    "trusted key verifies it", i, kid, kr->role ? " for role " : "", kr->role ? kr->role : "");
 		else
 			strbuf_addf(&why, "; signatures[%zu]: no trusted key verifies it", i);
 	}
 	if (out->valid < kr->threshold)
 		return ingot_fail_kind(e, -EPERM, ENVELOPE_FAIL_SIGNATURE,
 					 "%s: signatures: %u valid from distinct trusted keys, threshold %u "
-					 "(keyring %s)%s", name, out->valid, kr->threshold, kr->file,
+					 "(keyring %s%s%s)%s", name, out->valid, kr->threshold, kr->file,
+					 kr->role ? ", role " : "", kr->role ? kr->role : "",
 					 json_array_size(sigs) ? why.buf : "; the envelope has no signatures");
 	return 0;
 }

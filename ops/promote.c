@@ -18,11 +18,13 @@
 #include "recipes/rings.h"
 #include "verify/promotion.h"
 
-/* A keyring with the policy's threshold (0: the keyring's own). */
-static int load_keyring(const char *path, unsigned threshold, struct keyring **out,
+/* The keys of role in a keyring, with the policy's threshold (0: the
+ * keyring's own): the runners' keys vouch for evidence only, the
+ * promoters' for promotions only. */
+static int load_keyring(const char *path, enum key_role role, unsigned threshold, struct keyring **out,
 			ingot_error *e)
 {
-	int r = keyring_load(path, out, e);
+	int r = keyring_load_role(path, role, true, out, e);
 	if (r < 0)
 		return ingot_set_kind(e, r, r == -ENOENT || r == -EACCES ? PROMOTE_FAIL_IO
 					 : PROMOTE_FAIL_MALFORMED);
@@ -141,7 +143,7 @@ static int find_evidence(const struct ring_requirement *q, const struct candidat
 	size_t refused = 0;
 	int r;
 
-	r = load_keyring(q->keyring, q->threshold, &kr, e);
+	r = load_keyring(q->keyring, KEY_ROLE_EVIDENCE, q->threshold, &kr, e);
 	if (r < 0)
 		return r;
 	for (size_t i = 0; i < n; i++) {
@@ -222,7 +224,7 @@ static int check_previous(const struct promote_opts *o, const struct ring_policy
 		return 0;
 	if ((r = ring_policy_load_dir(o->rings_dir, pol->previous, &prev, e)) < 0)
 		return ingot_set_kind(e, r, PROMOTE_FAIL_MALFORMED);
-	if ((r = load_keyring(prev->promotion_keyring, prev->promotion_threshold, &kr, e)) < 0)
+	if ((r = load_keyring(prev->promotion_keyring, KEY_ROLE_PROMOTION, prev->promotion_threshold, &kr, e)) < 0)
 		return r;
 	/* No promotions directory yet: nothing was promoted anywhere. */
 	if ((r = promotions_load(o->promotions_dir, kr, pol->previous, &set, e)) < 0 && r != -ENOENT)
@@ -319,7 +321,7 @@ int promote_image(const struct promote_opts *o, struct signing_key *const *keys,
 	}
 
 	/* The signing keys must be able to make a promotion that verifies. */
-	if ((r = load_keyring(pol->promotion_keyring, pol->promotion_threshold, &pkr, e)) < 0)
+	if ((r = load_keyring(pol->promotion_keyring, KEY_ROLE_PROMOTION, pol->promotion_threshold, &pkr, e)) < 0)
 		goto out;
 	for (size_t i = 0; i < n_keys; i++)
 		signers += keyring_find(pkr, keys[i]->keyid) != NULL;

@@ -20,7 +20,7 @@ int rings_load(const char *promotions_dir, const char *keyring_path, struct prom
 		return 0;
 	if (!keyring_path)
 		return ingot_fail(e, -EINVAL, "--promotions needs --promotion-keyring");
-	if ((r = keyring_load(keyring_path, &kr, e)) < 0)
+	if ((r = keyring_load_role(keyring_path, KEY_ROLE_PROMOTION, true, &kr, e)) < 0)
 		return r;
 	*out = calloc(1, sizeof(**out));
 	if (!*out)

@@ -123,6 +123,7 @@ echo "boot-image: recipe $RECIPE pins what was downloaded: $(basename "$KDEB"), 
 KEY=$OUT/signing
 [ -f "$KEY.key" ] || "$INGOT" keys generate -o "$KEY" >/dev/null
 rm -f "$OUT/keyring.json"
-"$INGOT" keys keyring add "$OUT/keyring.json" "$KEY.pub" --name boot-demo >/dev/null
+# The test's one key, named for each role it signs in (docs/signing.md).
+"$INGOT" keys keyring add "$OUT/keyring.json" "$KEY.pub" --name boot-demo --role manifest,enrolment,firmware-ref >/dev/null
 "$INGOT" build "$RECIPE" -o "$OUT" --store "$ROOT/out/store" --key "$KEY.key" --no-lint --quiet
 echo "boot-image: $OUT/$NAME.efi $(sha256sum "$OUT/$NAME.efi" | cut -d' ' -f1)"

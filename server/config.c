@@ -3,11 +3,14 @@
 
 #include <ctype.h>
 #include <libgen.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "attest/quote.h"
 #include "audit/audit.h"
+#include "keys/keyring.h"
 #include "lib/cleanup.h"
 #include "lib/fileio.h"
 #include "lib/xalloc.h"
@@ -20,6 +23,8 @@ void serve_config_free(struct serve_config *c)
 	free(c->listen);
 	free(c->database);
 	free(c->keyring);
+	for (unsigned i = 0; i < SERVE_ROLES; i++)
+		free(c->role_keyring[i]);
 	free(c->enrolments);
 	free(c->firmware_refs);
 	json_decref(c->manifests);
@@ -59,6 +64,33 @@ static char **split_argv(const char *v)
 	return argv;
 }
 
+/* ROLE-keyring and ROLE-threshold for the verdict's roles (manifest,
+ * enrolment, firmware-ref); -ENOENT: not one of them. */
+static int role_key(struct serve_config *c, const char *dir, const char *k, const char *v, const char **want)
+{
+	const char *dash = strrchr(k, '-');
+	char role[32];
+	enum key_role r;
+	unsigned long long n;
+
+	if (!dash || (strcmp(dash, "-keyring") && strcmp(dash, "-threshold")) || (size_t)(dash - k) >= sizeof(role))
+		return -ENOENT;
+	snprintf(role, sizeof(role), "%.*s", (int)(dash - k), k);
+	if (key_role_parse(role, &r) < 0 || r >= SERVE_ROLES)
+		return -ENOENT;
+	if (!strcmp(dash, "-keyring")) {
+		*want = "a path";
+		free(c->role_keyring[r]);
+		c->role_keyring[r] = rel(dir, v);
+		return 0;
+	}
+	*want = "1 to 256 (at most the role's keys)";
+	if (num(v, KEYRING_MAX_KEYS, &n) < 0)
+		return -EINVAL;
+	c->role_threshold[r] = (unsigned)n;
+	return 0;
+}
+
 /* One KEY = VALUE; 0, or -EINVAL with what was expected in *want. */
 static int set(struct serve_config *c, const char *dir, const char *k, const char *v, const char **want)
 {
@@ -66,6 +98,8 @@ static int set(struct serve_config *c, const char *dir, const char *k, const cha
 	int64_t d;
 	char **slot = NULL;
 
+	if (role_key(c, dir, k, v, want) != -ENOENT)
+		return role_key(c, dir, k, v, want) < 0 ? -EINVAL : 0;
 	if (!strcmp(k, "listen")) {
 		*want = "HOST:PORT";
 		if (!strrchr(v, ':'))
@@ -175,9 +209,12 @@ int serve_config_load(const char *path, struct serve_config *c, ingot_error *e)
 		if (!*v || set(c, dir, k, v, &want) < 0)
 			return ingot_fail(e, -EINVAL, "%s:%zu: %.80s: expected %s, got \"%.200s\"", path, lineno, k, want, v);
 	}
-	if (!c->listen || !c->database || !c->keyring || !json_array_size(c->manifests))
+	/* The manifests' keys: an untyped keyring or manifest-keyring (the
+	 * other roles may have none: their records are refused then). */
+	bool mkeys = c->keyring || c->role_keyring[KEY_ROLE_MANIFEST];
+	if (!c->listen || !c->database || !mkeys || !json_array_size(c->manifests))
 		return ingot_fail(e, -EINVAL, "%s: %s: expected it to be set", path,
-				  !c->listen ? "listen" : !c->database ? "database" : !c->keyring ? "keyring" : "manifest");
+				  !c->listen ? "listen" : !c->database ? "database" : !mkeys ? "keyring" : "manifest");
 	if (c->stale_after && c->stale_after < c->sweep_interval)
 		c->sweep_interval = c->stale_after;
 	return 0;

@@ -452,8 +452,11 @@ static int authorized(struct serve *s, struct MHD_Connection *conn, unsigned *st
 	return 1;
 }
 
-static enum MHD_Result do_drain(struct serve *s, struct MHD_Connection *conn, const struct request *rq,
-				const char *node)
+/* The operator's override, drain or admit (the token's): stored and
+ * hooked as a verdict is, its reason "operator: ...".  An admitted node
+ * still goes stale after stale-after without evidence. */
+static enum MHD_Result do_override(struct serve *s, struct MHD_Connection *conn, const struct request *rq,
+				   const char *node, const char *verdict)
 {
 	_cleanup_json_ json_t *b = NULL;
 	unsigned status;
@@ -462,29 +465,29 @@ static enum MHD_Result do_drain(struct serve *s, struct MHD_Connection *conn, co
 	ingot_error e = { 0 };
 
 	if (!authorized(s, conn, &status, &why))
-		return reply_error(s, conn, status, "drain: %s", why);
+		return reply_error(s, conn, status, "%s: %s", verdict, why);
 	if (!node_name_ok(node))
-		return reply_error(s, conn, 400, "drain: expected a node name, got \"%.80s\"", node);
+		return reply_error(s, conn, 400, "%s: expected a node name, got \"%.80s\"", verdict, node);
 	if (rq->body.len) {
-		enum MHD_Result mr = parse_body(s, conn, rq, "drain", &b);
+		enum MHD_Result mr = parse_body(s, conn, rq, verdict, &b);
 		if (!b)
 			return mr;
 	}
 	what = json_string_value(json_object_get(b, "reason"));
-	snprintf(reason, sizeof(reason), "operator: %s", what ? what : "drained");
+	snprintf(reason, sizeof(reason), "operator: %s", what ? what : !strcmp(verdict, "admit") ? "admitted" : "drained");
 	for (char *p = reason; *p; p++)
 		if ((unsigned char)*p < 0x20)
 			*p = ' ';
-	struct db_verdict v = { .node = node, .time = now_s(), .verdict = "drain", .reason = reason };
+	struct db_verdict v = { .node = node, .time = now_s(), .verdict = verdict, .reason = reason };
 	struct db *d = pool_get(&s->pool);
 	int r = d->ops->verdict_record(d, &v, &e);
 	pool_put(&s->pool, d);
 	if (r < 0)
-		return reply_error(s, conn, 503, "drain: %s", e.msg);
-	count_verdict(s, "drain");
-	logf_(s, "node %s: drain: %s", node, reason);
-	run_hook(s, node, "drain", reason);
-	return reply_json(s, conn, 200, json_pack("{s:s,s:s,s:s}", "node", node, "verdict", "drain", "reason", reason));
+		return reply_error(s, conn, 503, "%s: %s", verdict, e.msg);
+	count_verdict(s, verdict);
+	logf_(s, "node %s: %s: %s", node, verdict, reason);
+	run_hook(s, node, verdict, reason);
+	return reply_json(s, conn, 200, json_pack("{s:s,s:s,s:s}", "node", node, "verdict", verdict, "reason", reason));
 }
 
 static enum MHD_Result do_metrics(struct serve *s, struct MHD_Connection *conn)
@@ -538,10 +541,10 @@ static enum MHD_Result route(struct serve *s, struct MHD_Connection *conn, const
 		return get ? do_metrics(s, conn) : reply_error(s, conn, 405, "%s %s: expected GET", method, url);
 	if (!strncmp(url, "/v1/nodes/", 10)) {
 		node = url + 10;
-		size_t n = strlen(node);
-		if (n > 6 && !strcmp(node + n - 6, "/drain")) {
-			_cleanup_free_ char *name = xstrndup(node, n - 6);
-			return post ? do_drain(s, conn, rq, name)
+		const char *op = strrchr(node, '/');
+		if (op && (!strcmp(op, "/drain") || !strcmp(op, "/admit"))) {
+			_cleanup_free_ char *name = xstrndup(node, (size_t)(op - node));
+			return post ? do_override(s, conn, rq, name, op + 1)
 				    : reply_error(s, conn, 405, "%s %s: expected POST", method, url);
 		}
 		return get ? do_node(s, conn, node) : reply_error(s, conn, 405, "%s %s: expected GET", method, url);
@@ -721,7 +724,14 @@ static int load_trust(struct serve *s, ingot_error *e)
 	json_t *m;
 	int r;
 
-	if ((r = boot_trust_init(&s->trust, c->keyring, e)) < 0 ||
+	struct boot_keyrings k = { .keyring = c->keyring };
+
+	_Static_assert(SERVE_ROLES == BOOT_ROLES, "serve_config's roles");
+	for (unsigned i = 0; i < BOOT_ROLES; i++) {
+		k.role[i] = c->role_keyring[i];
+		k.threshold[i] = c->role_threshold[i];
+	}
+	if ((r = boot_trust_init(&s->trust, &k, e)) < 0 ||
 	    (c->enrolments && (r = boot_trust_add_dir(&s->trust, c->enrolments, false, e)) < 0) ||
 	    (c->firmware_refs && (r = boot_trust_add_dir(&s->trust, c->firmware_refs, true, e)) < 0))
 		return r;

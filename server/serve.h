@@ -14,10 +14,18 @@
 
 #include "lib/err.h"
 
+/* The roles of the verdict's statements: manifest, enrolment, firmware-ref
+ * (BOOT_ROLES, checked where both are seen). */
+#define SERVE_ROLES 3
+
 struct serve_config {
 	char *listen;              /* HOST:PORT; port 0 picks a free one */
 	char *database;            /* a path, sqlite:PATH or postgresql:CONNINFO */
-	char *keyring;
+	char *keyring;             /* a keyring with roles, or the manifest role's (untyped) */
+	/* manifest-, enrolment-, firmware-ref-keyring and -threshold, by
+	 * KEY_ROLE_* (verify/boot-inputs.h boot_keyrings): NULL, 0 for none */
+	char *role_keyring[SERVE_ROLES];
+	unsigned role_threshold[SERVE_ROLES];
 	char *enrolments;          /* directory of enrolment records, or NULL */
 	char *firmware_refs;       /* directory of firmware references, or NULL */
 	json_t *manifests;         /* array of manifest envelope paths */

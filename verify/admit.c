@@ -157,7 +157,7 @@ static void check_signature(const struct verify_opts *o, struct verify_report *r
 		return;
 	}
 	_cleanup_keyring_ struct keyring *kr = NULL;
-	if (keyring_load(o->keyring_path, &kr, &e) < 0) {
+	if (keyring_load_role(o->keyring_path, KEY_ROLE_MANIFEST, true, &kr, &e) < 0) {
 		*m = unverified_manifest(o->manifest_path, doc);
 		report_set(r, CHECK_SIGNATURE, ST_ERROR, "%s", e.msg);
 		return;

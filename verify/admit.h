@@ -30,6 +30,8 @@ struct verify_opts {
 	bool require_tpm;            /* no TPM is "could not check", not "skip" */
 	const char *enrolment_path;  /* signed enrolment record of this node's AK (keys/enrolment.h) */
 	const char *firmware_ref_path;   /* signed firmware reference of this platform */
+	const char *enrolment_keyring;     /* their signers, in place of keyring_path's roles */
+	const char *firmware_ref_keyring;
 	unsigned accept_weak;        /* enum attest_weakness bits accepted by name */
 
 	const char *rules_dir;       /* version-chain rules; NULL = default */

@@ -14,16 +14,61 @@
 #include "lib/str.h"
 #include "lib/xalloc.h"
 
-int boot_trust_init(struct boot_trust *t, const char *keyring_path, ingot_error *e)
+int boot_trust_init(struct boot_trust *t, const struct boot_keyrings *k, ingot_error *e)
 {
 	memset(t, 0, sizeof(*t));
-	return keyring_load(keyring_path, &t->kr, e);
+	for (unsigned i = 0; i < BOOT_ROLES; i++) {
+		const char *path = k->role[i] ? k->role[i] : k->keyring;
+		ingot_error le = { 0 };
+		int r;
+
+		if (!path) {
+			t->no_key[i] = xasprintf("no keyring is named for the %s role: no key is trusted for %s "
+						 "statements", key_role_name(i), key_role_name(i));
+			continue;
+		}
+		/* The common keyring serves a role by its roles section only,
+		 * but for manifests, which an untyped one always meant. */
+		r = keyring_load_role(path, i, k->role[i] || i == KEY_ROLE_MANIFEST, &t->kr[i], &le);
+		if (r == -ENOKEY) {
+			t->no_key[i] = xstrdup(le.msg);
+			continue;
+		}
+		if (r < 0) {
+			*e = le;
+			boot_trust_release(t);
+			return r;
+		}
+		if (k->threshold[i] > t->kr[i]->n) {
+			r = ingot_fail(e, -EINVAL, "%s: %s threshold %u: the keyring has %zu keys for the role", path,
+				       key_role_name(i), k->threshold[i], t->kr[i]->n);
+			boot_trust_release(t);
+			return r;
+		}
+		if (k->threshold[i])
+			t->kr[i]->threshold = k->threshold[i];
+	}
+	return 0;
+}
+
+int boot_trust_keyring(const struct boot_trust *t, enum key_role role, const struct keyring **out,
+		       ingot_error *e)
+{
+	if ((unsigned)role < BOOT_ROLES && t->kr[role]) {
+		*out = t->kr[role];
+		return 0;
+	}
+	return ingot_fail_kind(e, -ENOKEY, ENVELOPE_FAIL_SIGNATURE, "%s",
+			       (unsigned)role < BOOT_ROLES && t->no_key[role] ? t->no_key[role] : "no key is trusted for the role");
 }
 
 void boot_trust_release(struct boot_trust *t)
 {
-	if (t->kr)
-		keyring_free(t->kr);
+	for (unsigned i = 0; i < BOOT_ROLES; i++) {
+		if (t->kr[i])
+			keyring_free(t->kr[i]);
+		free(t->no_key[i]);
+	}
 	for (size_t i = 0; i < t->n_en; i++)
 		enrolment_release(&t->en[i]);
 	free(t->en);
@@ -36,12 +81,22 @@ void boot_trust_release(struct boot_trust *t)
 	memset(t, 0, sizeof(*t));
 }
 
+/* boot_trust_keyring, its refusal naming the statement. */
+static int role_keyring(const struct boot_trust *t, enum key_role role, const char *path, const struct keyring **kr,
+			ingot_error *e)
+{
+	int r = boot_trust_keyring(t, role, kr, e);
+
+	return r < 0 ? ingot_prefix(e, "%s", path) : 0;
+}
+
 int boot_trust_add_enrolment(struct boot_trust *t, const char *path, ingot_error *e)
 {
 	struct enrolment en = { 0 };
-	int r = enrolment_load(path, t->kr, &en, e);
+	const struct keyring *kr = NULL;
+	int r;
 
-	if (r < 0)
+	if ((r = role_keyring(t, KEY_ROLE_ENROLMENT, path, &kr, e)) < 0 || (r = enrolment_load(path, kr, &en, e)) < 0)
 		return r;
 	t->en = xrealloc(t->en, (t->n_en + 1) * sizeof(*t->en));
 	t->ak = xrealloc(t->ak, (t->n_en + 1) * sizeof(*t->ak));
@@ -60,9 +115,10 @@ int boot_trust_add_enrolment(struct boot_trust *t, const char *path, ingot_error
 int boot_trust_add_firmware_ref(struct boot_trust *t, const char *path, ingot_error *e)
 {
 	struct firmware_ref fw;
-	int r = firmware_ref_load(path, t->kr, &fw, e);
+	const struct keyring *kr = NULL;
+	int r;
 
-	if (r < 0)
+	if ((r = role_keyring(t, KEY_ROLE_FIRMWARE_REF, path, &kr, e)) < 0 || (r = firmware_ref_load(path, kr, &fw, e)) < 0)
 		return r;
 	t->fw = xrealloc(t->fw, (t->n_fw + 1) * sizeof(*t->fw));
 	t->fw[t->n_fw++] = fw;
@@ -73,10 +129,12 @@ int boot_trust_add_manifest(struct boot_trust *t, const char *path, time_t now, 
 {
 	struct verify_policy pol = { .now = now };
 	struct verify_outcome vo;
+	const struct keyring *kr = NULL;
 	json_t *m = NULL;
-	int r = envelope_verify(path, t->kr, &pol, &m, &vo, e);
+	int r;
 
-	if (r < 0)
+	if ((r = role_keyring(t, KEY_ROLE_MANIFEST, path, &kr, e)) < 0 ||
+	    (r = envelope_verify(path, kr, &pol, &m, &vo, e)) < 0)
 		return r;
 	t->mf = xrealloc(t->mf, (t->n_mf + 1) * sizeof(*t->mf));
 	t->mf[t->n_mf++] = m;

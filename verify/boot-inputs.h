@@ -5,10 +5,11 @@
  * evidence from a request, `ingot audit` from each node's report.
  *
  * Two halves:
- *   - the trust (struct boot_trust): the keyring, and what it vouches
- *     for: enrolment records (the AK of a node), firmware references (a
- *     platform's PCRs 0, 2 and 7) and manifest envelopes (the images a
- *     node may boot), each verified against the keyring when added;
+ *   - the trust (struct boot_trust): one keyring and threshold per role
+ *     (keys/keyring.h), and what each vouches for: enrolment records (the
+ *     AK of a node), firmware references (a platform's PCRs 0, 2 and 7)
+ *     and manifest envelopes (the images a node may boot), each verified
+ *     when added against its own role's keys only;
  *   - the proof (struct boot_proof): the node's quote document, its
  *     firmware event log and the verifier's nonce, decoded.
  * boot_inputs_evidence joins them into the verdict's struct boot_evidence. */
@@ -28,8 +29,27 @@
 #include "lib/err.h"
 #include "lib/strmap.h"
 
+/* The roles of the verdict's statements (keys/keyring.h), indexes of
+ * boot_trust's keyrings. */
+#define BOOT_ROLES (KEY_ROLE_FIRMWARE_REF + 1)
+
+/* Where each role's keys come from.  keyring: a keyring with roles (each
+ * role its roles.ROLE), or an untyped one, then the manifest role's only
+ * (what --keyring always meant to `ingot verify`); role[R]: a keyring
+ * named for role R (an untyped one all of it, one with roles its
+ * roles.R), in place of keyring's.  threshold[R] > 0: the signatures R
+ * needs, in place of the keyring's (1 .. its keys for R), as a ring
+ * policy sets a keyring's.  A role from neither has no key: its
+ * statements are refused, naming the role. */
+struct boot_keyrings {
+	const char *keyring;
+	const char *role[BOOT_ROLES];
+	unsigned threshold[BOOT_ROLES];
+};
+
 struct boot_trust {
-	struct keyring *kr;
+	struct keyring *kr[BOOT_ROLES];   /* NULL: no key trusted for the role ... */
+	char *no_key[BOOT_ROLES];         /* ... and why (the loader's message) */
 	struct enrolment *en;           /* n_en records, in the order added */
 	struct enrolled_ak *ak;         /* the same, as the verdict reads them */
 	size_t n_en;
@@ -40,12 +60,19 @@ struct boot_trust {
 	size_t n_mf;
 };
 
-/* Load the keyring: the trust starts empty (zeroed first).  e->kind as
- * keyring_load sets it. */
-int boot_trust_init(struct boot_trust *t, const char *keyring_path, ingot_error *e);
+/* Load each role's keyring: the trust starts empty (zeroed first).  A
+ * keyring that cannot be read or parsed fails it (e->kind as
+ * keyring_load sets it); a role no keyring gives keys is recorded, not
+ * failed: its statements are refused when added. */
+int boot_trust_init(struct boot_trust *t, const struct boot_keyrings *k, ingot_error *e);
+/* The keyring of role (< BOOT_ROLES), or -ENOKEY, ENVELOPE_FAIL_SIGNATURE,
+ * saying why none is trusted for it. */
+int boot_trust_keyring(const struct boot_trust *t, enum key_role role, const struct keyring **out,
+		       ingot_error *e);
 void boot_trust_release(struct boot_trust *t);
 
-/* Add one signed statement, verified against the keyring; e->kind is an
+/* Add one signed statement, verified against its role's keyring (never
+ * another role's); e->kind is an
  * ENVELOPE_FAIL_* on failure (an unreadable file is IO, a bad signature
  * SIGNATURE), nothing added.  A manifest is verified as `ingot
  * verify-manifest` does it (signatures, statement, schema, expiry at

@@ -44,7 +44,7 @@ void check_ring(const struct verify_opts *o, const json_t *m, struct verify_repo
 		report_set(r, CHECK_RING, ST_ERROR, "the manifest names no image sha256");
 		return;
 	}
-	if (keyring_load(o->promotion_keyring, &kr, &e) < 0 ||
+	if (keyring_load_role(o->promotion_keyring, KEY_ROLE_PROMOTION, true, &kr, &e) < 0 ||
 	    (promotions_load(o->promotions_dir, kr, o->ring, &set, &e) < 0 && e.code != -ENOENT)) {
 		report_set(r, CHECK_RING, ST_ERROR, "%s", e.msg);
 		return;

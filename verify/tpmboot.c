@@ -19,9 +19,9 @@
 
 #define FIRMWARE_EVENTLOG "/sys/kernel/security/tpm0/binary_bios_measurements"
 
-/* The enrolment record and firmware reference, verified against the
- * manifest's keyring by the one loader (verify/boot-inputs.h).  -1 (and
- * the check's status) when one is given but does not verify. */
+/* The enrolment record and firmware reference, each verified against its
+ * own role's keys by the one loader (verify/boot-inputs.h).  -1 (and the
+ * check's status) when one is given but does not verify. */
 static int load_trust(const struct verify_opts *o, struct boot_trust *t, struct verify_report *r)
 {
 	ingot_error e = { 0 };
@@ -29,9 +29,11 @@ static int load_trust(const struct verify_opts *o, struct boot_trust *t, struct 
 	memset(t, 0, sizeof(*t));
 	if (!o->enrolment_path && !o->firmware_ref_path)
 		return 0;
-	if (!o->keyring_path || boot_trust_init(t, o->keyring_path, &e) < 0) {
-		report_set(r, CHECK_TPM, ST_ERROR, "enrolment and firmware reference not checked: %s",
-			   o->keyring_path ? e.msg : "no --keyring");
+	struct boot_keyrings k = { .keyring = o->keyring_path };
+	k.role[KEY_ROLE_ENROLMENT] = o->enrolment_keyring;
+	k.role[KEY_ROLE_FIRMWARE_REF] = o->firmware_ref_keyring;
+	if (boot_trust_init(t, &k, &e) < 0) {
+		report_set(r, CHECK_TPM, ST_ERROR, "enrolment and firmware reference not checked: %s", e.msg);
 		return -1;
 	}
 	if (o->enrolment_path && boot_trust_add_enrolment(t, o->enrolment_path, &e) < 0) {

@@ -15,7 +15,7 @@ serve_fixture() {
 	mkdir -p "$T/v/enrolments" "$T/v/firmware" && cd "$T/v" || fail "no $T/v"
 	python3 "$SRC/tests/e2e/boot-evidence.py" . "$MKQUOTE" "$n0" || fail "boot-evidence.py failed"
 	"$INGOT" keys generate -o k >/dev/null
-	"$INGOT" keys keyring add keyring.json k.pub --name release >/dev/null
+	"$INGOT" keys keyring add keyring.json k.pub --name release --role manifest,enrolment,firmware-ref >/dev/null
 	# A tuple, for the node report's check (scripts/gen-reports.py's AMD pool).
 	jq '.tuple = {"vendor": "amd", "smi": "amd-smi", "rccl": {"version": "2.22.3"},
 		"rocm": {"version": "7.2.0", "stream": "legacy", "prefix": "/opt/rocm-7.2"}}' \

@@ -13,7 +13,7 @@ cd "$T"
 python3 "$SRC/tests/e2e/boot-evidence.py" . "$MKQUOTE" "$N" || fail "boot-evidence.py failed"
 "$INGOT" keys generate -o k >/dev/null
 "$INGOT" keys generate -o rogue >/dev/null
-"$INGOT" keys keyring add keyring.json k.pub --name release >/dev/null
+"$INGOT" keys keyring add keyring.json k.pub --name release --role manifest,enrolment,firmware-ref >/dev/null
 # A measurement consistent with the content, as the audit requires.
 "$INGOT" attest predict --manifest boot.manifest.json >meas.json
 jq --slurpfile m meas.json '.measurement = $m[0]' boot.manifest.json >m.tmp && mv m.tmp boot.manifest.json

@@ -138,9 +138,12 @@ jq --slurpfile m boot/meas.json '.measurement = $m[0]' boot/boot.manifest.json >
 "$INGOT" sign boot/boot.manifest.json --key k.key -o boot/boot.dsse.json >/dev/null
 "$BUILD_DIR/tools/mkenrolment" k.key node-1 boot/ak/ak-0.pub boot/enrol.json || fail "mkenrolment failed"
 "$INGOT" attest firmware-ref boot/quote-good.json boot/log-good.bin --platform ovmf-test --nonce "$NONCE" \
-	--enrolment boot/enrol.json --keyring keyring.json --key k.key -o boot/fw.json >/dev/null || fail "firmware-ref failed"
+	--enrolment boot/enrol.json --enrolment-keyring keyring.json --key k.key -o boot/fw.json >/dev/null ||
+	fail "firmware-ref failed"
 printf '%s\n' "$NONCE" >boot/seen.txt
-export BOOT="--manifest boot/boot.dsse.json --keyring keyring.json --nonce $NONCE"
+# One key for every role, each named for it.
+export BOOT="--manifest boot/boot.dsse.json --keyring keyring.json --enrolment-keyring keyring.json
+	--firmware-ref-keyring keyring.json --nonce $NONCE"
 export TRUST="--enrolment boot/enrol.json --firmware-ref boot/fw.json"
 
 snapshot() { # every file outside the stores, with its digest

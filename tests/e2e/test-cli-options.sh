@@ -43,6 +43,8 @@ usage "--workers: expected an integer in [1, 64], got '0'" build "$SRC/recipes/d
 usage "--passphrase-fd: expected a file descriptor number, got 'x'" sign m.json --key k --passphrase-fd x
 usage "--threshold: expected 1..256, got '0'" keys keyring add k.json p.pub --name a --threshold 0
 usage "generate: --name and --threshold are for keyring add" keys generate -o "$T/k" --name a
+usage "generate: --role is for keyring add" keys generate -o "$T/k" --role manifest
+usage "--role: expected a comma-separated list of manifest, enrolment, firmware-ref, evidence, promotion, got 'root'" keys keyring add k.json p.pub --name a --role root
 
 # --help comes from the same table: every option, then -h, --help.
 for cmd in build lint inspect keys sign verify-manifest diff evidence promote verify audit attest store; do

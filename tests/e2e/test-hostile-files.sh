@@ -46,7 +46,8 @@ note "audit: a FIFO or a symlink to /dev/zero in --firmware-refs and --reports"
 "$INGOT" keys generate -o k >/dev/null
 "$INGOT" keys keyring add keyring.json k.pub --name release >/dev/null
 mkdir -p m r fw
-AUDIT=("$INGOT" audit --keyring keyring.json --manifests m --reports r --now 2026-12-01T00:00:00Z)
+AUDIT=("$INGOT" audit --keyring keyring.json --firmware-ref-keyring keyring.json --manifests m --reports r
+	--now 2026-12-01T00:00:00Z)
 expect_exit 0 "" timeout 10 "${AUDIT[@]}" --firmware-refs fw
 for kind in fifo zero; do
 	if [ $kind = fifo ]; then mkfifo fw/a.json; else ln -s /dev/zero fw/a.json; fi

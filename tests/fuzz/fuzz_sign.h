@@ -25,7 +25,7 @@ static inline void fuzz_trusted_key(const char *name, struct signing_key **key, 
 	snprintf(ringp, sizeof(ringp), "%s-keyring.json", prefix);
 	if ((access(keyp, F_OK) != 0 && key_generate(KEY_ED25519, prefix, NULL, NULL, &e) < 0) ||
 	    signing_key_load_pass(keyp, NULL, key, &e) < 0 ||
-	    (access(ringp, F_OK) != 0 && keyring_add(ringp, pubp, "fuzz", 1, &e) < 0) ||
+	    (access(ringp, F_OK) != 0 && keyring_add(ringp, pubp, "fuzz", 1, 0, &e) < 0) ||
 	    keyring_load(ringp, ring, &e) < 0) {
 		fprintf(stderr, "%s: setup: %s\n", name, e.msg);
 		abort();

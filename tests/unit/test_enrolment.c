@@ -58,7 +58,7 @@ static int setup(void **state)
 	kc = gen("c");
 	ring = th_path(dir, "ring.json");
 	pub = th_path(dir, "a.pub");
-	if (keyring_add(ring, pub, "verifier", 0, &e) < 0 || keyring_load(ring, &ring_a, &e) < 0)
+	if (keyring_add(ring, pub, "verifier", 0, 0, &e) < 0 || keyring_load(ring, &ring_a, &e) < 0)
 		fail_msg("%s", e.msg);
 	ak_pem = gen_ak_pem();
 	ak2_pem = gen_ak_pem();

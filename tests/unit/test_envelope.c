@@ -51,7 +51,7 @@ static struct keyring *ring(const char *file, const char *const *pubs, unsigned 
 	for (size_t i = 0; pubs[i]; i++) {
 		_cleanup_free_ char *pub = NULL, *base = th_path(dir, pubs[i]);
 		if (asprintf(&pub, "%s.pub", base) < 0 ||
-		    keyring_add(p, pub, pubs[i], pubs[i + 1] ? 0 : threshold, &e) < 0)
+		    keyring_add(p, pub, pubs[i], pubs[i + 1] ? 0 : threshold, 0, &e) < 0)
 			fail_msg("%s", e.msg);
 	}
 	if (keyring_load(p, &kr, &e) < 0)

@@ -351,14 +351,14 @@ static void test_keyring(void **state)
 
 	put("rfc.pub", rfc8032_pub_pem, 0644);
 	unlink(ring);
-	assert_int_equal(keyring_add(ring, rfc, "rfc", 0, &e), 0);
-	assert_int_equal(keyring_add(ring, rfc, "again", 0, &e), -EEXIST);
+	assert_int_equal(keyring_add(ring, rfc, "rfc", 0, 0, &e), 0);
+	assert_int_equal(keyring_add(ring, rfc, "again", 0, 0, &e), -EEXIST);
 	assert_non_null(strstr(e.msg, "already in the keyring"));
-	assert_int_equal(keyring_add(ring, ed, "rfc", 0, &e), -EEXIST);
-	assert_int_equal(keyring_add(ring, ed, "ed", 3, &e), -EINVAL);
+	assert_int_equal(keyring_add(ring, ed, "rfc", 0, 0, &e), -EEXIST);
+	assert_int_equal(keyring_add(ring, ed, "ed", 3, 0, &e), -EINVAL);
 	assert_non_null(strstr(e.msg, "--threshold: expected 1..2"));
-	assert_int_equal(keyring_add(ring, ed, "ed", 2, &e), 0);
-	assert_int_equal(keyring_add(ring, p256, "bad name", 0, &e), -EINVAL);
+	assert_int_equal(keyring_add(ring, ed, "ed", 2, 0, &e), 0);
+	assert_int_equal(keyring_add(ring, p256, "bad name", 0, 0, &e), -EINVAL);
 
 	if (keyring_load(ring, &kr, &e) < 0)
 		fail_msg("%s", e.msg);
@@ -367,6 +367,59 @@ static void test_keyring(void **state)
 	assert_non_null(keyring_find(kr, rfc8032_keyid));
 	assert_string_equal(keyring_find(kr, rfc8032_keyid)->name, "rfc");
 	assert_null(keyring_find(kr, "00"));
+}
+
+/* A keyring with roles gives each role its own keys and threshold, and
+ * none to a role it does not name; an untyped one serves only the role
+ * it was named for; read whole, one with roles verifies nothing. */
+static void test_keyring_roles(void **state)
+{
+	_cleanup_free_ char *ring = th_path(tmpdir, "roles.json"), *ed = th_path(tmpdir, "ed.pub");
+	_cleanup_free_ char *rfc = th_path(tmpdir, "rfc.pub"), *plain = th_path(tmpdir, "plain.json");
+	_cleanup_free_ char *p256 = th_path(tmpdir, "p256.pub");
+	ingot_error e = { 0 };
+	(void)state;
+
+	put("rfc.pub", rfc8032_pub_pem, 0644);
+	unlink(ring);
+	unlink(plain);
+	assert_int_equal(keyring_add(ring, rfc, "pipeline", 0, 1u << KEY_ROLE_MANIFEST, &e), 0);
+	assert_int_equal(keyring_add(ring, ed, "verifier", 0,
+				     1u << KEY_ROLE_ENROLMENT | 1u << KEY_ROLE_FIRMWARE_REF, &e), 0);
+	assert_int_equal(keyring_add(ring, p256, "x", 0, 0, &e), -EINVAL);
+	assert_non_null(strstr(e.msg, "name the roles the key is trusted for"));
+	{
+		_cleanup_keyring_ struct keyring *m = NULL, *en = NULL, *whole = NULL;
+		if (keyring_load_role(ring, KEY_ROLE_MANIFEST, false, &m, &e) < 0 ||
+		    keyring_load_role(ring, KEY_ROLE_ENROLMENT, true, &en, &e) < 0 || keyring_load(ring, &whole, &e) < 0)
+			fail_msg("%s", e.msg);
+		assert_int_equal(m->n, 1);
+		assert_int_equal(m->threshold, 1);
+		assert_string_equal(m->role, "manifest");
+		assert_non_null(keyring_find(m, rfc8032_keyid));
+		assert_int_equal(en->n, 1);
+		assert_null(keyring_find(en, rfc8032_keyid));   /* the manifest key is not an enrolment key */
+		assert_string_equal(en->keys[0].name, "verifier");
+		assert_int_equal(whole->n, 2);
+		assert_int_equal(whole->threshold, 0);           /* read whole: verifies nothing */
+		assert_true(whole->has_roles);
+	}
+	{
+		_cleanup_keyring_ struct keyring *kr = NULL;
+		assert_int_equal(keyring_load_role(ring, KEY_ROLE_PROMOTION, true, &kr, &e), -ENOKEY);
+		assert_non_null(strstr(e.msg, "roles: no \"promotion\" role: no key is trusted for promotion statements"));
+		assert_null(kr);
+	}
+	assert_int_equal(keyring_add(plain, rfc, "pipeline", 0, 0, &e), 0);
+	assert_int_equal(keyring_add(plain, ed, "verifier", 0, 1u << KEY_ROLE_ENROLMENT, &e), -EINVAL);
+	{
+		_cleanup_keyring_ struct keyring *named = NULL, *other = NULL;
+		if (keyring_load_role(plain, KEY_ROLE_ENROLMENT, true, &named, &e) < 0)
+			fail_msg("%s", e.msg);
+		assert_string_equal(named->role, "enrolment");
+		assert_int_equal(keyring_load_role(plain, KEY_ROLE_ENROLMENT, false, &other, &e), -ENOKEY);
+		assert_non_null(strstr(e.msg, "not named for the enrolment role"));
+	}
 }
 
 static void test_keyring_errors(void **state)
@@ -435,6 +488,7 @@ int main(void)
 		cmocka_unit_test(test_wrong_key_types),
 		cmocka_unit_test(test_key_encodings),
 		cmocka_unit_test(test_keyring),
+		cmocka_unit_test(test_keyring_roles),
 		cmocka_unit_test(test_keyring_errors),
 	};
 	return cmocka_run_group_tests_name("keys", tests, group_setup, group_teardown);
