@@ -74,20 +74,23 @@ CONF
 }
 
 # slurm_slurmd_start DIR NODE [ARGS...]: slurmd for NODE (ARGS: e.g. -b, as
-# after a reboot); waits (bounded) until slurmctld has heard it register.
+# after a reboot); waits (bounded) until slurmctld has heard it register
+# (the node's SlurmdStartTime changes).
 slurm_slurmd_start() {
-	local d=$1 node=$2 i
+	local d=$1 node=$2 i before
 	shift 2
+	before=$(slurm_started "$node")
 	slurmd -D -N "$node" -f "$d/slurm.conf" "$@" >>"$d/log/slurmd.out" 2>&1 &
 	SLURMD_PID=$!
 	SLURM_PIDS="$SLURM_PIDS $SLURMD_PID"
-	for i in $(seq 200); do
-		[ "$(scontrol show node "$node" 2>/dev/null | sed -n 's/.*SlurmdStartTime=\([^ ]*\).*/\1/p')" != None ] && return 0
+	for i in $(seq 300); do
+		[ "$(slurm_started "$node")" = "$before" ] || return 0
 		sleep 0.1
 	done
-	echo "slurmd $node did not register in 20 s: $(tail -3 "$d/log/slurmd.log" 2>/dev/null)" >&2
+	echo "slurmd $node did not register in 30 s: $(tail -3 "$d/log/slurmd.log" 2>/dev/null)" >&2
 	return 1
 }
+slurm_started() { scontrol show node "$1" 2>/dev/null | sed -n 's/.*SlurmdStartTime=\([^ ]*\).*/\1/p'; }
 
 # slurm_cluster_stop: every daemon slurm_cluster_start started (by pid).
 slurm_cluster_stop() {
@@ -101,11 +104,11 @@ slurm_cluster_stop() {
 # not admitted yet", "idle|none", "drained|ingot: refuse: ...").
 slurm_state() { sinfo -h -N -n "$1" -o '%T|%E' 2>/dev/null | head -n 1; }
 
-# slurm_wait NODE PATTERN: wait (10 s at most) until slurm_state matches
+# slurm_wait NODE PATTERN: wait (20 s at most) until slurm_state matches
 # the glob; prints the last state.
 slurm_wait() {
 	local i s
-	for i in $(seq 100); do
+	for i in $(seq 200); do
 		s=$(slurm_state "$1")
 		# shellcheck disable=SC2053
 		[[ $s == $2 ]] && break

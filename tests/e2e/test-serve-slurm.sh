@@ -19,36 +19,42 @@ slurm_cluster_start "$T/slurm" node-1 node-2 || fail "the test cluster did not s
 serve_config "hook = $SRC/server/dist/slurm-hook"
 serve_start
 
+# push CASE NODE VERDICT: the case's evidence for NODE, judged VERDICT.
+push() {
+	evidence "$1" "$2" "$(nonce_for "$2")"
+	expect_http 200 "\"verdict\":\"$3\"" POST /v1/evidence ev.json
+}
+# admitted NODE WHAT: NODE's good evidence admitted, and Slurm resumed it.
+admitted() {
+	push good "$1" admit
+	assert_eq "idle|none" "$(slurm_wait "$1" 'idle|none')" "$2"
+}
+
 note "1. node-1's slurmd registered: not schedulable"
 assert_eq "down|ingot: not admitted yet" "$(slurm_state node-1)" "node-1 after registering"
 scontrol show node node-1 | grep -q 'State=DOWN ' || fail "scontrol: node-1 not DOWN: $(scontrol show node node-1)"
 
 note "2. admitted by the verifier: resumed"
-evidence good node-1 "$(nonce_for node-1)"
-expect_http 200 '"verdict":"admit"' POST /v1/evidence ev.json
-assert_eq "idle|none" "$(slurm_wait node-1 'idle|none')" "node-1 after admission"
+admitted node-1 "node-1 after admission"
 
 note "3a. refused evidence: drained with the verdict's reason"
-evidence relabel node-1 "$(nonce_for node-1)"
-expect_http 200 '"verdict":"refuse"' POST /v1/evidence ev.json
+push relabel node-1 refuse
 WHY=$(jq -r .reason resp.out)
 assert_eq "drained|ingot: refuse: $WHY" "$(slurm_wait node-1 'drained|*')" "node-1 after refusal"
 scontrol show node node-1 | grep -q "Reason=ingot: refuse: " || fail "scontrol: no reason: $(scontrol show node node-1)"
-evidence good node-1 "$(nonce_for node-1)"
-expect_http 200 '"verdict":"admit"' POST /v1/evidence ev.json
-assert_eq "idle|none" "$(slurm_wait node-1 'idle|none')" "node-1 admitted again"
+admitted node-1 "node-1 admitted again"
 
 note "a node that reboots is DOWN until the verifier admits its new boot"
 kill "$SLURMD_PID"; wait "$SLURMD_PID" 2>/dev/null || true
+# slurmctld calls a boot "unexpected" when it is later than the node's last
+# answer (whole seconds); a real reboot takes far longer than this.
+sleep 2
 slurm_slurmd_start "$T/slurm" node-1 -b || fail "slurmd did not come back"
 assert_eq "down|Node unexpectedly rebooted" "$(slurm_wait node-1 'down|*')" "node-1 after its reboot"
-evidence good node-1 "$(nonce_for node-1)"
-expect_http 200 '"verdict":"admit"' POST /v1/evidence ev.json
-assert_eq "idle|none" "$(slurm_wait node-1 'idle|none')" "node-1 admitted after its reboot"
+admitted node-1 "node-1 admitted after its reboot"
 
 note "an unregistered node refused: drained too (it was never schedulable)"
-evidence soft node-2 "$(nonce_for node-2)"
-expect_http 200 '"verdict":"refuse"' POST /v1/evidence ev.json
+push soft node-2 refuse
 assert_contains "$(slurm_wait node-2 '*drain*')" "|ingot: refuse: " "node-2 after refusal"
 serve_stop
 
