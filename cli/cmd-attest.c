@@ -62,8 +62,8 @@ static const struct cli_command attest_cmd = {
 "                              --keyring FILE|--enrolment-keyring FILE --key KEY -o FILE\n"
 "    ingot attest eventlog LOG [--json] [--against QUOTE [--nonce HEX]\n"
 "                              [--ak-pub PEM] [--accept-weak LIST]] [--pcrs SEL]\n"
-"    ingot attest push --verifier URL [--node ID] [--ak DIR] [--tcti TCTI]\n"
-"                      [--eventlog FILE] [--report FILE]\n"
+"    ingot attest push --verifier URL [--via PORT] [--node ID] [--ak DIR]\n"
+"                      [--tcti TCTI] [--eventlog FILE] [--report FILE]\n"
 "    ingot attest enroll request|challenge|answer|finish|check ...\n"
 "                              (ingot attest enroll --help)\n",
 	.description =
@@ -168,7 +168,7 @@ struct args {
 	const char *ak_pub, *seen, *against;
 	const char *keyring, *enrolment, *firmware_ref, *node, *platform, *key;
 	const char *enrolment_keyring, *firmware_ref_keyring;
-	const char *verifier, *eventlog, *report;
+	const char *verifier, *via, *eventlog, *report;
 	const char *pcr_arg, *accept_weak_arg;
 	int pcr;
 	bool json;
@@ -190,7 +190,7 @@ static int allowed(const char *sub, const char *opt)
 		{ "boot-check", " manifest nonce keyring enrolment firmware-ref node seen-nonces accept-weak "
 				"enrolment-keyring firmware-ref-keyring " },
 		{ "firmware-ref", " nonce platform enrolment keyring enrolment-keyring key output " },
-		{ "push", " verifier node ak tcti eventlog report " },
+		{ "push", " verifier via node ak tcti eventlog report " },
 	};
 	char word[64];
 
@@ -665,6 +665,7 @@ static int do_push(const struct args *a)
 	_cleanup_free_ char *log = NULL;
 	char hex[2 * NONCE_MAX + 1], host[256];
 	struct verifier_verdict v;
+	struct verifier s = { .via = -1, .lfd = -1, .conn = -1 };
 	struct pcr_selection sel;
 	ingot_error e = { 0 };
 	uint8_t nonce[NONCE_MAX];
@@ -687,19 +688,26 @@ static int do_push(const struct args *a)
 		return cli_error(&e, EXIT_FAILURE_);
 	if ((rc = open_tpm(a, &t)))
 		return rc;
-	if (verifier_nonce(a->verifier, node, 30, hex, &e) < 0 || nonce_parse(hex, nonce, &nlen, &e) < 0)
+	/* One session: the nonce and the evidence on one connection, which
+	 * is all a --via stream carries. */
+	if (verifier_open(&s, a->verifier, a->via, &e) < 0 || verifier_nonce(&s, node, 30, hex, &e) < 0 ||
+	    nonce_parse(hex, nonce, &nlen, &e) < 0)
 		goto refused;
 	pcr_selection_parse(BOOT_QUOTE_PCRS, &sel, NULL);
-	if (tpm_quote(t, a->ak ? a->ak : DEFAULT_AK_DIR, nonce, nlen, &sel, &q, &e) < 0)
+	if (tpm_quote(t, a->ak ? a->ak : DEFAULT_AK_DIR, nonce, nlen, &sel, &q, &e) < 0) {
+		verifier_close(&s);
 		return tpm_status(&e);
-	if (verifier_evidence(a->verifier, node, hex, q, log, loglen, report, 60, &v, &e) < 0)
+	}
+	if (verifier_evidence(&s, node, hex, q, log, loglen, report, 60, &v, &e) < 0)
 		goto refused;
+	verifier_close(&s);
 	printf("boot %s: %s\n", v.verdict, v.reason);
 	for (size_t i = 0; i < ARRAY_SIZE(st); i++)
 		if (!strcmp(v.verdict, st[i].name))
 			return st[i].status;
 	return EXIT_FAILURE_;   /* not-made, or a word this ingot does not know: never a pass */
 refused:
+	verifier_close(&s);
 	rc = e.kind == VERIFIER_FAIL_NONCE ? ATTEST_NONCE_REUSED : EXIT_FAILURE_;
 	e.kind = 0;
 	return cli_error(&e, rc);
@@ -750,8 +758,7 @@ int cmd_attest(int argc, char **argv)
 			   "(consistency only). A diagnostic, not a trust root:\n"
 			   "nothing shows either key is a TPM's (use boot-check)"),
 		OPT__KEYRING(&a.keyring, "FILE",
-			   "the manifest's trusted signers, or a keyring with roles
-"
+			   "the manifest's trusted signers, or a keyring with roles\n"
 			   "(manifest, enrolment, firmware-ref): each role's"),
 		OPT_ROLE_KEYRINGS(&a.enrolment_keyring, &a.firmware_ref_keyring),
 		OPT_STRING(0, "enrolment", &a.enrolment, "FILE",
@@ -775,6 +782,11 @@ int cmd_attest(int argc, char **argv)
 		OPT_STRING(0, "verifier", &a.verifier, "URL",
 			   "push: the verifier service (ingot serve), e.g.\n"
 			   "http://127.0.0.1:8700"),
+		OPT_STRING(0, "via", &a.via, "PORT",
+			   "push: speak HTTP over this stream (a virtio-serial\n"
+			   "port, e.g. /dev/virtio-ports/ingot.0) that a relay\n"
+			   "carries to the verifier, instead of dialling the URL\n"
+			   "(its host: numeric, it only names the Host header)"),
 		OPT_STRING(0, "eventlog", &a.eventlog, "FILE",
 			   "push: the firmware event log to send (default\n"
 			   "/sys/kernel/security/tpm0/binary_bios_measurements)"),

@@ -100,8 +100,7 @@ int cmd_audit(int argc, char **argv)
 
 	const struct cli_option opts[] = {
 		OPT__KEYRING(&o.keyring, "K",
-			   "trusted manifest signers (ingot keyring JSON), or a
-"
+			   "trusted manifest signers (ingot keyring JSON), or a\n"
 			   "keyring with roles: each role's keys"),
 		OPT_ROLE_KEYRINGS(&o.enrolment_keyring, &o.firmware_ref_keyring),
 		OPT_STRING(0, "manifests", &o.manifests_dir, "DIR",

@@ -106,8 +106,9 @@ boot:
   init:
     source: $INIT
     sha256: $(sha "$INIT")
+  # virtio_console: the ingot.0 port the test's node pushes its evidence over
   modules: [virtio_ring, virtio, virtio_pci_legacy_dev, virtio_pci_modern_dev, virtio_pci, virtio_blk,
-            dm-mod, dm-bufio, reed_solomon, dm-verity, squashfs]
+            virtio_console, dm-mod, dm-bufio, reed_solomon, dm-verity, squashfs]
   # panic=-1: a dm-verity panic (a changed block) reboots at once, which
   # ends the test VM (-no-reboot); no_timer_check: under TCG on a loaded
   # host the kernel's IO-APIC timer check can fail and panic the boot

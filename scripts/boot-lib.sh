@@ -70,11 +70,17 @@ boot_enrol() {
 # OVMF's variables DIR/vars.fd, the ESP directory DIR/esp, and the image,
 # hash and evidence (DIR/evidence.img) disks under the virtio serials
 # ingot-init and the test layer look for; FIRMWARE-ARGS give the machine
-# and OVMF code.  Console in DIR/console.log; QEMU is killed after
-# BOOT_TIMEOUT s.  Sets BOOT_PID (QEMU) and BOOT_TPM_PID.
+# and OVMF code.  With BOOT_PORT_SOCK set, a virtio-serial port named
+# ingot.0 (/dev/virtio-ports/ingot.0 in the guest) whose host side
+# connects to that Unix socket, where a relay listens (boot_relay).
+# Console in DIR/console.log; QEMU is killed after BOOT_TIMEOUT s.  Sets
+# BOOT_PID (QEMU) and BOOT_TPM_PID.
 boot_start() {
 	local d=$1 img=$2 verity=$3 mem=$4
+	local -a port=()
 	shift 4
+	[ -z "${BOOT_PORT_SOCK:-}" ] || port=(-device virtio-serial-pci
+		-chardev socket,id=port,path="$BOOT_PORT_SOCK",reconnect=1 -device virtserialport,chardev=port,name=ingot.0)
 	swtpm socket --tpm2 --tpmstate dir="$d/tpm" --ctrl type=unixio,path="$d/tpm.sock" --flags startup-clear &
 	BOOT_TPM_PID=$!
 	for _ in $(seq 50); do [ -S "$d/tpm.sock" ] && break; sleep 0.1; done
@@ -90,7 +96,7 @@ boot_start() {
 		-drive if=none,id=hash,format=raw,readonly=on,file="$verity" \
 		-device virtio-blk-pci,drive=hash,serial=ingot-hash \
 		-drive if=none,id=ev,format=raw,file="$d/evidence.img" \
-		-device virtio-blk-pci,drive=ev,serial=ingot-evidence \
+		-device virtio-blk-pci,drive=ev,serial=ingot-evidence "${port[@]}" \
 		</dev/null >"$d/console.log" 2>&1 &
 	BOOT_PID=$!
 }
@@ -111,4 +117,18 @@ boot_evidence_in() {
 	truncate -s "$2" "$1/evidence.img"
 	(cd "$1/in" && tar --format=ustar --owner=0 --group=0 -cf - -- *) |
 		dd of="$1/evidence.img" conv=notrunc status=none
+}
+
+# boot_relay SOCK ADDRESS: the host's side of the guest's ingot.0 port:
+# socat listens on the Unix socket SOCK (QEMU connects to it) and carries
+# the bytes to the verifier's loopback ADDRESS (HOST:PORT), one stream per
+# boot (`ingot attest push --via` speaks HTTP/1.1 over it).  Sets
+# BOOT_RELAY_PID; returns 1 when socat is missing or does not listen.
+boot_relay() {
+	command -v socat >/dev/null 2>&1 || return 1
+	rm -f "$1"
+	socat UNIX-LISTEN:"$1" TCP:"$2" &
+	BOOT_RELAY_PID=$!
+	for _ in $(seq 50); do [ -S "$1" ] && return 0; sleep 0.1; done
+	return 1
 }

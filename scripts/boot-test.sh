@@ -41,6 +41,14 @@
 # attest boot-check` (the one verdict, attest/verdict.c, with the enrolled
 # AK and the signed firmware reference) and `ingot audit` judge them
 # again.  (`ingot verify` refuses the guest for its tuple: QEMU has no GPU.)
+# The good boot also pushes its evidence to the host's verifier: `ingot
+# serve` on loopback, reached through a virtio-serial port (ingot.0) that
+# socat relays to it (no guest network), and `ingot attest push --via`
+# in the guest.  The verifier, not the guest, decides: its database holds
+# the admission and then, after extend15, the refusal; with Slurm
+# installed (and root), a slurmctld and slurmd started here
+# (tests/e2e/slurm-lib.sh) show the node DOWN before, resumed by the
+# verifier's hook on admit, drained with the verdict's reason on refuse.
 # About 18 minutes on a 2-core machine loaded by other work (boots 65-176
 # s); boots take 33-45 s on an idle one.
 set -euo pipefail
@@ -60,6 +68,15 @@ for f in "$B.efi" "$B.sqfs" "$B.verity" "$B.manifest.json"; do
 done
 rm -rf "$W" && mkdir -p "$W"
 fails=0
+# Everything started here is stopped on exit, by pid.
+PIDS=()
+SLURM_PIDS=""
+stop_all() {
+	local p
+	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
+	[ -z "$SLURM_PIDS" ] || slurm_cluster_stop
+}
+trap stop_all EXIT
 KEYRING=$ROOT/$OUT/keyring.json
 # The platform's firmware reference, recorded from the good boot (the
 # reference boot of this QEMU/OVMF platform) and used from then on.
@@ -109,6 +126,7 @@ boot() {
 	cp "$B.manifest.json" "$d/in/"
 	cp "$ROOT/$OUT/keyring.json" "$d/in/keyring.json"
 	[ -z "$action" ] || echo "$action" > "$d/in/action"
+	[ -z "${PUSH_URL:-}" ] || echo "$PUSH_URL" > "$d/in/verifier"
 	boot_evidence_in "$d" 16M
 	echo "boot-test: $c: booting (QEMU TCG, OVMF ${fw}, swtpm banks ${banks})" >&2
 	boot_start "$d" "$img" "$verity" 1024 "${machine[@]}"
@@ -165,6 +183,62 @@ rm -rf "$W/again-store"
 
 enrol sha256 sha256
 enrol all sha1,sha256,sha384,sha512
+
+# The host's verifier for the good boot: `ingot serve` on loopback with the
+# keyring, the manifest and the enrolled AK of the SHA-256 TPM.  The good
+# boot is this platform's reference boot, so no firmware reference exists
+# yet: the verifier accepts unknown-firmware by name (said in its verdict).
+# Its hook is the shipped Slurm hook when a test cluster runs.
+V=$W/verifier
+mkdir -p "$V/enrolments" "$V/firmware"
+cp "$W/enrol-sha256/enrolment.dsse.json" "$V/enrolments/boot-test.json"
+SLURM=0
+. "$ROOT/tests/e2e/slurm-lib.sh"
+if slurm_found && [ "$(id -u)" = 0 ]; then
+	if slurm_cluster_start "$W/slurm" boot-test; then
+		SLURM=1
+		echo "boot-test: slurm: slurmctld and slurmd (standing in for the guest's) on loopback; boot-test: $(slurm_state boot-test)" >&2
+	else
+		echo "boot-test: FAIL: the Slurm test cluster did not start ($W/slurm/log)" >&2; fails=$((fails + 1))
+	fi
+else
+	echo "boot-test: slurm: not installed (or not root): the verifier's database only" >&2
+fi
+cat >"$V/verifier.conf" <<CONF
+listen = 127.0.0.1:0
+database = verifier.sqlite
+keyring = $KEYRING
+enrolments = enrolments
+firmware-refs = firmware
+manifest = $B.manifest.dsse.json
+accept-weak = unknown-firmware
+# one relayed stream per boot, idle while the guest boots
+connection-timeout = 600
+CONF
+[ "$SLURM" = 0 ] || echo "hook = $ROOT/server/dist/slurm-hook" >>"$V/verifier.conf"
+"$INGOT" serve --config "$V/verifier.conf" >"$V/serve.out" 2>"$V/serve.err" &
+PIDS+=($!)
+for _ in $(seq 100); do grep -q '^listening on ' "$V/serve.out" 2>/dev/null && break; sleep 0.1; done
+VADDR=$(sed -n 's/^listening on //p' "$V/serve.out")
+PUSH=0
+if [ -z "$VADDR" ]; then
+	echo "boot-test: FAIL: ingot serve did not start: $(tail -3 "$V/serve.err")" >&2; fails=$((fails + 1))
+elif ! boot_relay "$W/port.sock" "$VADDR"; then
+	echo "boot-test: FAIL: no relay (socat) for the guest's port" >&2; fails=$((fails + 1))
+else
+	PIDS+=("$BOOT_RELAY_PID")
+	PUSH=1
+	echo "boot-test: verifier: ingot serve on $VADDR, the guest's port ingot.0 relayed to it" >&2
+fi
+# slurm_watch NODE: each new state of NODE, while it runs.
+slurm_watch() {
+	local last="" s
+	while :; do
+		s=$(slurm_state "$1")
+		[ "$s" = "$last" ] || { echo "$s"; last=$s; }
+		sleep 0.5
+	done
+}
 
 # logedit LOG OUT MODE: a copy of a TCG2 crypto-agile event log with one
 # event changed and its digests kept, so it still replays to the quoted
@@ -234,7 +308,34 @@ pcr() { jq -r --arg n "$2" '.pcrs.sha256[$n] // empty' "$W/$1/ev/quote.json" 2>/
 #    GPU-less tuple).  Then (action extend15) PCR 15 is extended once more,
 #    as a process on a tampered node would, and the second quote is
 #    refused, by boot-check and by the guest's verify.
-boot good "$B.efi" "$B.sqfs" "$B.verity" sb sha256 extend15
+if [ "$SLURM" = 1 ]; then slurm_watch boot-test >"$W/slurm-states" & WATCH=$!; PIDS+=($WATCH); fi
+if [ "$PUSH" = 1 ]; then
+	PUSH_URL=http://$VADDR BOOT_PORT_SOCK=$W/port.sock boot good "$B.efi" "$B.sqfs" "$B.verity" sb sha256 extend15
+else
+	boot good "$B.efi" "$B.sqfs" "$B.verity" sb sha256 extend15
+fi
+[ "$SLURM" = 0 ] || { sleep 1; kill "$WATCH" 2>/dev/null || true; }
+# The verifier's word, not the guest's: its database holds an admission
+# (the boot as booted) and then a refusal (PCR 15 extended after it).
+if [ "$PUSH" = 1 ]; then
+	VERDICTS=$(sqlite3 -batch "$V/verifier.sqlite" "SELECT verdict || ': ' || reason FROM verdicts WHERE node = 'boot-test' ORDER BY id" 2>&1 || true)
+	echo "boot-test: good: pushed to the host's verifier; its database, node boot-test:" >&2
+	printf '%s\n' "$VERDICTS" | sed 's/^/boot-test: good:   /' >&2
+	if [[ "$(printf '%s\n' "$VERDICTS" | sed -n 1p)" != "admit: "*"unknown-firmware"* ]] ||
+	   [[ "$(printf '%s\n' "$VERDICTS" | sed -n 2p)" != "refuse: "*"PCR 15"* ]] || [ "$(printf '%s\n' "$VERDICTS" | wc -l)" != 2 ]; then
+		echo "boot-test: good: FAIL: expected the verifier to admit the boot, then refuse it at PCR 15" >&2
+		fails=$((fails + 1))
+	fi
+	if [ "$SLURM" = 1 ]; then
+		echo "boot-test: good: Slurm node boot-test, as it changed: $(paste -sd ';' "$W/slurm-states")" >&2
+		if [ "$(sed -n 1p "$W/slurm-states")" != "down|ingot: not admitted yet" ] ||
+		   ! grep -qx 'idle|none' "$W/slurm-states" ||
+		   [[ "$(tail -n 1 "$W/slurm-states")" != "drained|ingot: refuse: "*"PCR 15"* ]]; then
+			echo "boot-test: good: FAIL: expected Slurm to show boot-test down, resumed by the verifier, then drained" >&2
+			fails=$((fails + 1))
+		fi
+	fi
+fi
 console good "Secure Boot on, PCR 15 extended in the one SHA-256 bank, every image block read" \
 	"EFI stub: UEFI Secure Boot is enabled" "measured into PCR 15 \(SHA256\): ingot:boot:v1 image=$NAME " \
 	"read all [0-9]+ bytes of the image"
@@ -408,3 +509,4 @@ if [ "$fails" != 0 ]; then
 	exit 1
 fi
 echo "boot-test: all 7 boots judged as expected in $SECONDS s (good admitted, then refused after extend15 and for a software-key quote; sboff, chain, unsigned, tampered, cmdline, kernel refused or stopped)"
+[ "$PUSH" = 0 ] || echo "boot-test: the good boot pushed its evidence: the host's verifier admitted it, then refused it after extend15$([ "$SLURM" = 0 ] || echo ", resuming and then draining its Slurm node")"

@@ -11,7 +11,8 @@ python3-click python3-license-expression python3-ply python3-yaml python3-rdflib
 python3-semantic-version python3-uritools python3-xmltodict
 qemu-system-x86 ovmf systemd-boot-efi sbsigntool python3-pefile mmdebstrap patch isal
 libmicrohttpd-dev libsqlite3-dev sqlite3 libcurl4-openssl-dev libsystemd-dev
-libpq-dev postgresql-15"
+libpq-dev postgresql-15
+slurmctld slurmd slurm-client munge socat"
 # The Sigstore interop test builds bundles with npm's @sigstore/sign: an
 # npm already on PATH (e.g. bundled with another Node) is used as it is.
 command -v npm >/dev/null 2>&1 || PKGS="$PKGS nodejs npm"

@@ -2,8 +2,15 @@
 #include "server/client.h"
 
 #include <curl/curl.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stddef.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
 
 #include "lib/base64.h"
 #include "lib/cleanup.h"
@@ -24,21 +31,158 @@ static size_t gather(char *p, size_t size, size_t n, void *arg)
 	return size * n;
 }
 
-/* POST body to BASE PATH; *reply the JSON object answered (any status). */
-static int call(const char *base, const char *path, const json_t *body, long timeout, long *status, json_t **reply,
-		ingot_error *e)
+#define PUMP_WRITE_MS 30000
+
+/* All of buf to fd, waiting (bounded) while a full stream pushes back. */
+static int write_all(int fd, const char *buf, size_t n)
 {
+	while (n) {
+		ssize_t w = write(fd, buf, n);
+		if (w > 0) {
+			buf += w, n -= (size_t)w;
+			continue;
+		}
+		if (w < 0 && errno != EAGAIN && errno != EINTR)
+			return -1;
+		struct pollfd p = { fd, POLLOUT, 0 };
+		if (poll(&p, 1, PUMP_WRITE_MS) == 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* Copy bytes between libcurl's connection on the private socket (from
+ * this process only) and the stream, both ways, until verifier_close
+ * shuts the socket down.  libcurl 7.88 does not reuse a connection to a
+ * Unix socket ("still name resolving"), so each request may come on a
+ * new one; the exchange is strictly request then response, so the
+ * newest connection is the one the stream answers. */
+static void *pump(void *arg)
+{
+	struct verifier *v = arg;
+	struct pollfd p[3] = { { v->lfd, POLLIN, 0 }, { -1, POLLIN, 0 }, { v->via, POLLIN, 0 } };
+	struct ucred cred;
+	socklen_t len;
+	char buf[16384];
+	ssize_t n;
+	int c;
+
+	for (;;) {
+		if (poll(p, 3, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		if (p[0].revents) {
+			if ((c = accept4(v->lfd, NULL, NULL, SOCK_CLOEXEC)) < 0)
+				break;   /* shut down by verifier_close */
+			len = sizeof(cred);
+			if (getsockopt(c, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0 || cred.pid != getpid() ||
+			    p[2].fd < 0) {
+				close(c);   /* someone else found the name, or the stream is gone */
+				continue;
+			}
+			if (v->conn >= 0)
+				close(v->conn);
+			p[1].fd = v->conn = c;
+			continue;
+		}
+		if (p[1].fd >= 0 && p[1].revents) {
+			if ((n = read(v->conn, buf, sizeof(buf))) <= 0 || write_all(v->via, buf, (size_t)n) < 0) {
+				close(v->conn);   /* libcurl is done with it, or the stream pushed back too long */
+				p[1].fd = v->conn = -1;
+			}
+		}
+		if (p[2].revents & POLLIN) {
+			if ((n = read(v->via, buf, sizeof(buf))) > 0 && v->conn >= 0)
+				write_all(v->conn, buf, (size_t)n);
+		} else if (p[2].revents) {
+			/* hung up (no relay on the other side), or an error: the
+			 * waiting request reads EOF, later ones are refused */
+			p[2].fd = -1;
+			if (v->conn >= 0)
+				close(v->conn);
+			p[1].fd = v->conn = -1;
+		}
+	}
+	return NULL;
+}
+
+int verifier_open(struct verifier *v, const char *base, const char *via, ingot_error *e)
+{
+	*v = (struct verifier){ .base = base, .via = -1, .lfd = -1, .conn = -1 };
+	if (via) {
+		/* libcurl 7.88 cannot be handed a connected socket
+		 * (CURL_SOCKOPT_ALREADY_CONNECTED still connects): it dials
+		 * a private abstract-namespace socket instead. */
+		struct sockaddr_un sa = { .sun_family = AF_UNIX };
+		uint8_t rnd[12];
+		char hex[2 * sizeof(rnd) + 1];
+		int r;
+
+		if ((v->via = open(via, O_RDWR | O_NOCTTY | O_NONBLOCK | O_CLOEXEC)) < 0)
+			return ingot_fail_kind(e, -errno, VERIFIER_FAIL_TRANSPORT, "%s: %s", via, strerror(errno));
+		if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
+			return r = -errno, verifier_close(v),
+			       ingot_fail_kind(e, r, VERIFIER_FAIL_TRANSPORT, "%s: getrandom: %s", via, strerror(-r));
+		hex_encode(rnd, sizeof(rnd), hex);
+		snprintf(v->name, sizeof(v->name), "ingot-push-%s", hex);
+		memcpy(sa.sun_path + 1, v->name, strlen(v->name));
+		if ((v->lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0 ||
+		    bind(v->lfd, (struct sockaddr *)&sa, (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 +
+								       strlen(v->name))) < 0 ||
+		    listen(v->lfd, 4) < 0)
+			return r = -errno, verifier_close(v),
+			       ingot_fail_kind(e, r, VERIFIER_FAIL_TRANSPORT, "%s: local socket: %s", via, strerror(-r));
+		if ((r = pthread_create(&v->pump, NULL, pump, v)))
+			return verifier_close(v),
+			       ingot_fail_kind(e, -r, VERIFIER_FAIL_TRANSPORT, "%s: thread: %s", via, strerror(r));
+		v->pumping = true;
+	}
+	if (!(v->curl = curl_easy_init())) {
+		verifier_close(v);
+		return ingot_fail_kind(e, -ENOMEM, VERIFIER_FAIL_TRANSPORT, "%s: out of memory", base);
+	}
+	if (via)
+		curl_easy_setopt(v->curl, CURLOPT_ABSTRACT_UNIX_SOCKET, v->name);
+	return 0;
+}
+
+void verifier_close(struct verifier *v)
+{
+	if (v->curl)
+		curl_easy_cleanup(v->curl);   /* closes libcurl's end: the pump reads EOF */
+	v->curl = NULL;
+	if (v->lfd >= 0)
+		shutdown(v->lfd, SHUT_RDWR);   /* a pump still waiting for libcurl stops */
+	if (v->pumping)
+		pthread_join(v->pump, NULL);
+	v->pumping = false;
+	if (v->conn >= 0)
+		close(v->conn);
+	if (v->lfd >= 0)
+		close(v->lfd);
+	if (v->via >= 0)
+		close(v->via);
+	v->conn = v->lfd = v->via = -1;
+}
+
+/* POST body to BASE PATH; *reply the JSON object answered (any status). */
+static int call(struct verifier *v, const char *path, const json_t *body, long timeout, long *status,
+		json_t **reply, ingot_error *e)
+{
+	const char *base = v->base;
 	_cleanup_free_ char *url = NULL, *text = json_dumps(body, JSON_COMPACT);
 	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
 	char err[CURL_ERROR_SIZE] = "";
 	struct curl_slist *h = NULL;
 	json_error_t je;
 	CURLcode cr;
-	CURL *c;
+	CURL *c = v->curl;
 
 	size_t bl = strlen(base);
 	url = xasprintf("%.*s%s", (int)(bl && base[bl - 1] == '/' ? bl - 1 : bl), base, path);
-	if (!text || !(c = curl_easy_init()))
+	if (!text)
 		return ingot_fail_kind(e, -ENOMEM, VERIFIER_FAIL_TRANSPORT, "%s: out of memory", url);
 	strbuf_init(&sb, 1024);
 	h = curl_slist_append(h, "Content-Type: application/json");
@@ -53,7 +197,9 @@ static int call(const char *base, const char *path, const json_t *body, long tim
 	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, err);
 	cr = curl_easy_perform(c);
 	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, status);
-	curl_easy_cleanup(c);
+	curl_easy_setopt(c, CURLOPT_HTTPHEADER, NULL);
+	curl_easy_setopt(c, CURLOPT_POSTFIELDS, NULL);
+	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, NULL);
 	curl_slist_free_all(h);
 	if (cr != CURLE_OK)
 		return ingot_fail_kind(e, -EIO, VERIFIER_FAIL_TRANSPORT, "%s: %s", url, err[0] ? err : curl_easy_strerror(cr));
@@ -75,7 +221,7 @@ static int call(const char *base, const char *path, const json_t *body, long tim
 	return 0;
 }
 
-int verifier_nonce(const char *base, const char *node, long timeout, char hex[2 * NONCE_MAX + 1], ingot_error *e)
+int verifier_nonce(struct verifier *v, const char *node, long timeout, char hex[2 * NONCE_MAX + 1], ingot_error *e)
 {
 	_cleanup_json_ json_t *req = json_pack("{s:s}", "node", node), *rep = NULL;
 	uint8_t raw[NONCE_MAX];
@@ -83,19 +229,19 @@ int verifier_nonce(const char *base, const char *node, long timeout, char hex[2 
 	long status = 0;
 	int r;
 
-	if ((r = call(base, "/v1/nonce", req, timeout, &status, &rep, e)) < 0) {
+	if ((r = call(v, "/v1/nonce", req, timeout, &status, &rep, e)) < 0) {
 		e->kind = e->kind == VERIFIER_FAIL_NONCE ? VERIFIER_FAIL_REFUSED : e->kind;   /* no nonce yet */
 		return r;
 	}
 	const char *n = json_string_value(json_object_get(rep, "nonce"));
 	if (!n || nonce_parse(n, raw, &len, NULL) < 0)
 		return ingot_fail_kind(e, -EBADMSG, VERIFIER_FAIL_TRANSPORT, "%s/v1/nonce: nonce: expected 16-128 hex digits",
-				       base);
+				       v->base);
 	hex_encode(raw, len, hex);
 	return 0;
 }
 
-int verifier_evidence(const char *base, const char *node, const char *nonce_hex, const json_t *quote,
+int verifier_evidence(struct verifier *v, const char *node, const char *nonce_hex, const json_t *quote,
 		      const void *log, size_t log_len, const json_t *report, long timeout,
 		      struct verifier_verdict *out, ingot_error *e)
 {
@@ -109,14 +255,14 @@ int verifier_evidence(const char *base, const char *node, const char *nonce_hex,
 		return ingot_fail(e, -ENOMEM, "out of memory");
 	if (report)
 		json_object_set(req, "report", (json_t *)report);
-	if ((r = call(base, "/v1/evidence", req, timeout, &status, &rep, e)) < 0)
+	if ((r = call(v, "/v1/evidence", req, timeout, &status, &rep, e)) < 0)
 		return r;
-	const char *v = json_string_value(json_object_get(rep, "verdict"));
+	const char *word = json_string_value(json_object_get(rep, "verdict"));
 	const char *why = json_string_value(json_object_get(rep, "reason"));
-	if (!v || !why)
+	if (!word || !why)
 		return ingot_fail_kind(e, -EBADMSG, VERIFIER_FAIL_TRANSPORT, "%s/v1/evidence: expected verdict and reason",
-				       base);
-	snprintf(out->verdict, sizeof(out->verdict), "%s", v);
+				       v->base);
+	snprintf(out->verdict, sizeof(out->verdict), "%s", word);
 	snprintf(out->reason, sizeof(out->reason), "%s", why);
 	return 0;
 }

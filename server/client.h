@@ -5,6 +5,8 @@
 #define INGOT_SERVER_CLIENT_H
 
 #include <jansson.h>
+#include <pthread.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -23,12 +25,36 @@ struct verifier_verdict {
 	char reason[INGOT_ERR_MSG];
 };
 
+/* One session with the verifier: one libcurl handle, so the nonce and
+ * the evidence travel on one kept-alive HTTP/1.1 connection.  With a
+ * `via` stream (a character device such as a virtio-serial port, or a
+ * tty, that a relay carries to the verifier) that connection is the
+ * stream: libcurl connects to a private local socket, and a thread
+ * copies bytes between that connection and the stream, in which the
+ * requests and responses follow each other as on one connection. */
+struct verifier {
+	const char *base;
+	void *curl;
+	int via;          /* the stream, or -1 */
+	int lfd;          /* the private socket libcurl connects to */
+	int conn;         /* libcurl's newest connection, accepted */
+	char name[48];    /* its abstract name */
+	bool pumping;
+	pthread_t pump;
+};
+
+/* BASE: the verifier's URL (with VIA, it only names the Host header
+ * and path: use a numeric address, nothing is resolved or dialled).
+ * VIA: NULL, or the path of the stream. */
+int verifier_open(struct verifier *v, const char *base, const char *via, ingot_error *e);
+void verifier_close(struct verifier *v);
+
 /* POST BASE/v1/nonce {"node": node}: the nonce, lower-case hex. */
-int verifier_nonce(const char *base, const char *node, long timeout, char hex[2 * NONCE_MAX + 1], ingot_error *e);
+int verifier_nonce(struct verifier *v, const char *node, long timeout, char hex[2 * NONCE_MAX + 1], ingot_error *e);
 
 /* POST BASE/v1/evidence: the quote document, the firmware log's bytes
  * and the node report (or NULL). */
-int verifier_evidence(const char *base, const char *node, const char *nonce_hex, const json_t *quote,
+int verifier_evidence(struct verifier *v, const char *node, const char *nonce_hex, const json_t *quote,
 		      const void *log, size_t log_len, const json_t *report, long timeout,
 		      struct verifier_verdict *out, ingot_error *e);
 

@@ -32,6 +32,21 @@ assert_eq "refuse" "$(db "SELECT state FROM nodes WHERE node='node-tpm'")" "stat
 note "the TPM's quote judged for another node's enrolment: refused (wrong AK)"
 expect_exit 2 "wrong-ak" "$INGOT" attest push --verifier "$URL" --node node-1 --ak ak-tpm --eventlog log-good.bin
 
+note "--via: HTTP over a stream (a pty standing in for a virtio-serial port) that socat carries to the service"
+if command -v socat >/dev/null; then
+	socat PTY,link="$T/port",rawer,wait-slave TCP:"${URL#http://}" 2>socat.err &
+	at_exit "kill $! 2>/dev/null"
+	for i in $(seq 50); do [ -e "$T/port" ] && break; sleep 0.1; done
+	expect_exit 0 "boot admit: booted the manifest's UKI" "$INGOT" attest push --verifier http://127.0.0.1:9 \
+		--via "$T/port" --node node-tpm --ak ak-tpm --eventlog log-good.bin
+	assert_eq 2 "$(db "SELECT count(*) FROM nonces WHERE node='node-tpm' AND used IS NOT NULL AND nonce IN
+		(SELECT nonce FROM verdicts WHERE verdict='admit')")" "admitted nonces, the second over the stream"
+	expect_exit 1 "$T/nowhere: No such file" "$INGOT" attest push --verifier http://127.0.0.1:9 \
+		--via "$T/nowhere" --node node-tpm --ak ak-tpm --eventlog log-good.bin
+else
+	echo "socat not installed: --via not tried"
+fi
+
 note "not enrolled, or no verifier: an error, never a pass"
 expect_exit 1 "nonce: node node-9: not enrolled" \
 	"$INGOT" attest push --verifier "$URL" --node node-9 --ak ak-tpm --eventlog log-good.bin
