@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Secure Boot for the real image (sourced by scripts/real-image.sh; see
 # docs/real-image.md "Secure Boot"): one db key signs the UKI (ingot
 # build, recipe boot.secure-boot) and the NVIDIA modules (here), so the
