@@ -74,7 +74,7 @@ boot_enrol() {
 # ingot.0 (/dev/virtio-ports/ingot.0 in the guest) whose host side
 # connects to that Unix socket, where a relay listens (boot_relay).
 # Console in DIR/console.log; QEMU is killed after BOOT_TIMEOUT s.  Sets
-# BOOT_PID (QEMU) and BOOT_TPM_PID.
+# BOOT_PID (QEMU), BOOT_DIR and BOOT_TPM_PID.
 boot_start() {
 	local d=$1 img=$2 verity=$3 mem=$4
 	local -a port=()
@@ -98,7 +98,19 @@ boot_start() {
 		-drive if=none,id=ev,format=raw,file="$d/evidence.img" \
 		-device virtio-blk-pci,drive=ev,serial=ingot-evidence "${port[@]}" \
 		</dev/null >"$d/console.log" 2>&1 &
-	BOOT_PID=$!
+	BOOT_PID=$! BOOT_DIR=$d
+}
+
+# boot_stop_at PATTERN: stop the boot boot_start began once PATTERN shows
+# on its console DIR/console.log (DIR: boot_start's), e.g. a firmware
+# that refused to boot and waits for a key; returns when QEMU has ended.
+boot_stop_at() {
+	while kill -0 "$BOOT_PID" 2>/dev/null; do
+		if grep -q "$1" "$BOOT_DIR/console.log"; then
+			sleep 2; kill "$BOOT_PID" 2>/dev/null || true; break
+		fi
+		sleep 1
+	done
 }
 
 # boot_wait: wait for the boot boot_start began, then stop its swtpm;

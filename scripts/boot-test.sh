@@ -130,14 +130,7 @@ boot() {
 	boot_evidence_in "$d" 16M
 	echo "boot-test: $c: booting (QEMU TCG, OVMF ${fw}, swtpm banks ${banks})" >&2
 	boot_start "$d" "$img" "$verity" 1024 "${machine[@]}"
-	if [ -n "$stop" ]; then
-		while kill -0 "$BOOT_PID" 2>/dev/null; do
-			if grep -q "$stop" "$d/console.log"; then
-				sleep 2; kill "$BOOT_PID" 2>/dev/null || true; break
-			fi
-			sleep 1
-		done
-	fi
+	[ -z "$stop" ] || boot_stop_at "$stop"
 	boot_wait || rc=$?
 	echo "boot-test: $c: $((SECONDS - t0)) s" >&2
 	if [ -z "$stop" ] && [ "$rc" != 0 ]; then

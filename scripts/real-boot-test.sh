@@ -2,19 +2,33 @@
 # make real-boot-test: boot the real golden image in production mode.
 #   scripts/real-boot-test.sh BUILD [OUTDIR]     (after make real-image)
 # Builds OUT/real-h100-test.yaml (the production recipe plus the test
-# layer, verify/boot/test) and boots it under QEMU (TCG) + OVMF + swtpm.
+# layer, verify/boot/test) and boots it under QEMU (TCG) + OVMF (Secure
+# Boot code, SMM, a fresh copy of the snakeoil variable store per boot:
+# PK, KEK and db = the test db key that signed the UKI and the modules,
+# scripts/real-secure-boot.sh) + swtpm.
 # First the swtpm's AK is enrolled on the host (`ingot attest enroll`: an
 # EK certificate from a local CA, credential activation) on a swtpm state
 # with a SHA-256 bank; every boot starts from a copy of that state, the
 # guest gets the AK (and its enrolment record) in its input and quotes
 # sha256 PCRs 0,2,4,7,9,11,12,15 with it, and the host judges the quote
-# with `ingot attest boot-check` against the signed manifest, the keyring
-# and the enrolled AK only.  This image boots with Secure Boot OFF (the
-# NVIDIA modules are unsigned; the manifest has no boot.secure_boot) and
-# there is no firmware reference for this QEMU platform, so the verdict
-# accepts two weaknesses BY NAME: secure-boot-unjudged,unknown-firmware
-# (said on every verdict line; the firmware and PCR 7 are not judged).
-#   good     ingot-init opens the verity image, extends PCR 15, makes the
+# with `ingot attest boot-check` against the signed manifest (its
+# boot.secure_boot names the db certificate PCR 7 must show), the
+# keyring, the enrolled AK and the platform's signed firmware reference
+# (PCRs 0, 2 and PCR 7's variables), recorded from the first boot: no
+# weakness is accepted.  Every boot is bounded (INGOT_BOOT_TIMEOUT); a
+# boot that brings no evidence back is refused.
+#   kernel   (first: also the platform's reference boot, its firmware
+#            being the same as every other case's) the same image with a
+#            UKI of another kernel (Debian 12's 6.1), signed with the same
+#            db key: ingot build refuses it (kernel ABI: the image's
+#            modules are 6.12's), so it is built with --no-lint; the
+#            firmware reference is recorded from its quote and log;
+#            boot-check refuses PCR 4 and the image's verifier refuses the
+#            NVIDIA modules (vermagic of another kernel ABI)
+#   good     Secure Boot on: the firmware runs the db-signed UKI, the
+#            kernel is locked down (integrity, sig_enforce Y) and loads
+#            the db-signed nvidia.ko (ENODEV: no GPU);
+#            ingot-init opens the verity image, extends PCR 15, makes the
 #            tmpfs overlay root and execs systemd; ingot-verify.service
 #            loads the real modules, runs the image's `ingot verify` with
 #            the host's nonce and quotes the TPM; the test layer writes the
@@ -22,21 +36,24 @@
 #            no ConditionNeedsUpdate= unit runs; the modules accepted by
 #            the booted kernel; signature, image, files, tpm and rules
 #            pass, the GPU "could not check", the node NOT admitted (no
-#            GPU), boot-check admitting the measured boot (weaknesses
-#            accepted by name), audit finding nothing wrong with the
-#            evidence (the tuple, not checked without a GPU, named
-#            unverified).
+#            GPU), boot-check admitting the measured boot under Secure
+#            Boot with the firmware reference (nothing accepted), audit
+#            finding nothing wrong with the evidence (the tuple, not
+#            checked without a GPU, named unverified).
 #   overlay  the good image, a byte appended to nvidia-smi in the running
 #            root by the test layer before ingot-verify: the files check
-#            fails and names it, image and tpm pass, the node is refused
+#            fails and names it, image and tpm pass, the node is refused;
+#            in the same boot the kernel refuses an unsigned module and
+#            one signed by a key enrolled nowhere (insmod: "Key was
+#            rejected by service")
 #   flipped  one flipped image byte: dm-verity refuses, nothing runs
-#   kernel   the same image with a UKI of another kernel (Debian 12's
-#            6.1): ingot build refuses it (kernel ABI: the image's modules
-#            are 6.12's), so it is built with --no-lint; boot-check
-#            refuses PCR 4 and the image's verifier refuses the NVIDIA
-#            modules (vermagic of another kernel ABI)
+#   sboff    the same UKI and firmware code, a variable store without keys
+#            (Secure Boot off, no lockdown): boot-check refuses PCR 7
+#   otherkey the good UKI signed by a key enrolled nowhere: the firmware
+#            refuses to run it ("Access Denied"), no evidence: refused
 # Each boot takes a few minutes under TCG.  INGOT_REAL_BOOT_CASES picks
-# the cases (default: all four, in this order).
+# the cases (default: all six, in this order; good needs kernel's
+# firmware reference first).
 set -euo pipefail
 BUILD=${1:-build}
 OUT=${2:-out/real}
@@ -52,7 +69,7 @@ T=$OUT/test
 OVMF=/usr/share/OVMF
 BOOT_TIMEOUT=${INGOT_BOOT_TIMEOUT:-900}
 # The cases to boot, in order (a subset while working on one of them).
-CASES=${INGOT_REAL_BOOT_CASES:-good overlay flipped kernel}
+CASES=${INGOT_REAL_BOOT_CASES:-kernel good overlay flipped sboff otherkey}
 [ -f "$R" ] || { echo "real-boot-test: $R missing (make real-image)" >&2; exit 1; }
 say() { echo "real-boot-test: $*" >&2; }
 fails=0
@@ -60,11 +77,10 @@ failed() { say "FAIL: $*"; fails=$((fails + 1)); }
 rm -rf "$T" && mkdir -p "$T"
 KEYRING=$OUT/keyring.json
 NODE=real-boot-test
-# Accepted by name, not hidden: Secure Boot is off and unjudged (the
-# manifest has no boot.secure_boot), and no firmware reference exists for
-# this platform (PCRs 0, 2 and PCR 7's events are not judged).
-WEAK=secure-boot-unjudged,unknown-firmware
 E=$T/enrol
+# The platform's signed firmware reference, recorded from the first boot.
+FWREF=$T/firmware-ref.dsse.json
+PLATFORM=qemu-q35-ovmf-secboot-snakeoil
 
 # enrol: the AK every boot quotes with (boot_enrol, scripts/boot-lib.sh):
 # a swtpm state with a SHA-256 bank, the AK enrolled for $NODE before any
@@ -76,26 +92,52 @@ enrol() {
 	say "enrol: AK enrolled for node $NODE (EK certificate from the local CA, credential activated)"
 }
 
+# The production outputs, before any boot: no test-only parameter in the
+# production UKI's command line, the UKI and every NVIDIA module signed
+# with the db certificate.
+production() {
+	local P=$OUT/real-h100 m serial SBCERT f0=$fails
+	SBCERT=$(sed -n 's/^    cert: {source: \(.*\), sha256: .*}$/\1/p' "$R")
+	objcopy -O binary --only-section=.cmdline "$P.efi" "$T/production.cmdline"
+	say "production: UKI command line: $(tr -d '\0' < "$T/production.cmdline")"
+	! grep -q no_timer_check "$T/production.cmdline" "$OUT/real-h100.yaml" ||
+		failed "production: the UKI or recipe carries the test-only no_timer_check"
+	sbverify --cert "$SBCERT" "$P.efi" >/dev/null 2>&1 ||
+		failed "production: the UKI is not signed with the db certificate"
+	mkdir -p "$T/modules" && tar -xf "$OUT/layers/nvidia-modules-signed.tar" -C "$T/modules"
+	# sign-file names the signer by issuer and serial (modinfo's sig_key)
+	serial=$(openssl x509 -in "$SBCERT" -noout -serial | sed 's/^serial=//')
+	for m in "$T"/modules/usr/lib/modules/*/updates/nvidia/*.ko; do
+		[ "$(modinfo -F sig_key "$m" | tr -d ':')" = "$serial" ] && [ "$(modinfo -F sig_hashalgo "$m")" = sha256 ] ||
+			failed "production: $(basename "$m") is not signed with the db key (sig_key '$(modinfo -F sig_key "$m")')"
+	done
+	[ "$fails" != "$f0" ] || say "production: the UKI and $(ls "$T"/modules/usr/lib/modules/*/updates/nvidia/*.ko | wc -l) NVIDIA modules signed with the db certificate (serial $serial)"
+	rm -rf "$T/modules"
+}
+production
+
 t0=$(date +%s)
 "$INGOT" build "$R" -o "$T/image" --store "$CACHE/store" --key "$OUT/signing.key" --quiet
 say "test image built in $(($(date +%s) - t0)) s"
 B=$T/image/$NAME
 enrol || { failed "the swtpm's AK could not be enrolled ($E/enrol.log)"; exit 1; }
 
-# boot CASE EFI IMAGE VERITY [ACTION]: one production boot; evidence in
-# $T/CASE/ev.  ACTION goes to the test layer (verify/boot/test), e.g.
-# overlay-write.
+# boot CASE EFI IMAGE VERITY [ACTION [VARS [STOP]]]: one production boot;
+# evidence in $T/CASE/ev.  ACTION goes to the test layer (verify/boot/test),
+# e.g. overlay-write.  VARS: OVMF's variable store (default the snakeoil
+# one: Secure Boot on), a fresh copy each boot; STOP: a console pattern
+# after which the VM is stopped (a refusing firmware waits for a key).
 boot() {
-	local c=$1 efi=$2 img=$3 verity=$4 action=${5:-} d=$T/$1 rc=0 t
+	local c=$1 efi=$2 img=$3 verity=$4 action=${5:-} vars=${6:-OVMF_VARS_4M.snakeoil.fd} stop=${7:-} d=$T/$1 rc=0 t
 	mkdir -p "$d/esp/EFI/BOOT" "$d/tpm" "$d/ev" "$d/in/ak"
 	cp "$efi" "$d/esp/EFI/BOOT/BOOTX64.EFI"
-	cp "$OVMF/OVMF_VARS_4M.fd" "$d/vars.fd"
+	cp "$OVMF/$vars" "$d/vars.fd"
 	# the enrolled TPM (same EK, same owner seed: the AK loads) and its AK
 	cp -a "$E/tpm/." "$d/tpm/"
 	cp "$E/ak/"ak.* "$d/in/ak/"
 	cp "$E/enrolment.dsse.json" "$d/in/enrolment.dsse.json"
 	echo "$NODE" > "$d/in/node-id"
-	echo "$WEAK" > "$d/in/accept-weak"
+	[ ! -f "$FWREF" ] || cp "$FWREF" "$d/in/firmware-ref.dsse.json"
 	openssl rand -hex 32 > "$d/nonce"
 	cp "$d/nonce" "$d/in/nonce"
 	cp "$B.manifest.dsse.json" "$d/in/manifest.dsse.json"
@@ -104,34 +146,57 @@ boot() {
 	cp "$KEYRING" "$d/in/keyring.json"
 	[ -z "$action" ] || echo "$action" > "$d/in/action"
 	boot_evidence_in "$d" 64M
-	say "$c: booting (QEMU TCG, OVMF, swtpm, production init -> systemd)"
+	say "$c: booting (QEMU TCG, OVMF Secure Boot code + $vars, swtpm, production init -> systemd)"
 	t=$(date +%s)
-	boot_start "$d" "$img" "$verity" 2048 -machine q35 \
-		-drive if=pflash,format=raw,unit=0,readonly=on,file="$OVMF/OVMF_CODE_4M.fd"
+	boot_start "$d" "$img" "$verity" 2048 -machine q35,smm=on -global driver=cfi.pflash01,property=secure,value=on \
+		-drive if=pflash,format=raw,unit=0,readonly=on,file="$OVMF/OVMF_CODE_4M.secboot.fd"
+	[ -z "$stop" ] || boot_stop_at "$stop"
 	boot_wait || rc=$?
 	echo $(($(date +%s) - t)) > "$d/seconds"
 	say "$c: powered off after $(cat "$d/seconds") s (qemu exit $rc, console: $d/console.log)"
-	[ "$rc" = 0 ] || return 1
+	[ "$rc" = 0 ] || [ -n "$stop" ] || return 1
 	tar -xf "$d/evidence.img" -C "$d/ev" 2>/dev/null || true
 }
 
 # judge CASE: the host's judgement of a case's evidence, in one place so
 # the verdict's options can change here alone: the signed manifest, the
 # keyring, the AK enrolled before the boot (never a key from the
-# evidence), the weaknesses accepted by name (no firmware reference: no
-# --firmware-ref).  Prints boot-check's line; returns its exit status.
+# evidence), the platform's firmware reference; no weakness accepted.
+# Prints boot-check's line; returns its exit status.
 judge() {
 	local d=$T/$1
+	[ -f "$FWREF" ] || { echo "no firmware reference (the kernel case, the reference boot, runs first)"; return 1; }
 	"$INGOT" attest boot-check "$d/ev/quote.json" "$d/ev/eventlog.bin" --manifest "$B.manifest.dsse.json" \
 		--keyring "$KEYRING" --nonce "$(cat "$d/nonce")" --enrolment "$E/enrolment.dsse.json" \
-		--seen-nonces "$T/seen-nonces" --node "$NODE" --accept-weak "$WEAK" 2>&1
+		--seen-nonces "$T/seen-nonces" --node "$NODE" --firmware-ref "$FWREF" 2>&1
+}
+
+# reference CASE: the platform's firmware reference (PCRs 0, 2, PCR 7's
+# variables and authorities) from CASE's quote (enrolled AK, its nonce)
+# and log, signed with the image's signing key.
+reference() {
+	local d=$T/$1
+	if "$INGOT" attest firmware-ref "$d/ev/quote.json" "$d/ev/eventlog.bin" --platform "$PLATFORM" \
+		--nonce "$(cat "$d/nonce")" --enrolment "$E/enrolment.dsse.json" --keyring "$KEYRING" \
+		--key "$OUT/signing.key" -o "$FWREF" >"$T/firmware-ref.log" 2>&1; then
+		say "$1: the reference boot: $(cat "$T/firmware-ref.log")"
+	else
+		failed "$1: no firmware reference: $(cat "$T/firmware-ref.log")"
+	fi
 }
 
 # 1. the good boot
 case_good() {
+	[ -f "$FWREF" ] || { failed "good: no firmware reference (run the kernel case, the reference boot, first)"; return; }
 	boot good "$B.efi" "$B.sqfs" "$B.verity" || failed "good: the boot did not end in a power-off"
 	G=$T/good
 	grep -q 'ingot-init: root: overlay' "$G/console.log" || failed "good: the init did not make the overlay root"
+	grep -q 'EFI stub: UEFI Secure Boot is enabled' "$G/console.log" &&
+		grep -q 'Kernel is locked down from EFI Secure Boot' "$G/console.log" ||
+		failed "good: Secure Boot and lockdown not on (console: $G/console.log)"
+	sed 's/^/real-boot-test: good: /' "$G/ev/secure-boot.txt" >&2 2>/dev/null || true
+	grep -qx 'lockdown: .*\[integrity\].*' "$G/ev/secure-boot.txt" && grep -qx 'sig_enforce: Y' "$G/ev/secure-boot.txt" ||
+		failed "good: the kernel was not locked down with module signatures enforced"
 	grep -Eq 'systemd\[1\]: .*(Reached target|Started)|Welcome to .*Debian' "$G/console.log" ||
 		failed "good: systemd did not start (console: $G/console.log)"
 	# The image's /etc/.updated and /var/.updated carry its epoch: no unit
@@ -140,8 +205,9 @@ case_good() {
 		"$G/console.log" || failed "good: a first-boot update step ran over the image (ConditionNeedsUpdate)"
 	if [ -f "$G/ev/quote.json" ]; then
 		rc=0; out=$(judge good) || rc=$?
-		say "good: boot-check (accepting by name: $WEAK): $out"
-		[ "$rc" = 0 ] && [[ "$out" == *"boot admit"* ]] || failed "good: boot-check did not admit the measured boot"
+		say "good: boot-check: $out"
+		[ "$rc" = 0 ] && [[ "$out" == *"boot admit"*"under Secure Boot (PCR 7)"* ]] && [[ "$out" != *accept* ]] ||
+			failed "good: boot-check did not admit the measured boot under Secure Boot with nothing accepted"
 	else
 		failed "good: no quote came back (status: $(cat "$G/ev/status" 2>/dev/null || echo none))"
 	fi
@@ -149,6 +215,8 @@ case_good() {
 		sed 's/^/real-boot-test: good: modules: /' "$G/ev/modules.txt" | grep -v ': kernel: ' >&2
 		grep -q '^load nvidia: pass' "$G/ev/modules.txt" || failed "good: the booted kernel did not accept nvidia.ko"
 		grep -q '^gpu: could not check' "$G/ev/modules.txt" || failed "good: the GPU was not reported as 'could not check'"
+		# the signed module ran under lockdown: its probe found no GPU
+		grep -q 'NVRM: No NVIDIA GPU found' "$G/ev/modules.txt" || failed "good: nvidia.ko did not run to its GPU probe"
 		! grep -q ': fail' "$G/ev/modules.txt" || failed "good: a module check failed"
 	else
 		failed "good: no modules.txt came back"
@@ -197,10 +265,10 @@ case_good() {
 		cp "$B.manifest.dsse.json" "$T/audit/manifests/"
 		cp "$E/enrolment.dsse.json" "$T/audit/enrolments/$NODE.json"
 		echo "$(jq -r '.node.id // "ingot"' "$G/ev/report.json") $(cat "$G/nonce")" > "$T/audit/nonces"
-		# no --firmware-refs: none exists for this platform (accepted by name)
+		mkdir -p "$T/audit/firmware" && cp "$FWREF" "$T/audit/firmware/" 2>/dev/null || true
 		"$INGOT" audit --keyring "$KEYRING" --manifests "$T/audit/manifests" \
 			--reports "$T/audit/reports" --nonces "$T/audit/nonces" --enrolments "$T/audit/enrolments" \
-			--accept-weak "$WEAK" --json "$T/audit/audit.json" >/dev/null 2>&1 || true
+			--firmware-refs "$T/audit/firmware" --json "$T/audit/audit.json" >/dev/null 2>&1 || true
 		# Without a GPU the tuple could not be checked, which the audit names
 		# (unverified, "tuple: could not check"); nothing else may be found.
 		read -r TUPLE_UNCHECKED FIND < <(jq -r '[.. | objects | select(has("findings")) | .findings[]] |
@@ -222,8 +290,15 @@ case_good() {
 # 1b. the good image, with a file of it changed in the running root
 case_overlay() {
 	local d=$T/overlay st
-	boot overlay "$B.efi" "$B.sqfs" "$B.verity" overlay-write ||
+	foreign_modules "$d/in/modules"
+	boot overlay "$B.efi" "$B.sqfs" "$B.verity" "overlay-write insmod-foreign" ||
 		failed "overlay: the boot did not end in a power-off"
+	# Under Secure Boot lockdown the kernel refuses both (EKEYREJECTED).
+	sed 's/^/real-boot-test: overlay: /' "$d/ev/secure-boot.txt" >&2 2>/dev/null || true
+	for m in unsigned otherkey; do
+		grep -q "^insmod $m.ko: refused: .*Key was rejected by service" "$d/ev/secure-boot.txt" 2>/dev/null ||
+			failed "overlay: the kernel did not refuse the $m module"
+	done
 	grep -aq 'action overlay-write: appended a byte to .*/nvidia-smi' "$d/console.log" ||
 		failed "overlay: the test layer did not change nvidia-smi"
 	if [ -f "$d/ev/report.json" ]; then
@@ -279,8 +354,11 @@ case_kernel() {
 	"$INGOT" build "$T/other-kernel.yaml" -o "$T/okernel" --store "$CACHE/store" --no-lint --quiet
 	boot kernel "$T/okernel/$NAME.efi" "$T/okernel/$NAME.sqfs" "$T/okernel/$NAME.verity" || true
 	if [ -f "$T/kernel/ev/quote.json" ]; then
+		# The same firmware, code and variables as every case: the
+		# platform's reference boot (what it records is no OS's).
+		[ -f "$FWREF" ] || reference kernel
 		rc=0; out=$(judge kernel) || rc=$?
-		say "kernel: boot-check (accepting by name: $WEAK): $out"
+		say "kernel: boot-check: $out"
 		[ "$rc" = 2 ] && [[ "$out" == *"PCR 4"* ]] || failed "kernel: expected boot-check to refuse PCR 4"
 		grep -q '^vermagic nvidia .*: fail' "$T/kernel/ev/modules.txt" ||
 			failed "kernel: expected the image's verifier to refuse nvidia.ko built for another kernel"
@@ -290,8 +368,59 @@ case_kernel() {
 	fi
 }
 
+# foreign_modules DIR: DIR/unsigned.ko (the image's nvidia-peermem.ko
+# with its signature stripped) and DIR/otherkey.ko (the same signed, by
+# sign-file, with a key made here and enrolled nowhere).
+foreign_modules() {
+	local dir=$1 sf
+	mkdir -p "$dir"
+	tar -xOf "$OUT/layers/nvidia-modules-signed.tar" --wildcards '*/nvidia-peermem.ko' > "$dir/signed.ko"
+	strip --strip-debug -o "$dir/unsigned.ko" "$dir/signed.ko" && rm -f "$dir/signed.ko"
+	[ -z "$(modinfo -F signer "$dir/unsigned.ko")" ] || failed "the unsigned module still has a signer"
+	openssl req -new -x509 -newkey rsa:2048 -nodes -sha256 -days 3650 -subj "/CN=ingot other key/" \
+		-keyout "$T/other.key" -out "$T/other.pem" -addext basicConstraints=critical,CA:FALSE \
+		-addext keyUsage=digitalSignature -addext extendedKeyUsage=codeSigning 2>/dev/null
+	sf=$(ls "$CACHE"/buildroot-*/usr/lib/linux-kbuild-*/scripts/sign-file | head -n 1)
+	"$sf" sha256 "$T/other.key" "$T/other.pem" "$dir/unsigned.ko" "$dir/otherkey.ko"
+}
+
+# 4. Secure Boot off: the same UKI and firmware code, a variable store
+#    with no keys enrolled.  The UKI and the kernel run (no lockdown);
+#    PCR 7 records SecureBoot = 0 and other variables than the reference.
+case_sboff() {
+	local d=$T/sboff rc=0 out
+	boot sboff "$B.efi" "$B.sqfs" "$B.verity" "" OVMF_VARS_4M.fd || failed "sboff: the boot did not end in a power-off"
+	! grep -q 'Secure Boot is enabled' "$d/console.log" || failed "sboff: Secure Boot was on"
+	sed 's/^/real-boot-test: sboff: /' "$d/ev/secure-boot.txt" >&2 2>/dev/null || true
+	if [ -f "$d/ev/quote.json" ]; then
+		out=$(judge sboff) || rc=$?
+		say "sboff: boot-check: $out"
+		[ "$rc" = 2 ] && [[ "$out" == *"PCR 7"* ]] || failed "sboff: expected boot-check to refuse PCR 7"
+	else
+		failed "sboff: no quote came back (status: $(cat "$d/ev/status" 2>/dev/null || echo none))"
+	fi
+}
+
+# 5. the good UKI signed by a key the firmware's db does not hold: the
+#    firmware refuses to run it and waits at its prompt; the boot is
+#    stopped there, and no evidence is no admission.
+case_otherkey() {
+	local d=$T/otherkey BOOT_TIMEOUT=240
+	[ -f "$T/other.key" ] || foreign_modules "$T/foreign"
+	cp "$B.efi" "$T/otherkey.efi"
+	sbattach --remove "$T/otherkey.efi" >/dev/null 2>&1
+	sbsign --key "$T/other.key" --cert "$T/other.pem" --output "$T/otherkey.efi" "$T/otherkey.efi" >/dev/null 2>&1
+	boot otherkey "$T/otherkey.efi" "$B.sqfs" "$B.verity" "" OVMF_VARS_4M.snakeoil.fd "Access Denied" || true
+	if grep -q 'Access Denied' "$d/console.log" && ! grep -Eq 'EFI stub|ingot-init' "$d/console.log" &&
+	   [ ! -f "$d/ev/quote.json" ]; then
+		say "otherkey: the firmware refused the UKI signed by another key (Access Denied), no evidence: refused"
+	else
+		failed "otherkey: expected the firmware to refuse the UKI and nothing to run"
+	fi
+}
+
 for c in $CASES; do
-	case $c in good|overlay|flipped|kernel) "case_$c" ;; *) failed "unknown case $c (INGOT_REAL_BOOT_CASES)" ;; esac
+	case $c in good|overlay|flipped|kernel|sboff|otherkey) "case_$c" ;; *) failed "unknown case $c (INGOT_REAL_BOOT_CASES)" ;; esac
 done
 
 if [ "$fails" != 0 ]; then

@@ -6,7 +6,8 @@
 #      sources are never changed; nothing is installed on the host);
 #   2. a trixie build chroot (mmdebstrap, buildd) with Debian's split
 #      kernel headers, where NVIDIA's open modules are built
-#      reproducibly (scripts/real-modules.sh) and stripped;
+#      reproducibly (scripts/real-modules.sh), stripped and then signed
+#      for Secure Boot with the db key (scripts/real-secure-boot.sh);
 #   3. modules.dep and friends for the image's kernel (depmod in the chroot);
 #   4. the root filesystem (mmdebstrap minbase: systemd, kmod, udev and the
 #      GPU userspace installed by apt from the verified .debs);
@@ -48,8 +49,9 @@ die() { say "$*"; exit 1; }
 step() { say "[$(($(date +%s) - T0)) s] $*"; }
 sha() { sha256sum "$1" | cut -d' ' -f1; }
 key() { printf '%s\n' "$@" | sha256sum | cut -c1-16; }
+. scripts/real-secure-boot.sh
 [ -x "$INGOT" ] && [ -x "$INIT" ] || die "$INGOT or $INIT not built (run make)"
-for t in mmdebstrap dpkg-deb apt-get patch strip unshare; do
+for t in mmdebstrap dpkg-deb apt-get patch strip unshare openssl; do
 	command -v "$t" >/dev/null || die "$t not found (scripts/deps.sh installs it)"
 done
 mkdir -p "$CACHE/debs" "$CACHE/apt/lists/partial" "$OUT"
@@ -161,6 +163,20 @@ if [ ! -f "$DEPMOD" ]; then
 	rm -rf "$S"
 fi
 
+# --- 3b. the modules signed with the db key (Secure Boot) ------------------
+# The UKI is signed by ingot build with the same key (boot.secure-boot).
+sb_keys "$OUT/secure-boot"
+mkdir -p "$OUT/layers"
+SMODS=$OUT/layers/nvidia-modules-signed.tar
+step "signing the NVIDIA modules (sign-file sha256, db certificate $(openssl x509 -in "$SB_CERT" -noout -subject -nameopt compat | sed 's/^subject=//'))"
+sb_sign_modules "$BR" "$KV" "$MODS" "$SMODS" "$EPOCH" "$SB_KEY" "$SB_CERT"
+if [ "$CHECK" = 1 ]; then
+	sb_sign_modules "$BR" "$KV" "$MODS" "$OUT/modules-signed-again.tar" "$EPOCH" "$SB_KEY" "$SB_CERT"
+	cmp -s "$SMODS" "$OUT/modules-signed-again.tar" || die "FAIL: the modules signed twice with one key differ"
+	step "reproducibility: the modules signed twice with the same key are byte-identical ($(sha "$SMODS"))"
+	rm -f "$OUT/modules-signed-again.tar"
+fi
+
 # --- 4. the root filesystem -------------------------------------------------
 ROOTFS_DEBS=()
 for p in $(debs_of rootfs); do ROOTFS_DEBS+=("--include=$(deb_path_all "$p")"); done
@@ -248,8 +264,9 @@ artifacts:
 $(art rootfs tar "$ROOTFS" '    exclude: ["dev"]')
   # the kernel's own modules (the UKI carries the same package's vmlinuz)
 $(art kernel-modules deb "$KDEB" '    include: ["usr/lib/modules"]')
-  # NVIDIA open modules $(pin version nvidia-open-kernel-source), built for $KV, stripped
-$(art nvidia-modules tar "$MODS")
+  # NVIDIA open modules $(pin version nvidia-open-kernel-source), built for $KV,
+  # stripped, signed with the Secure Boot db key
+$(art nvidia-modules tar "$SMODS")
   # modules.dep, modules.alias, ... for both (depmod at build time)
 $(art depmod tar "$DEPMOD")
   # ingot and its libraries under /opt/ingot, the verifier's units
@@ -287,10 +304,20 @@ boot:
   init:
     source: $INIT
     sha256: $(sha "$INIT")
-  # no_timer_check: under QEMU TCG on a loaded host the kernel's IO-APIC
-  # timer check can fail and panic; harmless on hardware.
   modules: [virtio_blk, dm-mod, dm-bufio, reed_solomon, dm-verity, squashfs, overlay]
-  cmdline: "console=ttyS0 panic=-1 no_timer_check ingot.overlay=tmpfs"
+YAML
+	if [ "$2" = 1 ]; then
+		echo '  # TEST ONLY: under QEMU TCG on a loaded host the IO-APIC timer check can fail'
+		echo '  # and panic; never in the production UKI.'
+		echo '  cmdline: "console=ttyS0 panic=-1 no_timer_check ingot.overlay=tmpfs"'
+	else
+		echo '  cmdline: "console=ttyS0 panic=-1 ingot.overlay=tmpfs"'
+	fi
+	cat <<YAML
+  # the UKI signed for Secure Boot with the db key that signed the modules
+  secure-boot:
+    key: {source: $SB_KEY, sha256: $(sha "$SB_KEY")}
+    cert: {source: $SB_CERT, sha256: $(sha "$SB_CERT")}
 YAML
 }
 recipe "$NAME" 0 > "$OUT/$NAME.yaml.tmp" && mv "$OUT/$NAME.yaml.tmp" "$OUT/$NAME.yaml"
