@@ -16,6 +16,7 @@
 #include "lib/meta.h"
 #include "lib/strbuf.h"
 #include "lib/xalloc.h"
+#include "recipes/boot.h"
 #include "recipes/tuple.h"
 
 /* Names go in "name" members; SPDX ids ([A-Za-z0-9.-]+) are positional
@@ -677,6 +678,91 @@ static int add_dpkg_packages(const struct sbom_dpkg *d, const struct tree *t, co
 	return 0;
 }
 
+/* A package of what the image was made from but does not hold (a
+ * source package, a patch, a boot input): name, its pin, no files. */
+static json_t *input_package(const char *id, const char *name, const uint8_t sha256[32])
+{
+	return json_pack("{s:s,s:s,s:s,s:[o],s:b,s:s,s:s,s:s,s:s}", "SPDXID", id, "name", name,
+			 "downloadLocation", "NOASSERTION", "checksums", checksum("SHA256", sha256, 32),
+			 "filesAnalyzed", 0, "supplier", "NOASSERTION", "licenseConcluded", "NOASSERTION",
+			 "licenseDeclared", "NOASSERTION", "copyrightText", "NOASSERTION");
+}
+
+/* built-from: each input of artifact i as a package, the artifact
+ * GENERATED_FROM it (the modules from nvidia-open-kernel-source and the
+ * pinned patch). */
+static int add_built_from(const struct sbom_files *f, const struct artifact *a, size_t i, json_t *pkgs, json_t *rels,
+			  ingot_error *e)
+{
+	char art[48], id[64];
+
+	owner_id(f, i + 1, art);
+	for (size_t j = 0; j < a->n_from; j++) {
+		const struct built_from *b = &a->from[j];
+		json_t *p;
+
+		snprintf(id, sizeof(id), "SPDXRef-From-%zu-%zu", i + 1, j + 1);
+		if (!(p = input_package(id, b->name, b->sha256)) || json_array_append_new(pkgs, p) < 0 ||
+		    (b->version && json_object_set_new(p, "versionInfo", json_string(b->version)) < 0) ||
+		    (b->purl && json_object_set_new(p, "externalRefs", json_pack("[o]", external_ref("PACKAGE-MANAGER", "purl", b->purl))) < 0) ||
+		    json_array_append_new(rels, relationship(art, "GENERATED_FROM", id)) < 0)
+			return ingot_fail(e, -ENOMEM, "SBOM: out of memory");
+	}
+	return 0;
+}
+
+/* The UKI (NAME.efi, built after this document: its digest is in the
+ * manifest's boot section) as a second described package, containing
+ * its pinned kernel, stub and init.  A boot input with the bytes of a
+ * .deb artifact (the kernel package whose modules the image carries)
+ * gets that package's version and purl. */
+static int add_boot(const struct recipe *r, const struct unpack_stats *stats, json_t *doc, json_t *pkgs,
+		    json_t *rels, ingot_error *e)
+{
+	static const char uki_id[] = "SPDXRef-UKI";
+	const struct boot_spec *b = r->boot;
+	const struct { const char *name, *purpose; const struct boot_input *in; } parts[] = {
+		{ "kernel", "OPERATING_SYSTEM", &b->kernel },
+		{ "stub", "APPLICATION", &b->stub },
+		{ "init", "APPLICATION", &b->init },
+	};
+	_cleanup_free_ char *efi = xasprintf("%s.efi", r->name);
+	json_t *uki = json_pack("{s:s,s:s,s:s,s:s,s:s,s:b,s:s,s:s,s:s,s:s}", "SPDXID", uki_id, "name", efi,
+				"versionInfo", r->version, "downloadLocation", "NOASSERTION",
+				"primaryPackagePurpose", "OPERATING_SYSTEM", "filesAnalyzed", 0, "supplier", "NOASSERTION",
+				"licenseConcluded", "NOASSERTION", "licenseDeclared", "NOASSERTION", "copyrightText", "NOASSERTION");
+
+	if (!uki || json_array_append_new(pkgs, uki) < 0 ||
+	    json_array_append_new(json_object_get(doc, "documentDescribes"), json_string(uki_id)) < 0 ||
+	    json_array_append_new(rels, relationship("SPDXRef-DOCUMENT", "DESCRIBES", uki_id)) < 0)
+		return ingot_fail(e, -ENOMEM, "SBOM: out of memory");
+	for (size_t k = 0; k < ARRAY_SIZE(parts); k++) {
+		const char *src = parts[k].in->source, *base = strrchr(src, '/') ? strrchr(src, '/') + 1 : src;
+		char id[48];
+		json_t *p;
+
+		snprintf(id, sizeof(id), "SPDXRef-Boot-%s", parts[k].name);
+		if (!(p = input_package(id, parts[k].name, parts[k].in->sha256)) || json_array_append_new(pkgs, p) < 0 ||
+		    json_object_set_new(p, "packageFileName", json_string(base)) < 0 ||
+		    json_object_set_new(p, "primaryPackagePurpose", json_string(parts[k].purpose)) < 0 ||
+		    json_array_append_new(rels, relationship(uki_id, "CONTAINS", id)) < 0)
+			return ingot_fail(e, -ENOMEM, "SBOM: out of memory");
+		for (size_t i = 0; stats && i < r->n_artifacts; i++) {
+			json_t *refs;
+			if (r->artifacts[i].kind != ART_DEB || memcmp(r->artifacts[i].sha256, parts[k].in->sha256, 32) ||
+			    !stats[i].deb_version[0])
+				continue;
+			if (json_object_set_new(p, "versionInfo", json_string(stats[i].deb_version)) < 0 ||
+			    json_object_set_new(p, "supplier", supplier(stats[i].deb_maintainer)) < 0 ||
+			    ((refs = external_refs(r, i, &stats[i], stats[i].deb_version, false)) &&
+			     json_object_set_new(p, "externalRefs", refs) < 0))
+				return ingot_fail(e, -ENOMEM, "SBOM: out of memory");
+			break;
+		}
+	}
+	return 0;
+}
+
 static int add_packages(const struct recipe *r, const struct unpack_stats *stats, const struct store *s,
 			const struct sbom_files *f, const struct sbom_dpkg *d, const uint8_t image_sha256[32],
 			json_t *pkgs, json_t *rels, json_t *lics, ingot_error *e)
@@ -713,7 +799,7 @@ static int add_packages(const struct recipe *r, const struct unpack_stats *stats
 		    ((refs = external_refs(r, i, st, ver, holds_dpkg)) && json_object_set_new(p, "externalRefs", refs) < 0) ||
 		    json_array_append_new(rels, relationship(IMAGE_ID, "CONTAINS", id)) < 0)
 			return ingot_fail(e, -ENOMEM, "SBOM: out of memory");
-		if ((rc = set_files_analyzed(p, f, i + 1, e)) < 0)
+		if ((rc = set_files_analyzed(p, f, i + 1, e)) < 0 || (rc = add_built_from(f, a, i, pkgs, rels, e)) < 0)
 			return rc;
 	}
 	return 0;
@@ -815,6 +901,7 @@ int sbom_write(const struct recipe *r, const struct unpack_stats *stats, const s
 	if ((rc = scan_files(r, t, s, sha1, &f, e)) < 0 || (rc = load_dpkg(t, s, &f, &d, e)) < 0 ||
 	    (rc = add_packages(r, stats, s, &f, &d, image_sha256, pkgs, rels, lics, e)) < 0 ||
 	    (rc = add_dpkg_packages(&d, t, s, &f, pkgs, rels, lics, e)) < 0 ||
+	    (r->boot && (rc = add_boot(r, stats, doc, pkgs, rels, e)) < 0) ||
 	    (json_array_size(lics) && json_object_set(doc, "hasExtractedLicensingInfos", lics) < 0 &&
 	     (rc = ingot_fail(e, -ENOMEM, "%s: SBOM: out of memory", r->name)) < 0) ||
 	    /* The bytes of json_canonical(the whole document). */

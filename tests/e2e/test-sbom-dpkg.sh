@@ -10,12 +10,12 @@
 # purl, CPE or tuple version); a config-files leftover is no package; a
 # status file the build cannot read fails the build, naming it.
 . "$(dirname "$0")/lib.sh"
-for tool in dpkg-query unsquashfs jq; do
+for tool in dpkg-query unsquashfs jq diff; do
 	command -v $tool >/dev/null || skip "$tool not installed"
 done
 
 R=$T/root
-mkdir -p "$R/usr/lib/x86_64-linux-gnu" "$R/usr/bin" "$R/usr/share/doc/libfoo1" "$R/usr/share/doc/base-data" \
+mkdir -p "$R/usr/lib/x86_64-linux-gnu" "$R/usr/bin" "$R/usr/share/doc/libfoo1" "$R/usr/share/doc/base+data" \
 	"$R/usr/share/doc/vendorlib" "$R/var/lib/dpkg/info" "$R/etc"
 printf 'PRETTY_NAME="Debian GNU/Linux 13 (trixie)"\nNAME="Debian GNU/Linux"\nVERSION_ID="13"\nID=debian\n' \
 	>"$R/usr/lib/os-release"
@@ -27,7 +27,7 @@ echo nv >"$R/usr/lib/x86_64-linux-gnu/libcudart.so.12.4.127"
 echo old >"$R/etc/oldpkg.conf"
 printf 'Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/\n\nFiles: *\nCopyright: 2024 A\nLicense: GPL-2+\n' \
 	>"$R/usr/share/doc/libfoo1/copyright"
-printf 'Free as in beer.\n' >"$R/usr/share/doc/base-data/copyright"
+printf 'Free as in beer.\n' >"$R/usr/share/doc/base+data/copyright"
 printf 'Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/\n\nFiles: *\nCopyright: 2024 N\nLicense: Expat\n' \
 	>"$R/usr/share/doc/vendorlib/copyright"
 # foo-tools' docs are libfoo1's (a doc directory symlink, as Debian does)
@@ -62,7 +62,7 @@ Conffiles:
  /etc/oldpkg.conf 0123456789abcdef0123456789abcdef
 Description: removed, its configuration left
 
-Package: base-data
+Package: base+data
 Status: install ok installed
 Maintainer: Debian Base <base@debian.org>
 Architecture: all
@@ -80,15 +80,28 @@ S
 printf '/.\n/usr\n/usr/lib/x86_64-linux-gnu/libfoo.so.1\n/usr/share/doc/libfoo1/copyright\n' \
 	>"$R/var/lib/dpkg/info/libfoo1:amd64.list"
 printf '/.\n/usr/bin/foo\n/usr/share/doc/foo-tools\n' >"$R/var/lib/dpkg/info/foo-tools.list"
-printf '/usr/share/doc/base-data/copyright\n' >"$R/var/lib/dpkg/info/base-data.list"
+printf '/usr/share/doc/base+data/copyright\n' >"$R/var/lib/dpkg/info/base+data.list"
 printf '/usr/lib/x86_64-linux-gnu/libcudart.so.12.4.127\n/usr/share/doc/vendorlib/copyright\n' >"$R/var/lib/dpkg/info/vendorlib.list"
 mkdir -p "$T/r"
 tar --sort=name --mtime=@1700000000 --owner=0 --group=0 --numeric-owner -C "$R" -cf "$T/r/rootfs.tar" .
+mkdir -p "$T/m/usr/lib/modules/6.12/updates"
+echo ko >"$T/m/usr/lib/modules/6.12/updates/nvidia.ko"
+tar --sort=name --mtime=@1700000000 --owner=0 --group=0 --numeric-owner -C "$T/m" -cf "$T/r/modules.tar" .
+SRCSHA=8726fc25ee050f530e569b32cb4634d1f75585a11b5481de3dfd82b72abb0505
+PATCHSHA=03fd49252ca385d6a3bbe543061841845c5bd4c1ce713b59ffa79119217b6479
 recipe() { # NAME TAR
 	recipe_head "$1"
 	cat <<YAML
 artifacts:
   - {name: rootfs, kind: tar, source: $2, sha256: $(sha256 "$T/r/$2")}
+  - name: modules
+    kind: tar
+    source: modules.tar
+    sha256: $(sha256 "$T/r/modules.tar")
+    built-from:
+      - {name: nvidia-open-kernel-source, version: 550.163.01-2, sha256: $SRCSHA,
+         purl: "pkg:deb/debian/nvidia-open-kernel-source@550.163.01-2?arch=amd64&distro=debian-13"}
+      - {name: nv-pci-resize-exclude-bars.patch, sha256: $PATCHSHA}
 tuple:
   vendor: nvidia
   platform: {os: debian, os-version: "13", cpu-arch: x86_64}
@@ -105,16 +118,15 @@ recipe dpkg rootfs.tar >"$T/r/dpkg.yaml"
 S=$T/out/dpkg.spdx.json
 assert_file "$S"
 
-note "package by package, as dpkg-query reads the image"
-unsquashfs -q -n -d "$T/x" "$T/out/dpkg.sqfs" >/dev/null
-dpkg-query --admindir="$T/x/var/lib/dpkg" -W \
-	-f='${db:Status-Status} ${Package} ${Version} ${Architecture} ${source:Package} ${source:Version}\n' |
-	awk '$1 == "installed" { $1 = ""; print substr($0, 2) }' | sort >"$T/dpkg-query"
-jq -r '.packages[] | select(.SPDXID | startswith("SPDXRef-Dpkg-")) |
-	[.name, .versionInfo, (.externalRefs[0].referenceLocator | capture("arch=(?<a>[^&]*)").a),
-	 (.sourceInfo | ltrimstr("built from source package "))] | join(" ")' "$S" | sort >"$T/sbom"
-[ "$(wc -l <"$T/dpkg-query")" = 4 ] || fail "dpkg-query listed $(wc -l <"$T/dpkg-query") packages, expected 4"
-diff -u "$T/dpkg-query" "$T/sbom" || fail "the SBOM's packages are not dpkg-query's"
+note "package by package, as dpkg-query reads the image (scripts/sbom-dpkg-check.sh)"
+expect_exit 0 "4 dpkg packages of dpkg.sqfs listed by its SBOM" "$SRC/scripts/sbom-dpkg-check.sh" "$T/out/dpkg.sqfs" "$S"
+note "the check can fail: a package left out, another version, a purl of another package"
+jq 'del(.packages[] | select(.name == "base+data"))' "$S" >"$T/less.json"
+expect_exit 1 "-base+data 7 all base 7" "$SRC/scripts/sbom-dpkg-check.sh" "$T/out/dpkg.sqfs" "$T/less.json"
+jq '(.packages[] | select(.name == "libfoo1") | .versionInfo) = "1.2-4"' "$S" >"$T/ver.json"
+expect_exit 1 "+libfoo1 1.2-4 amd64" "$SRC/scripts/sbom-dpkg-check.sh" "$T/out/dpkg.sqfs" "$T/ver.json"
+jq '(.packages[] | select(.name == "libfoo1") | .externalRefs[0].referenceLocator) |= sub("libfoo1"; "libbar1")' "$S" >"$T/purl.json"
+expect_exit 1 "purl:pkg:deb/debian/libbar1" "$SRC/scripts/sbom-dpkg-check.sh" "$T/out/dpkg.sqfs" "$T/purl.json"
 
 pkg() { jq -r --arg n "$1" ".packages[] | select(.name == \$n) | $2" "$S"; }
 note "purls, licenses, suppliers"
@@ -124,11 +136,11 @@ assert_eq "pkg:deb/debian/foo-tools@1:2.0~rc1%2Bdfsg-1?arch=amd64&distro=debian-
 	"$(pkg foo-tools '.externalRefs[0].referenceLocator')" "purl of a person's package (the image's distribution)"
 assert_eq "pkg:deb/nvidia/vendorlib@12.4.127~12.4.1-2?arch=amd64&distro=debian-13" \
 	"$(pkg vendorlib '.externalRefs[0].referenceLocator')" "purl of another vendor's package"
-assert_eq "pkg:deb/debian/base-data@7?arch=all&distro=debian-13" "$(pkg base-data '.externalRefs[0].referenceLocator')" \
+assert_eq "pkg:deb/debian/base%2Bdata@7?arch=all&distro=debian-13" "$(pkg base+data '.externalRefs[0].referenceLocator')" \
 	"purl of an arch all package"
 assert_eq "GPL-2.0-or-later" "$(pkg libfoo1 .licenseDeclared)" "DEP-5 license"
 assert_eq "GPL-2.0-or-later" "$(pkg foo-tools .licenseDeclared)" "license through the doc directory symlink"
-assert_eq "NOASSERTION" "$(pkg base-data .licenseDeclared)" "non-DEP-5 copyright"
+assert_eq "NOASSERTION" "$(pkg base+data .licenseDeclared)" "non-DEP-5 copyright"
 assert_eq "MIT" "$(pkg vendorlib .licenseDeclared)" "vendor's DEP-5 license"
 assert_eq "Organization: Foo Team (foo@lists.debian.org)" "$(pkg libfoo1 .supplier)" "supplier from Maintainer"
 assert_eq "" "$(pkg oldpkg .name)" "a config-files leftover is no package"
@@ -146,11 +158,24 @@ assert_eq "$(id_of libfoo1)" "$(owner_of usr/lib/x86_64-linux-gnu/libfoo.so.1)" 
 assert_eq "$(id_of foo-tools)" "$(owner_of usr/bin/foo)" "foo's package"
 assert_eq "$(id_of rootfs)" "$(owner_of etc/hostname)" "an unowned file"
 assert_eq "$(id_of rootfs)" "$(owner_of etc/oldpkg.conf)" "a config-files leftover's file"
-for p in libfoo1 foo-tools base-data vendorlib; do
+for p in libfoo1 foo-tools base+data vendorlib; do
 	assert_eq 1 "$(jq --arg r "$(id_of rootfs)" --arg p "$(id_of $p)" \
 		'[.relationships[] | select(.spdxElementId == $r and .relationshipType == "CONTAINS" and .relatedSpdxElement == $p)] | length' "$S")" \
 		"rootfs CONTAINS $p"
 done
+
+note "the modules GENERATED_FROM their source package and the patch"
+gen() { jq -r --arg m "$(id_of modules)" --arg n "$1" '(.packages[] | select(.name == $n) | .SPDXID) as $id |
+	[.relationships[] | select(.spdxElementId == $m and .relationshipType == "GENERATED_FROM" and .relatedSpdxElement == $id)] | length' "$S"; }
+assert_eq 1 "$(gen nvidia-open-kernel-source)" "modules GENERATED_FROM the source package"
+assert_eq 1 "$(gen nv-pci-resize-exclude-bars.patch)" "modules GENERATED_FROM the patch"
+assert_eq "550.163.01-2 $SRCSHA pkg:deb/debian/nvidia-open-kernel-source@550.163.01-2?arch=amd64&distro=debian-13" \
+	"$(pkg nvidia-open-kernel-source '[.versionInfo, .checksums[0].checksumValue, .externalRefs[0].referenceLocator] | join(" ")')" \
+	"the source package's version, pin and purl"
+assert_eq "$PATCHSHA" "$(pkg nv-pci-resize-exclude-bars.patch '.checksums[0].checksumValue')" "the patch's pin"
+sed 's|purl: "pkg:deb/|purl: "deb/|' "$T/r/dpkg.yaml" >"$T/r/badpurl.yaml"
+expect_exit 1 "artifacts[1].built-from[0].purl: expected a package URL" \
+	"$INGOT" build "$T/r/badpurl.yaml" -o "$T/badpurl" --store "$T/store" --no-lint -q
 
 if spdx_tools_found; then
 	note "the SPDX validator accepts it"
