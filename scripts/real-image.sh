@@ -13,8 +13,9 @@
 #   5. the recipes OUT/real-h100.yaml (production) and
 #      OUT/real-h100-test.yaml (plus the boot test's layer), with pins
 #      written from what was produced, and the production image itself.
-# Outputs are pinned in recipes/real/outputs.pins: the script rewrites it
-# and says whether the bytes differ from the committed pins.
+# Outputs are pinned in recipes/real/outputs.pins (scripts/real-pins.sh):
+# by default the script rewrites it and names each line that moved;
+# INGOT_REAL_PINS=check fails instead, naming them, and leaves the file.
 # Everything slow is cached outside the clone, keyed by what it is made
 # from, in $INGOT_REAL_CACHE (default /var/cache/ingot-real).
 # --check: also build the modules a second time in another directory and
@@ -306,22 +307,28 @@ B0=$(date +%s)
 step "built $OUT/$NAME.sqfs in $(($(date +%s) - B0)) s"
 
 # --- the output pins ---------------------------------------------------------
+# the SBOM against the image's own dpkg database (a failure stops here)
+SBOM_CHECK=$(scripts/sbom-dpkg-check.sh "$OUT/$NAME.sqfs" "$OUT/$NAME.spdx.json")
+step "${SBOM_CHECK#sbom-dpkg-check: }"
 {
 	echo "# Written by scripts/real-image.sh from what it produced (do not edit):"
 	echo "# the same inputs.pins must give these bytes on any machine."
 	echo "# build chroot: $GCC"
-	for f in "$MODS" "$DEPMOD" "$ROOTFS" "$LAY/ingot-boot.tar" "$LAY/ingot-test-layer.tar"; do
+	for f in "$MODS" "$DEPMOD" "$ROOTFS" "$LAY/ingot-tools.tar" "$LAY/ingot-boot.tar" "$LAY/ingot-test-layer.tar"; do
 		echo "artifact $(basename "$f" | sed 's/-[0-9a-f]\{16\}\.tar$//; s/\.tar$//') $(sha "$f")"
 	done
 	echo "module nvidia.ko $(tar -xOf "$MODS" "usr/lib/modules/$KV/updates/nvidia/nvidia.ko" | sha256sum | cut -d' ' -f1)"
+	# what a node boots and what is signed: the image, its verity tree and
+	# root, the UKI, the manifest and the SBOM
+	echo "image $NAME.sqfs $(sha "$OUT/$NAME.sqfs")"
+	echo "verity $NAME.verity $(sha "$OUT/$NAME.verity")"
+	echo "verity-root $NAME $(jq -r .verity.root_hash "$OUT/$NAME.manifest.json")"
+	echo "uki $NAME.efi $(sha "$OUT/$NAME.efi")"
+	echo "manifest $NAME.manifest.json $(sha "$OUT/$NAME.manifest.json")"
+	echo "sbom $NAME.spdx.json $(sha "$OUT/$NAME.spdx.json")"
 	sed 's/^/package /' "$CACHE/rootfs-$RFKEY.packages"
 } > "$OUTPINS.tmp"
-if git diff --quiet --no-index "$OUTPINS" "$OUTPINS.tmp" 2>/dev/null; then
-	step "outputs match $OUTPINS"
-else
-	step "outputs differ from the committed $OUTPINS (archive moved, or a new pin): see git diff"
-fi
-mv "$OUTPINS.tmp" "$OUTPINS"
+scripts/real-pins.sh "${INGOT_REAL_PINS:-record}" "$OUTPINS" "$OUTPINS.tmp" || exit 1
 step "done: $OUT/$NAME.{efi,sqfs,verity,manifest.dsse.json} ($(du -m "$OUT/$NAME.sqfs" | cut -f1) MiB image)"
 
 if [ "$CHECK" != 0 ]; then
