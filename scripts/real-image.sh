@@ -8,8 +8,10 @@
 #      kernel headers, where NVIDIA's open modules are built
 #      reproducibly (scripts/real-modules.sh) and stripped;
 #   3. modules.dep and friends for the image's kernel (depmod in the chroot);
-#   4. the root filesystem (mmdebstrap minbase: systemd, kmod, udev and the
-#      GPU userspace installed by apt from the verified .debs);
+#   4. ingot and ingot-init built in a trixie chroot (scripts/real-tools.sh),
+#      then the root filesystem (mmdebstrap minbase: systemd, kmod, udev,
+#      the libraries ingot loads and the GPU userspace installed by apt
+#      from the verified .debs);
 #   5. the recipes OUT/real-h100.yaml (production) and
 #      OUT/real-h100-test.yaml (plus the boot test's layer), with pins
 #      written from what was produced, and the production image itself.
@@ -162,6 +164,12 @@ if [ ! -f "$DEPMOD" ]; then
 	rm -rf "$S"
 fi
 
+# --- ingot's tools, built from pinned inputs (scripts/real-tools.sh) --------
+# Their libraries come into the root filesystem as Debian packages.
+scripts/real-tools.sh "$CACHE" "$SUITE" "$EPOCH" "$MIRROR" "$OUT/tools"
+INCLUDES="$INCLUDES,$(paste -sd, "$OUT/tools/packages")"
+INIT=$OUT/tools/ingot-init
+
 # --- 4. the root filesystem -------------------------------------------------
 ROOTFS_DEBS=()
 for p in $(debs_of rootfs); do ROOTFS_DEBS+=("--include=$(deb_path_all "$p")"); done
@@ -202,14 +210,9 @@ tarball() {
 LAY=$OUT/layers
 mkdir -p "$LAY"
 L=$OUT/layers.tmp
-rm -rf "$L" && mkdir -p "$L/tools/opt/ingot/bin" "$L/tools/opt/ingot/lib" "$L/tools/opt/ingot/recipes"
-cp "$INGOT" "$L/tools/opt/ingot/bin/ingot"
-# ingot runs with its own loader and libraries (the host's, not the
-# image's: /opt/ingot keeps them apart); tss2-tctildr dlopens the TCTI.
-for lib in $(ldd "$INGOT" /usr/lib/x86_64-linux-gnu/libtss2-tcti-device.so.0 | awk '/=> \//{print $3}' | sort -u) \
-	   /usr/lib/x86_64-linux-gnu/libtss2-tcti-device.so.0 /lib64/ld-linux-x86-64.so.2; do
-	cp -L "$lib" "$L/tools/opt/ingot/lib/$(basename "$lib")"
-done
+rm -rf "$L" && mkdir -p "$L/tools/opt/ingot/bin" "$L/tools/opt/ingot/recipes"
+# built in the tools chroot; it runs with the image's own libraries
+cp "$OUT/tools/ingot" "$L/tools/opt/ingot/bin/ingot"
 cp -r recipes/rules "$L/tools/opt/ingot/recipes/rules"
 tarball "$L/tools" "$LAY/ingot-tools.tar"
 cp -a verify/boot/image "$L/boot" && tarball "$L/boot" "$LAY/ingot-boot.tar"
@@ -229,6 +232,17 @@ version_of() { awk -v p="$1" '$1 == p { print $2 }' "$CACHE/rootfs-$RFKEY.packag
 art() { # NAME KIND SOURCE [EXTRA-LINES]
 	printf '  - name: %s\n    kind: %s\n    source: %s\n    sha256: %s\n' "$1" "$2" "$3" "$(sha "$3")"
 	[ -z "${4:-}" ] || printf '%s\n' "$4"
+}
+# the modules' inputs, for the SBOM's GENERATED_FROM (recipe built-from:)
+built_from() {
+	local v arch
+	v=$(pin version nvidia-open-kernel-source)
+	arch=$(dpkg-deb -f "$SRCDEB" Architecture)
+	printf '    built-from:\n      - {name: nvidia-open-kernel-source, version: "%s", sha256: %s,\n' "$v" "$(sha "$SRCDEB")"
+	printf '         purl: "pkg:deb/debian/nvidia-open-kernel-source@%s?arch=%s&distro=debian-13"}\n' "${v//+/%2B}" "$arch"
+	for f in "${PATCHES[@]}"; do
+		printf '      - {name: %s, sha256: %s}\n' "$(basename "$f")" "$(sha "$f")"
+	done
 }
 recipe() { # NAME WITH_TEST_LAYER
 	cat <<YAML
@@ -250,7 +264,7 @@ $(art rootfs tar "$ROOTFS" '    exclude: ["dev"]')
   # the kernel's own modules (the UKI carries the same package's vmlinuz)
 $(art kernel-modules deb "$KDEB" '    include: ["usr/lib/modules"]')
   # NVIDIA open modules $(pin version nvidia-open-kernel-source), built for $KV, stripped
-$(art nvidia-modules tar "$MODS")
+$(art nvidia-modules tar "$MODS" "$(built_from)")
   # modules.dep, modules.alias, ... for both (depmod at build time)
 $(art depmod tar "$DEPMOD")
   # ingot and its libraries under /opt/ingot, the verifier's units
