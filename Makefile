@@ -9,6 +9,8 @@ PKGS     := libarchive libisal yaml-0.1 libsquashfs1 libcrypto tss2-esys tss2-tc
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 CMOCKA_LIBS := $(shell pkg-config --libs cmocka 2>/dev/null)
+# the static init's libcrypto.a and what it needs (trixie's: zlib, zstd)
+INIT_LIBS := $(or $(shell pkg-config --static --libs libcrypto 2>/dev/null),-lcrypto) -lpthread
 
 CC       ?= cc
 OPT      ?= -O2
@@ -61,7 +63,7 @@ $(BUILD)/ingot-init: boot/init.c boot/bootlib.c boot/bootlib.h lib/boot-contract
 	@mkdir -p $(dir $@)
 	@# libcrypto.a's unused dlopen/getaddrinfo paths make ld warn; keep
 	@# its output only when the link fails.
-	$(CC) -std=c11 -Wall -Wextra -Werror -O2 -D_GNU_SOURCE -I. -DBOOT_PROG='"ingot-init"' -static -o $@ boot/init.c boot/bootlib.c -lcrypto -lpthread \
+	$(CC) -std=c11 -Wall -Wextra -Werror -O2 -D_GNU_SOURCE -I. -DBOOT_PROG='"ingot-init"' -static -o $@ boot/init.c boot/bootlib.c $(INIT_LIBS) \
 	  2>$@.log || { cat $@.log >&2; rm -f $@; exit 1; }
 
 # The boot test image's /sbin/init (tests/boot/test-init.c): static like

@@ -9,12 +9,14 @@
 #include <openssl/evp.h>
 
 #include "builder/dep5.h"
+#include "builder/dpkg-status.h"
 #include "lib/cleanup.h"
 #include "lib/digest.h"
 #include "lib/json.h"
 #include "lib/meta.h"
 #include "lib/strbuf.h"
 #include "lib/xalloc.h"
+#include "recipes/boot.h"
 #include "recipes/tuple.h"
 
 /* Names go in "name" members; SPDX ids ([A-Za-z0-9.-]+) are positional
@@ -25,12 +27,13 @@
 
 /* What the first pass learns, so the packages (which sort before
  * nothing they depend on) can carry verification codes and licenses:
- * each regular file's SHA-1 and owner (0: the image, k + 1: artifact k),
- * in tree order. */
+ * each regular file's SHA-1 and owner (0: the image, k + 1: artifact k,
+ * n_artifacts + 1 + j: the image's dpkg package j), in tree order. */
 struct sbom_files {
 	uint8_t (*sha1)[SHA1_LEN];
 	size_t *owner;
 	size_t n;
+	size_t n_artifacts;
 };
 
 static void sbom_files_free(struct sbom_files *f)
@@ -38,6 +41,16 @@ static void sbom_files_free(struct sbom_files *f)
 	free(f->sha1);
 	free(f->owner);
 }
+
+/* The image's own package database (var/lib/dpkg/status), when it has
+ * one: what dpkg installed is what a scanner must see, each package
+ * under its own name rather than the archive artifact that carried it. */
+struct sbom_dpkg {
+	struct dpkg_db db;
+	size_t holder;        /* owner of the status file: the artifact (k + 1) or the image (0) */
+	char distro[64];      /* purl's distro qualifier, from os-release: "debian-13"; "" unknown */
+	char os_id[32];       /* os-release ID: the namespace of packages no vendor's address claims */
+};
 
 static json_t *checksum(const char *alg, const uint8_t *d, size_t len)
 {
@@ -60,9 +73,11 @@ static size_t owner_of(const struct recipe *r, const struct tree_entry *te)
 	return 0;
 }
 
-static void owner_id(size_t owner, char id[48])
+static void owner_id(const struct sbom_files *f, size_t owner, char id[48])
 {
-	if (owner)
+	if (owner > f->n_artifacts)
+		snprintf(id, 48, "SPDXRef-Dpkg-%zu", owner - f->n_artifacts);
+	else if (owner)
 		snprintf(id, 48, "SPDXRef-Package-%zu", owner);
 	else
 		snprintf(id, 48, "%s", IMAGE_ID);
@@ -136,6 +151,7 @@ static int scan_files(const struct recipe *r, const struct tree *t, const struct
 
 	for (size_t i = 0; i < t->n; i++)
 		n += t->v[i].type == TREE_FILE;
+	f->n_artifacts = r->n_artifacts;
 	f->sha1 = calloc(n ? n : 1, sizeof(*f->sha1));
 	f->owner = calloc(n ? n : 1, sizeof(*f->owner));
 	if (!f->sha1 || !f->owner)
@@ -206,14 +222,17 @@ static bool artifact_component(const struct recipe *r, const struct artifact *a,
 
 /* The version an artifact carries: a .deb's control Version, else the
  * tuple component that names it (COMPONENT.artifact -> COMPONENT.version). */
-static const char *artifact_version(const struct recipe *r, size_t i, const struct unpack_stats *stats)
+static const char *artifact_version(const struct recipe *r, size_t i, const struct unpack_stats *stats,
+				    bool holds_dpkg)
 {
 	char comp[64], path[96];
 	const struct tuple_value *ver;
 
 	if (stats && stats[i].deb_version[0])
 		return stats[i].deb_version;
-	if (!artifact_component(r, &r->artifacts[i], comp))
+	/* an archive of a whole package database is no one component: the
+	 * tuple's cuda.artifact naming it says CUDA is somewhere inside */
+	if (holds_dpkg || !artifact_component(r, &r->artifacts[i], comp))
 		return NULL;
 	snprintf(path, sizeof(path), "%s.version", comp);
 	return (ver = tuple_get(r->tuple, path)) && ver->str ? ver->str : NULL;
@@ -310,7 +329,8 @@ static const char *nvd_product(const char *vendor, const char *comp)
  * tooling names it, under deb_namespace's vendor; a tuple component's as
  * pkg:generic/VENDOR/NAME) and a cpe23Type where NVD has a product for
  * it.  NULL: nothing to refer to. */
-static json_t *external_refs(const struct recipe *r, size_t i, const struct unpack_stats *st, const char *ver)
+static json_t *external_refs(const struct recipe *r, size_t i, const struct unpack_stats *st, const char *ver,
+			     bool holds_dpkg)
 {
 	const struct artifact *a = &r->artifacts[i];
 	const struct tuple_value *vend = tuple_get(r->tuple, "vendor"), *tv;
@@ -319,7 +339,7 @@ static json_t *external_refs(const struct recipe *r, size_t i, const struct unpa
 	char comp[64], path[96];
 	json_t *refs;
 
-	if (!ver)
+	if (!ver || holds_dpkg)
 		return NULL;
 	if (st && st->deb_package[0]) {
 		if (!(ns = deb_namespace(r, a, st, vendor)))
@@ -358,10 +378,10 @@ static json_t *external_refs(const struct recipe *r, size_t i, const struct unpa
 /* "Name <email>" (Debian's Maintainer) as SPDX's "Organization: Name
  * (email)": who supplied the package; a team or a person, SPDX wants one
  * of the two words and Debian does not say which. */
-static json_t *supplier(const struct unpack_stats *st)
+static json_t *supplier(const char *m)
 {
 	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
-	const char *m = st ? st->deb_maintainer : "", *lt = strchr(m, '<'), *gt = lt ? strchr(lt, '>') : NULL;
+	const char *lt = strchr(m, '<'), *gt = lt ? strchr(lt, '>') : NULL;
 	size_t n;
 
 	if (!*m || strpbrk(m, "()"))
@@ -414,17 +434,32 @@ static int declare_refs(json_t *lics, const struct dep5_license *l, ingot_error 
 	return 0;
 }
 
+/* The license a copyright file te declares (DEP-5; NOASSERTION when it
+ * is not one), its LicenseRefs declared in lics. */
+static int copyright_license(const struct tree_entry *te, const struct store *s, json_t *lics,
+			     char out[DEP5_LICENSE_MAX], ingot_error *e)
+{
+	_cleanup_strbuf_ struct strbuf text = STRBUF_INIT;
+	struct dep5_license l;
+	int rc;
+
+	if ((rc = read_content(s, te, NULL, &text, e)) < 0)
+		return rc;
+	dep5_license(text.buf, text.len, &l);
+	rc = declare_refs(lics, &l, e);
+	snprintf(out, DEP5_LICENSE_MAX, "%s", l.expr);
+	dep5_license_free(&l);
+	return rc;
+}
+
 /* A .deb's licenseDeclared: its usr/share/doc/PACKAGE/copyright from the
  * data archive (sbom_note_copyright) when that is a DEP-5 file, else
  * NOASSERTION. */
 static int deb_license(const struct unpack_stats *st, const struct store *s, json_t *lics,
 		       char out[DEP5_LICENSE_MAX], ingot_error *e)
 {
-	_cleanup_strbuf_ struct strbuf text = STRBUF_INIT;
 	_cleanup_free_ char *path = NULL;
-	struct dep5_license l;
 	struct tree_entry te;
-	int rc;
 
 	snprintf(out, DEP5_LICENSE_MAX, "NOASSERTION");
 	if (!st || !st->deb_copyright)
@@ -433,13 +468,7 @@ static int deb_license(const struct unpack_stats *st, const struct store *s, jso
 	te = (struct tree_entry){ .path = path, .type = TREE_FILE, .size = st->deb_copyright_size,
 				  .loc = st->deb_copyright_loc };
 	memcpy(te.sha256, st->deb_copyright_sha256, 32);
-	if ((rc = read_content(s, &te, NULL, &text, e)) < 0)
-		return rc;
-	dep5_license(text.buf, text.len, &l);
-	rc = declare_refs(lics, &l, e);
-	snprintf(out, DEP5_LICENSE_MAX, "%s", l.expr);
-	dep5_license_free(&l);
-	return rc;
+	return copyright_license(&te, s, lics, out, e);
 }
 
 /* The URL the recipe gives, else NOASSERTION: a local path (even as
@@ -476,9 +505,267 @@ static int set_files_analyzed(json_t *p, const struct sbom_files *f, size_t owne
 	return 0;
 }
 
+/* A regular file of the tree by path, or NULL. */
+static const struct tree_entry *tree_file(const struct tree *t, const char *path)
+{
+	const struct tree_entry *te = tree_find((struct tree *)t, path);
+	return te && te->type == TREE_FILE ? te : NULL;
+}
+
+/* A small text file of the image (os-release, a .list, a copyright
+ * file), read from the store and checked; *found false when absent. */
+static int read_tree_text(const struct tree *t, const struct store *s, const char *path, struct strbuf *sb,
+			  bool *found, ingot_error *e)
+{
+	const struct tree_entry *te = tree_file(t, path);
+
+	*found = te && te->size <= COPYRIGHT_MAX;
+	return *found ? read_content(s, te, NULL, sb, e) : 0;
+}
+
+/* os-release's KEY value (quotes removed) into out; "" when absent. */
+static void os_release_value(const char *text, const char *key, char *out, size_t size)
+{
+	size_t kl = strlen(key);
+
+	out[0] = 0;
+	for (const char *l = text; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+		size_t n = strcspn(l, "\n");
+		if (n > kl && !strncmp(l, key, kl) && l[kl] == '=') {
+			const char *v = l + kl + 1;
+			size_t vl = n - kl - 1;
+			if (vl >= 2 && (*v == '"' || *v == '\'') && v[vl - 1] == *v)
+				v++, vl -= 2;
+			snprintf(out, size, "%.*s", (int)vl, v);
+			return;
+		}
+	}
+}
+
+/* The image's dpkg database: its status file, the distribution from
+ * os-release, and each package's files (var/lib/dpkg/info/NAME.list or
+ * NAME:ARCH.list) moved from the archive artifact that carried them to
+ * the package, when that artifact carried them.  No status file: no
+ * database, d->db stays empty. */
+static int load_dpkg(const struct tree *t, const struct store *s, struct sbom_files *f, struct sbom_dpkg *d,
+		     ingot_error *e)
+{
+	static const char status_path[] = "var/lib/dpkg/status";
+	_cleanup_strbuf_ struct strbuf text = STRBUF_INIT;
+	_cleanup_free_ size_t *file_of = NULL;
+	const struct tree_entry *st = tree_file(t, status_path);
+	char id[32], ver[32];
+	bool found = false;
+	size_t k = 0;
+	int rc;
+
+	if (!st)
+		return 0;
+	d->holder = 0;
+	file_of = xcalloc(t->n ? t->n : 1, sizeof(*file_of));
+	for (size_t i = 0; i < t->n; i++)
+		if (t->v[i].type == TREE_FILE)
+			file_of[i] = k++;
+	d->holder = f->owner[file_of[st - t->v]];
+	if ((rc = read_content(s, st, NULL, &text, e)) < 0 ||
+	    (rc = dpkg_status_parse(text.buf ? text.buf : "", text.len, "image:/var/lib/dpkg/status", &d->db, e)) < 0)
+		return rc;
+	strbuf_reset(&text);
+	if ((rc = read_tree_text(t, s, "usr/lib/os-release", &text, &found, e)) < 0 ||
+	    (!found && (rc = read_tree_text(t, s, "etc/os-release", &text, &found, e)) < 0))
+		return rc;
+	if (found) {
+		os_release_value(text.buf ? text.buf : "", "ID", id, sizeof(id));
+		os_release_value(text.buf ? text.buf : "", "VERSION_ID", ver, sizeof(ver));
+		if (namespace_ok(id))
+			snprintf(d->os_id, sizeof(d->os_id), "%s", id);
+		if (namespace_ok(id) && *ver)
+			snprintf(d->distro, sizeof(d->distro), "%s-%s", id, ver);
+	}
+	for (size_t j = 0; j < d->db.n; j++) {
+		const struct dpkg_pkg *p = &d->db.v[j];
+		_cleanup_free_ char *l1 = xasprintf("var/lib/dpkg/info/%s.list", p->name);
+		_cleanup_free_ char *l2 = xasprintf("var/lib/dpkg/info/%s:%s.list", p->name, p->arch);
+
+		strbuf_reset(&text);
+		if ((rc = read_tree_text(t, s, l1, &text, &found, e)) < 0 ||
+		    (!found && (rc = read_tree_text(t, s, l2, &text, &found, e)) < 0))
+			return rc;
+		for (char *l = found ? text.buf : NULL, *nl; l && *l; l = nl ? nl + 1 : NULL) {
+			const struct tree_entry *te;
+			if ((nl = strchr(l, '\n')))
+				*nl = 0;
+			/* only files the same artifact put there: one a later
+			 * artifact replaced is no longer dpkg's */
+			if (*l == '/' && (te = tree_file(t, l + 1)) && f->owner[file_of[te - t->v]] == d->holder)
+				f->owner[file_of[te - t->v]] = f->n_artifacts + 1 + j;
+		}
+	}
+	return 0;
+}
+
+/* The doc directory's copyright of package name: usr/share/doc/NAME, or
+ * the sibling it is a symlink to (Debian links a library's -dev docs to
+ * its own).  NULL: none. */
+static const struct tree_entry *dpkg_copyright(const struct tree *t, const char *name)
+{
+	_cleanup_free_ char *dir = xasprintf("usr/share/doc/%s", name);
+	_cleanup_free_ char *path = xasprintf("%s/copyright", dir);
+	const struct tree_entry *te = tree_file(t, path), *link;
+
+	if (te || !(link = tree_find((struct tree *)t, dir)) || link->type != TREE_SYMLINK || strchr(link->target, '/'))
+		return te && te->size <= COPYRIGHT_MAX ? te : NULL;
+	free(path);
+	path = xasprintf("usr/share/doc/%s/copyright", link->target);
+	te = tree_file(t, path);
+	return te && te->size <= COPYRIGHT_MAX ? te : NULL;
+}
+
+/* purl of a package of the image's database: pkg:deb/NS/NAME@VERSION
+ * ?arch=ARCH&distro=ID-VERSION_ID (purl-spec's deb type, qualifiers in
+ * order); NS the vendor the Maintainer's address names, else the
+ * image's distribution.  NULL when neither says. */
+static json_t *dpkg_refs(const struct sbom_dpkg *d, const struct dpkg_pkg *p)
+{
+	_cleanup_strbuf_ struct strbuf purl = STRBUF_INIT;
+	const char *ns = maintainer_vendor(p->maintainer);
+
+	if (!ns && !*(ns = d->os_id))
+		return NULL;
+	strbuf_addf(&purl, "pkg:deb/%s/", ns);
+	purl_add(&purl, p->name);
+	strbuf_addch(&purl, '@');
+	purl_add(&purl, p->version);
+	strbuf_addstr(&purl, "?arch=");
+	purl_add(&purl, p->arch);
+	if (*d->distro) {
+		strbuf_addstr(&purl, "&distro=");
+		purl_add(&purl, d->distro);
+	}
+	return json_pack("[o]", external_ref("PACKAGE-MANAGER", "purl", purl.buf ? purl.buf : ""));
+}
+
+/* One SPDX package per installed dpkg package, contained by the artifact
+ * (or image) that carried the database. */
+static int add_dpkg_packages(const struct sbom_dpkg *d, const struct tree *t, const struct store *s,
+			     const struct sbom_files *f, json_t *pkgs, json_t *rels, json_t *lics, ingot_error *e)
+{
+	char holder[48];
+	int rc;
+
+	owner_id(f, d->holder, holder);
+	for (size_t j = 0; j < d->db.n; j++) {
+		const struct dpkg_pkg *p = &d->db.v[j];
+		const struct tree_entry *cp = dpkg_copyright(t, p->name);
+		_cleanup_free_ char *src = xasprintf("built from source package %s %s", p->source, p->source_version);
+		char id[48], lic[DEP5_LICENSE_MAX] = "NOASSERTION";
+		json_t *pk, *refs;
+
+		owner_id(f, f->n_artifacts + 1 + j, id);
+		if (cp && (rc = copyright_license(cp, s, lics, lic, e)) < 0)
+			return rc;
+		pk = json_pack("{s:s,s:s,s:s,s:s,s:s,s:o,s:s,s:s,s:s}", "SPDXID", id, "name", p->name,
+			       "versionInfo", p->version, "downloadLocation", "NOASSERTION", "sourceInfo", src,
+			       "supplier", supplier(p->maintainer), "licenseConcluded", "NOASSERTION",
+			       "licenseDeclared", lic, "copyrightText", "NOASSERTION");
+		if (!pk || json_array_append_new(pkgs, pk) < 0 ||
+		    ((refs = dpkg_refs(d, p)) && json_object_set_new(pk, "externalRefs", refs) < 0) ||
+		    json_array_append_new(rels, relationship(holder, "CONTAINS", id)) < 0)
+			return ingot_fail(e, -ENOMEM, "SBOM: out of memory");
+		if ((rc = set_files_analyzed(pk, f, f->n_artifacts + 1 + j, e)) < 0)
+			return rc;
+	}
+	return 0;
+}
+
+/* A package of what the image was made from but does not hold (a
+ * source package, a patch, a boot input): name, its pin, no files. */
+static json_t *input_package(const char *id, const char *name, const uint8_t sha256[32])
+{
+	return json_pack("{s:s,s:s,s:s,s:[o],s:b,s:s,s:s,s:s,s:s}", "SPDXID", id, "name", name,
+			 "downloadLocation", "NOASSERTION", "checksums", checksum("SHA256", sha256, 32),
+			 "filesAnalyzed", 0, "supplier", "NOASSERTION", "licenseConcluded", "NOASSERTION",
+			 "licenseDeclared", "NOASSERTION", "copyrightText", "NOASSERTION");
+}
+
+/* built-from: each input of artifact i as a package, the artifact
+ * GENERATED_FROM it (the modules from nvidia-open-kernel-source and the
+ * pinned patch). */
+static int add_built_from(const struct sbom_files *f, const struct artifact *a, size_t i, json_t *pkgs, json_t *rels,
+			  ingot_error *e)
+{
+	char art[48], id[64];
+
+	owner_id(f, i + 1, art);
+	for (size_t j = 0; j < a->n_from; j++) {
+		const struct built_from *b = &a->from[j];
+		json_t *p;
+
+		snprintf(id, sizeof(id), "SPDXRef-From-%zu-%zu", i + 1, j + 1);
+		if (!(p = input_package(id, b->name, b->sha256)) || json_array_append_new(pkgs, p) < 0 ||
+		    (b->version && json_object_set_new(p, "versionInfo", json_string(b->version)) < 0) ||
+		    (b->purl && json_object_set_new(p, "externalRefs", json_pack("[o]", external_ref("PACKAGE-MANAGER", "purl", b->purl))) < 0) ||
+		    json_array_append_new(rels, relationship(art, "GENERATED_FROM", id)) < 0)
+			return ingot_fail(e, -ENOMEM, "SBOM: out of memory");
+	}
+	return 0;
+}
+
+/* The UKI (NAME.efi, built after this document: its digest is in the
+ * manifest's boot section) as a second described package, containing
+ * its pinned kernel, stub and init.  A boot input with the bytes of a
+ * .deb artifact (the kernel package whose modules the image carries)
+ * gets that package's version and purl. */
+static int add_boot(const struct recipe *r, const struct unpack_stats *stats, json_t *doc, json_t *pkgs,
+		    json_t *rels, ingot_error *e)
+{
+	static const char uki_id[] = "SPDXRef-UKI";
+	const struct boot_spec *b = r->boot;
+	const struct { const char *name, *purpose; const struct boot_input *in; } parts[] = {
+		{ "kernel", "OPERATING_SYSTEM", &b->kernel },
+		{ "stub", "APPLICATION", &b->stub },
+		{ "init", "APPLICATION", &b->init },
+	};
+	_cleanup_free_ char *efi = xasprintf("%s.efi", r->name);
+	json_t *uki = json_pack("{s:s,s:s,s:s,s:s,s:s,s:b,s:s,s:s,s:s,s:s}", "SPDXID", uki_id, "name", efi,
+				"versionInfo", r->version, "downloadLocation", "NOASSERTION",
+				"primaryPackagePurpose", "OPERATING_SYSTEM", "filesAnalyzed", 0, "supplier", "NOASSERTION",
+				"licenseConcluded", "NOASSERTION", "licenseDeclared", "NOASSERTION", "copyrightText", "NOASSERTION");
+
+	if (!uki || json_array_append_new(pkgs, uki) < 0 ||
+	    json_array_append_new(json_object_get(doc, "documentDescribes"), json_string(uki_id)) < 0 ||
+	    json_array_append_new(rels, relationship("SPDXRef-DOCUMENT", "DESCRIBES", uki_id)) < 0)
+		return ingot_fail(e, -ENOMEM, "SBOM: out of memory");
+	for (size_t k = 0; k < ARRAY_SIZE(parts); k++) {
+		const char *src = parts[k].in->source, *base = strrchr(src, '/') ? strrchr(src, '/') + 1 : src;
+		char id[48];
+		json_t *p;
+
+		snprintf(id, sizeof(id), "SPDXRef-Boot-%s", parts[k].name);
+		if (!(p = input_package(id, parts[k].name, parts[k].in->sha256)) || json_array_append_new(pkgs, p) < 0 ||
+		    json_object_set_new(p, "packageFileName", json_string(base)) < 0 ||
+		    json_object_set_new(p, "primaryPackagePurpose", json_string(parts[k].purpose)) < 0 ||
+		    json_array_append_new(rels, relationship(uki_id, "CONTAINS", id)) < 0)
+			return ingot_fail(e, -ENOMEM, "SBOM: out of memory");
+		for (size_t i = 0; stats && i < r->n_artifacts; i++) {
+			json_t *refs;
+			if (r->artifacts[i].kind != ART_DEB || memcmp(r->artifacts[i].sha256, parts[k].in->sha256, 32) ||
+			    !stats[i].deb_version[0])
+				continue;
+			if (json_object_set_new(p, "versionInfo", json_string(stats[i].deb_version)) < 0 ||
+			    json_object_set_new(p, "supplier", supplier(stats[i].deb_maintainer)) < 0 ||
+			    ((refs = external_refs(r, i, &stats[i], stats[i].deb_version, false)) &&
+			     json_object_set_new(p, "externalRefs", refs) < 0))
+				return ingot_fail(e, -ENOMEM, "SBOM: out of memory");
+			break;
+		}
+	}
+	return 0;
+}
+
 static int add_packages(const struct recipe *r, const struct unpack_stats *stats, const struct store *s,
-			const struct sbom_files *f, const uint8_t image_sha256[32], json_t *pkgs, json_t *rels,
-			json_t *lics, ingot_error *e)
+			const struct sbom_files *f, const struct sbom_dpkg *d, const uint8_t image_sha256[32],
+			json_t *pkgs, json_t *rels, json_t *lics, ingot_error *e)
 {
 	json_t *img = json_pack("{s:s,s:s,s:s,s:s,s:[o],s:s,s:s,s:s,s:s,s:s}", "SPDXID", IMAGE_ID,
 				"name", r->name, "versionInfo", r->version, "downloadLocation", "NOASSERTION",
@@ -495,23 +782,24 @@ static int add_packages(const struct recipe *r, const struct unpack_stats *stats
 	for (size_t i = 0; i < r->n_artifacts; i++) {
 		const struct artifact *a = &r->artifacts[i];
 		const struct unpack_stats *st = stats ? &stats[i] : NULL;
-		const char *ver = artifact_version(r, i, stats);
+		bool holds_dpkg = d->db.n && d->holder == i + 1;
+		const char *ver = artifact_version(r, i, stats, holds_dpkg);
 		char id[48], lic[DEP5_LICENSE_MAX];
 		json_t *p, *refs;
 
-		owner_id(i + 1, id);
+		owner_id(f, i + 1, id);
 		if ((rc = deb_license(st, s, lics, lic, e)) < 0)
 			return rc;
 		p = json_pack("{s:s,s:s,s:s,s:[o],s:s,s:o,s:s,s:s,s:s}", "SPDXID", id, "name", a->name,
 			      "downloadLocation", download_location(a), "checksums", checksum("SHA256", a->sha256, 32),
-			      "primaryPackagePurpose", purpose(a), "supplier", supplier(st),
+			      "primaryPackagePurpose", purpose(a), "supplier", supplier(st ? st->deb_maintainer : ""),
 			      "licenseConcluded", "NOASSERTION", "licenseDeclared", lic, "copyrightText", "NOASSERTION");
 		if (!p || json_array_append_new(pkgs, p) < 0 ||
 		    (ver && json_object_set_new(p, "versionInfo", json_string(ver)) < 0) ||
-		    ((refs = external_refs(r, i, st, ver)) && json_object_set_new(p, "externalRefs", refs) < 0) ||
+		    ((refs = external_refs(r, i, st, ver, holds_dpkg)) && json_object_set_new(p, "externalRefs", refs) < 0) ||
 		    json_array_append_new(rels, relationship(IMAGE_ID, "CONTAINS", id)) < 0)
 			return ingot_fail(e, -ENOMEM, "SBOM: out of memory");
-		if ((rc = set_files_analyzed(p, f, i + 1, e)) < 0)
+		if ((rc = set_files_analyzed(p, f, i + 1, e)) < 0 || (rc = add_built_from(f, a, i, pkgs, rels, e)) < 0)
 			return rc;
 	}
 	return 0;
@@ -577,7 +865,7 @@ static int rels_next(void *ctx, json_t **el, ingot_error *e)
 	}
 	if (!walk_next(&rl->w, id, &k))
 		return 0;
-	owner_id(rl->w.f->owner[k], owner);
+	owner_id(rl->w.f, rl->w.f->owner[k], owner);
 	*el = relationship(owner, "CONTAINS", id);
 	return *el ? 0 : ingot_fail(e, -ENOMEM, "SBOM: out of memory");
 }
@@ -592,6 +880,7 @@ int sbom_write(const struct recipe *r, const struct unpack_stats *stats, const s
 	json_t *pkgs = json_array();
 	_cleanup_json_ json_t *doc = NULL, *rels = json_array(), *lics = json_array();
 	struct sbom_files f = { 0 };
+	struct sbom_dpkg d = { 0 };
 	struct sbom_walk files = { t, &f, 0, 0 };
 	struct sbom_rels rl = { rels, 0, { t, &f, 0, 0 } };
 	const struct json_splice sp[] = { { files_next, &files }, { rels_next, &rl } };
@@ -609,15 +898,19 @@ int sbom_write(const struct recipe *r, const struct unpack_stats *stats, const s
 			"relationships", json_splice_mark(1));
 	if (!doc || !rels || !lics || json_array_append_new(rels, relationship("SPDXRef-DOCUMENT", "DESCRIBES", IMAGE_ID)))
 		return ingot_fail(e, -ENOMEM, "%s: SBOM: out of memory", r->name);
-	if ((rc = scan_files(r, t, s, sha1, &f, e)) < 0 ||
-	    (rc = add_packages(r, stats, s, &f, image_sha256, pkgs, rels, lics, e)) < 0 ||
+	if ((rc = scan_files(r, t, s, sha1, &f, e)) < 0 || (rc = load_dpkg(t, s, &f, &d, e)) < 0 ||
+	    (rc = add_packages(r, stats, s, &f, &d, image_sha256, pkgs, rels, lics, e)) < 0 ||
+	    (rc = add_dpkg_packages(&d, t, s, &f, pkgs, rels, lics, e)) < 0 ||
+	    (r->boot && (rc = add_boot(r, stats, doc, pkgs, rels, e)) < 0) ||
 	    (json_array_size(lics) && json_object_set(doc, "hasExtractedLicensingInfos", lics) < 0 &&
 	     (rc = ingot_fail(e, -ENOMEM, "%s: SBOM: out of memory", r->name)) < 0) ||
 	    /* The bytes of json_canonical(the whole document). */
 	    (rc = json_dump_spliced(doc, JSON_CANONICAL_FLAGS, sp, ARRAY_SIZE(sp), out, NULL, e)) < 0) {
 		sbom_files_free(&f);
+		dpkg_db_free(&d.db);
 		return rc;
 	}
 	sbom_files_free(&f);
+	dpkg_db_free(&d.db);
 	return out->write(out->ctx, "\n", 1, e);
 }

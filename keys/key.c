@@ -283,7 +283,7 @@ int signing_key_load_pass(const char *path, const char *passphrase, struct signi
 	struct pass_ctx pc = { passphrase, 0 };
 	struct signing_key *k;
 	struct stat st;
-	char *buf;
+	char *buf = NULL;
 	char why[256];
 	size_t n = 0;
 	int r;

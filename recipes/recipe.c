@@ -291,10 +291,53 @@ static int parse_modes(struct parser *p, yaml_node_t *n, const char *field, stru
 	return 0;
 }
 
+/* built-from: [{name, sha256, version?, purl?}, ...]: the inputs an
+ * artifact made by the pipeline (modules from a source package and a
+ * patch) was built from; only the SBOM reads them. */
+static int parse_built_from(struct parser *p, yaml_node_t *n, const char *field, struct artifact *a)
+{
+	static const char *const keys[] = { "name", "sha256", "version", "purl", NULL };
+	yaml_node_t *it, *v;
+	int r = ydoc_expect_seq(p->d, n, field, p->e);
+
+	if (r < 0)
+		return r;
+	a->from = xcalloc(seq_len(n) + 1, sizeof(*a->from));
+	ydoc_seq_foreach(p->d, n, it) {
+		struct built_from *b = &a->from[a->n_from];
+		char f[160], ff[192];
+		const char *s;
+
+		snprintf(f, sizeof(f), "%s[%zu]", field, a->n_from++);
+		if ((r = ydoc_check_keys(p->d, it, f, keys, p->e)) < 0 ||
+		    (r = ydoc_need(p->d, it, "name", f, &v, p->e)) < 0 || (r = dup_str(p, v, FIELD("name"), &b->name)) < 0)
+			return r;
+		if (!name_ok(b->name, true))
+			return ydoc_fail(p->d, v, p->e, "%s: expected [a-z0-9][a-z0-9._+-]* (at most %d characters), got '%s'",
+					 ff, NAME_MAX_LEN, b->name);
+		if ((r = ydoc_need(p->d, it, "sha256", f, &v, p->e)) < 0 || (r = ydoc_str(p->d, v, FIELD("sha256"), &s, p->e)) < 0)
+			return r;
+		if (!is_sha256_hex(s))
+			return ydoc_fail(p->d, v, p->e, "%s: expected 64 lower-case hex digits, got '%s'", ff, s);
+		hex_decode(s, b->sha256, sizeof(b->sha256));
+		if ((v = ydoc_get(p->d, it, "version")) && (r = dup_str(p, v, FIELD("version"), &b->version)) < 0)
+			return r;
+		if ((v = ydoc_get(p->d, it, "purl"))) {
+			if ((r = dup_str(p, v, FIELD("purl"), &b->purl)) < 0)
+				return r;
+			/* purl-spec: "pkg:TYPE/...", no whitespace (it is percent-encoded) */
+			if (strncmp(b->purl, "pkg:", 4) || !strchr(b->purl + 4, '/') || b->purl[strcspn(b->purl, " \t\r\n")])
+				return ydoc_fail(p->d, v, p->e, "%s: expected a package URL (pkg:TYPE/NAME@VERSION), got '%s'",
+						 ff, b->purl);
+		}
+	}
+	return 0;
+}
+
 static int parse_artifact(struct parser *p, yaml_node_t *n, size_t idx, struct artifact *a)
 {
 	static const char *const keys[] = { "name", "source", "sha256", "kind", "dest", "strip-components",
-		"include", "exclude", "modes", "allow-devices", "replace", "mode", NULL };
+		"include", "exclude", "modes", "allow-devices", "replace", "mode", "built-from", NULL };
 	char f[96], ff[128];
 	yaml_node_t *v;
 	const char *s;
@@ -376,6 +419,8 @@ static int parse_artifact(struct parser *p, yaml_node_t *n, size_t idx, struct a
 	if ((v = ydoc_get(p->d, n, "allow-devices")) && (r = ydoc_bool(p->d, v, FIELD("allow-devices"), &a->allow_devices, p->e)) < 0)
 		return r;
 	if ((v = ydoc_get(p->d, n, "replace")) && (r = ydoc_bool(p->d, v, FIELD("replace"), &a->replace, p->e)) < 0)
+		return r;
+	if ((v = ydoc_get(p->d, n, "built-from")) && (r = parse_built_from(p, v, FIELD("built-from"), a)) < 0)
 		return r;
 	return 0;
 }
@@ -779,6 +824,12 @@ void recipe_free(struct recipe *r)
 		for (size_t j = 0; j < a->n_modes; j++)
 			free(a->modes[j].glob);
 		free(a->modes);
+		for (size_t j = 0; j < a->n_from; j++) {
+			free(a->from[j].name);
+			free(a->from[j].version);
+			free(a->from[j].purl);
+		}
+		free(a->from);
 	}
 	free(r->artifacts);
 	for (size_t i = 0; i < r->n_files; i++) {

@@ -19,6 +19,14 @@ struct mode_override {
 	int64_t uid, gid;    /* -1 = keep */
 };
 
+/* What a built artifact was made from (built-from:), for the SBOM's
+ * GENERATED_FROM: a source package or a patch, by name, its sha256 pin,
+ * and optionally its version and purl. */
+struct built_from {
+	char *name, *version, *purl;   /* version, purl: NULL when not given */
+	uint8_t sha256[32];
+};
+
 struct artifact {
 	char *name;
 	char *source;        /* as written in the recipe */
@@ -35,6 +43,7 @@ struct artifact {
 	bool allow_devices;  /* device nodes refused unless set */
 	bool replace;        /* this artifact wins over earlier ones on the same path */
 	uint32_t file_mode;  /* ART_FILE: mode of the single file (default 0644) */
+	struct built_from *from; size_t n_from;   /* built-from: (SBOM only) */
 	size_t line, column; /* where it was declared, 1-based */
 };
 

@@ -9,13 +9,16 @@
 #      reproducibly (scripts/real-modules.sh), stripped and then signed
 #      for Secure Boot with the db key (scripts/real-secure-boot.sh);
 #   3. modules.dep and friends for the image's kernel (depmod in the chroot);
-#   4. the root filesystem (mmdebstrap minbase: systemd, kmod, udev and the
-#      GPU userspace installed by apt from the verified .debs);
+#   4. ingot and ingot-init built in a trixie chroot (scripts/real-tools.sh),
+#      then the root filesystem (mmdebstrap minbase: systemd, kmod, udev,
+#      the libraries ingot loads and the GPU userspace installed by apt
+#      from the verified .debs);
 #   5. the recipes OUT/real-h100.yaml (production) and
 #      OUT/real-h100-test.yaml (plus the boot test's layer), with pins
 #      written from what was produced, and the production image itself.
-# Outputs are pinned in recipes/real/outputs.pins: the script rewrites it
-# and says whether the bytes differ from the committed pins.
+# Outputs are pinned in recipes/real/outputs.pins (scripts/real-pins.sh):
+# by default the script rewrites it and names each line that moved;
+# INGOT_REAL_PINS=check fails instead, naming them, and leaves the file.
 # Everything slow is cached outside the clone, keyed by what it is made
 # from, in $INGOT_REAL_CACHE (default /var/cache/ingot-real).
 # --check: also build the modules a second time in another directory and
@@ -177,6 +180,12 @@ if [ "$CHECK" = 1 ]; then
 	rm -f "$OUT/modules-signed-again.tar"
 fi
 
+# --- ingot's tools, built from pinned inputs (scripts/real-tools.sh) --------
+# Their libraries come into the root filesystem as Debian packages.
+scripts/real-tools.sh "$CACHE" "$SUITE" "$EPOCH" "$MIRROR" "$OUT/tools"
+INCLUDES="$INCLUDES,$(paste -sd, "$OUT/tools/packages")"
+INIT=$OUT/tools/ingot-init
+
 # --- 4. the root filesystem -------------------------------------------------
 ROOTFS_DEBS=()
 for p in $(debs_of rootfs); do ROOTFS_DEBS+=("--include=$(deb_path_all "$p")"); done
@@ -217,14 +226,9 @@ tarball() {
 LAY=$OUT/layers
 mkdir -p "$LAY"
 L=$OUT/layers.tmp
-rm -rf "$L" && mkdir -p "$L/tools/opt/ingot/bin" "$L/tools/opt/ingot/lib" "$L/tools/opt/ingot/recipes"
-cp "$INGOT" "$L/tools/opt/ingot/bin/ingot"
-# ingot runs with its own loader and libraries (the host's, not the
-# image's: /opt/ingot keeps them apart); tss2-tctildr dlopens the TCTI.
-for lib in $(ldd "$INGOT" /usr/lib/x86_64-linux-gnu/libtss2-tcti-device.so.0 | awk '/=> \//{print $3}' | sort -u) \
-	   /usr/lib/x86_64-linux-gnu/libtss2-tcti-device.so.0 /lib64/ld-linux-x86-64.so.2; do
-	cp -L "$lib" "$L/tools/opt/ingot/lib/$(basename "$lib")"
-done
+rm -rf "$L" && mkdir -p "$L/tools/opt/ingot/bin" "$L/tools/opt/ingot/recipes"
+# built in the tools chroot; it runs with the image's own libraries
+cp "$OUT/tools/ingot" "$L/tools/opt/ingot/bin/ingot"
 cp -r recipes/rules "$L/tools/opt/ingot/recipes/rules"
 tarball "$L/tools" "$LAY/ingot-tools.tar"
 cp -a verify/boot/image "$L/boot" && tarball "$L/boot" "$LAY/ingot-boot.tar"
@@ -244,6 +248,17 @@ version_of() { awk -v p="$1" '$1 == p { print $2 }' "$CACHE/rootfs-$RFKEY.packag
 art() { # NAME KIND SOURCE [EXTRA-LINES]
 	printf '  - name: %s\n    kind: %s\n    source: %s\n    sha256: %s\n' "$1" "$2" "$3" "$(sha "$3")"
 	[ -z "${4:-}" ] || printf '%s\n' "$4"
+}
+# the modules' inputs, for the SBOM's GENERATED_FROM (recipe built-from:)
+built_from() {
+	local v arch
+	v=$(pin version nvidia-open-kernel-source)
+	arch=$(dpkg-deb -f "$SRCDEB" Architecture)
+	printf '    built-from:\n      - {name: nvidia-open-kernel-source, version: "%s", sha256: %s,\n' "$v" "$(sha "$SRCDEB")"
+	printf '         purl: "pkg:deb/debian/nvidia-open-kernel-source@%s?arch=%s&distro=debian-13"}\n' "${v//+/%2B}" "$arch"
+	for f in "${PATCHES[@]}"; do
+		printf '      - {name: %s, sha256: %s}\n' "$(basename "$f")" "$(sha "$f")"
+	done
 }
 recipe() { # NAME WITH_TEST_LAYER
 	cat <<YAML
@@ -266,7 +281,7 @@ $(art rootfs tar "$ROOTFS" '    exclude: ["dev"]')
 $(art kernel-modules deb "$KDEB" '    include: ["usr/lib/modules"]')
   # NVIDIA open modules $(pin version nvidia-open-kernel-source), built for $KV,
   # stripped, signed with the Secure Boot db key
-$(art nvidia-modules tar "$SMODS")
+$(art nvidia-modules tar "$SMODS" "$(built_from)")
   # modules.dep, modules.alias, ... for both (depmod at build time)
 $(art depmod tar "$DEPMOD")
   # ingot and its libraries under /opt/ingot, the verifier's units
@@ -334,22 +349,28 @@ B0=$(date +%s)
 step "built $OUT/$NAME.sqfs in $(($(date +%s) - B0)) s"
 
 # --- the output pins ---------------------------------------------------------
+# the SBOM against the image's own dpkg database (a failure stops here)
+SBOM_CHECK=$(scripts/sbom-dpkg-check.sh "$OUT/$NAME.sqfs" "$OUT/$NAME.spdx.json")
+step "${SBOM_CHECK#sbom-dpkg-check: }"
 {
 	echo "# Written by scripts/real-image.sh from what it produced (do not edit):"
 	echo "# the same inputs.pins must give these bytes on any machine."
 	echo "# build chroot: $GCC"
-	for f in "$MODS" "$DEPMOD" "$ROOTFS" "$LAY/ingot-boot.tar" "$LAY/ingot-test-layer.tar"; do
+	for f in "$MODS" "$DEPMOD" "$ROOTFS" "$LAY/ingot-tools.tar" "$LAY/ingot-boot.tar" "$LAY/ingot-test-layer.tar"; do
 		echo "artifact $(basename "$f" | sed 's/-[0-9a-f]\{16\}\.tar$//; s/\.tar$//') $(sha "$f")"
 	done
 	echo "module nvidia.ko $(tar -xOf "$MODS" "usr/lib/modules/$KV/updates/nvidia/nvidia.ko" | sha256sum | cut -d' ' -f1)"
+	# what a node boots and what is signed: the image, its verity tree and
+	# root, the UKI, the manifest and the SBOM
+	echo "image $NAME.sqfs $(sha "$OUT/$NAME.sqfs")"
+	echo "verity $NAME.verity $(sha "$OUT/$NAME.verity")"
+	echo "verity-root $NAME $(jq -r .verity.root_hash "$OUT/$NAME.manifest.json")"
+	echo "uki $NAME.efi $(sha "$OUT/$NAME.efi")"
+	echo "manifest $NAME.manifest.json $(sha "$OUT/$NAME.manifest.json")"
+	echo "sbom $NAME.spdx.json $(sha "$OUT/$NAME.spdx.json")"
 	sed 's/^/package /' "$CACHE/rootfs-$RFKEY.packages"
 } > "$OUTPINS.tmp"
-if git diff --quiet --no-index "$OUTPINS" "$OUTPINS.tmp" 2>/dev/null; then
-	step "outputs match $OUTPINS"
-else
-	step "outputs differ from the committed $OUTPINS (archive moved, or a new pin): see git diff"
-fi
-mv "$OUTPINS.tmp" "$OUTPINS"
+scripts/real-pins.sh "${INGOT_REAL_PINS:-record}" "$OUTPINS" "$OUTPINS.tmp" || exit 1
 step "done: $OUT/$NAME.{efi,sqfs,verity,manifest.dsse.json} ($(du -m "$OUT/$NAME.sqfs" | cut -f1) MiB image)"
 
 if [ "$CHECK" != 0 ]; then

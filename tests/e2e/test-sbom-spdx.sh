@@ -39,6 +39,14 @@ if [ -f "$STUB" ] && [ -x "$BUILD_DIR/ingot-init" ]; then
 	} >"$T/r/demo-boot.yaml"
 	"$INGOT" build "$T/r/demo-boot.yaml" -o "$T/out/boot" --store "$T/store" --no-lint -q
 	SBOMS+=("$T/out/boot/demo-boot.spdx.json")
+	# the UKI is described beside the image, holding its pinned kernel, stub and init
+	B=$T/out/boot/demo-boot.spdx.json
+	assert_eq "SPDXRef-Image SPDXRef-UKI" "$(jq -r '.documentDescribes | join(" ")' "$B")" "described: image and UKI"
+	assert_eq "kernel $(sha256 "$STUB") stub $(sha256 "$STUB") init $(sha256 "$BUILD_DIR/ingot-init")" \
+		"$(jq -r '[.relationships[] | select(.spdxElementId == "SPDXRef-UKI" and .relationshipType == "CONTAINS") | .relatedSpdxElement] as $in |
+			[.packages[] | select(.SPDXID as $id | $in | index($id)) | .name, .checksums[0].checksumValue] | join(" ")' "$B")" \
+		"the UKI's kernel, stub and init with their pins"
+	assert_eq "demo-boot.efi" "$(jq -r '.packages[] | select(.SPDXID == "SPDXRef-UKI") | .name' "$B")" "the UKI's name"
 else
 	echo "(no systemd-boot stub or ingot-init: boot image SBOM not checked)"
 fi
