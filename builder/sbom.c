@@ -568,15 +568,15 @@ static int load_dpkg(const struct tree *t, const struct store *s, struct sbom_fi
 			file_of[i] = k++;
 	d->holder = f->owner[file_of[st - t->v]];
 	if ((rc = read_content(s, st, NULL, &text, e)) < 0 ||
-	    (rc = dpkg_status_parse(text.buf ? text.buf : "", text.len, "image:/var/lib/dpkg/status", &d->db, e)) < 0)
+	    (rc = dpkg_status_parse(text.buf, text.len, "image:/var/lib/dpkg/status", &d->db, e)) < 0)
 		return rc;
 	strbuf_reset(&text);
 	if ((rc = read_tree_text(t, s, "usr/lib/os-release", &text, &found, e)) < 0 ||
 	    (!found && (rc = read_tree_text(t, s, "etc/os-release", &text, &found, e)) < 0))
 		return rc;
 	if (found) {
-		os_release_value(text.buf ? text.buf : "", "ID", id, sizeof(id));
-		os_release_value(text.buf ? text.buf : "", "VERSION_ID", ver, sizeof(ver));
+		os_release_value(text.buf, "ID", id, sizeof(id));
+		os_release_value(text.buf, "VERSION_ID", ver, sizeof(ver));
 		if (namespace_ok(id))
 			snprintf(d->os_id, sizeof(d->os_id), "%s", id);
 		if (namespace_ok(id) && *ver)
@@ -642,7 +642,7 @@ static json_t *dpkg_refs(const struct sbom_dpkg *d, const struct dpkg_pkg *p)
 		strbuf_addstr(&purl, "&distro=");
 		purl_add(&purl, d->distro);
 	}
-	return json_pack("[o]", external_ref("PACKAGE-MANAGER", "purl", purl.buf ? purl.buf : ""));
+	return json_pack("[o]", external_ref("PACKAGE-MANAGER", "purl", purl.buf));
 }
 
 /* One SPDX package per installed dpkg package, contained by the artifact
