@@ -65,6 +65,9 @@ struct serve {
 	pthread_mutex_t stop_mu;
 	pthread_cond_t stop_cv;
 	int stopping;
+	/* the per-node evidence rate: node -> struct rate */
+	pthread_mutex_t rate_mu;
+	struct strmap rates;
 	/* metrics */
 	atomic_ullong by_status[ARRAY_SIZE(statuses)];
 	atomic_ullong by_verdict[ARRAY_SIZE(verdicts)];
@@ -351,6 +354,35 @@ static void judge(struct serve *s, const char *node, const char *nonce, const js
 	boot_proof_release(&p);
 }
 
+/* One node's evidence in the current minute (a fixed window). */
+struct rate {
+	int64_t minute;
+	unsigned count;
+};
+
+/* Whether node may send one more piece of evidence this minute.  Only
+ * enrolled nodes are counted (others are refused anyway, for want of a
+ * nonce), so the table never holds more than the enrolment. */
+static int rate_ok(struct serve *s, const char *node, int64_t now)
+{
+	struct rate *r;
+	int created, ok;
+
+	if (!strmap_get(&s->trust.en_of, node))
+		return 1;
+	pthread_mutex_lock(&s->rate_mu);
+	void **slot = strmap_put(&s->rates, node, &created);
+	if (created)
+		*slot = xcalloc(1, sizeof(struct rate));
+	r = *slot;
+	if (r->minute != now / 60)
+		r->minute = now / 60, r->count = 0;
+	ok = r->count < s->c->max_evidence;
+	r->count += ok;
+	pthread_mutex_unlock(&s->rate_mu);
+	return ok;
+}
+
 static enum MHD_Result do_evidence(struct serve *s, struct MHD_Connection *conn, const struct request *rq)
 {
 	_cleanup_json_ json_t *b = NULL;
@@ -376,6 +408,9 @@ static enum MHD_Result do_evidence(struct serve *s, struct MHD_Connection *conn,
 				   !json_is_string(json_object_get(b, "nonce")) ? "nonce" : "eventlog", why);
 	if (!node_name_ok(node))
 		return reply_error(s, conn, 400, "evidence: node: expected 1-255 printable characters without spaces or '/'");
+	if (!rate_ok(s, node, now_s()))
+		return reply_error(s, conn, 429, "evidence: node %s: more than %u pieces of evidence this minute "
+				   "(max-evidence-per-minute)", node, s->c->max_evidence);
 	if (!json_is_object(quote = json_object_get(b, "quote")))
 		return reply_error(s, conn, 400, "evidence: quote: expected a quote document (JSON object)");
 	if (json_object_get(b, "report") && !json_is_object(json_object_get(b, "report")))
@@ -746,6 +781,7 @@ int serve_start(const struct serve_config *c, const struct serve_log *log, struc
 		s->log = *log;
 	pthread_mutex_init(&s->stop_mu, NULL);
 	pthread_cond_init(&s->stop_cv, NULL);
+	pthread_mutex_init(&s->rate_mu, NULL);
 	if ((r = load_trust(s, e)) < 0 || (c->token_file && (r = read_token(c->token_file, &s->token, e)) < 0) ||
 	    (r = pool_open(&s->pool, c->database, c->threads + 1, e)) < 0 ||
 	    (r = db_group_open(c->database, &s->group, e)) < 0 || (r = bind_listen(s, c->listen, e)) < 0)
@@ -785,6 +821,7 @@ int serve_check(const struct serve_config *c, ingot_error *e)
 	s->fd = -1;
 	pthread_mutex_init(&s->stop_mu, NULL);
 	pthread_cond_init(&s->stop_cv, NULL);
+	pthread_mutex_init(&s->rate_mu, NULL);
 	if ((r = load_trust(s, e)) == 0 && c->token_file)
 		r = read_token(c->token_file, &s->token, e);
 	if (r == 0)
@@ -820,5 +857,7 @@ void serve_stop(struct serve *s)
 	free(s->token);
 	pthread_mutex_destroy(&s->stop_mu);
 	pthread_cond_destroy(&s->stop_cv);
+	strmap_free(&s->rates, free);
+	pthread_mutex_destroy(&s->rate_mu);
 	free(s);
 }
