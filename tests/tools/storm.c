@@ -7,7 +7,7 @@
  *   storm enrol SIGNING_KEY COUNT OUT
  *     OUT/enrolments/node-NNNNNN.json for COUNT fresh P-256 AKs, and
  *     OUT/aks.der: their private keys (for `storm run`).
- *   storm run [-c CONC] [-r EVERY] [-o RECEIVED] OUT EVIDENCE COUNT URL...
+ *   storm run [-c CONC] [-r EVERY] [-o RECEIVED] [-b BODIES] OUT EVIDENCE COUNT URL...
  *     COUNT nodes, CONC at a time (one keep-alive connection each, epoll,
  *     one thread): POST /v1/nonce, a quote over that nonce signed by the
  *     node's AK (the signing is in the timed run: the nonce is the
@@ -18,7 +18,9 @@
  *     or, the next one, a quote signed by another node's AK.  A
  *     connection refused or reset (a replica killed) or a 5xx moves the
  *     node to the next URL and starts it over.  RECEIVED: one line per
- *     verdict a node heard, "NODE NONCE VERDICT".  Prints one JSON
+ *     verdict a node heard, "NODE NONCE VERDICT".  BODIES: the evidence
+ *     bodies of a tenth of the nodes, one a line, for a replay flood
+ *     (bench/bench.py posts them again).  Prints one JSON
  *     object: wall time, verdicts right and wrong, latencies. */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -159,7 +161,7 @@ struct storm {
 	int ep;
 	struct node *nodes;
 	struct evcase cases[2];
-	FILE *received;
+	FILE *received, *bodies;
 	double *lat_nonce, *lat_ev, *lat_node;
 	unsigned wrong, refused_ok, admitted, errors, retries, replies_bad;
 };
@@ -303,6 +305,8 @@ static void send_evidence(struct conn *c, const struct storm *st)
 	free(ab);
 	free(sb);
 	c->step = EVIDENCE;
+	if (st->bodies && c->node % 10 == 5)   /* a tenth, for a replay flood */
+		fprintf(st->bodies, "%s\n", body);
 	request(c, st, "/v1/evidence", body, (size_t)n);
 }
 
@@ -481,12 +485,16 @@ static int run(int argc, char **argv)
 			st.every = (unsigned)atoi(argv[i + 1]);
 		else if (!strcmp(argv[i], "-o"))
 			recv_path = argv[i + 1];
+		else if (!strcmp(argv[i], "-b")) {
+			if (!(st.bodies = fopen(argv[i + 1], "w")))
+				die("cannot write %s", argv[i + 1]);
+		}
 		else
 			die("unknown option %s", argv[i]);
 		i += 2;
 	}
 	if (argc - i < 4)
-		die("%s", "usage: storm run [-c CONC] [-r EVERY] [-o RECEIVED] OUT EVIDENCE COUNT URL...");
+		die("%s", "usage: storm run [-c CONC] [-r EVERY] [-o RECEIVED] [-b BODIES] OUT EVIDENCE COUNT URL...");
 	const char *out = argv[i], *evdir = argv[i + 1];
 	st.count = (unsigned)atoi(argv[i + 2]);
 	st.nurls = (unsigned)(argc - i - 3);
@@ -538,8 +546,8 @@ static int run(int argc, char **argv)
 			on_event(&st, evs[k].data.ptr, evs[k].events);
 	}
 	double wall = since_ms(&t0) / 1e3;
-	if (st.received && fclose(st.received))
-		die("cannot write %s", recv_path);
+	if ((st.received && fclose(st.received)) || (st.bodies && fclose(st.bodies)))
+		die("cannot write %s", recv_path ? recv_path : "the bodies");
 	printf("{\"test_only\":\"software AKs, enrolled without the enrolment protocol\",\"nodes\":%u,\"concurrency\":%u,"
 	       "\"wall_s\":%.3f,\"admitted\":%u,\"refused_as_expected\":%u,\"verdicts_wrong\":%u,\"retries\":%u,"
 	       "\"bad_replies\":%u,",
@@ -559,7 +567,7 @@ int main(int argc, char **argv)
 		return enrol(argv[2], (unsigned)atoi(argv[3]), argv[4]);
 	if (argc > 2 && !strcmp(argv[1], "run"))
 		return run(argc - 2, argv + 2);
-	fprintf(stderr, "usage: storm enrol SIGNING_KEY COUNT OUT | storm run [-c CONC] [-r EVERY] [-o RECEIVED] OUT "
+	fprintf(stderr, "usage: storm enrol SIGNING_KEY COUNT OUT | storm run [-c CONC] [-r EVERY] [-o RECEIVED] [-b BODIES] OUT "
 			"EVIDENCE COUNT URL...\n");
 	return 64;
 }
