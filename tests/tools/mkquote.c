@@ -53,7 +53,7 @@ static int quote(EVP_PKEY *ak, const uint8_t *nonce, size_t nlen, uint32_t mask,
 	uint8_t abuf[sizeof(TPMS_ATTEST)], sbuf[sizeof(TPMT_SIGNATURE)];
 	size_t alen, slen;
 
-	if (swquote(ak, nonce, nlen, mask, digest, abuf, &alen, sbuf, &slen) < 0)
+	if (swquote(ak, NULL, nonce, nlen, mask, digest, abuf, &alen, sbuf, &slen) < 0)
 		return -1;
 	char *ab = base64_encode(abuf, alen, NULL), *sb = base64_encode(sbuf, slen, NULL);
 	if (!ab || !sb)

@@ -139,6 +139,7 @@ struct evcase {
 
 struct node {
 	EVP_PKEY *ak;
+	uint8_t name[34];     /* its TPM name (swquote_name) */
 	char *pub;            /* ak_pub, JSON-escaped */
 };
 
@@ -246,7 +247,7 @@ static void load_nodes(struct storm *st, const char *out)
 		memcpy(&l, p, 2);
 		const uint8_t *d = p + 2;
 		p += 2 + l;
-		if (!(st->nodes[i].ak = d2i_AutoPrivateKey(NULL, &d, l)))
+		if (!(st->nodes[i].ak = d2i_AutoPrivateKey(NULL, &d, l)) || swquote_name(st->nodes[i].ak, st->nodes[i].name) < 0)
 			die("%s: a key does not parse", path);
 		BIO *b = BIO_new(BIO_s_mem());
 		char *pem;
@@ -291,11 +292,11 @@ static void send_evidence(struct conn *c, const struct storm *st)
 	const struct evcase *ec = &st->cases[k == SB_OFF];
 	uint8_t nonce[32], abuf[sizeof(TPMS_ATTEST)], sbuf[sizeof(TPMT_SIGNATURE)];
 	size_t alen, slen;
-	EVP_PKEY *signer = st->nodes[k == OTHER_AK ? (c->node + 1) % st->count : c->node].ak;
+	const struct node *signer = &st->nodes[k == OTHER_AK ? (c->node + 1) % st->count : c->node];
 
 	if (hex_decode(c->nonce, nonce, 32) < 0)
 		die("nonce %s: expected 64 hex digits", c->nonce);
-	if (swquote(signer, nonce, 32, ec->mask, ec->digest, abuf, &alen, sbuf, &slen) < 0)
+	if (swquote(signer->ak, signer->name, nonce, 32, ec->mask, ec->digest, abuf, &alen, sbuf, &slen) < 0)
 		die("%s", "signing failed");
 	char *ab = base64_encode(abuf, alen, NULL), *sb = base64_encode(sbuf, slen, NULL);
 	int n = snprintf(body, sizeof(body),

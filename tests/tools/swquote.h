@@ -16,16 +16,31 @@
 
 #include "lib/digest.h"
 
+/* The AK's TPM name, nameAlg || H(public): 34 bytes into name; 0 or -1. */
+static inline int swquote_name(EVP_PKEY *ak, uint8_t name[34])
+{
+	uint8_t *der = NULL;
+	int derlen = i2d_PUBKEY(ak, &der);
+
+	if (derlen <= 0)
+		return -1;
+	name[0] = 0x00;
+	name[1] = 0x0b;
+	sha256_buf(der, (size_t)derlen, name + 2);
+	OPENSSL_free(der);
+	return 0;
+}
+
 /* Marshalled quote into abuf (sizeof(TPMS_ATTEST)) and signature into
- * sbuf (sizeof(TPMT_SIGNATURE)); 0 or -1. */
-static inline int swquote(EVP_PKEY *ak, const uint8_t *nonce, size_t nlen, uint32_t mask, const uint8_t digest[32],
-			  uint8_t *abuf, size_t *alen, uint8_t *sbuf, size_t *slen)
+ * sbuf (sizeof(TPMT_SIGNATURE)); 0 or -1.  name: the AK's swquote_name,
+ * or NULL to compute it (OpenSSL's encoder: a storm computes it once). */
+static inline int swquote(EVP_PKEY *ak, const uint8_t *name, const uint8_t *nonce, size_t nlen, uint32_t mask,
+			  const uint8_t digest[32], uint8_t *abuf, size_t *alen, uint8_t *sbuf, size_t *slen)
 {
 	TPMS_ATTEST a;
 	TPMT_SIGNATURE s;
-	uint8_t *der = NULL, *sig = NULL;
+	uint8_t *sig = NULL;
 	size_t siglen = 0;
-	int derlen;
 	EVP_MD_CTX *md;
 	ECDSA_SIG *es;
 	const BIGNUM *r, *sv;
@@ -35,14 +50,11 @@ static inline int swquote(EVP_PKEY *ak, const uint8_t *nonce, size_t nlen, uint3
 	a.magic = TPM2_GENERATED_VALUE;
 	a.type = TPM2_ST_ATTEST_QUOTE;
 	/* qualifiedSigner: a TPM name, nameAlg || H(public) */
-	derlen = i2d_PUBKEY(ak, &der);
-	if (derlen <= 0)
-		return -1;
 	a.qualifiedSigner.size = 34;
-	a.qualifiedSigner.name[0] = 0x00;
-	a.qualifiedSigner.name[1] = 0x0b;
-	sha256_buf(der, (size_t)derlen, a.qualifiedSigner.name + 2);
-	OPENSSL_free(der);
+	if (name)
+		memcpy(a.qualifiedSigner.name, name, 34);
+	else if (swquote_name(ak, a.qualifiedSigner.name) < 0)
+		return -1;
 	a.extraData.size = (UINT16)nlen;
 	memcpy(a.extraData.buffer, nonce, nlen);
 	a.clockInfo.clock = 1000;
