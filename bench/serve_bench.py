@@ -50,7 +50,7 @@ class Server:
             open(self.conf, "w").write("\n".join(lines) + "\n")
         self.p = subprocess.Popen([self.ingot, "serve", "--config", self.conf], stdout=open(self.out, "w"),
                                   stderr=open(self.err, "w"), preexec_fn=lambda: nofile(65536))
-        for _ in range(1200):   # loading 100,000 enrolment records takes a while
+        for _ in range(9000):   # loading 100,000 enrolment records (each signature verified) takes a while
             t = open(self.out).read()
             if t.startswith("listening on "):
                 self.addr = t.split()[2]
@@ -59,7 +59,7 @@ class Server:
             if self.p.poll() is not None:
                 raise SystemExit(f"bench: ingot serve exited: {open(self.err).read()[-2000:]}")
             time.sleep(0.1)
-        raise SystemExit("bench: ingot serve did not listen in 120 s")
+        raise SystemExit("bench: ingot serve did not listen in 900 s")
 
     def status(self, key):
         with open(f"/proc/{self.p.pid}/status") as f:
