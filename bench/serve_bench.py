@@ -161,7 +161,8 @@ def target(value, limit, le=True):
 def storm_row(s, srv_rss_kib, srv_cpu, missing, load):
     return {"median_s": s["wall_s"], "min_s": s["wall_s"], "max_s": s["wall_s"], "max_rss_kib": srv_rss_kib,
             "storm": {k: v for k, v in s.items() if k != "stderr_tail"}, "server_cpu_s": round(srv_cpu, 2),
-            "heard_not_stored": missing, "loadavg_1m": [round(load, 2), round(os.getloadavg()[0], 2)]}
+            "heard_not_stored": missing, "loadavg_1m": [round(load, 2), round(os.getloadavg()[0], 2)],
+            "storm_log_tail": s["stderr_tail"]}
 
 
 def sqlite_storm(ingot, build, fx, work):
@@ -368,8 +369,7 @@ def replicas(ingot, build, fx, work, crash):
     missing = stored(rows, recv)
     row = storm_row(s, rss, 0, missing, load)
     row.update({"replayed": n, "replay_accepted_again": twice, "replay_first_acceptances": first,
-                "replay_statuses": {str(k): v for k, v in statuses.items()}, "killed_and_restarted": crash,
-                "storm_log_tail": s["stderr_tail"]})
+                "replay_statuses": {str(k): v for k, v in statuses.items()}, "killed_and_restarted": crash})
     wrong = s["verdicts_wrong"] + (PG_NODES - s["admitted"] - s["refused_as_expected"])
     t = {"verdicts_wrong": target(wrong, 0), "heard_not_stored": target(missing, 0),
          "nonces_accepted_twice": target(twice + dup, 0), "storm_completed": target(s["admitted"] + s["refused_as_expected"], PG_NODES, le=False)}
