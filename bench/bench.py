@@ -43,7 +43,7 @@ LIMITS["rebuild"] = 0.2
 LIMITS.update({"audit_s_per_100k": 30, "audit_rss_mib": 256})
 AUDIT_NODES = [int(x) for x in os.environ.get("BENCH_AUDIT_NODES", "10000 100000").split() if int(x) > 0]
 AUDIT_AKS = 100
-ROW_SETS = ("build", "audit", "sign", "floor")
+ROW_SETS = ("build", "audit", "sign", "floor", "serve")
 ONLY = os.environ.get("BENCH_ONLY", "").replace(",", " ").split()
 L2 = f"l{REBUILD_LEVEL}"
 GNU_TIME = "/usr/bin/time"
@@ -203,6 +203,13 @@ def main():
         res["results"].update(results)
         res["targets"].update(targets)
         res["params"]["audit_nodes"], res["params"]["audit_aks"] = AUDIT_NODES, AUDIT_AKS
+    if want("serve"):   # bench/serve_bench.py: the verifier under load and faults
+        sys.path.insert(0, os.path.join(SRC, "bench"))
+        import serve_bench
+        results, targets, params = serve_bench.serve_rows(INGOT, BUILD, SRC, WORK)
+        res["results"].update(results)
+        res["targets"].update(targets)
+        res["params"].update(params)
     os.makedirs(os.path.dirname(RESULTS), exist_ok=True)
     tmp = RESULTS + ".tmp"
     with open(tmp, "w") as f:
@@ -816,6 +823,13 @@ def table(res):
             print(f"  {k:44} {v['nodes']} reports, {v['cpu_median_s']:.2f} CPU-s, {v['verdicts_wrong']} verdicts "
                   f"wrong, output {'identical' if v['identical_output'] else 'DIFFERS'} across runs, "
                   f"load {'/'.join(str(x) for x in v['loadavg_1m'])}")
+        if "storm" in v:
+            st = v["storm"]
+            print(f"  {k:44} {st['nodes']} nodes, {st['concurrency']} connections: {st['admitted']} admitted, "
+                  f"{st['refused_as_expected']} refused as expected, {st['verdicts_wrong']} wrong, {st['retries']} "
+                  f"retries; evidence p50/p99/max {st['evidence_ms']['p50']:.0f}/{st['evidence_ms']['p99']:.0f}/"
+                  f"{st['evidence_ms']['max']:.0f} ms, nonce p99 {st['nonce_ms']['p99']:.0f} ms"
+                  + (f", load {'/'.join(str(x) for x in v['loadavg_1m'])}" if "loadavg_1m" in v else ""))
     if "cold_build_floor" in R:
         f = R["cold_build_floor"]
         print(f"  {'cold_build_floor':44} " + ", ".join(f"{k} {t:.2f}" for k, t in f["floor_parts_cpu_s"].items())

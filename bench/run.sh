@@ -7,7 +7,9 @@
 #   BENCH_REBUILD_ROUNDS (1)  rounds of those rows (0 skips them; the writer runs at that level too)
 #   BENCH_WORK ($BUILD/bench)  generated input and outputs (kept: the input is reused)
 #   BENCH_AUDIT_NODES ("10000 100000")  pool sizes of the `ingot audit` rows (0 skips them)
-#   BENCH_ONLY    ("")    only these row sets: build, audit, sign, floor (results go to bench/results-SET.json)
+#   BENCH_ONLY    ("")    only these row sets: build, audit, sign, floor, serve (results go to bench/results-SET.json)
+#   BENCH_SERVE_NODES (100000), BENCH_SERVE_PG_NODES (10000), BENCH_SERVE_CONC (1000), BENCH_SERVE_IDLE (10000)
+#                         the verifier's rows (bench/serve_bench.py)
 #   BENCH_RESULTS (bench/results.json)
 # Prints a table and writes bench/results.json; see docs/bench.md.
 set -euo pipefail

@@ -148,12 +148,13 @@ static int set(struct serve_config *c, const char *dir, const char *k, const cha
 		c->max_body = n;
 		return 0;
 	} else if (!strcmp(k, "max-connections") || !strcmp(k, "connection-timeout") || !strcmp(k, "threads") ||
-		   !strcmp(k, "max-nonces-per-node")) {
+		   !strcmp(k, "max-nonces-per-node") || !strcmp(k, "max-evidence-per-minute")) {
 		*want = !strcmp(k, "threads") ? "1 to 64" : "1 to 100000";
 		if (num(v, !strcmp(k, "threads") ? 64 : 100000, &n) < 0)
 			return -EINVAL;
 		*(!strcmp(k, "threads") ? &c->threads : !strcmp(k, "max-connections") ? &c->max_connections :
-		  !strcmp(k, "max-nonces-per-node") ? &c->max_nonces : &c->connection_timeout) = n;
+		  !strcmp(k, "max-nonces-per-node") ? &c->max_nonces :
+		  !strcmp(k, "max-evidence-per-minute") ? &c->max_evidence : &c->connection_timeout) = n;
 		return 0;
 	} else {
 		*want = "a known key (docs/verifier.md)";
@@ -176,6 +177,7 @@ int serve_config_load(const char *path, struct serve_config *c, ingot_error *e)
 	*c = (struct serve_config){
 		.manifests = json_array(), .nonce_lifetime = 120, .sweep_interval = 60, .hook_timeout = 30,
 		.max_body = 4u << 20, .max_connections = 1024, .connection_timeout = 10, .threads = 2, .max_nonces = 4,
+		.max_evidence = 60,
 	};
 	if ((r = read_file(path, CONFIG_MAX, &buf, &len, e)) < 0)
 		return r;

@@ -69,29 +69,32 @@ out:
 	return r;
 }
 
-int db_sql_nonce_issue(struct db *db, const char *node, const char *nonce, int64_t now, int64_t expires,
-		       unsigned max, ingot_error *e)
+int db_sql_nonce_issue_tx(struct db *db, const char *node, const char *nonce, int64_t now, int64_t expires,
+			  unsigned max, ingot_error *e)
 {
 	int64_t held = 0;
 	int r;
 
 	/* Count and insert under a lock: racing requests (or replicas)
 	 * cannot both take the last slot. */
-	if ((r = db_sql_run(db, db->sql->begin_write, NULL, e, "")) < 0)
-		return r;
 	if ((db->sql->lock_node && (r = db_sql_run(db, db->sql->lock_node, NULL, e, "s", node)) < 0) ||
 	    (r = value(db, DB_SQL_NONCES_HELD, &held, e, "si", node, now)) < 0)
-		goto out;
-	if (held >= max) {
-		r = ingot_fail(e, -EBUSY, "node %s holds %lld unused nonces, at most %u", node, (long long)held, max);
-		goto out;
-	}
-	if ((r = db_sql_run(db, DB_SQL_NONCE_ISSUE, NULL, e, "ssii", nonce, node, now, expires)) < 0 ||
+		return r;
+	if (held >= max)
+		return ingot_fail(e, -EBUSY, "node %s holds %lld unused nonces, at most %u", node, (long long)held, max);
+	return db_sql_run(db, DB_SQL_NONCE_ISSUE, NULL, e, "ssii", nonce, node, now, expires);
+}
+
+int db_sql_nonce_issue(struct db *db, const char *node, const char *nonce, int64_t now, int64_t expires,
+		       unsigned max, ingot_error *e)
+{
+	int r;
+
+	if ((r = db_sql_run(db, db->sql->begin_write, NULL, e, "")) < 0)
+		return r;
+	if ((r = db_sql_nonce_issue_tx(db, node, nonce, now, expires, max, e)) < 0 ||
 	    (r = db_sql_run(db, "COMMIT", NULL, e, "")) < 0)
-		goto out;
-	return 0;
-out:
-	db->sql->rollback(db);
+		db->sql->rollback(db);
 	return r;
 }
 
@@ -107,27 +110,33 @@ static int store_verdict(struct db *db, const struct db_verdict *v, ingot_error 
 			  (int64_t)!strcmp(v->verdict, "admit"));
 }
 
-int db_sql_verdict_commit(struct db *db, const struct db_verdict *v, enum db_nonce *out, ingot_error *e)
+int db_sql_verdict_commit_tx(struct db *db, const struct db_verdict *v, enum db_nonce *out, ingot_error *e)
 {
 	int changed = 0, r;
 
-	if ((r = db_sql_run(db, db->sql->begin_write, NULL, e, "")) < 0)
-		return r;
 	/* Check and consume in one statement: a racer (another thread, or
 	 * another replica) waits for the row, then finds it used. */
 	if ((r = db_sql_run(db, DB_SQL_NONCE_CONSUME, &changed, e, "iss", v->time, v->nonce, v->node)) < 0)
-		goto out;
+		return r;
 	if (changed != 1) {
 		if ((r = db->sql->nonce_state(db, v->node, v->nonce, v->time, out, e)) == 0 && *out == DB_NONCE_OK)
 			*out = DB_NONCE_UNKNOWN;   /* cannot happen after the UPDATE; never a pass */
-		goto out;
+		return r;
 	}
 	*out = DB_NONCE_OK;
-	if ((r = store_verdict(db, v, e)) < 0 || (r = db_sql_run(db, "COMMIT", NULL, e, "")) < 0)
-		goto out;
-	return 0;
-out:
-	db->sql->rollback(db);
+	return store_verdict(db, v, e);
+}
+
+int db_sql_verdict_commit(struct db *db, const struct db_verdict *v, enum db_nonce *out, ingot_error *e)
+{
+	int r;
+
+	if ((r = db_sql_run(db, db->sql->begin_write, NULL, e, "")) < 0)
+		return r;
+	/* Nothing to keep when the nonce was refused: rolled back. */
+	if ((r = db_sql_verdict_commit_tx(db, v, out, e)) < 0 || *out != DB_NONCE_OK ||
+	    (r = db_sql_run(db, "COMMIT", NULL, e, "")) < 0)
+		db->sql->rollback(db);
 	return r;
 }
 

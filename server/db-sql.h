@@ -109,6 +109,11 @@ int db_sql_run(struct db *db, const char *sql, int *changes, ingot_error *e, con
 int db_sql_migrate(struct db *db, ingot_error *e);
 int db_sql_nonce_issue(struct db *db, const char *node, const char *nonce, int64_t now, int64_t expires,
 		       unsigned max, ingot_error *e);
+/* The same two inside the caller's write transaction (server/db-group.c
+ * runs many in one): no BEGIN, no COMMIT. */
+int db_sql_nonce_issue_tx(struct db *db, const char *node, const char *nonce, int64_t now, int64_t expires,
+			  unsigned max, ingot_error *e);
+int db_sql_verdict_commit_tx(struct db *db, const struct db_verdict *v, enum db_nonce *out, ingot_error *e);
 int db_sql_verdict_commit(struct db *db, const struct db_verdict *v, enum db_nonce *out, ingot_error *e);
 int db_sql_verdict_record(struct db *db, const struct db_verdict *v, ingot_error *e);
 /* Mark node stale if it is still admitted and still older than cutoff,

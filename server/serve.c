@@ -28,6 +28,7 @@
 #include "lib/time.h"
 #include "lib/xalloc.h"
 #include "server/db.h"
+#include "server/db-group.h"
 #include "verify/boot-inputs.h"
 #include "verify/report-tuple.h"
 
@@ -52,7 +53,8 @@ struct serve {
 	const struct serve_config *c;
 	struct serve_log log;
 	struct boot_trust trust;
-	struct db_pool pool;
+	struct db_pool pool;        /* reads, the sweep, operators */
+	struct db_group *group;     /* the requests' writes, grouped */
 	struct MHD_Daemon *mhd;
 	int fd;
 	char address[INET6_ADDRSTRLEN + 16];
@@ -63,6 +65,9 @@ struct serve {
 	pthread_mutex_t stop_mu;
 	pthread_cond_t stop_cv;
 	int stopping;
+	/* the per-node evidence rate: node -> struct rate */
+	pthread_mutex_t rate_mu;
+	struct strmap rates;
 	/* metrics */
 	atomic_ullong by_status[ARRAY_SIZE(statuses)];
 	atomic_ullong by_verdict[ARRAY_SIZE(verdicts)];
@@ -281,9 +286,7 @@ static enum MHD_Result do_nonce(struct serve *s, struct MHD_Connection *conn, co
 	if (RAND_bytes(raw, sizeof(raw)) != 1)
 		return reply_error(s, conn, 500, "nonce: the random generator failed");
 	hex_encode(raw, sizeof(raw), hex);
-	struct db *d = pool_get(&s->pool);
-	int r = d->ops->nonce_issue(d, node, hex, now, exp, s->c->max_nonces, &e);
-	pool_put(&s->pool, d);
+	int r = db_group_nonce_issue(s->group, node, hex, now, exp, s->c->max_nonces, &e);
 	if (r == -EBUSY)
 		return reply_error(s, conn, 429, "nonce: %s", e.msg);
 	if (r < 0)
@@ -351,6 +354,35 @@ static void judge(struct serve *s, const char *node, const char *nonce, const js
 	boot_proof_release(&p);
 }
 
+/* One node's evidence in the current minute (a fixed window). */
+struct rate {
+	int64_t minute;
+	unsigned count;
+};
+
+/* Whether node may send one more piece of evidence this minute.  Only
+ * enrolled nodes are counted (others are refused anyway, for want of a
+ * nonce), so the table never holds more than the enrolment. */
+static int rate_ok(struct serve *s, const char *node, int64_t now)
+{
+	struct rate *r;
+	int created, ok;
+
+	if (!strmap_get(&s->trust.en_of, node))
+		return 1;
+	pthread_mutex_lock(&s->rate_mu);
+	void **slot = strmap_put(&s->rates, node, &created);
+	if (created)
+		*slot = xcalloc(1, sizeof(struct rate));
+	r = *slot;
+	if (r->minute != now / 60)
+		r->minute = now / 60, r->count = 0;
+	ok = r->count < s->c->max_evidence;
+	r->count += ok;
+	pthread_mutex_unlock(&s->rate_mu);
+	return ok;
+}
+
 static enum MHD_Result do_evidence(struct serve *s, struct MHD_Connection *conn, const struct request *rq)
 {
 	_cleanup_json_ json_t *b = NULL;
@@ -376,6 +408,9 @@ static enum MHD_Result do_evidence(struct serve *s, struct MHD_Connection *conn,
 				   !json_is_string(json_object_get(b, "nonce")) ? "nonce" : "eventlog", why);
 	if (!node_name_ok(node))
 		return reply_error(s, conn, 400, "evidence: node: expected 1-255 printable characters without spaces or '/'");
+	if (!rate_ok(s, node, now_s()))
+		return reply_error(s, conn, 429, "evidence: node %s: more than %u pieces of evidence this minute "
+				   "(max-evidence-per-minute)", node, s->c->max_evidence);
 	if (!json_is_object(quote = json_object_get(b, "quote")))
 		return reply_error(s, conn, 400, "evidence: quote: expected a quote document (JSON object)");
 	if (json_object_get(b, "report") && !json_is_object(json_object_get(b, "report")))
@@ -397,9 +432,7 @@ static enum MHD_Result do_evidence(struct serve *s, struct MHD_Connection *conn,
 	const char *verdict = boot_verdict_name(res.verdict);
 	struct db_verdict v = { .node = node, .nonce = nonce, .time = now_s(), .verdict = verdict, .reason = res.reason,
 				.ak_id = res.qi.ak_id[0] ? res.qi.ak_id : NULL };
-	d = pool_get(&s->pool);
-	r = d->ops->verdict_commit(d, &v, &ns, &e);
-	pool_put(&s->pool, d);
+	r = db_group_verdict_commit(s->group, &v, &ns, &e);
 	if (r < 0)
 		return reply_error(s, conn, 503, "evidence: %s", e.msg);
 	if (ns != DB_NONCE_OK)   /* another request consumed it first */
@@ -515,6 +548,12 @@ static enum MHD_Result do_metrics(struct serve *s, struct MHD_Connection *conn)
 			"# TYPE ingot_evidence_seconds summary\ningot_evidence_seconds_sum %.6f\n"
 			"ingot_evidence_seconds_count %llu\n", atomic_load(&s->evidence_us) / 1e6,
 		    (unsigned long long)atomic_load(&s->evidence_count));
+	uint64_t commits, writes;
+	db_group_counts(s->group, &commits, &writes);
+	strbuf_addf(&m, "# HELP ingot_db_commits_total Write transactions committed.\n# TYPE ingot_db_commits_total counter\n"
+			"ingot_db_commits_total %llu\n# HELP ingot_db_writes_total Requests' writes (nonces, verdicts), "
+			"grouped into those commits.\n# TYPE ingot_db_writes_total counter\ningot_db_writes_total %llu\n",
+		    (unsigned long long)commits, (unsigned long long)writes);
 	struct db *d = pool_get(&s->pool);
 	int r = d->ops->node_counts(d, &counts, &e);
 	pool_put(&s->pool, d);
@@ -752,8 +791,10 @@ int serve_start(const struct serve_config *c, const struct serve_log *log, struc
 		s->log = *log;
 	pthread_mutex_init(&s->stop_mu, NULL);
 	pthread_cond_init(&s->stop_cv, NULL);
+	pthread_mutex_init(&s->rate_mu, NULL);
 	if ((r = load_trust(s, e)) < 0 || (c->token_file && (r = read_token(c->token_file, &s->token, e)) < 0) ||
-	    (r = pool_open(&s->pool, c->database, c->threads + 1, e)) < 0 || (r = bind_listen(s, c->listen, e)) < 0)
+	    (r = pool_open(&s->pool, c->database, c->threads + 1, e)) < 0 ||
+	    (r = db_group_open(c->database, &s->group, e)) < 0 || (r = bind_listen(s, c->listen, e)) < 0)
 		goto fail;
 	s->mhd = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG, 0, NULL, NULL,
 				  on_request, s,
@@ -790,6 +831,7 @@ int serve_check(const struct serve_config *c, ingot_error *e)
 	s->fd = -1;
 	pthread_mutex_init(&s->stop_mu, NULL);
 	pthread_cond_init(&s->stop_cv, NULL);
+	pthread_mutex_init(&s->rate_mu, NULL);
 	if ((r = load_trust(s, e)) == 0 && c->token_file)
 		r = read_token(c->token_file, &s->token, e);
 	if (r == 0)
@@ -818,11 +860,14 @@ void serve_stop(struct serve *s)
 		pthread_mutex_unlock(&s->stop_mu);
 		pthread_join(s->sweeper, NULL);
 	}
+	db_group_close(s->group);
 	if (s->pool.free)
 		pool_close(&s->pool);
 	boot_trust_release(&s->trust);
 	free(s->token);
 	pthread_mutex_destroy(&s->stop_mu);
 	pthread_cond_destroy(&s->stop_cv);
+	strmap_free(&s->rates, free);
+	pthread_mutex_destroy(&s->rate_mu);
 	free(s);
 }

@@ -41,6 +41,7 @@ struct serve_config {
 	unsigned connection_timeout;   /* seconds a connection may idle */
 	unsigned threads;
 	unsigned max_nonces;       /* unused, unexpired nonces one node may hold */
+	unsigned max_evidence;     /* pieces of evidence one node may send in a minute */
 };
 
 /* KEY = VALUE lines ('#' comments; docs/verifier.md "Configuration");
