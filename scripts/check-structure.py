@@ -154,7 +154,7 @@ def exit_faults(srcs):
             for name in EXIT.findall(text)]
 
 
-def call_faults(build):
+def call_faults(build, srcs):
     defs, undefs = {}, {}
     for top, _, names in os.walk(build):
         rel = os.path.relpath(top, build)
@@ -164,6 +164,8 @@ def call_faults(build):
             if not n.endswith(".o"):
                 continue
             src = os.path.join(rel, n[:-2] + ".c")
+            if src not in srcs:
+                continue  # a stale object of a source since removed
             nm = subprocess.run(["nm", "-P", os.path.join(top, n)], capture_output=True,
                                 text=True, check=True).stdout
             undefs[src] = set()
@@ -188,7 +190,7 @@ def main():
     srcs = sources(root)
     faults = include_faults(srcs) + name_faults(srcs) + exit_faults(srcs)
     if len(sys.argv) > 2:
-        faults += call_faults(sys.argv[2])
+        faults += call_faults(sys.argv[2], srcs)
     for f in faults:
         print(f)
     return 1 if faults else 0
