@@ -106,7 +106,7 @@ boot_start() {
 # that refused to boot and waits for a key; returns when QEMU has ended.
 boot_stop_at() {
 	while kill -0 "$BOOT_PID" 2>/dev/null; do
-		if grep -q "$1" "$BOOT_DIR/console.log"; then
+		if grep -qs "$1" "$BOOT_DIR/console.log"; then
 			sleep 2; kill "$BOOT_PID" 2>/dev/null || true; break
 		fi
 		sleep 1
