@@ -780,18 +780,27 @@ static int load_trust(struct serve *s, ingot_error *e)
 	return 0;
 }
 
-int serve_start(const struct serve_config *c, const struct serve_log *log, struct serve **out, ingot_error *e)
+/* A serve with its locks made and nothing loaded: serve_stop frees it
+ * whatever happens next (serve_start and serve_check). */
+static struct serve *serve_alloc(const struct serve_config *c)
 {
 	struct serve *s = xcalloc(1, sizeof(*s));
-	int r;
 
 	s->c = c;
 	s->fd = -1;
-	if (log)
-		s->log = *log;
 	pthread_mutex_init(&s->stop_mu, NULL);
 	pthread_cond_init(&s->stop_cv, NULL);
 	pthread_mutex_init(&s->rate_mu, NULL);
+	return s;
+}
+
+int serve_start(const struct serve_config *c, const struct serve_log *log, struct serve **out, ingot_error *e)
+{
+	struct serve *s = serve_alloc(c);
+	int r;
+
+	if (log)
+		s->log = *log;
 	if ((r = load_trust(s, e)) < 0 || (c->token_file && (r = read_token(c->token_file, &s->token, e)) < 0) ||
 	    (r = pool_open(&s->pool, c->database, c->threads + 1, e)) < 0 ||
 	    (r = db_group_open(c->database, &s->group, e)) < 0 || (r = bind_listen(s, c->listen, e)) < 0)
@@ -824,14 +833,9 @@ fail:
 
 int serve_check(const struct serve_config *c, ingot_error *e)
 {
-	struct serve *s = xcalloc(1, sizeof(*s));
+	struct serve *s = serve_alloc(c);
 	int r;
 
-	s->c = c;
-	s->fd = -1;
-	pthread_mutex_init(&s->stop_mu, NULL);
-	pthread_cond_init(&s->stop_cv, NULL);
-	pthread_mutex_init(&s->rate_mu, NULL);
 	if ((r = load_trust(s, e)) == 0 && c->token_file)
 		r = read_token(c->token_file, &s->token, e);
 	if (r == 0)
