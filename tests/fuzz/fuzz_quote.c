@@ -5,14 +5,13 @@
  * The harness signs the TPMS_ATTEST bytes with its own P-256 "AK" (as a
  * TPM would), so every input gets past the signature check and the
  * fuzzer reaches the checks behind it.  Nonce: 32 bytes 0x11. */
-#include <openssl/ecdsa.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
-#include <tss2/tss2_mu.h>
 #include "tests/fuzz/fuzz_common.h"
 #include "attest/quote.h"
 #include "lib/base64.h"
 #include "lib/digest.h"
+#include "tests/tools/swquote.h"
 
 static EVP_PKEY *ak;
 static char *ak_pem;
@@ -37,35 +36,12 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	return 0;
 }
 
-/* ECDSA-SHA256 over msg as a marshalled TPMT_SIGNATURE. */
+/* The TPM's signature, as tests/tools/swquote.h makes it for mkquote. */
 static size_t tpm_sign(const uint8_t *msg, size_t len, uint8_t *out, size_t cap)
 {
-	EVP_MD_CTX *md = EVP_MD_CTX_new();
-	uint8_t der[128];
-	size_t derlen = sizeof(der), off = 0;
-	const uint8_t *p = der;
-	const BIGNUM *r, *s;
-	ECDSA_SIG *es;
-	TPMT_SIGNATURE ts;
+	size_t off = 0;
 
-	if (!md || EVP_DigestSignInit(md, NULL, EVP_sha256(), NULL, ak) != 1 ||
-	    EVP_DigestSign(md, der, &derlen, msg, len) != 1)
-		abort();
-	EVP_MD_CTX_free(md);
-	es = d2i_ECDSA_SIG(NULL, &p, (long)derlen);
-	if (!es)
-		abort();
-	ECDSA_SIG_get0(es, &r, &s);
-	memset(&ts, 0, sizeof(ts));
-	ts.sigAlg = TPM2_ALG_ECDSA;
-	ts.signature.ecdsa.hash = TPM2_ALG_SHA256;
-	ts.signature.ecdsa.signatureR.size = 32;
-	ts.signature.ecdsa.signatureS.size = 32;
-	if (BN_bn2binpad(r, ts.signature.ecdsa.signatureR.buffer, 32) != 32 ||
-	    BN_bn2binpad(s, ts.signature.ecdsa.signatureS.buffer, 32) != 32)
-		abort();
-	ECDSA_SIG_free(es);
-	if (Tss2_MU_TPMT_SIGNATURE_Marshal(&ts, out, cap, &off) != TSS2_RC_SUCCESS)
+	if (cap < sizeof(TPMT_SIGNATURE) || swquote_sign(ak, msg, len, out, &off) < 0)
 		abort();
 	return off;
 }

@@ -31,6 +31,46 @@ static inline int swquote_name(EVP_PKEY *ak, uint8_t name[34])
 	return 0;
 }
 
+/* ECDSA-SHA256 over msg, as the marshalled TPMT_SIGNATURE a TPM returns,
+ * into sbuf (sizeof(TPMT_SIGNATURE)); 0 or -1. */
+static inline int swquote_sign(EVP_PKEY *ak, const uint8_t *msg, size_t len, uint8_t *sbuf, size_t *slen)
+{
+	TPMT_SIGNATURE s;
+	uint8_t *sig = NULL;
+	size_t siglen = 0;
+	EVP_MD_CTX *md;
+	ECDSA_SIG *es;
+	const BIGNUM *r, *sv;
+
+	*slen = 0;
+	md = EVP_MD_CTX_new();
+	if (!md || EVP_DigestSignInit(md, NULL, EVP_sha256(), NULL, ak) != 1 ||
+	    EVP_DigestSign(md, NULL, &siglen, msg, len) != 1 || !(sig = malloc(siglen)) ||
+	    EVP_DigestSign(md, sig, &siglen, msg, len) != 1) {
+		EVP_MD_CTX_free(md);
+		free(sig);
+		return -1;
+	}
+	EVP_MD_CTX_free(md);
+	const uint8_t *p = sig;
+	es = d2i_ECDSA_SIG(NULL, &p, (long)siglen);
+	free(sig);
+	if (!es)
+		return -1;
+	ECDSA_SIG_get0(es, &r, &sv);
+	memset(&s, 0, sizeof(s));
+	s.sigAlg = TPM2_ALG_ECDSA;
+	s.signature.ecdsa.hash = TPM2_ALG_SHA256;
+	s.signature.ecdsa.signatureR.size = 32;
+	s.signature.ecdsa.signatureS.size = 32;
+	int bad = BN_bn2binpad(r, s.signature.ecdsa.signatureR.buffer, 32) != 32 ||
+		  BN_bn2binpad(sv, s.signature.ecdsa.signatureS.buffer, 32) != 32;
+	ECDSA_SIG_free(es);
+	if (bad || Tss2_MU_TPMT_SIGNATURE_Marshal(&s, sbuf, sizeof(TPMT_SIGNATURE), slen))
+		return -1;
+	return 0;
+}
+
 /* Marshalled quote into abuf (sizeof(TPMS_ATTEST)) and signature into
  * sbuf (sizeof(TPMT_SIGNATURE)); 0 or -1.  name: the AK's swquote_name,
  * or NULL to compute it (OpenSSL's encoder: a storm computes it once). */
@@ -38,12 +78,6 @@ static inline int swquote(EVP_PKEY *ak, const uint8_t *name, const uint8_t *nonc
 			  const uint8_t digest[32], uint8_t *abuf, size_t *alen, uint8_t *sbuf, size_t *slen)
 {
 	TPMS_ATTEST a;
-	TPMT_SIGNATURE s;
-	uint8_t *sig = NULL;
-	size_t siglen = 0;
-	EVP_MD_CTX *md;
-	ECDSA_SIG *es;
-	const BIGNUM *r, *sv;
 
 	*alen = *slen = 0;
 	memset(&a, 0, sizeof(a));
@@ -69,33 +103,7 @@ static inline int swquote(EVP_PKEY *ak, const uint8_t *name, const uint8_t *nonc
 	memcpy(a.attested.quote.pcrDigest.buffer, digest, 32);
 	if (Tss2_MU_TPMS_ATTEST_Marshal(&a, abuf, sizeof(TPMS_ATTEST), alen))
 		return -1;
-
-	md = EVP_MD_CTX_new();
-	if (!md || EVP_DigestSignInit(md, NULL, EVP_sha256(), NULL, ak) != 1 ||
-	    EVP_DigestSign(md, NULL, &siglen, abuf, *alen) != 1 || !(sig = malloc(siglen)) ||
-	    EVP_DigestSign(md, sig, &siglen, abuf, *alen) != 1) {
-		EVP_MD_CTX_free(md);
-		free(sig);
-		return -1;
-	}
-	EVP_MD_CTX_free(md);
-	const uint8_t *p = sig;
-	es = d2i_ECDSA_SIG(NULL, &p, (long)siglen);
-	free(sig);
-	if (!es)
-		return -1;
-	ECDSA_SIG_get0(es, &r, &sv);
-	memset(&s, 0, sizeof(s));
-	s.sigAlg = TPM2_ALG_ECDSA;
-	s.signature.ecdsa.hash = TPM2_ALG_SHA256;
-	s.signature.ecdsa.signatureR.size = 32;
-	s.signature.ecdsa.signatureS.size = 32;
-	int bad = BN_bn2binpad(r, s.signature.ecdsa.signatureR.buffer, 32) != 32 ||
-		  BN_bn2binpad(sv, s.signature.ecdsa.signatureS.buffer, 32) != 32;
-	ECDSA_SIG_free(es);
-	if (bad || Tss2_MU_TPMT_SIGNATURE_Marshal(&s, sbuf, sizeof(TPMT_SIGNATURE), slen))
-		return -1;
-	return 0;
+	return swquote_sign(ak, abuf, *alen, sbuf, slen);
 }
 
 #endif
