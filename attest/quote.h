@@ -100,6 +100,8 @@ int quote_verify_cached(const json_t *quote, const uint8_t *nonce, size_t nonce_
 struct ak_key;
 int ak_key_parse(const char *pem, struct ak_key **out, ingot_error *e);
 void ak_key_free(struct ak_key *k);
+static inline void ak_key_freep(struct ak_key **k) { ak_key_free(*k); }
+#define _cleanup_ak_key_ __attribute__((cleanup(ak_key_freep)))
 /* Its id, as attest_ak_id_pem gives it. */
 const char *ak_key_id(const struct ak_key *k);
 /* The one quote check behind quote_verify and quote_verify_cached: the

@@ -69,13 +69,10 @@ void boot_trust_release(struct boot_trust *t)
 			keyring_free(t->kr[i]);
 		free(t->no_key[i]);
 	}
-	for (size_t i = 0; i < t->n_en; i++) {
+	for (size_t i = 0; i < t->n_en; i++)
 		enrolment_release(&t->en[i]);
-		ak_key_free(t->key[i]);
-	}
 	free(t->en);
 	free(t->ak);
-	free(t->key);
 	strmap_free(&t->en_of, NULL);
 	free(t->fw);
 	for (size_t i = 0; i < t->n_mf; i++)
@@ -93,28 +90,24 @@ static int role_keyring(const struct boot_trust *t, enum key_role role, const ch
 	return r < 0 ? ingot_prefix(e, "%s", path) : 0;
 }
 
-/* Record i as the verdict reads it (pointing into the record). */
+/* Record i as the verdict reads it (pointing into the record, its AK
+ * parsed once when the record was loaded). */
 static struct enrolled_ak enrolled_of(const struct boot_trust *t, size_t i)
 {
 	return (struct enrolled_ak){ .pem = t->en[i].ak_pem, .ak_id = t->en[i].ak_id, .node = t->en[i].node,
-				     .key = t->key[i] };
+				     .key = t->en[i].ak };
 }
 
 int boot_trust_add_enrolment(struct boot_trust *t, const char *path, ingot_error *e)
 {
 	struct enrolment en = { 0 };
 	const struct keyring *kr = NULL;
-	struct ak_key *key = NULL;
 	int r;
 
+	/* The record's AK is parsed as it loads, once, not per piece of
+	 * evidence: a key that does not parse fails it, naming the file. */
 	if ((r = role_keyring(t, KEY_ROLE_ENROLMENT, path, &kr, e)) < 0 || (r = enrolment_load(path, kr, &en, e)) < 0)
 		return r;
-	/* The AK is parsed here, once, not per piece of evidence: a key
-	 * that does not parse fails the load, naming the record. */
-	if ((r = ak_key_parse(en.ak_pem, &key, e)) < 0) {
-		enrolment_release(&en);
-		return ingot_prefix(e, "%s: predicate.ak_public_key", path);
-	}
 	/* Room grows geometrically, and the AKs (which point into the
 	 * records) are rebuilt only when the records moved: growing by one
 	 * made loading 100,000 enrolments quadratic (minutes). */
@@ -122,12 +115,10 @@ int boot_trust_add_enrolment(struct boot_trust *t, const char *path, ingot_error
 		t->cap_en = t->cap_en ? 2 * t->cap_en : 16;
 		t->en = xrealloc(t->en, t->cap_en * sizeof(*t->en));
 		t->ak = xrealloc(t->ak, t->cap_en * sizeof(*t->ak));
-		t->key = xrealloc(t->key, t->cap_en * sizeof(*t->key));
 		for (size_t i = 0; i < t->n_en; i++)
 			t->ak[i] = enrolled_of(t, i);
 	}
 	t->en[t->n_en] = en;
-	t->key[t->n_en] = key;
 	t->ak[t->n_en] = enrolled_of(t, t->n_en);
 	int created;
 	void **slot = strmap_put(&t->en_of, en.node, &created);

@@ -52,7 +52,6 @@ struct boot_trust {
 	char *no_key[BOOT_ROLES];         /* ... and why (the loader's message) */
 	struct enrolment *en;           /* n_en records, in the order added */
 	struct enrolled_ak *ak;         /* the same, as the verdict reads them */
-	struct ak_key **key;            /* each record's AK, parsed once at load (ak[i].key) */
 	size_t n_en, cap_en;            /* cap_en: room in en and ak */
 	struct strmap en_of;            /* node -> index + 1 into en (first added wins) */
 	struct firmware_ref *fw;
