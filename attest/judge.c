@@ -147,7 +147,7 @@ int attest_judge(const json_t *quote, const struct attest_expect *x, struct quot
 		return r;
 	if (x->seen_nonces && x->nonce_hex && (r = nonce_check_unseen(x->seen_nonces, nonce, nlen, x->nonce_hex, e)) < 0)
 		return verdict(qi, r == -EEXIST ? VERDICT_NONCE_REUSED : VERDICT_NOT_MADE, r);
-	if ((r = quote_verify_cached(quote, nonce, nlen, x->ak_pem, x->aks, qi, e)) < 0)
+	if ((r = quote_verify_key(quote, nonce, nlen, x->ak, x->ak_pem, x->aks, qi, e)) < 0)
 		return r;
 	if (!x->nonce_hex)
 		qi->weak |= WEAK_NO_NONCE;

@@ -26,6 +26,7 @@
 struct attest_expect {
 	const char *nonce_hex;               /* the verifier's nonce; NULL: none issued (weak) */
 	const char *ak_pem;                  /* trusted AK; NULL: the quote's own (consistency only) */
+	const struct ak_key *ak;             /* ak_pem parsed (at load), or NULL: parsed per call */
 	const struct pcr_selection *cover;   /* PCRs the quote must cover, or NULL */
 	const struct pcr_values *expected;   /* values the quoted PCRs must have, or NULL */
 	const struct eventlog *log;          /* must replay to the quoted PCRs, or NULL */

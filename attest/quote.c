@@ -176,23 +176,60 @@ static int ak_id(EVP_PKEY *key, char out[SHA256_HEX_LEN + 1])
 	return 0;
 }
 
-int attest_ak_id_pem(const char *pem, char out[SHA256_HEX_LEN + 1], ingot_error *e)
+/* An AK's public key, parsed once: the key, its id and the exact text
+ * it was parsed from (a quote whose ak_pub is that text carries that key). */
+struct ak_key {
+	EVP_PKEY *key;   /* NULL in an ak_cache entry: the text does not parse */
+	char id[SHA256_HEX_LEN + 1];
+	char *pem;
+};
+
+int ak_key_parse(const char *pem, struct ak_key **out, ingot_error *e)
 {
 	EVP_PKEY *k = pem_to_key(pem);
-	int r;
+	struct ak_key *a;
+	char id[SHA256_HEX_LEN + 1];
 
+	*out = NULL;
 	if (!k)
 		return ingot_fail(e, -EBADMSG, "AK public key: expected exactly one PEM PUBLIC KEY block that OpenSSL reads");
-	r = ak_id(k, out);
-	EVP_PKEY_free(k);
-	return r < 0 ? ingot_fail(e, r, "AK public key: cannot encode it as SubjectPublicKeyInfo") : 0;
+	if (ak_id(k, id) < 0) {
+		EVP_PKEY_free(k);
+		return ingot_fail(e, -EINVAL, "AK public key: cannot encode it as SubjectPublicKeyInfo");
+	}
+	a = xcalloc(1, sizeof(*a));
+	a->key = k;
+	memcpy(a->id, id, sizeof(id));
+	a->pem = xstrdup(pem);
+	*out = a;
+	return 0;
 }
 
-/* A parsed AK and its id, or key NULL: the PEM does not parse. */
-struct cached_ak {
-	EVP_PKEY *key;
-	char id[SHA256_HEX_LEN + 1];
-};
+void ak_key_free(struct ak_key *a)
+{
+	if (!a)
+		return;
+	EVP_PKEY_free(a->key);
+	free(a->pem);
+	free(a);
+}
+
+const char *ak_key_id(const struct ak_key *a)
+{
+	return a->id;
+}
+
+int attest_ak_id_pem(const char *pem, char out[SHA256_HEX_LEN + 1], ingot_error *e)
+{
+	struct ak_key *a;
+	int r = ak_key_parse(pem, &a, e);
+
+	if (r < 0)
+		return r;
+	memcpy(out, a->id, SHA256_HEX_LEN + 1);
+	ak_key_free(a);
+	return 0;
+}
 
 /* A fleet where every node has its own AK gains nothing from the cache:
  * past this many keys new ones are parsed per call and not kept, so
@@ -200,7 +237,7 @@ struct cached_ak {
 #define AK_CACHE_MAX 4096
 
 struct ak_cache {
-	struct strmap by_pem;
+	struct strmap by_pem;   /* text -> struct ak_key (key NULL: does not parse) */
 };
 
 struct ak_cache *ak_cache_new(void)
@@ -210,9 +247,7 @@ struct ak_cache *ak_cache_new(void)
 
 static void cached_ak_free(void *p)
 {
-	struct cached_ak *a = p;
-	EVP_PKEY_free(a->key);
-	free(a);
+	ak_key_free(p);
 }
 
 void ak_cache_free(struct ak_cache *c)
@@ -226,37 +261,30 @@ void ak_cache_free(struct ak_cache *c)
 /* The key of pem, parsed once per distinct text: the exact bytes are the
  * key, so a text pem_to_key refuses is refused from the cache too.  NULL
  * when the cache is full and pem not in it. */
-static const struct cached_ak *ak_cache_get(struct ak_cache *c, const char *pem)
+static const struct ak_key *ak_cache_get(struct ak_cache *c, const char *pem)
 {
-	struct cached_ak *a = strmap_get(&c->by_pem, pem);
+	struct ak_key *a = strmap_get(&c->by_pem, pem);
+	ingot_error e = { 0 };
 
 	if (a || c->by_pem.n >= AK_CACHE_MAX)
 		return a;
-	a = xcalloc(1, sizeof(*a));
-	a->key = pem_to_key(pem);
-	if (a->key && ak_id(a->key, a->id) < 0)
-		a->id[0] = '\0';
+	if (ak_key_parse(pem, &a, &e) < 0)
+		a = xcalloc(1, sizeof(*a));
 	*strmap_put(&c->by_pem, pem, NULL) = a;
 	return a;
 }
 
-/* The key of pem (NULL: it does not parse) and, into id if given, its
- * id once it parses: from the cache (*own 0), else parsed now (*own 1). */
-static EVP_PKEY *key_of(struct ak_cache *c, const char *pem, char *id, int *own)
+/* The key of pem (NULL: it does not parse): from the cache, else parsed
+ * now into *own (the caller frees it). */
+static const struct ak_key *key_of(struct ak_cache *c, const char *pem, struct ak_key **own)
 {
-	const struct cached_ak *a = c ? ak_cache_get(c, pem) : NULL;
-	EVP_PKEY *k;
+	const struct ak_key *a = c ? ak_cache_get(c, pem) : NULL;
+	ingot_error e = { 0 };
 
-	*own = !a;
-	if (a) {
-		if (id && a->key)
-			memcpy(id, a->id, SHA256_HEX_LEN + 1);
-		return a->key;
-	}
-	k = pem_to_key(pem);
-	if (k && id)
-		ak_id(k, id);
-	return k;
+	*own = NULL;
+	if (a)
+		return a->key ? a : NULL;
+	return ak_key_parse(pem, own, &e) == 0 ? *own : NULL;
 }
 
 /* The signature as OpenSSL verifies it: DER for ECDSA, raw for RSASSA
@@ -348,18 +376,16 @@ struct quote_doc {
 	size_t attest_len, sig_len;
 	TPMS_ATTEST a;
 	TPMT_SIGNATURE s;
-	EVP_PKEY *doc_key, *key;   /* the document's AK; the one verifying (may be doc_key) */
-	int own_doc, own_key;      /* 0: the key belongs to an ak_cache */
+	const struct ak_key *doc_key, *key;   /* the document's AK; the one verifying (may be doc_key) */
+	struct ak_key *own_doc, *own_key;     /* parsed for this call (else the caller's or a cache's) */
 };
 
 static void quote_doc_release(struct quote_doc *d)
 {
 	free(d->attest);
 	free(d->sig);
-	if (d->key != d->doc_key && d->own_key)
-		EVP_PKEY_free(d->key);
-	if (d->own_doc)
-		EVP_PKEY_free(d->doc_key);
+	ak_key_free(d->own_key);
+	ak_key_free(d->own_doc);
 }
 
 static int parse_document(const json_t *quote, struct quote_doc *d, struct quote_info *qi, ingot_error *e)
@@ -399,29 +425,38 @@ static int parse_document(const json_t *quote, struct quote_doc *d, struct quote
 }
 
 /* The signature first: nothing else in the document means anything
- * until the AK vouches for the TPMS_ATTEST bytes. */
-static int verify_signature(struct quote_doc *d, const char *trusted_ak_pem, struct ak_cache *cache,
-			    struct quote_info *qi, uint16_t *hash_alg, ingot_error *e)
+ * until the AK vouches for the TPMS_ATTEST bytes.  The trusted AK is
+ * trusted (parsed), else trusted_pem (parsed here), else none. */
+static int verify_signature(struct quote_doc *d, const struct ak_key *trusted, const char *trusted_pem,
+			    struct ak_cache *cache, struct quote_info *qi, uint16_t *hash_alg, ingot_error *e)
 {
+	int has_trusted = trusted || trusted_pem;
 	int r;
 
-	d->doc_key = key_of(cache, d->ak_pem, qi->ak_id, &d->own_doc);
-	/* The same text is the same key: parsed once (OpenSSL's PEM decoder
-	 * is most of a verifier's CPU per piece of evidence). */
-	d->key = trusted_ak_pem && strcmp(trusted_ak_pem, d->ak_pem) ? key_of(cache, trusted_ak_pem, NULL, &d->own_key)
-								      : d->doc_key;
+	/* The same text is the same key: never parsed again (OpenSSL's PEM
+	 * decoder is most of a verifier's CPU per piece of evidence). */
+	if (trusted && !strcmp(trusted->pem, d->ak_pem))
+		d->doc_key = trusted;
+	else
+		d->doc_key = key_of(cache, d->ak_pem, &d->own_doc);
+	if (trusted)
+		d->key = trusted;
+	else
+		d->key = trusted_pem && strcmp(trusted_pem, d->ak_pem) ? key_of(cache, trusted_pem, &d->own_key) : d->doc_key;
+	if (d->doc_key)
+		memcpy(qi->ak_id, d->doc_key->id, sizeof(qi->ak_id));
 	if (!d->doc_key || !d->key)
 		return refuse(qi, VERDICT_MALFORMED, e, -EBADMSG, "quote: %s: expected exactly one PEM PUBLIC KEY block that OpenSSL reads",
 			      !d->doc_key ? "ak_pub" : "trusted AK");
-	r = check_signature(d->key, &d->s, d->attest, d->attest_len, hash_alg);
+	r = check_signature(d->key->key, &d->s, d->attest, d->attest_len, hash_alg);
 	if (r < 0)
 		return refuse(qi, VERDICT_MALFORMED, e, -EBADMSG, "quote: signature: expected ECDSA, RSASSA or RSAPSS with sha1/256/384/512, got scheme 0x%x hash 0x%x",
 			      d->s.sigAlg, *hash_alg);
 	if (r == 0) {
-		if (trusted_ak_pem && EVP_PKEY_eq(d->key, d->doc_key) != 1)
+		if (has_trusted && EVP_PKEY_eq(d->key->key, d->doc_key->key) != 1)
 			return refuse(qi, VERDICT_WRONG_AK, e, -EPERM, "quote: signature: expected a signature by the trusted AK, got one by another key (the quote's ak_pub is not the trusted AK)");
 		return refuse(qi, VERDICT_BAD_SIGNATURE, e, -EPERM, "quote: signature: does not verify with the %sAK over the TPMS_ATTEST bytes (altered quote or wrong key)",
-			      trusted_ak_pem ? "trusted " : "quote's ");
+			      has_trusted ? "trusted " : "quote's ");
 	}
 	if (*hash_alg == TPM2_ALG_SHA1)
 		qi->weak |= WEAK_SHA1_SIGNATURE;
@@ -519,12 +554,18 @@ static int check_pcrs(const TPMS_ATTEST *a, uint16_t hash_alg, struct quote_info
 int quote_verify(const json_t *quote, const uint8_t *nonce, size_t nonce_len,
 		 const char *trusted_ak_pem, struct quote_info *out, ingot_error *e)
 {
-	return quote_verify_cached(quote, nonce, nonce_len, trusted_ak_pem, NULL, out, e);
+	return quote_verify_key(quote, nonce, nonce_len, NULL, trusted_ak_pem, NULL, out, e);
 }
 
 int quote_verify_cached(const json_t *quote, const uint8_t *nonce, size_t nonce_len,
 			const char *trusted_ak_pem, struct ak_cache *cache, struct quote_info *out,
 			ingot_error *e)
+{
+	return quote_verify_key(quote, nonce, nonce_len, NULL, trusted_ak_pem, cache, out, e);
+}
+
+int quote_verify_key(const json_t *quote, const uint8_t *nonce, size_t nonce_len, const struct ak_key *trusted,
+		     const char *trusted_ak_pem, struct ak_cache *cache, struct quote_info *out, ingot_error *e)
 {
 	struct quote_info local, *qi = out ? out : &local;
 	struct quote_doc d;
@@ -534,7 +575,7 @@ int quote_verify_cached(const json_t *quote, const uint8_t *nonce, size_t nonce_
 	memset(qi, 0, sizeof(*qi));
 	memset(&d, 0, sizeof(d));
 	if ((r = parse_document(quote, &d, qi, e)) < 0 ||
-	    (r = verify_signature(&d, trusted_ak_pem, cache, qi, &hash_alg, e)) < 0 ||
+	    (r = verify_signature(&d, trusted, trusted_ak_pem, cache, qi, &hash_alg, e)) < 0 ||
 	    (r = check_header(&d.a, qi, e)) < 0 ||
 	    (r = check_nonce(&d, nonce, nonce_len, qi, e)) < 0 ||
 	    (r = check_pcrs(&d.a, hash_alg, qi, e)) < 0)

@@ -93,6 +93,24 @@ int quote_verify_cached(const json_t *quote, const uint8_t *nonce, size_t nonce_
 			const char *trusted_ak_pem, struct ak_cache *cache, struct quote_info *out,
 			ingot_error *e);
 
+/* An AK's public key parsed once, for a verifier that holds its enrolled
+ * AKs (verify/boot-inputs.h parses each record's at load): exactly one
+ * PEM PUBLIC KEY block, as quote_verify reads a trusted AK, else -EBADMSG.
+ * Read-only once parsed, so threads may share it. */
+struct ak_key;
+int ak_key_parse(const char *pem, struct ak_key **out, ingot_error *e);
+void ak_key_free(struct ak_key *k);
+static inline void ak_key_freep(struct ak_key **k) { ak_key_free(*k); }
+#define _cleanup_ak_key_ __attribute__((cleanup(ak_key_freep)))
+/* Its id, as attest_ak_id_pem gives it. */
+const char *ak_key_id(const struct ak_key *k);
+/* The one quote check behind quote_verify and quote_verify_cached: the
+ * trusted AK is trusted when given (trusted_ak_pem, its text, is then
+ * unused), else trusted_ak_pem parsed now, else the quote's own.  A
+ * quote whose ak_pub is the trusted AK's exact text is not parsed again. */
+int quote_verify_key(const json_t *quote, const uint8_t *nonce, size_t nonce_len, const struct ak_key *trusted,
+		     const char *trusted_ak_pem, struct ak_cache *cache, struct quote_info *out, ingot_error *e);
+
 /* The id quote_info.ak_id reports for an AK given as PEM (exactly one
  * PUBLIC KEY block, read as quote_verify reads a trusted AK): the sha256
  * hex of its DER SubjectPublicKeyInfo.  -EBADMSG when it does not parse.

@@ -116,7 +116,8 @@ static enum boot_verdict judge_quote(struct ctx *c)
 	const struct boot_evidence *ev = c->ev;
 	struct pcr_selection cover = { 0 }, logsel = { 0 };
 	struct attest_expect x = {
-		.nonce_hex = ev->nonce_hex, .ak_pem = ev->ak ? ev->ak->pem : NULL, .cover = &cover,
+		.nonce_hex = ev->nonce_hex, .ak_pem = ev->ak ? ev->ak->pem : NULL,
+		.ak = ev->ak ? ev->ak->key : NULL, .cover = &cover,
 		.log = ev->log, .log_sel = &logsel, .accept_weak = ev->accept_weak,
 		.aks = ev->aks,
 	};

@@ -61,6 +61,7 @@ struct enrolled_ak {
 	const char *pem;     /* the AK's public key (PEM SubjectPublicKeyInfo) */
 	const char *ak_id;   /* sha256 hex of its DER SPKI */
 	const char *node;    /* the node it was enrolled for ("" or NULL: any) */
+	const struct ak_key *key;   /* pem, parsed when the record was loaded; NULL: parsed per verdict */
 };
 
 struct boot_evidence {

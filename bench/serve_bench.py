@@ -106,7 +106,8 @@ def fixture(ingot, build, src, work, n):
     log(f"bench: serve fixture and {n} enrolled storm nodes in {d}")
     sh(sys.executable, os.path.join(src, "tests", "e2e", "boot-evidence.py"), ".", mkquote, n0)
     sh(ingot, "keys", "generate", "-o", "k")
-    sh(ingot, "keys", "keyring", "add", "keyring.json", "k.pub", "--name", "release")
+    sh(ingot, "keys", "keyring", "add", "keyring.json", "k.pub", "--name", "release", "--role",
+       "manifest,enrolment,firmware-ref")
     meas = subprocess.run([ingot, "attest", "predict", "--manifest", "boot.manifest.json"], cwd=d, check=True,
                           capture_output=True).stdout
     m = json.load(open(os.path.join(d, "boot.manifest.json")))

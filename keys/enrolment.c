@@ -67,7 +67,7 @@ static int check_statement(const char *path, const json_t *st, struct enrolment 
 	const json_t *pred = json_object_get(st, "predicate"), *subj = json_object_get(st, "subject");
 	const json_t *v;
 	const char *key, *node, *ak_id, *ek, *pem, *s;
-	char id[SHA256_HEX_LEN + 1];
+	_cleanup_ak_key_ struct ak_key *ak = NULL;
 	time_t t;
 	int r;
 
@@ -108,7 +108,7 @@ static int check_statement(const char *path, const json_t *st, struct enrolment 
 	    !(s = str_field(pred, "enrolled", path, "predicate.enrolled", TIME_RFC3339_LEN, e)))
 		return -EINVAL;
 	if ((r = enroll_node_check("predicate.node", node, e)) < 0 ||
-	    (r = attest_ak_id_pem(pem, id, e)) < 0) {
+	    (r = ak_key_parse(pem, &ak, e)) < 0) {
 		ingot_prefix(e, "%s", path);
 		if (e)
 			e->kind = ENVELOPE_FAIL_MALFORMED;
@@ -119,10 +119,10 @@ static int check_statement(const char *path, const json_t *st, struct enrolment 
 	if (time_parse(s, &t) < 0)
 		return bad(e, path, "predicate.enrolled", "an RFC 3339 time");
 	/* The id is what quotes are matched by: it must be the key's. */
-	if (strcmp(id, ak_id))
+	if (strcmp(ak_key_id(ak), ak_id))
 		return ingot_fail_kind(e, -EINVAL, ENVELOPE_FAIL_MALFORMED,
 					 "%s: predicate.ak_id: expected %s (the id of ak_public_key), got %s",
-					 path, id, ak_id);
+					 path, ak_key_id(ak), ak_id);
 	v = json_array_get(subj, 0);
 	if (!json_is_array(subj) || json_array_size(subj) != 1 ||
 	    !json_is_string(json_object_get(v, "name")) ||
@@ -136,7 +136,10 @@ static int check_statement(const char *path, const json_t *st, struct enrolment 
 	memcpy(out->ak_id, ak_id, sizeof(out->ak_id));
 	memcpy(out->ek_cert_sha256, ek, sizeof(out->ek_cert_sha256));
 	out->ak_pem = strdup(pem);
-	return out->ak_pem ? 0 : ingot_fail_kind(e, -ENOMEM, ENVELOPE_FAIL_IO, "out of memory");
+	if (!out->ak_pem)
+		return ingot_fail_kind(e, -ENOMEM, ENVELOPE_FAIL_IO, "out of memory");
+	out->ak = TAKE_PTR(ak);
+	return 0;
 }
 
 /* The envelope of a record, read within ENROLMENT_FILE_MAX (a regular
@@ -192,4 +195,6 @@ void enrolment_release(struct enrolment *en)
 {
 	free(en->ak_pem);
 	en->ak_pem = NULL;
+	ak_key_free(en->ak);
+	en->ak = NULL;
 }

@@ -32,6 +32,7 @@ struct enrolment {
 	char ak_id[65];          /* sha256 hex of the AK's DER SubjectPublicKeyInfo (the id quote_info reports) */
 	char ek_cert_sha256[65]; /* sha256 hex of the EK certificate (DER) that enrolment checked */
 	char *ak_pem;            /* the enrolled AK's public key, PEM */
+	struct ak_key *ak;       /* the same, parsed once here (attest/quote.h): never per quote */
 };
 
 /* Read a signed enrolment record (a DSSE envelope, payloadType application/vnd.in-toto+json,

@@ -35,6 +35,10 @@
 		"  time " INT64 " NOT NULL,"                                 \
 		"  last_admit " INT64 ");"                                   \
 		"CREATE INDEX nodes_admit ON nodes(state, last_admit);",     \
+		/* 2: a node's nonces by node (issuing one counted the     \
+		 * node's held nonces by scanning every unexpired one:     \
+		 * quadratic in a boot storm) */                           \
+		"CREATE INDEX nonces_node ON nonces(node, expires);",       \
 	}
 
 #define DB_SQL_SCHEMA_TABLE "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)"

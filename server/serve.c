@@ -812,7 +812,7 @@ int serve_start(const struct serve_config *c, const struct serve_log *log, struc
 				  MHD_OPTION_THREAD_POOL_SIZE, c->threads,
 				  MHD_OPTION_CONNECTION_LIMIT, c->max_connections,
 				  MHD_OPTION_CONNECTION_TIMEOUT, c->connection_timeout,
-				  MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 << 10),
+				  MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(32 << 10),
 				  MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
 				  MHD_OPTION_END);
 	if (!s->mhd) {

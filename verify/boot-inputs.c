@@ -90,12 +90,22 @@ static int role_keyring(const struct boot_trust *t, enum key_role role, const ch
 	return r < 0 ? ingot_prefix(e, "%s", path) : 0;
 }
 
+/* Record i as the verdict reads it (pointing into the record, its AK
+ * parsed once when the record was loaded). */
+static struct enrolled_ak enrolled_of(const struct boot_trust *t, size_t i)
+{
+	return (struct enrolled_ak){ .pem = t->en[i].ak_pem, .ak_id = t->en[i].ak_id, .node = t->en[i].node,
+				     .key = t->en[i].ak };
+}
+
 int boot_trust_add_enrolment(struct boot_trust *t, const char *path, ingot_error *e)
 {
 	struct enrolment en = { 0 };
 	const struct keyring *kr = NULL;
 	int r;
 
+	/* The record's AK is parsed as it loads, once, not per piece of
+	 * evidence: a key that does not parse fails it, naming the file. */
 	if ((r = role_keyring(t, KEY_ROLE_ENROLMENT, path, &kr, e)) < 0 || (r = enrolment_load(path, kr, &en, e)) < 0)
 		return r;
 	/* Room grows geometrically, and the AKs (which point into the
@@ -106,12 +116,10 @@ int boot_trust_add_enrolment(struct boot_trust *t, const char *path, ingot_error
 		t->en = xrealloc(t->en, t->cap_en * sizeof(*t->en));
 		t->ak = xrealloc(t->ak, t->cap_en * sizeof(*t->ak));
 		for (size_t i = 0; i < t->n_en; i++)
-			t->ak[i] = (struct enrolled_ak){ .pem = t->en[i].ak_pem, .ak_id = t->en[i].ak_id,
-							 .node = t->en[i].node };
+			t->ak[i] = enrolled_of(t, i);
 	}
 	t->en[t->n_en] = en;
-	t->ak[t->n_en] = (struct enrolled_ak){ .pem = t->en[t->n_en].ak_pem, .ak_id = t->en[t->n_en].ak_id,
-					       .node = t->en[t->n_en].node };
+	t->ak[t->n_en] = enrolled_of(t, t->n_en);
 	int created;
 	void **slot = strmap_put(&t->en_of, en.node, &created);
 	if (created)

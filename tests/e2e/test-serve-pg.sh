@@ -25,7 +25,7 @@ A_PID=$SERVE_PID A=$URL
 serve_start b
 B_PID=$SERVE_PID B=$URL
 assert_ne "$A" "$B" "replica addresses"
-assert_eq "1|1" "$(db "SELECT count(*), max(version) FROM schema_version")" "schema versions"
+assert_eq "2|2" "$(db "SELECT count(*), max(version) FROM schema_version")" "schema versions"
 [ ! -e db.sqlite ] || fail "a SQLite file was created beside a PostgreSQL database"
 
 note "a nonce from A, evidence through B: admitted once, stored before the reply"

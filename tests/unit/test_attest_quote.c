@@ -183,6 +183,17 @@ static void expect_reason(const json_t *q, const uint8_t *n, size_t nlen, const 
 		assert_string_equal(ec.msg, e.msg);
 	}
 	ak_cache_free(c);
+	/* A trusted AK parsed beforehand (a verifier's, at load) judges alike. */
+	struct ak_key *k = NULL;
+	ingot_error ek = { 0 };
+	if (trusted && ak_key_parse(trusted, &k, &ek) == 0) {
+		struct quote_info qk;
+		assert_int_equal(quote_verify_key(q, n, nlen, k, NULL, NULL, &qk, &ek), r);
+		assert_int_equal(qk.reason, qi.reason);
+		assert_string_equal(qk.ak_id, qi.ak_id);
+		assert_string_equal(ek.msg, e.msg);
+		ak_key_free(k);
+	}
 }
 
 static void test_valid_quotes(void **state)
