@@ -45,6 +45,11 @@ sed -e 's/version: 5.7.31921/version: 6.1.40093/' -e 's/hip: "5.7"/hip: "6.1"/' 
 expect_exit 0 "warning [rccl-2.13-is-rocm-5.4]" "$INGOT" lint "$T/rocm61.yaml" --rules $R --date $D
 case "$OUT" in *"error ["*) fail "ROCm 6.1 with gfx942 code refused: $OUT";; esac
 
+# The same packages on an MI250X pool (gfx90a, which its RCCL carries):
+# the three mixed-release warnings, no error.
+sed -e 's/models: \[MI300X\]/models: [MI250X]/' $F >"$T/mi250x.yaml"
+expect_exit 0 "lint: 0 errors, 3 warnings (54 rules, date $D)" "$INGOT" lint "$T/mi250x.yaml" --rules $R --date $D
+
 # Certainly wrong: RCCL built for HIP 6.1 with Debian's HIP 5.7.
 sed -e 's/hip: "5.7"/hip: "6.1"/' $F >"$T/cross.yaml"
 expect_exit 2 "error [rccl-hip-major] (rccl.hip, hip.version): RCCL 2.13.4 is built for HIP 6.1, the tuple has HIP 5.7.31921" \
