@@ -12,8 +12,8 @@
  *   - nccl / rccl: libnccl.so.X.Y.Z file name and the embedded
  *     "NCCL version X.Y.Z[+cudaA.B]" / "RCCL version X.Y.Z[+hipA.B]"
  *     string (A.B against nccl.cuda / rccl.hip when declared); RCCL's
- *     offload bundle ids (the gfx targets it has code for) against
- *     rccl.targets when declared;
+ *     offload bundle ids (the gfx targets it has code for) are exactly
+ *     rccl.targets, which must be declared when it has any;
  *   - hip: libamdhip64.so.X.Y.BUILD file name; hsa-runtime, smi-lib:
  *     the package's Version in the artifact's var/lib/dpkg/status (their
  *     file names carry only an ABI version);
@@ -158,14 +158,12 @@ static int blob_path(struct check *c, const struct tree_entry *te, char **out)
  * GC 9.4.3 with PSP 13.0.6, SDMA 4.4.2, SMU 13.0.6 and VCN 4.0.3. */
 static const struct amd_gpu {
 	const char *models[4];
-	const char *target;      /* the gfx target code objects are built for */
 	const char *prefix[6];
 } amd_gpus[] = {
-	{ { "MI300A", "MI300X", "MI325X" }, "gfx942",
-	  { "gc_9_4_3", "psp_13_0_6", "sdma_4_4_2", "smu_13_0_6", "vcn_4_0_3" } },
-	{ { "MI350X", "MI355X" }, "gfx950", { "gc_9_5_0", "psp_13_0_14", "sdma_4_4_5", "smu_13_0_14" } },
-	{ { "MI210", "MI250", "MI250X" }, "gfx90a", { "aldebaran" } },
-	{ { "MI100" }, "gfx908", { "arcturus" } },
+	{ { "MI300A", "MI300X", "MI325X" }, { "gc_9_4_3", "psp_13_0_6", "sdma_4_4_2", "smu_13_0_6", "vcn_4_0_3" } },
+	{ { "MI350X", "MI355X" }, { "gc_9_5_0", "psp_13_0_14", "sdma_4_4_5", "smu_13_0_14" } },
+	{ { "MI210", "MI250", "MI250X" }, { "aldebaran" } },
+	{ { "MI100" }, { "arcturus" } },
 };
 
 static const struct amd_gpu *amd_gpu(const char *model)
@@ -386,14 +384,16 @@ static int scan_targets(const char *path, struct targets *ts)
 	}
 }
 
-/* RCCL's code objects: the declared rccl.targets are exactly what the
- * library carries, and it carries the pool's GPUs' target (without it
- * every collective fails to launch: certainly wrong, declared or not). */
+/* RCCL's code objects: rccl.targets must be exactly the gfx targets the
+ * library carries, and must be declared when it carries any, so the
+ * manifest says what the bits hold and the rules (rccl-code-for-gfx942
+ * and its kin) judge them against the pool's GPUs, by name and source. */
 static int check_rccl_targets(struct check *c, const struct tree_entry *te)
 {
 	_cleanup_free_ char *p = NULL;
 	struct targets ts = { .n = 0 };
 	char got[MAX_TARGETS * 17] = "";
+	bool same;
 	int r;
 
 	if ((r = blob_path(c, te, &p)) < 0)
@@ -402,27 +402,22 @@ static int check_rccl_targets(struct check *c, const struct tree_entry *te)
 		return ingot_fail(c->e, r, "tuple.rccl: artifact '%s': cannot read /%s: %s", c->a->name,
 				  te->path, strerror(-r));
 	for (size_t i = 0; i < ts.n; i++)
-		snprintf(got + strlen(got), sizeof(got) - strlen(got), "%s%s", i ? " " : "", ts.v[i]);
+		snprintf(got + strlen(got), sizeof(got) - strlen(got), "%s%s", i ? ", " : "", ts.v[i]);
 	if (!ts.n) {
 		if (c->targets)
 			return ingot_fail(c->e, -EINVAL, "tuple.rccl.targets: artifact '%s' shows no offload bundle ids (" BUNDLE_ID "gfx...) in /%s: check not made",
 					  c->a->name, te->path);
 		return 0;
 	}
-	for (size_t m = 0; c->models && m < c->models->n_list; m++) {
-		const struct amd_gpu *g = amd_gpu(c->models->list[m]);
-		if (g && !targets_has(&ts, g->target))
-			return ingot_fail(c->e, -EINVAL, "tuple.rccl: %s needs code objects for %s, artifact '%s' has none (/%s has: %s)",
-					  c->models->list[m], g->target, c->a->name, te->path, got);
-	}
-	if (c->targets) {
-		bool same = c->targets->n_list == ts.n;
-		for (size_t i = 0; same && i < c->targets->n_list; i++)
-			same = targets_has(&ts, c->targets->list[i]);
-		if (!same)
-			return ingot_fail(c->e, -EINVAL, "tuple.rccl.targets: recipe declares other targets than artifact '%s' carries (/%s has: %s)",
-					  c->a->name, te->path, got);
-	}
+	if (!c->targets)
+		return ingot_fail(c->e, -EINVAL, "tuple.rccl.targets: not declared, artifact '%s' carries code objects for [%s] (/%s): declare them, the rules hold them against gpu.models",
+				  c->a->name, got, te->path);
+	same = c->targets->n_list == ts.n;
+	for (size_t i = 0; same && i < c->targets->n_list; i++)
+		same = targets_has(&ts, c->targets->list[i]);
+	if (!same)
+		return ingot_fail(c->e, -EINVAL, "tuple.rccl.targets: recipe declares other targets than artifact '%s' carries (/%s has: %s)",
+				  c->a->name, te->path, got);
 	return 0;
 }
 

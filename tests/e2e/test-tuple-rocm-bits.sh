@@ -4,7 +4,8 @@
 # vermagic's kernel release and the firmware it names for the pool's GPU
 # must be in the image; HIP from libamdhip64.so.X.Y.BUILD, the HSA runtime
 # and the SMI library from dpkg's status; RCCL from its banner
-# ("RCCL version 2.13.4+hip5.7") and its offload bundle ids (gfx targets).
+# ("RCCL version 2.13.4+hip5.7") and its offload bundle ids (gfx targets,
+# which the rules then judge against the pool's GPU).
 # Each contradiction is refused with one line naming field and file.
 . "$(dirname "$0")/lib.sh"
 MK="python3 $SRC/scripts/mkart.py"
@@ -80,12 +81,19 @@ build 1 "tuple.rccl.hip: recipe declares 6.1, artifact 'rootfs' is built for HIP
 
 note "rccl.targets must be what the library carries"
 recipe 's/targets: \[gfx90a, gfx942\]/targets: [gfx942]/'
-build 1 "tuple.rccl.targets: recipe declares other targets than artifact 'rootfs' carries (/$L/librccl.so.1.0 has: gfx90a gfx942)"
+build 1 "tuple.rccl.targets: recipe declares other targets than artifact 'rootfs' carries (/$L/librccl.so.1.0 has: gfx90a, gfx942)"
 
-note "RCCL without code objects for the pool's GPU: refused, declared or not"
-root gfx803 gfx90a
+note "code objects the tuple does not declare: refused, naming them (the rules judge them)"
 recipe 's/, targets: \[gfx90a, gfx942\]//'
-build 1 "tuple.rccl: MI300X needs code objects for gfx942, artifact 'rootfs' has none (/$L/librccl.so.1.0 has: gfx803 gfx90a)"
+build 1 "tuple.rccl.targets: not declared, artifact 'rootfs' carries code objects for [gfx90a, gfx942] (/$L/librccl.so.1.0): declare them, the rules hold them against gpu.models"
+note "declared as read, without the pool's gfx942: built with --no-lint, refused by the rules"
+root gfx803 gfx90a
+recipe 's/targets: \[gfx90a, gfx942\]/targets: [gfx803, gfx90a]/'
+build 0 ""
+rm -rf out
+expect_exit 1 "r.yaml:8:17: lint: 2 errors; first: rocm-gfx942-from-6.0" "$INGOT" build r.yaml -o out --store st
+# the second error is the missing code objects, read from the bits
+expect_exit 2 "error [rccl-code-for-gfx942] (gpu.models, rccl.targets)" "$INGOT" lint r.yaml
 note "no bundle ids to read (compressed bundles) with targets declared: check not made"
 root
 recipe

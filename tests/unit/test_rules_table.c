@@ -129,6 +129,8 @@ static const struct rule_case {
 	  AMD("MI300X") "  rccl: {version: 2.18.6, targets: [gfx90a, gfx942]}\n" },
 	{ "rccl-code-for-gfx950", DATE, AMD("MI355X") "  rccl: {version: 2.27.7, targets: [gfx942]}\n",
 	  AMD("MI355X") "  rccl: {version: 2.27.7, targets: [gfx942, gfx950]}\n" },
+	{ "rccl-code-for-gfx908", DATE, AMD("MI100") "  rccl: {version: 2.13.4, targets: [gfx90a]}\n",
+	  AMD("MI100") "  rccl: {version: 2.13.4, targets: [gfx908, gfx90a]}\n" },
 	{ "rccl-code-for-gfx90a", DATE, AMD("MI250X") "  rccl: {version: 2.13.4, targets: [gfx908]}\n",
 	  AMD("MI250X") "  rccl: {version: 2.13.4, targets: [gfx908, gfx90a]}\n" },
 	/* vendor.yaml */

@@ -305,12 +305,13 @@ static const struct check_case {
 	      "so --soname librccl.so.1 --version-string 'RCCL version 2.13.4+hip5.7' "
 	      "--version-string hipv4-amdgcn-amd-amdhsa--gfx1030 --version-string hipv4-amdgcn-amd-amdhsa--gfx90a:xnack-" } },
 	  NULL },
-	{ "rccl_no_gfx942",
+	/* code objects the tuple does not declare: the rules could not judge them */
+	{ "rccl_targets_undeclared",
 	  "tuple:\n  vendor: amd\n  gpu: {models: [MI300X]}\n  rccl: {version: 2.13.4, artifact: nccl}\n",
 	  { { "usr/lib/librccl.so.1.0", "nccl",
 	      "so --soname librccl.so.1 --version-string 'RCCL version 2.13.4+hip5.7' "
-	      "--version-string hipv4-amdgcn-amd-amdhsa--gfx90a" } },
-	  "tuple.rccl: MI300X needs code objects for gfx942, artifact 'nccl' has none (/usr/lib/librccl.so.1.0 has: gfx90a)" },
+	      "--version-string hipv4-amdgcn-amd-amdhsa--gfx90a --version-string hipv4-amdgcn-amd-amdhsa--gfx908" } },
+	  "tuple.rccl.targets: not declared, artifact 'nccl' carries code objects for [gfx90a, gfx908] (/usr/lib/librccl.so.1.0): declare them, the rules hold them against gpu.models" },
 	{ "hip_name",
 	  "tuple:\n  vendor: amd\n  gpu: {models: [MI210]}\n  hip: {version: \"6.1\", artifact: nccl}\n",
 	  { { "usr/lib/x86_64-linux-gnu/libamdhip64.so.5.7.31921", "nccl", "so --soname libamdhip64.so.5" } },
