@@ -81,6 +81,17 @@ const struct tuple_field tuple_fields[] = {
 	[TF_ROCM_PREFIX] = PROBED("rocm.prefix", TUPLE_STR, NULL, "rocm.prefix", NULL, "ROCm prefix",
 				  MATCH_EXACT, RULES_NONE),
 	[TF_SMI] = PROBED("smi", TUPLE_ENUM, smis, "smi", NULL, "SMI tool", MATCH_EXACT, RULES_PROBED),
+	/* ROCm's runtime pieces by their own versions, as distributions ship
+	 * them apart (Debian 13: HIP 5.7 over the HSA runtime and SMI library
+	 * of ROCm 6.1): HIP from libamdhip64.so.X.Y.BUILD, the HSA runtime and
+	 * the ROCm SMI library from their packages (their file names carry
+	 * only an ABI version, libhsa-runtime64.so.1.13.0, librocm_smi64.so.1.0). */
+	[TF_HIP] = PROBED("hip.version", TUPLE_VERSION, NULL, "hip.version", NULL, "HIP", MATCH_PREFIX,
+			  RULES_PROBED),
+	[TF_HSA_RUNTIME] = PROBED("hsa-runtime.version", TUPLE_VERSION, NULL, "hsa_runtime.version", NULL,
+				  "HSA runtime", MATCH_PREFIX, RULES_PROBED),
+	[TF_SMI_LIB] = PROBED("smi-lib.version", TUPLE_VERSION, NULL, "smi_lib.version", NULL,
+			      "ROCm SMI library", MATCH_PREFIX, RULES_PROBED),
 	[TF_DRIVER_BRANCH] = FIELD("driver.branch", TUPLE_STR, NULL),
 	[TF_GPU_MODELS] = FIELD("gpu.models", TUPLE_LIST, model_names),
 	[TF_GPU_ARCH] = FIELD("gpu.arch", TUPLE_LIST, arch_names),
@@ -106,6 +117,14 @@ const struct tuple_field tuple_fields[] = {
 	ARTIFACT("nccl"),
 	FIELD("nccl.cuda", TUPLE_VERSION, NULL),   /* the CUDA release NCCL was built for */
 	ARTIFACT("rccl"),
+	FIELD("rccl.hip", TUPLE_VERSION, NULL),     /* the HIP release RCCL was built for */
+	/* The gfx targets RCCL carries code objects for (its offload bundle
+	 * ids, hipv4-amdgcn-amd-amdhsa--gfx942): a GPU without its target
+	 * cannot run RCCL's kernels at all. */
+	FIELD("rccl.targets", TUPLE_LIST, NULL),
+	ARTIFACT("hip"),
+	ARTIFACT("hsa-runtime"),
+	ARTIFACT("smi-lib"),
 	ARTIFACT("container-toolkit"),
 	ARTIFACT("gpu-operator"),
 	ARTIFACT("imex"),

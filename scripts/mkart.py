@@ -114,7 +114,8 @@ def layout(sections, start):
 
 
 def make_ko(name, version, license_, flavor, vermagic, extra):
-    fields = [("version", version), ("license", license_)]
+    # an in-tree module (amdgpu) has no version= at all: --version ''
+    fields = ([("version", version)] if version else []) + [("license", license_)]
     fields += extra
     if flavor == "open":
         # The open modules load the GSP firmware shipped with the driver.

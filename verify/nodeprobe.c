@@ -213,11 +213,8 @@ static int probe_run(const char *root, bool no_tools, struct node_probe **out, i
 	if (!r) r = probe_set(p, "smi.version", NULL, "not found: /var/lib/dpkg/status (nvidia-smi)");
 	if (!r) r = probe_cuda(p);
 	if (!r) r = probe_rocm(p);
-	if (!r) {
-		_cleanup_free_ char *amdver = probe_read_trimmed(p, "/sys/module/amdgpu/version");
-		r = amdver && *amdver ? probe_set(p, "amdgpu.version", amdver, "/sys/module/amdgpu/version")
-				      : probe_set(p, "amdgpu.version", NULL, "not found: /sys/module/amdgpu/version");
-	}
+	if (!r) r = probe_rocm_runtime(p, status);
+	if (!r) r = probe_amdgpu(p);
 	if (!r) r = probe_nvidia_procfs(p);
 	if (!r) r = probe_gsp_firmware(p);
 	if (!r) r = probe_nvswitch(p);
@@ -231,12 +228,13 @@ static int probe_run(const char *root, bool no_tools, struct node_probe **out, i
 				      ? probe_find(p, "driver.version")->source : "/proc/modules");
 		else if (probe_get(p, "amdgpu.version") || probe_module_loaded(p, "amdgpu"))
 			r = probe_set(p, "vendor", "amd", probe_get(p, "amdgpu.version")
-				      ? "/sys/module/amdgpu/version" : "/proc/modules");
+				      ? probe_find(p, "amdgpu.version")->source : "/proc/modules");
 		else if (nvdir && stat(nvdir, &st) == 0)
 			r = probe_set(p, "vendor", "nvidia", "/proc/driver/nvidia");
 		else
 			r = probe_set(p, "vendor", NULL, "no nvidia or amdgpu module loaded");
 	}
+	if (!r) r = probe_amdgpu_driver(p);
 	if (r < 0) {
 		node_probe_free(p);
 		return ingot_fail(e, r, "probe: out of memory");

@@ -18,6 +18,7 @@
  *   modules fabric_manager.version nccl.version rccl.version
  *   cuda.version cuda.runtime container_toolkit.version
  *   rocm.version rocm.stream rocm.prefix amdgpu.version
+ *   hip.version hsa_runtime.version smi_lib.version
  *   gpu.model gpu.count gpu.driver_version firmware.vbios firmware.gsp
  *   firmware.nvswitch firmware.nic firmware.ethernet firmware.bios
  *   firmware.bios_date firmware.bmc system.board_name system.product_name

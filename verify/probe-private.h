@@ -51,6 +51,9 @@ int probe_library(struct node_probe *p, const char *key, const char *libname, co
 		  const char *const *extra_dirs, size_t n_extra);
 int probe_cuda(struct node_probe *p);
 int probe_rocm(struct node_probe *p);
+int probe_rocm_runtime(struct node_probe *p, const char *status);
+int probe_amdgpu(struct node_probe *p);
+int probe_amdgpu_driver(struct node_probe *p);
 /* amd-smi's JSON answer, run from where (its node path). */
 int probe_amd_smi_parse(struct node_probe *p, const char *out, const char *where);
 

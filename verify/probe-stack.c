@@ -210,6 +210,52 @@ int probe_rocm(struct node_probe *p)
 			     ARRAY_SIZE(rocm_libs));
 }
 
+/* ROCm's runtime pieces by their own versions (distributions ship them
+ * apart: Debian 13 has HIP 5.7 over the HSA runtime and SMI library of
+ * ROCm 6.1): HIP from libamdhip64.so.X.Y.BUILD, the HSA runtime and the
+ * ROCm SMI library from dpkg (their file names carry only an ABI
+ * version, libhsa-runtime64.so.1.13.0, librocm_smi64.so.1.0). */
+int probe_rocm_runtime(struct node_probe *p, const char *status)
+{
+	static const char *const rocm_libs[] = { "/opt/rocm*/lib", "/opt/rocm/core-*/lib" };
+	static const char *const hsa_pkgs[] = { "libhsa-runtime64-1", NULL };
+	static const char *const smi_pkgs[] = { "librocm-smi64-1", NULL };
+
+	TRY(probe_library(p, "hip.version", "libamdhip64", NULL, rocm_libs, ARRAY_SIZE(rocm_libs)));
+	TRY(probe_dpkg(p, "hsa_runtime.version", hsa_pkgs, status));
+	TRY(probe_set(p, "hsa_runtime.version", NULL, "not found: /var/lib/dpkg/status (libhsa-runtime64-1)"));
+	TRY(probe_dpkg(p, "smi_lib.version", smi_pkgs, status));
+	return probe_set(p, "smi_lib.version", NULL, "not found: /var/lib/dpkg/status (librocm-smi64-1)");
+}
+
+/* amdgpu's version: /sys/module/amdgpu/version where the module has one
+ * (AMD's packaged amdgpu); the in-tree module has no MODULE_VERSION, so a
+ * loaded one (/sys/module/amdgpu) is the running kernel's release. */
+int probe_amdgpu(struct node_probe *p)
+{
+	_cleanup_free_ char *ver = probe_read_trimmed(p, "/sys/module/amdgpu/version");
+	_cleanup_free_ char *dir = probe_path(p, "/sys/module/amdgpu");
+	const char *kr = probe_get(p, "kernel.release");
+	struct stat st;
+
+	if (ver && *ver)
+		TRY(probe_set(p, "amdgpu.version", ver, "/sys/module/amdgpu/version"));
+	else if (kr && dir && stat(dir, &st) == 0 && S_ISDIR(st.st_mode))
+		TRY(probe_set(p, "amdgpu.version", kr,
+			      "in-tree amdgpu (/sys/module/amdgpu has no version): the kernel release, /proc/sys/kernel/osrelease"));
+	return probe_set(p, "amdgpu.version", NULL, "not found: /sys/module/amdgpu/version, /sys/module/amdgpu");
+}
+
+/* On an AMD node (vendor known), amdgpu's version is the driver's. */
+int probe_amdgpu_driver(struct node_probe *p)
+{
+	const char *vendor = probe_get(p, "vendor");
+	const struct probe_fact *f = probe_find(p, "amdgpu.version");
+	if (vendor && !strcmp(vendor, "amd") && !probe_get(p, "driver.version") && f && f->value)
+		return probe_set(p, "driver.version", f->value, f->source);
+	return 0;
+}
+
 /* amd-smi static --asic --vbios --json: a list of GPUs (or {"gpu_data": [...]}
  * in newer releases) with asic.market_name and vbios.version. */
 int probe_amd_smi_parse(struct node_probe *p, const char *out, const char *where)

@@ -232,6 +232,12 @@ static void consistency(struct state *s, const json_t *tuple, const struct node_
 	char buf[64];
 	const char *decl_nvs = tuple_lookup(tuple, "nvswitch", buf, sizeof(buf));
 	int nvswitch = (decl_nvs && !strcmp(decl_nvs, "true")) || (nvs && strcmp(nvs, "0"));
+	const char *vendor = probe_get(p, tuple_fields[TF_VENDOR].probe);
+
+	/* What follows holds NVIDIA's parts against each other; the in-tree
+	 * amdgpu is the kernel's own and has none of them. */
+	if (vendor && !strcmp(vendor, "amd"))
+		return;
 
 	/* rule: nv-fabricmanager must equal the driver exactly on NVSwitch systems
 	 * (else CUDA error 802, "system not yet initialized"). */

@@ -8,13 +8,13 @@ R=recipes/rules
 
 for p in h100-r580-ltsb b200-open v100-legacy; do
 	expect_exit 0 "" "$INGOT" lint recipes/$p.yaml --rules $R --date $D --strict
-	assert_eq "lint: 0 errors, 0 warnings (43 rules, date $D)" "$OUT" "$p"
+	assert_eq "lint: 0 errors, 0 warnings (55 rules, date $D)" "$OUT" "$p"
 done
 
 expect_exit 0 "" "$INGOT" lint recipes/mi355x-rocm.yaml --rules $R --date $D
 want="recipes/mi355x-rocm.yaml:42:14: warning [rocm-10.1.0-rccl-ll-mi350] (rocm.version, gpu.models): ROCm 10.1.0 on MI355X: RCCL all-reduce with the LL protocol may return incorrect results on MI350-series GPUs; set NCCL_PROTO=LL128,Simple in the job environment until a fixed release
     source: AMD ROCm 10.1.0 release notes, known issues (2026-10-05); tuple-facts.md rule 9 (checked 2026-10-05)
-lint: 0 errors, 1 warning (43 rules, date $D)"
+lint: 0 errors, 1 warning (55 rules, date $D)"
 assert_eq "$want" "$OUT" "mi355x lint"
 expect_exit 1 "rocm-10.1.0-rccl-ll-mi350" "$INGOT" lint recipes/mi355x-rocm.yaml --rules $R --date $D --strict
 
@@ -23,7 +23,7 @@ expect_exit 1 "rocm-10.1.0-rccl-ll-mi350" "$INGOT" lint recipes/mi355x-rocm.yaml
 python3 - "$T/m.json" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
-assert r["errors"] == 0 and r["warnings"] == 1 and r["rules"] == 43, r
+assert r["errors"] == 0 and r["warnings"] == 1 and r["rules"] == 55, r
 f = r["findings"][0]
 assert f["rule"] == "rocm-10.1.0-rccl-ll-mi350" and f["severity"] == "warning", f
 assert f["fields"] == ["rocm.version", "gpu.models"], f
@@ -40,7 +40,7 @@ expect_exit 1 "warning [r580-ltsb-end-of-support] (driver.branch)" \
 	"$INGOT" lint recipes/h100-r580-ltsb.yaml --rules $R --date 2028-07-01 --strict
 
 # default rules directory: found next to the build tree; $INGOT_RULES wins
-expect_exit 0 "(43 rules" "$INGOT" lint recipes/b200-open.yaml --date $D
+expect_exit 0 "(55 rules" "$INGOT" lint recipes/b200-open.yaml --date $D
 mkdir "$T/one"
 cp $R/security.yaml "$T/one/"
 INGOT_RULES="$T/one" expect_exit 0 "(3 rules" "$INGOT" lint recipes/b200-open.yaml --date $D

@@ -406,6 +406,76 @@ static void test_rccl_rodata_only(void **state)
 	assert_string_equal(rccl_of("rc3", "", "RCCL version 2.31.0", false), "2.31.0");
 }
 
+/* Debian 13's ROCm on a node: the in-tree amdgpu has no version file, so
+ * a loaded one is the kernel's release (and the driver's version); HIP
+ * from its library's name, the HSA runtime and SMI library from dpkg,
+ * RCCL from its "RCCL version 2.13.4+hip5.7" banner. */
+static void test_debian_rocm(void **state)
+{
+	struct node_probe *p = NULL;
+	ingot_error e = { 0 };
+	char cmd[1024];
+	_cleanup_free_ char *root = sub_path("deb", NULL);
+	_cleanup_free_ char *lib = sub_path("deb", "usr/lib/x86_64-linux-gnu");
+	(void)state;
+
+	put("deb", "proc/sys/kernel/osrelease", "6.12.117+deb13-amd64\n", 0644);
+	put("deb", "sys/module/amdgpu/initstate", "live\n", 0644);
+	put("deb", "var/lib/dpkg/status",
+	    "Package: libamdhip64-5\nStatus: install ok installed\nVersion: 5.7.1-6+deb13u1\n\n"
+	    "Package: libhsa-runtime64-1\nStatus: install ok installed\nVersion: 6.1.2-3\n\n"
+	    "Package: librocm-smi64-1\nStatus: install ok installed\nVersion: 6.1.2-1\n", 0644);
+	put("deb", "usr/lib/x86_64-linux-gnu/.keep", "", 0644);
+	snprintf(cmd, sizeof(cmd),
+		 "python3 scripts/mkart.py so --out '%s/libamdhip64.so.5.7.31921' --soname libamdhip64.so.5 && "
+		 "python3 scripts/mkart.py so --out '%s/librccl.so.1.0' --soname librccl.so.1 "
+		 "--version-string 'RCCL version 2.13.4+hip5.7'", lib, lib);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(node_probe_run(root, &p, &e), 0);
+	assert_string_equal(probe_get(p, "amdgpu.version"), "6.12.117+deb13-amd64");
+	assert_non_null(strstr(probe_find(p, "amdgpu.version")->source, "in-tree amdgpu"));
+	assert_string_equal(probe_get(p, "driver.version"), "6.12.117+deb13-amd64");
+	assert_string_equal(probe_get(p, "vendor"), "amd");
+	assert_string_equal(probe_get(p, "hip.version"), "5.7.31921");
+	assert_string_equal(probe_get(p, "hsa_runtime.version"), "6.1.2");
+	assert_string_equal(probe_find(p, "hsa_runtime.version")->source,
+			    "/var/lib/dpkg/status (package libhsa-runtime64-1)");
+	assert_string_equal(probe_get(p, "smi_lib.version"), "6.1.2");
+	assert_string_equal(probe_get(p, "rccl.version"), "2.13.4");
+	/* the manifest's tuple, as the build writes it, against this node */
+	static const char tuple_json[] =
+		"{\"vendor\":\"amd\",\"driver\":{\"version\":\"6.12.117\"},\"hip\":{\"version\":\"5.7.31921\"},"
+		"\"hsa-runtime\":{\"version\":\"6.1.2\"},\"smi-lib\":{\"version\":\"%s\"},"
+		"\"rccl\":{\"version\":\"2.13.4\"}}";
+	char js[512];
+	struct verify_report r;
+	for (int bad = 0; bad < 2; bad++) {
+		snprintf(js, sizeof(js), tuple_json, bad ? "7.0.0" : "6.1.2");
+		json_t *t = json_loads(js, 0, NULL);
+		assert_non_null(t);
+		report_init(&r);
+		tuplecheck_run(t, p, &r);
+		if (r.checks[CHECK_TUPLE].status != (bad ? ST_FAIL : ST_PASS))
+			fail_msg("bad=%d: %s", bad, r.checks[CHECK_TUPLE].summary);
+		if (bad)
+			assert_string_equal(r.checks[CHECK_TUPLE].summary,
+					    "ROCm SMI library: manifest 7.0.0, node 6.1.2 (/var/lib/dpkg/status (package librocm-smi64-1))");
+		report_free(&r);
+		json_decref(t);
+	}
+	node_probe_free(p);
+
+	/* no amdgpu loaded: nothing stands in for the driver */
+	put("deb2", "proc/sys/kernel/osrelease", "6.12.117+deb13-amd64\n", 0644);
+	_cleanup_free_ char *root2 = sub_path("deb2", NULL);
+	assert_int_equal(node_probe_run(root2, &p, &e), 0);
+	assert_null(probe_get(p, "amdgpu.version"));
+	assert_null(probe_get(p, "driver.version"));
+	assert_null(probe_get(p, "hip.version"));
+	assert_non_null(strstr(probe_find(p, "hsa_runtime.version")->source, "not found"));
+	node_probe_free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -416,6 +486,7 @@ int main(void)
 		cmocka_unit_test(test_userspace_vs_module),
 		cmocka_unit_test(test_smi_vs_module),
 		cmocka_unit_test(test_no_driver_loaded),
+		cmocka_unit_test(test_debian_rocm),
 	};
 	return cmocka_run_group_tests_name("nodeprobe", tests, setup, teardown);
 }

@@ -291,6 +291,31 @@ static const struct check_case {
 	  "tuple:\n  vendor: nvidia\n  gpu: {models: [H100]}\n  cuda: {version: 13.3.1, artifact: nccl}\n",
 	  { { "usr/local/cuda-13.3/lib64/libcudart.so.13.3.77", "nccl", "so --soname libcudart.so.13" } },
 	  NULL },
+	/* RCCL: its banner's +hipA.B against rccl.hip, its bundle ids against
+	 * rccl.targets and the pool's GPU */
+	{ "rccl_hip",
+	  "tuple:\n  vendor: amd\n  gpu: {models: [MI210]}\n  rccl: {version: 2.13.4, hip: \"6.1\", artifact: nccl}\n",
+	  { { "usr/lib/librccl.so.1.0", "nccl",
+	      "so --soname librccl.so.1 --version-string 'RCCL version 2.13.4+hip5.7' "
+	      "--version-string hipv4-amdgcn-amd-amdhsa--gfx90a" } },
+	  "tuple.rccl.hip: recipe declares 6.1, artifact 'nccl' is built for HIP 5.7 (/usr/lib/librccl.so.1.0: \"RCCL version 2.13.4+hip5.7\")" },
+	{ "rccl_ok",
+	  "tuple:\n  vendor: amd\n  gpu: {models: [MI210]}\n  rccl: {version: 2.13.4, hip: \"5.7\", targets: [gfx90a, gfx1030], artifact: nccl}\n",
+	  { { "usr/lib/librccl.so.1.0", "nccl",
+	      "so --soname librccl.so.1 --version-string 'RCCL version 2.13.4+hip5.7' "
+	      "--version-string hipv4-amdgcn-amd-amdhsa--gfx1030 --version-string hipv4-amdgcn-amd-amdhsa--gfx90a:xnack-" } },
+	  NULL },
+	/* code objects the tuple does not declare: the rules could not judge them */
+	{ "rccl_targets_undeclared",
+	  "tuple:\n  vendor: amd\n  gpu: {models: [MI300X]}\n  rccl: {version: 2.13.4, artifact: nccl}\n",
+	  { { "usr/lib/librccl.so.1.0", "nccl",
+	      "so --soname librccl.so.1 --version-string 'RCCL version 2.13.4+hip5.7' "
+	      "--version-string hipv4-amdgcn-amd-amdhsa--gfx90a --version-string hipv4-amdgcn-amd-amdhsa--gfx908" } },
+	  "tuple.rccl.targets: not declared, artifact 'nccl' carries code objects for [gfx90a, gfx908] (/usr/lib/librccl.so.1.0): declare them, the rules hold them against gpu.models" },
+	{ "hip_name",
+	  "tuple:\n  vendor: amd\n  gpu: {models: [MI210]}\n  hip: {version: \"6.1\", artifact: nccl}\n",
+	  { { "usr/lib/x86_64-linux-gnu/libamdhip64.so.5.7.31921", "nccl", "so --soname libamdhip64.so.5" } },
+	  "tuple.hip.version: recipe declares 6.1, artifact 'nccl' carries 5.7.31921 (/usr/lib/x86_64-linux-gnu/libamdhip64.so.5.7.31921)" },
 	/* the nccl artifact put no libnccl anywhere: an unverifiable claim */
 	{ "no_evidence", h100,
 	  { KO_OPEN, { "usr/lib/libnccl.so.2.27.7", "drv",
@@ -392,7 +417,8 @@ static void test_field_table(void **state)
 	(void)state;
 	static const char *const named[] = { "vendor", "driver.version", "driver.flavor",
 		"fabric-manager.version", "nccl.version", "rccl.version", "cuda.version",
-		"container-toolkit.version", "rocm.version", "rocm.stream", "rocm.prefix", "smi" };
+		"container-toolkit.version", "rocm.version", "rocm.stream", "rocm.prefix", "smi",
+		"hip.version", "hsa-runtime.version", "smi-lib.version" };
 	for (size_t i = 0; i < sizeof(named) / sizeof(named[0]); i++) {
 		assert_string_equal(tuple_fields[i].path, named[i]);
 		assert_non_null(tuple_fields[i].probe);
