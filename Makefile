@@ -123,7 +123,8 @@ boot-image: deps
 boot-test: boot-image
 	@scripts/boot-test.sh $(BUILD) out/boot
 
-# The real golden image from Debian's NVIDIA packages (docs/real-image.md):
+# The real golden images from Debian's NVIDIA and AMD packages, one per pool
+# under recipes/real/ (docs/real-image.md; INGOT_REAL_POOLS picks them):
 # downloads, build chroot, modules and root filesystem are cached in
 # $(INGOT_REAL_CACHE) (default /var/cache/ingot-real), outside the clone.
 real-image: deps
