@@ -197,7 +197,8 @@ fi
 # The UKI is signed by ingot build with the same key (boot.secure-boot).
 sb_keys "$OUT/secure-boot"
 mkdir -p "$OUT/layers"
-SMODS=$OUT/layers/$MODSRC-signed.tar
+# named for the vendor (nvidia-modules-signed.tar: the boot test reads it)
+SMODS=$OUT/layers/${MODSRC%%-*}-modules-signed.tar
 if [ -n "$MODS" ]; then
 step "signing the $MODSRC modules (sign-file sha256, db certificate $(openssl x509 -in "$SB_CERT" -noout -subject -nameopt compat | sed 's/^subject=//'))"
 sb_sign_modules "$BR" "$KV" "$MODS" "$SMODS" "$EPOCH" "$SB_KEY" "$SB_CERT"
