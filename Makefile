@@ -123,7 +123,8 @@ boot-image: deps
 boot-test: boot-image
 	@scripts/boot-test.sh $(BUILD) out/boot
 
-# The real golden image from Debian's NVIDIA packages (docs/real-image.md):
+# The real golden images from Debian's NVIDIA and AMD packages, one per pool
+# under recipes/real/ (docs/real-image.md; INGOT_REAL_POOLS picks them):
 # downloads, build chroot, modules and root filesystem are cached in
 # $(INGOT_REAL_CACHE) (default /var/cache/ingot-real), outside the clone.
 real-image: deps
@@ -140,10 +141,12 @@ real-repro-test: deps
 	@$(MAKE) --no-print-directory all
 	@scripts/real-image.sh --check $(BUILD) out/real
 
-# Only the image built twice (CI: the module build is the slow half).
+# Only the image built twice (CI: the module build is the slow half), the
+# NVIDIA pool's unless INGOT_REAL_POOLS names others (CI time: the AMD
+# image twice is about 3 more minutes, docs/real-image.md "Timings").
 real-repro-image-test: deps
 	@$(MAKE) --no-print-directory all
-	@scripts/real-image.sh --check-image $(BUILD) out/real
+	@INGOT_REAL_POOLS="$(or $(INGOT_REAL_POOLS),nvidia-h100)" scripts/real-image.sh --check-image $(BUILD) out/real
 
 # ingot build of the real image against mksquashfs + veritysetup +
 # sha256sum + openssl on the same tree (after make real-image).

@@ -620,7 +620,7 @@ int ingot_build(const struct build_opts *o, struct build_result *res, ingot_erro
 	int rc;
 
 	memset(res, 0, sizeof(*res));
-	rc = recipe_load(o->recipe, o->source_date_epoch, &r, e);
+	rc = recipe_load_vars(o->recipe, o->source_date_epoch, o->vars, o->n_vars, &r, e);
 	if (rc < 0)
 		return rc;
 	if (!o->no_lint && r->tuple && (rc = run_lint(o, r, res, e)) < 0)

@@ -29,6 +29,8 @@ struct build_opts {
 	const char *rules_dir;           /* lint rules, NULL: the default */
 	const char *date;                /* lint date YYYY-MM-DD (required unless no_lint) */
 	const char *source_date_epoch;   /* $SOURCE_DATE_EPOCH or NULL */
+	const char *const *vars;         /* "NAME=VALUE" for the recipe's ${NAME} (--set) */
+	size_t n_vars;
 	bool no_lint;
 	uint64_t max_entries;            /* per artifact; 0 = UNPACK_MAX_ENTRIES */
 	uint64_t max_unpacked_bytes;     /* all artifacts; 0 = the recipe's

@@ -14,13 +14,15 @@
 #include "cli/cli.h"
 #include "lib/digest.h"
 
+#define BUILD_MAX_VARS 64
+
 static const struct cli_command build_cmd = {
 	.name = "build",
 	.summary = "build a pool image, its dm-verity tree and manifest from a recipe",
 	.synopsis =
 	"    ingot build RECIPE -o OUTDIR [--store DIR] [--workers N] [--key KEY]\n"
 	"                [--rules DIR] [--date YYYY-MM-DD] [--no-lint] [--max-entries N]\n"
-	"                [--max-unpacked-bytes N[K|M|G|T]] [--quiet]\n",
+	"                [--max-unpacked-bytes N[K|M|G|T]] [--set NAME=VALUE]... [--quiet]\n",
 	.description =
 	"    Reads the YAML recipe (see docs/builder.md), checks its tuple against the\n"
 	"    version-chain rules, unpacks every artifact into the content-addressed store\n"
@@ -43,7 +45,11 @@ static const struct cli_command build_cmd = {
 	"\n"
 	"    On success a summary goes to stdout: image path, sha256, size, file count,\n"
 	"    verity root hash. When stderr is a terminal, per-artifact progress\n"
-	"    (\"artifact I/N NAME BYTES\") goes to stderr.\n",
+	"    (\"artifact I/N NAME BYTES\") goes to stderr.\n"
+	"\n"
+	"    A source: or sha256: value may name ${NAME}, given with --set NAME=VALUE:\n"
+	"    a recipe file for bytes another step makes (recipes/real/). The pins are\n"
+	"    checked on the bytes as for any other artifact.\n",
 	.more =
 	"ENVIRONMENT\n"
 	"    SOURCE_DATE_EPOCH  replaces the recipe's epoch, only if the recipe says\n"
@@ -113,6 +119,8 @@ static const char *parse_bytes(const char *arg, void *value)
 int cmd_build(int argc, char **argv)
 {
 	struct build_opts o = { .workers = 1 };
+	const char *vars[BUILD_MAX_VARS + 1] = { NULL };
+	struct cli_list varlist = { vars, 0, BUILD_MAX_VARS };
 	struct build_result res;
 	ingot_error e = { 0 };
 	char today[16], hex[SHA256_HEX_LEN + 1];
@@ -133,6 +141,9 @@ int cmd_build(int argc, char **argv)
 			   "lint rules directory (default: the installed rules)"),
 		OPT_STRING(0, "date", &o.date, "DATE",
 			   "date the lint rules are evaluated at (default: today, UTC)"),
+		OPT_LIST(0, "set", &varlist, "NAME=VALUE",
+			 "the value of ${NAME} in the recipe's source: and sha256:\n"
+			 "fields (repeat for each; a reference without one is an error)"),
 		OPT_FLAG(0, "no-lint", &o.no_lint, "skip the tuple lint and the kernel ABI check"),
 		OPT_CALLBACK(0, "max-entries", &o.max_entries, "N",
 			     "refuse an artifact with more than N entries (default\n"
@@ -157,6 +168,13 @@ int cmd_build(int argc, char **argv)
 	if (o.date && !date_ok(o.date))
 		return cli_usage_error("build", "--date: expected YYYY-MM-DD, got '%s'", o.date);
 	o.recipe = argv[optind];
+	for (size_t i = 0; i < varlist.n; i++) {
+		const char *eq = strchr(vars[i], '=');
+		if (!eq || eq == vars[i])
+			return cli_usage_error("build", "--set: expected NAME=VALUE, got '%s'", vars[i]);
+	}
+	o.vars = vars;
+	o.n_vars = varlist.n;
 	if (!o.date) {
 		time_t now = time(NULL);
 		struct tm tm;

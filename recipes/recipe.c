@@ -761,8 +761,87 @@ static int parse_root(struct parser *p, yaml_node_t *root, const char *env_epoch
 	return 0;
 }
 
+/* NAME=VALUE in vars: VALUE, or NULL when NAME has none. */
+static const char *var_value(const char *const *vars, size_t n_vars, const char *name, size_t len)
+{
+	for (size_t i = 0; i < n_vars; i++)
+		if (!strncmp(vars[i], name, len) && vars[i][len] == '=')
+			return vars[i] + len + 1;
+	return NULL;
+}
+
+static bool var_name_ok(const char *s, size_t len)
+{
+	if (!len)
+		return false;
+	for (size_t i = 0; i < len; i++)
+		if (!((s[i] >= 'A' && s[i] <= 'Z') || (s[i] >= '0' && s[i] <= '9') || s[i] == '_'))
+			return false;
+	return true;
+}
+
+/* ${NAME} in a source: or sha256: value becomes NAME's value (ingot build
+ * --set NAME=VALUE): a recipe can name bytes another step produces (the
+ * real image's root filesystem, modules) and still be a file.  Only those
+ * two keys, so inline file content keeps its "${" as written; on the
+ * parsed nodes, so a value never changes the document's structure, and
+ * positions stay those of the file.  A reference without a value is an
+ * error: a pin is never left unresolved. */
+static int substitute_vars(struct ydoc *d, const char *const *vars, size_t n_vars, ingot_error *e)
+{
+	for (yaml_node_t *m = d->doc.nodes.start; m < d->doc.nodes.top; m++) {
+		if (m->type != YAML_MAPPING_NODE)
+			continue;
+		for (yaml_node_pair_t *pr = m->data.mapping.pairs.start; pr < m->data.mapping.pairs.top; pr++) {
+			const char *key = scalar(ydoc_node(d, pr->key));
+			yaml_node_t *v = ydoc_node(d, pr->value);
+			const char *s = scalar(v), *ref;
+			_cleanup_free_ char *buf = NULL;
+			size_t used = 0, cap;
+
+			if (!key || (strcmp(key, "source") && strcmp(key, "sha256")) || !s || !strstr(s, "${"))
+				continue;
+			cap = strlen(s) + 1;
+			buf = xmalloc(cap);
+			while ((ref = strstr(s, "${"))) {
+				const char *end = strchr(ref + 2, '}'), *val;
+				size_t pre = (size_t)(ref - s), vl;
+				if (!end || !var_name_ok(ref + 2, (size_t)(end - ref - 2)))
+					return ydoc_fail(d, v, e, "%s: expected ${NAME} (NAME of A-Z, 0-9, _), got '%s'",
+							 key, scalar(v));
+				val = var_value(vars, n_vars, ref + 2, (size_t)(end - ref - 2));
+				if (!val)
+					return ydoc_fail(d, v, e, "%s: ${%.*s} has no value (ingot build --set %.*s=VALUE)",
+							 key, (int)(end - ref - 2), ref + 2, (int)(end - ref - 2), ref + 2);
+				vl = strlen(val);
+				cap += pre + vl;
+				buf = xrealloc(buf, cap);
+				memcpy(buf + used, s, pre);
+				memcpy(buf + used + pre, val, vl);
+				used += pre + vl;
+				s = end + 1;
+			}
+			buf = xrealloc(buf, used + strlen(s) + 1);
+			strcpy(buf + used, s);
+			/* libyaml frees node values with free() */
+			free(v->data.scalar.value);
+			v->data.scalar.length = strlen(buf);
+			v->data.scalar.value = (yaml_char_t *)buf;
+			buf = NULL;
+		}
+	}
+	return 0;
+}
+
 int recipe_load_buf(const char *name, const char *dir, const char *buf, size_t len,
 		    const char *env_epoch, struct recipe **out, ingot_error *e)
+{
+	return recipe_load_buf_vars(name, dir, buf, len, env_epoch, NULL, 0, out, e);
+}
+
+int recipe_load_buf_vars(const char *name, const char *dir, const char *buf, size_t len,
+			 const char *env_epoch, const char *const *vars, size_t n_vars,
+			 struct recipe **out, ingot_error *e)
 {
 	_cleanup_ydoc_ struct ydoc d = { 0 };
 	struct recipe *r;
@@ -779,6 +858,8 @@ int recipe_load_buf(const char *name, const char *dir, const char *buf, size_t l
 	if (rc >= 0)
 		rc = ydoc_expect_map(&d, ydoc_root(&d), "recipe", e);
 	if (rc >= 0)
+		rc = substitute_vars(&d, vars, n_vars, e);
+	if (rc >= 0)
 		rc = parse_root(&p, ydoc_root(&d), env_epoch);
 	if (rc < 0) {
 		recipe_free(r);
@@ -789,6 +870,12 @@ int recipe_load_buf(const char *name, const char *dir, const char *buf, size_t l
 }
 
 int recipe_load(const char *path, const char *env_epoch, struct recipe **out, ingot_error *e)
+{
+	return recipe_load_vars(path, env_epoch, NULL, 0, out, e);
+}
+
+int recipe_load_vars(const char *path, const char *env_epoch, const char *const *vars, size_t n_vars,
+		     struct recipe **out, ingot_error *e)
 {
 	_cleanup_free_ char *buf = NULL;
 	_cleanup_free_ char *dir = NULL;
@@ -802,7 +889,7 @@ int recipe_load(const char *path, const char *env_epoch, struct recipe **out, in
 	dir = path_dirname(path);
 	if (!dir)
 		return ingot_fail(e, -ENOMEM, "out of memory");
-	return recipe_load_buf(path, dir, buf, len, env_epoch, out, e);
+	return recipe_load_buf_vars(path, dir, buf, len, env_epoch, vars, n_vars, out, e);
 }
 
 void recipe_free(struct recipe *r)

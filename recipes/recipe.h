@@ -90,6 +90,14 @@ int recipe_load(const char *path, const char *env_epoch, struct recipe **out, in
 /* Same, from memory (name is used in messages, dir for relative sources). */
 int recipe_load_buf(const char *name, const char *dir, const char *buf, size_t len,
 		    const char *env_epoch, struct recipe **out, ingot_error *e);
+/* Same, with ${NAME} in source: and sha256: values replaced by VALUE from
+ * the "NAME=VALUE" strings in vars (ingot build --set); a reference
+ * without a value is an error naming it. */
+int recipe_load_vars(const char *path, const char *env_epoch, const char *const *vars, size_t n_vars,
+		     struct recipe **out, ingot_error *e);
+int recipe_load_buf_vars(const char *name, const char *dir, const char *buf, size_t len,
+			 const char *env_epoch, const char *const *vars, size_t n_vars,
+			 struct recipe **out, ingot_error *e);
 void recipe_free(struct recipe *r);
 
 const char *artifact_kind_name(enum artifact_kind k);

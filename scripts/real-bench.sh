@@ -35,9 +35,12 @@ for t in mksquashfs unsquashfs veritysetup openssl sha256sum /usr/bin/time; do
 	command -v "$t" >/dev/null || die "$t not found (scripts/deps.sh installs it)"
 done
 [ -x "$INGOT" ] || die "$INGOT not built (run make)"
-for f in "$NAME.yaml" "$NAME.sqfs" signing.key; do
+# the pool's recipe and what its ${...} name (make real-image wrote them)
+R=$ROOT/recipes/real/nvidia-h100.yaml
+for f in "$NAME.vars" "$NAME.sqfs" signing.key; do
 	[ -f "$OUT/$f" ] || die "$OUT/$f: not found (run make real-image first)"
 done
+mapfile -t SETS < <(sed 's/^/--set=/' "$OUT/$NAME.vars")
 rm -rf "$W" && mkdir -p "$W"
 load() { cut -d' ' -f1-3 /proc/loadavg; }
 say "machine: $(nproc) CPUs, load average $(load) at the start"
@@ -55,9 +58,9 @@ timed() {
 }
 sum() { awk '{ w += $1; u += $2; s += $3 } END { printf "%.2f %.2f %.2f\n", w, u, s }' "$@"; }
 
-timed ingot-cold "$INGOT" build "$OUT/$NAME.yaml" -o "$W/ingot-cold" --store "$W/store" \
+timed ingot-cold "$INGOT" build "$R" "${SETS[@]}" -o "$W/ingot-cold" --store "$W/store" \
 	--key "$OUT/signing.key" --quiet
-timed ingot-warm "$INGOT" build "$OUT/$NAME.yaml" -o "$W/ingot-warm" --store "$W/store" \
+timed ingot-warm "$INGOT" build "$R" "${SETS[@]}" -o "$W/ingot-warm" --store "$W/store" \
 	--key "$OUT/signing.key" --quiet
 cmp -s "$W/ingot-cold/$NAME.sqfs" "$W/ingot-warm/$NAME.sqfs" || die "the warm build gave other bytes"
 
@@ -65,7 +68,9 @@ cmp -s "$W/ingot-cold/$NAME.sqfs" "$W/ingot-warm/$NAME.sqfs" || die "the warm bu
 # artifacts ingot starts from costs this much (tar -x, dpkg-deb -x).
 unpack_all() {
 	mkdir -p "$W/unpacked"
-	awk '$1 == "kind:" { k = $2 } $1 == "source:" && k { print k, $2; k = "" }' "$OUT/$NAME.yaml" |
+	awk -F'\n' 'FNR == NR { i = index($0, "="); v["${" substr($0, 1, i - 1) "}"] = substr($0, i + 1); next }
+		{ split($0, f, " ") } f[1] == "kind:" { k = f[2] }
+		f[1] == "source:" && k { print k, (f[2] in v ? v[f[2]] : f[2]); k = "" }' "$OUT/$NAME.vars" "$R" |
 	while read -r kind src; do
 		case $kind in
 		tar) tar -xf "$src" -C "$W/unpacked" ;;
@@ -74,7 +79,7 @@ unpack_all() {
 	done
 }
 export -f unpack_all
-export W OUT NAME
+export W OUT NAME R
 timed unpack bash -c unpack_all
 rm -rf "$W/unpacked"
 

@@ -51,8 +51,15 @@
 #            (Secure Boot off, no lockdown): boot-check refuses PCR 7
 #   otherkey the good UKI signed by a key enrolled nowhere: the firmware
 #            refuses to run it ("Access Denied"), no evidence: refused
+#   amd      the AMD MI300X image (recipes/real/amd-mi300x.yaml), its
+#            production UKI signed by the same db key, under the same
+#            Secure Boot store: the locked-down kernel loads Debian's
+#            signed amdgpu (no device to bind), the image's verifier reads
+#            amdgpu, its firmware, HIP, HSA, RCCL and SMI, the GPU facts
+#            "could not check", and boot-check admits the quote as for
+#            the NVIDIA image; the ROCm versions it saw are printed
 # Each boot takes a few minutes under TCG.  INGOT_REAL_BOOT_CASES picks
-# the cases (default: all six, in this order; good needs kernel's
+# the cases (default: all seven, in this order; good and amd need kernel's
 # firmware reference first).
 set -euo pipefail
 BUILD=${1:-build}
@@ -69,8 +76,11 @@ T=$OUT/test
 OVMF=/usr/share/OVMF
 BOOT_TIMEOUT=${INGOT_BOOT_TIMEOUT:-900}
 # The cases to boot, in order (a subset while working on one of them).
-CASES=${INGOT_REAL_BOOT_CASES:-kernel good overlay flipped sboff otherkey}
+CASES=${INGOT_REAL_BOOT_CASES:-kernel good overlay flipped sboff otherkey amd}
 [ -f "$R" ] || { echo "real-boot-test: $R missing (make real-image)" >&2; exit 1; }
+# what the pool recipe's ${...} name (make real-image wrote them)
+sets() { sed 's/^/--set=/' "$OUT/$1.vars"; }
+mapfile -t SETS < <(sets real-h100)
 say() { echo "real-boot-test: $*" >&2; }
 fails=0
 failed() { say "FAIL: $*"; fails=$((fails + 1)); }
@@ -97,10 +107,10 @@ enrol() {
 # with the db certificate.
 production() {
 	local P=$OUT/real-h100 m serial SBCERT f0=$fails
-	SBCERT=$(sed -n 's/^    cert: {source: \(.*\), sha256: .*}$/\1/p' "$R")
+	SBCERT=$(sed -n 's/^SB_CERT=//p' "$OUT/real-h100.vars")
 	objcopy -O binary --only-section=.cmdline "$P.efi" "$T/production.cmdline"
 	say "production: UKI command line: $(tr -d '\0' < "$T/production.cmdline")"
-	! grep -q no_timer_check "$T/production.cmdline" "$OUT/real-h100.yaml" ||
+	! grep -q no_timer_check "$T/production.cmdline" recipes/real/nvidia-h100.yaml ||
 		failed "production: the UKI or recipe carries the test-only no_timer_check"
 	sbverify --cert "$SBCERT" "$P.efi" >/dev/null 2>&1 ||
 		failed "production: the UKI is not signed with the db certificate"
@@ -117,7 +127,7 @@ production() {
 production
 
 t0=$(date +%s)
-"$INGOT" build "$R" -o "$T/image" --store "$CACHE/store" --key "$OUT/signing.key" --quiet
+"$INGOT" build "$R" "${SETS[@]}" -o "$T/image" --store "$CACHE/store" --key "$OUT/signing.key" --quiet
 say "test image built in $(($(date +%s) - t0)) s"
 B=$T/image/$NAME
 enrol || { failed "the swtpm's AK could not be enrolled ($E/enrol.log)"; exit 1; }
@@ -185,32 +195,40 @@ reference() {
 	fi
 }
 
+# secure_admitted CASE: its boot ran under Secure Boot, the kernel locked
+# down with module signatures enforced, reached systemd, and boot-check
+# admitted its quote with nothing accepted.
+secure_admitted() {
+	local c=$1 d=$T/$1 rc=0 out
+	grep -q 'EFI stub: UEFI Secure Boot is enabled' "$d/console.log" &&
+		grep -q 'Kernel is locked down from EFI Secure Boot' "$d/console.log" ||
+		failed "$c: Secure Boot and lockdown not on (console: $d/console.log)"
+	sed "s/^/real-boot-test: $c: /" "$d/ev/secure-boot.txt" >&2 2>/dev/null || true
+	grep -qx 'lockdown: .*\[integrity\].*' "$d/ev/secure-boot.txt" && grep -qx 'sig_enforce: Y' "$d/ev/secure-boot.txt" ||
+		failed "$c: the kernel was not locked down with module signatures enforced"
+	grep -Eq 'systemd\[1\]: .*(Reached target|Started)|Welcome to .*Debian' "$d/console.log" ||
+		failed "$c: systemd did not start (console: $d/console.log)"
+	if [ -f "$d/ev/quote.json" ]; then
+		out=$(judge "$c") || rc=$?
+		say "$c: boot-check: $out"
+		[ "$rc" = 0 ] && [[ "$out" == *"boot admit"*"under Secure Boot (PCR 7)"* ]] && [[ "$out" != *accept* ]] ||
+			failed "$c: boot-check did not admit the measured boot under Secure Boot with nothing accepted"
+	else
+		failed "$c: no quote came back (status: $(cat "$d/ev/status" 2>/dev/null || echo none))"
+	fi
+}
+
 # 1. the good boot
 case_good() {
 	[ -f "$FWREF" ] || { failed "good: no firmware reference (run the kernel case, the reference boot, first)"; return; }
 	boot good "$B.efi" "$B.sqfs" "$B.verity" || failed "good: the boot did not end in a power-off"
 	G=$T/good
 	grep -q 'ingot-init: root: overlay' "$G/console.log" || failed "good: the init did not make the overlay root"
-	grep -q 'EFI stub: UEFI Secure Boot is enabled' "$G/console.log" &&
-		grep -q 'Kernel is locked down from EFI Secure Boot' "$G/console.log" ||
-		failed "good: Secure Boot and lockdown not on (console: $G/console.log)"
-	sed 's/^/real-boot-test: good: /' "$G/ev/secure-boot.txt" >&2 2>/dev/null || true
-	grep -qx 'lockdown: .*\[integrity\].*' "$G/ev/secure-boot.txt" && grep -qx 'sig_enforce: Y' "$G/ev/secure-boot.txt" ||
-		failed "good: the kernel was not locked down with module signatures enforced"
-	grep -Eq 'systemd\[1\]: .*(Reached target|Started)|Welcome to .*Debian' "$G/console.log" ||
-		failed "good: systemd did not start (console: $G/console.log)"
+	secure_admitted good
 	# The image's /etc/.updated and /var/.updated carry its epoch: no unit
 	# rebuilds the linker cache, users or catalogs over the image at boot.
 	! grep -aEq '(Starting|Finished).*(ldconfig|systemd-update-done|systemd-journal-catalog-u|systemd-hwdb-update)' \
 		"$G/console.log" || failed "good: a first-boot update step ran over the image (ConditionNeedsUpdate)"
-	if [ -f "$G/ev/quote.json" ]; then
-		rc=0; out=$(judge good) || rc=$?
-		say "good: boot-check: $out"
-		[ "$rc" = 0 ] && [[ "$out" == *"boot admit"*"under Secure Boot (PCR 7)"* ]] && [[ "$out" != *accept* ]] ||
-			failed "good: boot-check did not admit the measured boot under Secure Boot with nothing accepted"
-	else
-		failed "good: no quote came back (status: $(cat "$G/ev/status" 2>/dev/null || echo none))"
-	fi
 	if [ -f "$G/ev/modules.txt" ]; then
 		sed 's/^/real-boot-test: good: modules: /' "$G/ev/modules.txt" | grep -v ': kernel: ' >&2
 		grep -q '^load nvidia: pass' "$G/ev/modules.txt" || failed "good: the booted kernel did not accept nvidia.ko"
@@ -347,11 +365,11 @@ case_kernel() {
 		{ print }' "$R" > "$T/other-kernel.yaml"
 	# The build refuses the kernel ABI mismatch (the image's modules are
 	# 6.12's); --no-lint builds it anyway, to show the node refuses it too.
-	rc=0; out=$("$INGOT" build "$T/other-kernel.yaml" -o "$T/okernel" --store "$CACHE/store" --quiet 2>&1) || rc=$?
+	rc=0; out=$("$INGOT" build "$T/other-kernel.yaml" "${SETS[@]}" -o "$T/okernel" --store "$CACHE/store" --quiet 2>&1) || rc=$?
 	say "kernel: ingot build: exit $rc: $out"
 	[ "$rc" = 1 ] && [[ "$out" == *"lint: kernel ABI: "*"is kernel 6.1.0-"* ]] ||
 		failed "kernel: expected ingot build to refuse modules built for another kernel"
-	"$INGOT" build "$T/other-kernel.yaml" -o "$T/okernel" --store "$CACHE/store" --no-lint --quiet
+	"$INGOT" build "$T/other-kernel.yaml" "${SETS[@]}" -o "$T/okernel" --store "$CACHE/store" --no-lint --quiet
 	boot kernel "$T/okernel/$NAME.efi" "$T/okernel/$NAME.sqfs" "$T/okernel/$NAME.verity" || true
 	if [ -f "$T/kernel/ev/quote.json" ]; then
 		# The same firmware, code and variables as every case: the
@@ -419,8 +437,49 @@ case_otherkey() {
 	fi
 }
 
+# 6. the AMD image: one production boot under Secure Boot (B and the
+#    verdict's manifest are the AMD image's for this case)
+case_amd() {
+	local AR=$OUT/real-mi300x-test.yaml B=$T/amd-image/real-mi300x-test A=$T/amd f0=$fails
+	[ -f "$FWREF" ] || { failed "amd: no firmware reference (run the kernel case, the reference boot, first)"; return; }
+	[ -f "$AR" ] || { failed "amd: $AR missing (make real-image)"; return; }
+	local -a ASETS
+	mapfile -t ASETS < <(sets real-mi300x)
+	"$INGOT" build "$AR" "${ASETS[@]}" -o "$T/amd-image" --store "$CACHE/store" --key "$OUT/signing.key" --quiet ||
+		{ failed "amd: the test image did not build"; return; }
+	boot amd "$B.efi" "$B.sqfs" "$B.verity" || failed "amd: the boot did not end in a power-off"
+	secure_admitted amd
+	if [ -f "$A/ev/modules.txt" ]; then
+		sed 's/^/real-boot-test: amd: modules: /' "$A/ev/modules.txt" | grep -v ': kernel: ' >&2
+		grep -q '^load amdgpu: pass' "$A/ev/modules.txt" ||
+			failed "amd: the locked-down kernel did not accept Debian's signed amdgpu"
+		grep -q '^gpu: could not check' "$A/ev/modules.txt" || failed "amd: the GPU was not reported as 'could not check'"
+	else
+		failed "amd: no modules.txt came back"
+	fi
+	if [ -f "$A/ev/report.json" ]; then
+		jq -r '.checks[] | "real-boot-test: amd: verify: \(.name): \(.status): \(.summary)"' "$A/ev/report.json" >&2
+		for c in signature image files tpm; do
+			[ "$(jq -r --arg c $c '.checks[] | select(.name == $c) | .status' "$A/ev/report.json")" = pass ] ||
+				failed "amd: the image's verify check $c did not pass"
+		done
+		# the ROCm versions the image's verifier read from the real bits
+		jq -r '.probe.facts[] | select(.value != null) |
+			select(.key | test("^(driver|rocm|hip|hsa|rccl|smi|amd|kernel|firmware)")) |
+			"real-boot-test: amd: probe: \(.key) = \(.value) (\(.source))"' "$A/ev/report.json" >&2
+		jq -r '.checks[] | select(.name == "tuple") | .details.not_made[]? |
+			"real-boot-test: amd: could not check: \(.comparison)"' "$A/ev/report.json" >&2
+		say "amd: the image's verifier: $(cat "$A/ev/status" 2>/dev/null)"
+		grep -q '^could-not-check: ingot verify exit 20, modules accepted' "$A/ev/status" ||
+			failed "amd: a node without a GPU must be 'could not check' (not admitted, not refused)"
+	else
+		failed "amd: no report came back"
+	fi
+	[ "$fails" != "$f0" ] || say "amd: booted under Secure Boot, Debian-signed amdgpu accepted, admitted by boot-check"
+}
+
 for c in $CASES; do
-	case $c in good|overlay|flipped|kernel|sboff|otherkey) "case_$c" ;; *) failed "unknown case $c (INGOT_REAL_BOOT_CASES)" ;; esac
+	case $c in good|overlay|flipped|kernel|sboff|otherkey|amd) "case_$c" ;; *) failed "unknown case $c (INGOT_REAL_BOOT_CASES)" ;; esac
 done
 
 if [ "$fails" != 0 ]; then

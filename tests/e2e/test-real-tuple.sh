@@ -1,5 +1,5 @@
 #!/bin/bash
-# The real image's tuple (recipes/real/tuple.yaml: Debian 13's 550.163.01
+# The real image's tuple (recipes/real/nvidia-h100.yaml: Debian 13's 550.163.01
 # open modules, CUDA 12.4 runtime, NCCL 2.22.3 built for CUDA 12.1) lints
 # clean; real mismatches are refused with their sourced rule: Debian 12's
 # 535.261.03 driver under the CUDA 12.4 runtime, and NCCL built for a CUDA
@@ -8,13 +8,10 @@
 cd "$SRC"
 D=2026-12-01
 R=recipes/rules
-# lint reads the tuple and the artifact names it refers to
+# the pool's recipe file itself (lint reads the tuple and the artifact
+# names it refers to; the ${...} of its sources are for ingot build)
 mk() { # OUT SED-EXPR
-	{ printf 'name: real-h100\nversion: "1"\nepoch: 0\nartifacts:\n'
-	  for a in rootfs nvidia-modules; do
-		printf '  - {name: %s, kind: tar, source: /nonexistent.tar, sha256: %s}\n' "$a" "$(printf '0%.0s' $(seq 64))"
-	  done
-	  sed -e "$2" recipes/real/tuple.yaml; } > "$1"
+	sed -e "$2" recipes/real/nvidia-h100.yaml > "$1"
 }
 mk "$T/real.yaml" ''
 expect_exit 0 "" "$INGOT" lint "$T/real.yaml" --rules $R --date $D --strict
