@@ -41,6 +41,8 @@ LIMITS["rebuild"] = 0.2
 # ingot audit of scripts/gen-reports.py bulk pools (issue 28): 30 s per
 # 100,000 reports on 2 CPUs (so 3 s for 10,000), 256 MiB at any size.
 LIMITS.update({"audit_s_per_100k": 30, "audit_rss_mib": 256})
+# Issue 39: against the floor (BENCH_ONLY=floor), measured in the same run.
+LIMITS.update({"cold_vs_floor": 1.2, "rebuild_vs_floor": 1.5})
 AUDIT_NODES = [int(x) for x in os.environ.get("BENCH_AUDIT_NODES", "10000 100000").split() if int(x) > 0]
 AUDIT_AKS = 100
 ROW_SETS = ("build", "audit", "sign", "floor", "serve")
@@ -190,6 +192,10 @@ def main():
     want = lambda rows: not ONLY or rows in ONLY
     if want("build"):
         res = build_rows()
+        if not ONLY:   # make bench: the builds against their floors too (issue 39)
+            fl = floor_rows()
+            res["results"].update(fl["results"])
+            res["targets"].update(fl["targets"])
     elif want("sign"):
         res = sign_rows()
     elif want("floor"):
@@ -291,15 +297,29 @@ def floor_rows():
         "v2_gunzip": lambda: ["bash", "-c", f"igzip -dc {q(v2)} >/dev/null"],
         "v2_gensquashfs": lambda: gensquashfs_argv(x2, img2, LEVEL),
         "image_copy_direct": lambda: ["dd", f"if={img}", f"of={imgw}", "bs=1M", "oflag=direct", "status=none"],
+        # the builds themselves, side by side with their floors (issue 39):
+        # cold into a fresh store, then the one-changed rebuild on it
+        "ingot_build_cold": lambda: [INGOT, "build", os.path.join(data, "bench.yaml"), "-o", os.path.join(out, "ingot"),
+                                     "--store", store, "-j", str(JOBS), "--no-lint", "-q"],
+        "ingot_rebuild_one_changed": lambda: [INGOT, "build", os.path.join(data, "bench-v2.yaml"), "-o",
+                                              os.path.join(out, "ingot-v2"), "--store", store, "-j", str(JOBS),
+                                              "--no-lint", "-q"],
     }
+    store = os.path.join(out, "store")
     wall, cpu = {k: [] for k in parts}, {k: [] for k in parts}
+    load = {k: [] for k in parts if k.startswith("ingot_")}
     for r in range(ROUNDS):
         log(f"bench: floor round {r + 1}/{ROUNDS} (load {os.getloadavg()[0]:.2f})")
         for k, argv in parts.items():
+            if k == "ingot_build_cold":
+                rm(store)
+            if k in load:
+                load[k].append(round(os.getloadavg()[0], 2))
             secs, _, c, _ = run_cpu(argv())
             wall[k].append(secs)
             cpu[k].append(c)
         rm(x)
+    rm(store)
     W = {k: statistics.median(v) for k, v in wall.items()}
     C = {k: statistics.median(v) for k, v in cpu.items()}
     gib = 2 ** 30
@@ -339,7 +359,19 @@ def floor_rows():
              "gensquashfs_wall_s": round(W["gensquashfs"], 3), "std_pipeline_wall_s": round(std_wall, 3),
              "rebuild_parts_cpu_s": {k: round(v, 3) for k, v in need_re.items()},
              "rebuild_cpu_s": round(re_cpu, 3), "rebuild_wall_s": round(re_wall, 3)}
+    # The builds against their floors: wall and CPU, min/median/max, the
+    # CPU left idle (JOBS x wall - CPU) and the load before each run.
+    vs = {}
+    for k, f_cpu, f_wall in (("ingot_build_cold", floor_cpu, floor_wall),
+                             ("ingot_rebuild_one_changed", re_cpu, re_wall)):
+        mm = lambda v: [round(min(v), 3), round(statistics.median(v), 3), round(max(v), 3)]
+        vs[k] = {"wall_s": mm(wall[k]), "cpu_s": mm(cpu[k]),
+                 "idle_cpu_s": mm([JOBS * w - c for w, c in zip(wall[k], cpu[k])]),
+                 "loadavg_1m": load[k], "floor_wall_s": round(f_wall, 3), "floor_cpu_s": round(f_cpu, 3),
+                 "vs_floor": round(W[k] / f_wall, 3), "cpu_vs_floor_cpu": round(C[k] / f_cpu, 3)}
+    res_f["builds_vs_floor"] = vs
     reach = lambda v, limit: {"floor_ratio": round(v, 3), "limit": limit, "reachable": v <= limit}
+    met = lambda v, limit: {"value": v, "limit": limit, "met": v <= limit}
     return {"date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             "host": {"machine": platform.machine(), "cpus": os.cpu_count(), "kernel": platform.release()},
             "params": {"size_mb": SIZE_MB, "rounds": ROUNDS, "level": LEVEL, "block_size": BLOCK, "jobs": JOBS,
@@ -352,7 +384,11 @@ def floor_rows():
                 # one whose cold build just meets both its limits
                 "rebuild_vs_cold_floor": reach(re_wall / floor_wall, LIMITS["rebuild"]),
                 "rebuild_vs_cold_limit": reach(re_wall / min(LIMITS["cold_vs_gensquashfs"] * W["gensquashfs"],
-                                                             LIMITS["cold_vs_std"] * std_wall), LIMITS["rebuild"])}}}
+                                                             LIMITS["cold_vs_std"] * std_wall), LIMITS["rebuild"])},
+                "builds_vs_floor": {
+                    "cold": met(vs["ingot_build_cold"]["vs_floor"], LIMITS["cold_vs_floor"]),
+                    "rebuild_one_changed": met(vs["ingot_rebuild_one_changed"]["vs_floor"],
+                                               LIMITS["rebuild_vs_floor"])}}}
 
 
 def audit_rows():
@@ -840,6 +876,11 @@ def table(res):
             print(f"  {'rebuild_floor (one changed)':44} " + ", ".join(f"{k} {t:.2f}" for k, t in
                                                                    f["rebuild_parts_cpu_s"].items()) + " CPU-s")
             print(f"  {'':44} floor {f['rebuild_cpu_s']:.2f} CPU-s = {f['rebuild_wall_s']:.2f} s on {p['jobs']} CPUs")
+        for k, b in f.get("builds_vs_floor", {}).items():
+            span = lambda v: "/".join(f"{x:.2f}" for x in v)
+            print(f"  {k:44} wall {span(b['wall_s'])} s, CPU {span(b['cpu_s'])} CPU-s, idle {span(b['idle_cpu_s'])} "
+                  f"CPU-s (min/median/max); {b['vs_floor']:.2f}x the floor's wall, {b['cpu_vs_floor_cpu']:.2f}x its "
+                  f"CPU; load {'/'.join(str(x) for x in b['loadavg_1m'])}")
     print("targets:")
     for k, v in res["targets"].items():
         if v is None:

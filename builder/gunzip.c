@@ -10,6 +10,7 @@
 #include "builder/gunzip.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -300,4 +301,150 @@ int gunzip_finish(struct gunzip *g, const char **why)
 	while ((n = gunzip_read(g, sink, sizeof(sink), why)) > 0)
 		;
 	return n < 0 ? (int)n : 0;
+}
+
+/* --- inflate ahead ------------------------------------------------------ */
+
+#define AHEAD_MAX 8
+
+struct gunzip_ahead {
+	struct gunzip *g;
+	size_t size;
+	unsigned nbuf;
+	uint8_t *buf[AHEAD_MAX];
+	size_t len[AHEAD_MAX];
+	unsigned head, queued;   /* full buffers from head on; the reader's counts until it returns */
+	bool held;               /* the reader has buf[head] */
+	bool done, stop;
+	ssize_t end;             /* what gunzip_read said last: 0 or its error */
+	const char *why;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	pthread_t tid;
+};
+
+static void *ahead_main(void *arg)
+{
+	struct gunzip_ahead *a = arg;
+
+	for (;;) {
+		const char *why = NULL;
+		unsigned slot;
+		ssize_t n;
+
+		pthread_mutex_lock(&a->lock);
+		while (!a->stop && a->queued == a->nbuf)
+			pthread_cond_wait(&a->cond, &a->lock);
+		if (a->stop) {
+			pthread_mutex_unlock(&a->lock);
+			return NULL;
+		}
+		slot = (a->head + a->queued) % a->nbuf;
+		pthread_mutex_unlock(&a->lock);
+
+		n = gunzip_read(a->g, a->buf[slot], a->size, &why);
+
+		pthread_mutex_lock(&a->lock);
+		if (n > 0) {
+			a->len[slot] = (size_t)n;
+			a->queued++;
+		} else {
+			a->end = n;
+			a->why = why;
+			a->done = true;
+		}
+		pthread_cond_broadcast(&a->cond);
+		pthread_mutex_unlock(&a->lock);
+		if (n <= 0)
+			return NULL;
+	}
+}
+
+static void ahead_free(struct gunzip_ahead *a)
+{
+	for (unsigned i = 0; i < a->nbuf; i++)
+		free(a->buf[i]);
+	free(a);
+}
+
+struct gunzip_ahead *gunzip_ahead_start(struct gunzip *g, size_t size, unsigned nbuf)
+{
+	struct gunzip_ahead *a;
+
+	if (nbuf < 2 || nbuf > AHEAD_MAX || !size || !(a = calloc(1, sizeof(*a))))
+		return NULL;
+	a->g = g;
+	a->size = size;
+	a->nbuf = nbuf;
+	for (unsigned i = 0; i < nbuf; i++)
+		if (!(a->buf[i] = malloc(size))) {
+			ahead_free(a);
+			return NULL;
+		}
+	if (pthread_mutex_init(&a->lock, NULL)) {
+		ahead_free(a);
+		return NULL;
+	}
+	if (pthread_cond_init(&a->cond, NULL)) {
+		pthread_mutex_destroy(&a->lock);
+		ahead_free(a);
+		return NULL;
+	}
+	if (pthread_create(&a->tid, NULL, ahead_main, a)) {
+		pthread_cond_destroy(&a->cond);
+		pthread_mutex_destroy(&a->lock);
+		ahead_free(a);
+		return NULL;
+	}
+	return a;
+}
+
+ssize_t gunzip_ahead_read(struct gunzip_ahead *a, const uint8_t **out, const char **why)
+{
+	ssize_t n;
+
+	pthread_mutex_lock(&a->lock);
+	if (a->held) {   /* the reader is done with the last buffer */
+		a->head = (a->head + 1) % a->nbuf;
+		a->queued--;
+		a->held = false;
+		pthread_cond_broadcast(&a->cond);
+	}
+	while (!a->queued && !a->done)
+		pthread_cond_wait(&a->cond, &a->lock);
+	if (a->queued) {
+		*out = a->buf[a->head];
+		n = (ssize_t)a->len[a->head];
+		a->held = true;
+	} else {
+		n = a->end;
+		if (n < 0)
+			*why = a->why;
+	}
+	pthread_mutex_unlock(&a->lock);
+	return n;
+}
+
+int gunzip_ahead_finish(struct gunzip_ahead *a, const char **why)
+{
+	const uint8_t *p;
+	ssize_t n;
+
+	while ((n = gunzip_ahead_read(a, &p, why)) > 0)
+		;
+	return n < 0 ? (int)n : 0;
+}
+
+void gunzip_ahead_stop(struct gunzip_ahead *a)
+{
+	if (!a)
+		return;
+	pthread_mutex_lock(&a->lock);
+	a->stop = true;
+	pthread_cond_broadcast(&a->cond);
+	pthread_mutex_unlock(&a->lock);
+	pthread_join(a->tid, NULL);
+	pthread_cond_destroy(&a->cond);
+	pthread_mutex_destroy(&a->lock);
+	ahead_free(a);
 }

@@ -36,4 +36,22 @@ ssize_t gunzip_read(struct gunzip *g, uint8_t *out, size_t cap, const char **why
  * error. */
 int gunzip_finish(struct gunzip *g, const char **why);
 
+/* Decompression on a thread of its own, nbuf buffers of size bytes ahead
+ * of the reader: the largest artifact's inflate no longer shares one CPU
+ * with its tar parsing and file digests while the other CPU idles
+ * (docs/bench.md, "Inflate ahead").  The reader sees the same bytes and
+ * the same error at the same place as through gunzip_read.  g and its
+ * pull belong to the thread until gunzip_ahead_stop.  NULL when no
+ * thread (or memory) is to be had: read g directly then. */
+struct gunzip_ahead;
+struct gunzip_ahead *gunzip_ahead_start(struct gunzip *g, size_t size, unsigned nbuf);
+/* The next decompressed bytes at *out, valid until the next call: n > 0,
+ * 0 after the last member, or gunzip_read's error with *why. */
+ssize_t gunzip_ahead_read(struct gunzip_ahead *a, const uint8_t **out, const char **why);
+/* gunzip_finish through the thread: the rest read and discarded. */
+int gunzip_ahead_finish(struct gunzip_ahead *a, const char **why);
+/* Stop the thread (after the chunk it is inflating) and free a; g is the
+ * caller's again.  NULL is ignored. */
+void gunzip_ahead_stop(struct gunzip_ahead *a);
+
 #endif

@@ -43,6 +43,7 @@
 #include "lib/cleanup.h"
 #include "lib/digest.h"
 #include "lib/str.h"
+#include "lib/writebehind.h"
 #include "lib/xalloc.h"
 
 #define NO_XATTR 0xFFFFFFFFu
@@ -85,6 +86,9 @@ struct writer {
 	uint8_t *buf;                 /* one data block */
 	uint8_t *tail;                /* the current file's bytes after its last whole block */
 	uint8_t (*sha1)[20];          /* image_opts.sha1 */
+	struct writebehind sha1_wb;   /* a large file's SHA-1, on a thread of its own */
+	EVP_MD_CTX *sha1_md;          /* ... fed by sha1_wb's thread */
+	bool sha1_ahead;              /* that thread started */
 	uint32_t block_size;
 	bool in_file, finished;       /* block processor state, for cleanup */
 };
@@ -211,6 +215,19 @@ static void number_children(struct writer *w, size_t dir)
 
 static void evp_freep(EVP_MD_CTX **c) { EVP_MD_CTX_free(*c); }
 
+/* The SBOM's SHA-1 of a large file is made on a thread of its own, from
+ * the very buffers the file is read into: on the thread that feeds the
+ * compressors it was a third of that thread's work, and that thread is
+ * the write phase's longest (docs/bench.md, "SHA-1 beside the feed").
+ * Small files keep it inline: a hand-over per file would cost more. */
+#define SHA1_AHEAD_MIN (1u << 20)
+#define SHA1_NBUF 4
+
+static int sha1_sink(void *md, const char *buf, size_t len)
+{
+	return EVP_DigestUpdate(md, buf, len) ? 0 : -EIO;
+}
+
 /* A file whose compressed blocks are in the file cache: they go to the
  * block writer where the processor's stream reaches them, exactly as the
  * processor would have written them (filecache.h, struct fc_job); the
@@ -256,6 +273,7 @@ static int pack_file(struct writer *w, size_t i, ingot_error *e)
 	_cleanup_(evp_freep) EVP_MD_CTX *md1 = w->sha1 ? EVP_MD_CTX_new() : NULL;
 	uint8_t got[32], sha1[20];
 	uint64_t total = 0;
+	bool ahead;
 	int r;
 
 	if (w->cached && w->cached[i]) {
@@ -275,8 +293,10 @@ static int pack_file(struct writer *w, size_t i, ingot_error *e)
 		 * thread skips files it expected from the cache) */
 		hash = blob || (ent->loc.packed && !ent->loc.fresh);
 	}
+	/* (the thread is idle between files: each ends with a flush) */
+	ahead = md1 && w->sha1_ahead && ent->size >= SHA1_AHEAD_MIN;
 	if (!md || !EVP_DigestInit_ex(md, EVP_sha256(), NULL) ||
-	    (w->sha1 && (!md1 || !EVP_DigestInit_ex(md1, EVP_sha1(), NULL))))
+	    (w->sha1 && (!md1 || !EVP_DigestInit_ex(ahead ? w->sha1_md : md1, EVP_sha1(), NULL))))
 		return ingot_fail(e, -ENOMEM, "%s: out of memory", w->name);
 	/* a blob is read one byte past its size, so one longer than the tree
 	 * says is caught; a pack range is exact (the next file follows) */
@@ -291,7 +311,9 @@ static int pack_file(struct writer *w, size_t i, ingot_error *e)
 	}
 	w->in_file = true;
 	for (;;) {
-		ssize_t n = store_content_read(&c, w->buf, w->block_size);
+		size_t room = w->block_size;
+		uint8_t *p = ahead ? (uint8_t *)writebehind_tail(&w->sha1_wb, &room) : w->buf;
+		ssize_t n = store_content_read(&c, p, room);
 		if (n < 0) {
 			r = ingot_fail(e, (int)n, "%s: /%s: reading %s: %s", w->name, ent->path, c.path,
 				       strerror((int)-n));
@@ -303,24 +325,33 @@ static int pack_file(struct writer *w, size_t i, ingot_error *e)
 		if (w->fc && total + (uint64_t)n > tail_at && total < ent->size) {
 			uint64_t from = total > tail_at ? total : tail_at;
 			uint64_t to = total + (uint64_t)n < ent->size ? total + (uint64_t)n : ent->size;
-			memcpy(w->tail + (from - tail_at), w->buf + (from - total), (size_t)(to - from));
+			memcpy(w->tail + (from - tail_at), p + (from - total), (size_t)(to - from));
 		}
 		total += (uint64_t)n;
-		if (md1)
-			EVP_DigestUpdate(md1, w->buf, (size_t)n);
+		if (md1 && !ahead)
+			EVP_DigestUpdate(md1, p, (size_t)n);
 		if (hash)
-			EVP_DigestUpdate(md, w->buf, (size_t)n);
-		r = sqfs_block_processor_append(w->proc, w->buf, (size_t)n);
+			EVP_DigestUpdate(md, p, (size_t)n);
+		r = sqfs_block_processor_append(w->proc, p, (size_t)n);
 		if (!r && sqfs_fd_errno(w->file))
 			r = SQFS_ERROR_IO;
 		if (r) {
 			store_content_close(&c);
 			return sqfs_fail(w, r, "writing file data", e);
 		}
+		/* the processor copied the bytes: the buffer goes to be hashed */
+		if (ahead && writebehind_advance(&w->sha1_wb, (size_t)n) < 0) {
+			store_content_close(&c);
+			return ingot_fail(e, -EIO, "%s: /%s: sha1: digest update failed", w->name, ent->path);
+		}
 	}
 	w->in_file = false;
+	if (ahead && writebehind_flush(&w->sha1_wb) < 0) {
+		store_content_close(&c);
+		return ingot_fail(e, -EIO, "%s: /%s: sha1: digest update failed", w->name, ent->path);
+	}
 	if (md1) {
-		EVP_DigestFinal_ex(md1, sha1, NULL);
+		EVP_DigestFinal_ex(ahead ? w->sha1_md : md1, sha1, NULL);
 		memcpy(w->sha1[i], sha1, 20);
 	}
 	if (w->fc && md1 && total == ent->size)
@@ -660,6 +691,10 @@ static int writer_setup(struct writer *w, const struct image_opts *o, ingot_erro
 	w->tail = malloc(o->block_size);
 	if (!w->blkwr || !w->frag || !w->ids || !w->im || !w->dm || !w->dirwr || !w->buf || !w->tail)
 		return ingot_fail(e, -ENOMEM, "%s: out of memory", w->name);
+	/* without that thread (or its memory) the SHA-1s are made inline */
+	if (o->sha1 && (w->sha1_md = EVP_MD_CTX_new()))
+		w->sha1_ahead = writebehind_start_sink(&w->sha1_wb, sha1_sink, w->sha1_md, o->block_size,
+						       SHA1_NBUF) == 0;
 	/* Whole files' compressed blocks come from the store's file cache at
 	 * every level: taking them costs a CRC-64 of the compressed bytes,
 	 * far less than reading, checking and compressing the file. */
@@ -712,6 +747,8 @@ static void writer_free(struct writer *w)
 		sqfs_block_processor_finish(w->proc);
 	}
 	sqfs_destroy(w->proc);
+	writebehind_free(&w->sha1_wb);   /* before the digest it feeds */
+	EVP_MD_CTX_free(w->sha1_md);
 	sqfs_destroy(w->fcw);
 	file_cache_close(w->fc);
 	free(w->cached);

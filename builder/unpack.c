@@ -28,6 +28,7 @@
 #define DATA_BUF (256u << 10)
 #define PACK_BUF (1u << 20)   /* write-behind buffers, PACK_NBUF of them */
 #define PACK_NBUF 4
+#define AHEAD_NBUF 4          /* inflated buffers of DATA_BUF ahead of the tar reader */
 
 /* Per-artifact reading state. */
 struct reader {
@@ -284,6 +285,14 @@ static la_ssize_t source_read(struct archive *ar, void *ctx, const void **buf)
 	ssize_t n;
 
 	*buf = src->buf;
+	if (src->ahead) {
+		const uint8_t *p = NULL;
+		n = gunzip_ahead_read(src->ahead, &p, &why);
+		*buf = p;
+		if (n < 0 && ar)
+			archive_set_error(ar, EINVAL, "%s", why);
+		return n < 0 ? -1 : n;
+	}
 	if (src->gz) {
 		n = gunzip_read(src->gz, (uint8_t *)src->buf, DATA_BUF, &why);
 		if (n < 0 && ar)
@@ -359,18 +368,29 @@ int unpack_source_open_tar(struct archive *ar, struct unpack_source *src)
 		archive_set_error(ar, ENOMEM, "out of memory");
 		return ARCHIVE_FATAL;
 	}
+	/* From here on gz and the source's reads (raw_read: the pin's
+	 * digest, total, err) are the inflate thread's, until
+	 * unpack_source_end stops it. */
+	if (src->gz)
+		src->ahead = gunzip_ahead_start(src->gz, DATA_BUF, AHEAD_NBUF);
 	return unpack_source_open(ar, src);
 }
 
 int unpack_source_finish(struct unpack_source *src, const char **why)
 {
+	if (src->ahead)
+		return gunzip_ahead_finish(src->ahead, why);
 	return src->gz ? gunzip_finish(src->gz, why) : 0;
 }
 
 int unpack_source_end(struct unpack_source *src, uint8_t got[32])
 {
 	/* Hash what the archive reader left (tar padding after the end
-	 * marker, trailing bytes): the pin covers the whole file. */
+	 * marker, trailing bytes): the pin covers the whole file.  The
+	 * inflate thread first: what it read is hashed, the rest is read
+	 * from where it stopped. */
+	gunzip_ahead_stop(src->ahead);
+	src->ahead = NULL;
 	for (ssize_t n = 1; got && n > 0 && !src->err;)
 		n = raw_read(src, src->buf, DATA_BUF);
 	if (writebehind_finish(&src->hash) < 0 && !src->err)

@@ -97,6 +97,7 @@ int unpack_read_member(struct archive *a, size_t max, char **out, size_t *len);
  * whole file) into got and frees src's buffers; -errno of a failed read.
  * With got NULL it only frees them.  total counts every byte hashed. */
 struct gunzip;
+struct gunzip_ahead;
 struct unpack_source {
 	int fd;
 	EVP_MD_CTX *md;
@@ -106,6 +107,7 @@ struct unpack_source {
 	int err;            /* errno of a failed read */
 	size_t pending;     /* bytes of buf read (and hashed) but not handed on */
 	struct gunzip *gz;  /* a gzip source decompressed here (unpack_source_open_tar) */
+	struct gunzip_ahead *ahead;   /* gz inflated on a thread of its own, if it started */
 };
 int unpack_source_begin(struct unpack_source *src, int fd);
 /* The pin first, with a read of its own (a wrong file costs a read, never

@@ -7,7 +7,9 @@
  * and FCOMMENT of any length, the buffer's size and more, cut at every
  * boundary, give the same bytes every time; reserved flag bits, another
  * method than deflate, a wrong FHCRC and a header cut anywhere are
- * refused, in any member, as gzip(1) refuses them. */
+ * refused, in any member, as gzip(1) refuses them.  Inflated ahead on a
+ * thread (gunzip_ahead_*), every stream gives the same bytes and the same
+ * error as through gunzip_read; a reader may stop it at any point. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -119,6 +121,126 @@ static int all(const uint8_t *in, size_t len, size_t step, size_t cap, uint8_t *
 	       const char **why)
 {
 	return all_cut(in, len, step, NULL, 0, cap, out, out_len, why);
+}
+
+/* The same through gunzip_ahead, nbuf buffers of size bytes. */
+static int all_ahead(const uint8_t *in, size_t len, size_t step, size_t size, unsigned nbuf, uint8_t **out,
+		     size_t *out_len, const char **why)
+{
+	struct src s = { .p = in, .len = len, .step = step };
+	struct gunzip *g = gunzip_new(pull, &s);
+	struct gunzip_ahead *a;
+	size_t n = 0;
+	uint8_t *buf = malloc(len * 8 + 65536);   /* these samples inflate to less */
+	const uint8_t *p;
+	ssize_t k;
+	assert_non_null(g);
+	assert_non_null(buf);
+	assert_non_null(a = gunzip_ahead_start(g, size, nbuf));
+	while ((k = gunzip_ahead_read(a, &p, why)) > 0) {
+		assert_true((size_t)k <= size);
+		memcpy(buf + n, p, (size_t)k);
+		n += (size_t)k;
+	}
+	if (k < 0) {
+		static char msg[256];
+		snprintf(msg, sizeof(msg), "%s", *why);
+		*why = msg;
+	}
+	/* after the end, the end again */
+	assert_int_equal(gunzip_ahead_read(a, &p, why), k);
+	gunzip_ahead_stop(a);
+	gunzip_free(g);
+	*out = buf;
+	*out_len = n;
+	return (int)k;
+}
+
+static void test_ahead(void **state)
+{
+	uint8_t *a = sample(300000, 11), *b = sample(70000, 12), *za, *zb, *cat;
+	size_t la, lb;
+	static const struct { size_t size; unsigned nbuf; } rings[] = { { 1000, 2 }, { 65536, 4 }, { 1, 3 } };
+	(void)state;
+	za = gz(a, 300000, &la);
+	zb = gz(b, 70000, &lb);
+	assert_non_null(cat = malloc(la + lb + 2));
+	memcpy(cat, za, la);
+	memcpy(cat + la, zb, lb);
+	memcpy(cat + la + lb, "x!", 2);
+	/* good, two members and trailing bytes, cut, bad CRC-32, damaged */
+	for (int v = 0; v < 5; v++) {
+		size_t len = v == 0 ? la : v == 2 ? la / 2 : la + lb + 2;
+		if (v == 3)
+			cat[la - 8] ^= 1;
+		if (v == 4)
+			for (size_t k = 20; k < 60; k++)
+				cat[k] ^= 0x5a;
+		for (size_t r = 0; r < 3; r++) {
+			uint8_t *o1, *o2;
+			size_t l1, l2;
+			const char *w1 = NULL, *w2 = NULL;
+			int r1 = all(cat, len, 4096, rings[r].size, &o1, &l1, &w1);
+			char msg[256] = "";
+			if (r1 < 0)
+				snprintf(msg, sizeof(msg), "%s", w1);
+			int r2 = all_ahead(cat, len, 4096, rings[r].size, rings[r].nbuf, &o2, &l2, &w2);
+			assert_int_equal(r1, r2);
+			assert_int_equal(l1, l2);
+			assert_memory_equal(o1, o2, l1);
+			if (r1 < 0)
+				assert_string_equal(msg, w2);
+			else
+				assert_int_equal(l1, v == 0 ? 300000 : 370000);
+			free(o1);
+			free(o2);
+		}
+		if (v == 3)
+			cat[la - 8] ^= 1;
+	}
+	/* a reader that stops early: finish reads the rest (good, or a bad
+	 * trailer); or stops the thread while it waits on a full ring, and
+	 * g is the caller's again, where the thread left it */
+	for (int bad = 0; bad < 2; bad++) {
+		struct src sr = { .p = za, .len = la, .step = 4096 };
+		struct gunzip *g = gunzip_new(pull, &sr);
+		struct gunzip_ahead *ah;
+		const uint8_t *p;
+		const char *why = NULL;
+		za[la - 8] ^= (uint8_t)bad;
+		assert_non_null(ah = gunzip_ahead_start(g, 100, 2));
+		assert_int_equal(gunzip_ahead_read(ah, &p, &why), 100);
+		assert_memory_equal(p, a, 100);
+		assert_int_equal(gunzip_ahead_finish(ah, &why), bad ? -EBADMSG : 0);
+		if (bad)
+			assert_non_null(strstr(why, "trailer"));
+		assert_int_equal(sr.off, la);
+		gunzip_ahead_stop(ah);
+		gunzip_free(g);
+		za[la - 8] ^= (uint8_t)bad;
+	}
+	{
+		struct src sr = { .p = za, .len = la, .step = 4096 };
+		struct gunzip *g = gunzip_new(pull, &sr);
+		struct gunzip_ahead *ah;
+		const uint8_t *p;
+		const char *why = NULL;
+		uint8_t rest[4096];
+		size_t got = 100;
+		ssize_t k;
+		assert_non_null(ah = gunzip_ahead_start(g, 100, 2));
+		assert_int_equal(gunzip_ahead_read(ah, &p, &why), 100);
+		gunzip_ahead_stop(ah);
+		/* the thread inflated at most two buffers more than were read */
+		while ((k = gunzip_read(g, rest, sizeof(rest), &why)) > 0)
+			got += (size_t)k;
+		assert_int_equal(k, 0);
+		assert_true(got >= 300000 - 200 && got <= 300000);
+		gunzip_free(g);
+	}
+	gunzip_ahead_stop(NULL);
+	assert_null(gunzip_ahead_start(NULL, 100, 1));
+	free(a); free(b); free(za); free(zb); free(cat);
 }
 
 static void test_round_trip(void **state)
@@ -437,6 +559,7 @@ int main(void)
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_long_header_fields),
 		cmocka_unit_test(test_strict_header),
+		cmocka_unit_test(test_ahead),
 	};
 	return cmocka_run_group_tests_name("gunzip", tests, NULL, NULL);
 }
