@@ -270,6 +270,36 @@ static int64_t now_s(void)
 
 /* ---- endpoints ------------------------------------------------------------ */
 
+/* Whether node is enrolled.  A node the table lacks may have been
+ * approved since start by another replica sharing the enrolments
+ * directory, or recorded there offline: its NODE.json is loaded then,
+ * verified as at start (one that does not verify is not trusted, and
+ * is tried again, and logged, at the node's next nonce request). */
+static int enrolled_now(struct serve *s, const char *node)
+{
+	_cleanup_free_ char *base = NULL, *path = NULL;
+	ingot_error e = { 0 };
+	int enrolled;
+
+	pthread_rwlock_rdlock(&s->trust_mu);
+	enrolled = strmap_get(&s->trust.en_of, node) != NULL;
+	pthread_rwlock_unlock(&s->trust_mu);
+	if (enrolled || !s->c->enrolments || enroll_node_check("node", node, NULL) < 0)
+		return enrolled;
+	base = xasprintf("%s.json", node);
+	path = path_join(s->c->enrolments, base);
+	if (access(path, F_OK) < 0)
+		return 0;
+	pthread_rwlock_wrlock(&s->trust_mu);
+	enrolled = strmap_get(&s->trust.en_of, node) != NULL;
+	if (!enrolled && boot_trust_add_enrolment(&s->trust, path, &e) == 0)
+		enrolled = strmap_get(&s->trust.en_of, node) != NULL;
+	else if (!enrolled)
+		logf_(s, "enrolments: %s", e.msg);
+	pthread_rwlock_unlock(&s->trust_mu);
+	return enrolled;
+}
+
 static enum MHD_Result do_nonce(struct serve *s, struct MHD_Connection *conn, const struct request *rq)
 {
 	_cleanup_json_ json_t *b = NULL;
@@ -288,10 +318,7 @@ static enum MHD_Result do_nonce(struct serve *s, struct MHD_Connection *conn, co
 		return reply_error(s, conn, 400, "nonce: node: expected 1-255 printable characters without spaces or '/'");
 	/* Only an enrolled node's evidence can be admitted: others get no
 	 * nonce, so junk cannot fill the table. */
-	pthread_rwlock_rdlock(&s->trust_mu);
-	int enrolled = strmap_get(&s->trust.en_of, node) != NULL;
-	pthread_rwlock_unlock(&s->trust_mu);
-	if (!enrolled)
+	if (!enrolled_now(s, node))
 		return reply_error(s, conn, 404, "nonce: node %s: not enrolled", node);
 	if (RAND_bytes(raw, sizeof(raw)) != 1)
 		return reply_error(s, conn, 500, "nonce: the random generator failed");

@@ -4,7 +4,8 @@
 # the node enrols with `ingot attest enroll --verifier`, which proves its
 # TPM but admits nothing; the operator approves with the token; the
 # verifier signs the record, and the node gets nonces and is judged by
-# its AK without a restart.  Refused, each with its status and no state
+# its AK without a restart (as it is when another replica approved it, or
+# an operator put a record in the enrolments directory).  Refused, each with its status and no state
 # change: an unknown EK CA, a second request while one is pending, a
 # wrong secret, a replayed answer, an expired challenge, an approval
 # without or with a wrong token or before the proof, an oversized body.
@@ -102,6 +103,17 @@ E answer chal-d.json --ak "$T/ak-c" -o ans-d.json
 db "UPDATE enrolments SET state = json_set(state, '\$.expires', '2000-01-01T00:00:00Z') WHERE id = '$did'"
 expect_http 410 'expired at' POST "/v1/enrolments/$did/answer" ans-d.json
 assert_eq 1 "$(status_of "$did")" "status after an expired answer"
+
+note "a record another replica approved (or an operator put there) counts without a restart"
+"$INGOT" keys generate -o other >/dev/null
+"$MKENROL" other.key node-f ak/ak-0.pub enrolments/node-f.json
+printf '{"node":"node-f"}' >nreq-f.json
+expect_http 404 'not enrolled' POST /v1/nonce nreq-f.json   # not the enrolment role's key
+assert_contains "$(cat serve.out serve.err)" "node-f.json" "the refused record is logged"
+"$MKENROL" k.key node-e ak/ak-0.pub enrolments/node-e.json
+printf '{"node":"node-e"}' >nreq-e.json
+expect_http 200 '"nonce"' POST /v1/nonce nreq-e.json
+rm enrolments/node-f.json
 
 note "bounded and typed"
 head -c 70000 /dev/zero | tr '\0' 'x' >big.json
