@@ -588,12 +588,9 @@ static enum MHD_Result do_enrol_request(struct serve *s, struct MHD_Connection *
 
 	if (!b)
 		return mr;
-	pthread_rwlock_rdlock(&s->trust_mu);
-	int enrolled = node && strmap_get(&s->trust.en_of, node) != NULL;
-	pthread_rwlock_unlock(&s->trust_mu);
 	/* One record per node: another AK for it is a decision made by
 	 * removing the old record, not by asking. */
-	if (enrolled)
+	if (node && enrolled_now(s, node))
 		return reply_error(s, conn, 409, "enrolments: node %s: already enrolled (remove its record "
 				   "from the enrolments directory to enrol another AK)", node);
 	struct db *d = pool_get(&s->pool);
