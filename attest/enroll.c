@@ -648,6 +648,17 @@ int enroll_finish(const json_t *state, const json_t *answer, const char *answer_
 		return ingot_fail(e, -EPERM, "%s: credential: expected the secret sealed to the "
 				  "certified EK and the AK's name, got another: the AK was not "
 				  "activated by that TPM", answer_name);
+	return enroll_state_subject(state, out, e);
+}
+
+int enroll_state_subject(const json_t *state, struct enroll_subject *out, ingot_error *e)
+{
+	int r;
+
+	memset(out, 0, sizeof(*out));
+	if ((r = doc_check("challenge state", state, ENROLL_STATE_FORMAT, state_fields,
+			   ARRAY_SIZE(state_fields), e)) < 0)
+		return r;
 	snprintf(out->node, sizeof(out->node), "%s", field(state, "node"));
 	snprintf(out->ak_id, sizeof(out->ak_id), "%s", field(state, "ak_id"));
 	snprintf(out->ak_name, sizeof(out->ak_name), "%s", field(state, "ak_name"));

@@ -123,6 +123,11 @@ int enroll_state_take(const char *dir, const json_t *answer, const char *answer_
 int enroll_finish(const json_t *state, const json_t *answer, const char *answer_name, time_t now,
 		  struct enroll_subject *out, ingot_error *e);
 
+/* What the record will say for a state (no ek): enroll_finish's *out
+ * once the answer was judged, for a verifier that judged it earlier
+ * (server/enrol.h: proven, then approved). */
+int enroll_state_subject(const json_t *state, struct enroll_subject *out, ingot_error *e);
+
 /* Node side, through the TPM (attest/enroll-tpm.c). */
 /* The request: the EK certificate from ek_cert_path (DER or PEM) or, when
  * NULL, the TPM's NV index ENROLL_EK_CERT_NV_RSA; the AK in ak_dir.  The

@@ -15,10 +15,13 @@
 #include "lib/cleanup.h"
 #include "lib/json.h"
 #include "lib/privdir.h"
+#include "lib/xalloc.h"
+#include "server/client.h"
 
 
 enum {
 	ENROLL_REFUSED = 2,   /* the request, answer or record is refused */
+	ENROLL_NO_VERIFIER = 3,
 	ENROLL_NO_TPM = 4,
 };
 
@@ -32,7 +35,10 @@ static const struct cli_command enroll_cmd = {
 	"                                  -o CHALLENGE\n"
 	"    ingot attest enroll answer CHALLENGE [--ak DIR] [--tcti TCTI] -o ANSWER\n"
 	"    ingot attest enroll finish ANSWER --state DIR --key KEY -o RECORD\n"
-	"    ingot attest enroll check RECORD --keyring FILE\n",
+	"    ingot attest enroll check RECORD --keyring FILE\n"
+	"    ingot attest enroll --verifier URL --node NAME [--ak DIR] [--ek-cert FILE]\n"
+	"                        [--tcti TCTI]\n"
+	"    ingot attest enroll approve ID --verifier URL --token-file FILE\n",
 	.description =
 	"    Quotes count only when signed by an enrolled AK (docs/attest.md\n"
 	"    \"Enrolment\"). Enrolment is four steps, two on the node (request, answer:\n"
@@ -73,7 +79,14 @@ static const struct cli_command enroll_cmd = {
 	"    it enrols.\n"
 	"\n"
 	"    Requests, challenges, answers, states and records are each at most\n"
-	"    64 KiB and must be regular files.\n",
+	"    64 KiB and must be regular files.\n"
+	"\n"
+	"    With --verifier and no step, the node enrols with an `ingot serve`\n"
+	"    (docs/verifier.md \"Enrolment\"): it sends the request, has its TPM\n"
+	"    answer the verifier's challenge and sends the answer. The verifier then\n"
+	"    holds the enrolment as proven, and records it only when the operator\n"
+	"    approves it: approve ID, with the verifier's token (a file of mode 0600\n"
+	"    or 0400). Until then the node gets no nonce.\n",
 	.more =
 	"EXIT STATUS\n"
 	"    0   success\n"
@@ -82,6 +95,7 @@ static const struct cli_command enroll_cmd = {
 	"        activation failed (another TPM or AK), challenge expired or already\n"
 	"        answered, record not signed by the keyring, a --state directory or\n"
 	"        state file others can write\n"
+	"    3   the verifier was not reached, or did not answer in JSON\n"
 	"    4   no TPM: the TCTI cannot be loaded or reached, or no AK in --ak\n"
 	"    64  usage error\n"
 	"\n"
@@ -91,12 +105,15 @@ static const struct cli_command enroll_cmd = {
 	"                  --state /var/lib/ingot/enroll -o chal.json\n"
 	"    node#     ingot attest enroll answer chal.json -o ans.json\n"
 	"    verifier$ ingot attest enroll finish ans.json --state /var/lib/ingot/enroll \\\n"
-	"                  --key verifier.key -o gpu-07.enrolment.dsse.json\n",
+	"                  --key verifier.key -o gpu-07.enrolment.dsse.json\n"
+	"    node#     ingot attest enroll --verifier http://10.0.0.5:8443 --node gpu-07\n"
+	"    operator$ ingot attest enroll approve 3f9c... --verifier http://10.0.0.5:8443 \\\n"
+	"                  --token-file /etc/ingot/verifier.token\n",
 };
 
 /* What `attest enroll` was given; each step takes its part. */
 struct args {
-	const char *node, *ak, *ek_cert, *tcti, *ca, *state, *key, *keyring, *output;
+	const char *node, *ak, *ek_cert, *tcti, *ca, *state, *key, *keyring, *output, *verifier, *token_file;
 	unsigned ttl;
 	bool ttl_set;
 	const char *in;   /* the one positional argument, when the step takes one */
@@ -105,6 +122,7 @@ struct args {
 enum {
 	O_NODE = 1 << 0, O_AK = 1 << 1, O_EK_CERT = 1 << 2, O_TCTI = 1 << 3, O_CA = 1 << 4,
 	O_STATE = 1 << 5, O_TTL = 1 << 6, O_KEY = 1 << 7, O_KEYRING = 1 << 8, O_OUTPUT = 1 << 9,
+	O_VERIFIER = 1 << 10, O_TOKEN_FILE = 1 << 11,
 };
 
 /* The options given, as O_* bits, and each one's name for messages. */
@@ -113,11 +131,11 @@ static unsigned given(const struct args *a)
 	return (a->node ? O_NODE : 0) | (a->ak ? O_AK : 0) | (a->ek_cert ? O_EK_CERT : 0) |
 	       (a->tcti ? O_TCTI : 0) | (a->ca ? O_CA : 0) | (a->state ? O_STATE : 0) |
 	       (a->ttl_set ? O_TTL : 0) | (a->key ? O_KEY : 0) | (a->keyring ? O_KEYRING : 0) |
-	       (a->output ? O_OUTPUT : 0);
+	       (a->output ? O_OUTPUT : 0) | (a->verifier ? O_VERIFIER : 0) | (a->token_file ? O_TOKEN_FILE : 0);
 }
 
 static const char *const opt_names[] = { "--node", "--ak", "--ek-cert", "--tcti", "--ca",
-	"--state", "--ttl", "--key", "--keyring", "-o/--output" };
+	"--state", "--ttl", "--key", "--keyring", "-o/--output", "--verifier", "--token-file" };
 
 /* Each step's required and optional options (O_* bits); npos is the
  * positional arguments it takes (0 or 1). */
@@ -131,6 +149,8 @@ static const struct step {
 	{ "answer", 1, O_OUTPUT, O_AK | O_TCTI },
 	{ "finish", 1, O_STATE | O_KEY | O_OUTPUT, 0 },
 	{ "check", 1, O_KEYRING, 0 },
+	{ "approve", 1, O_VERIFIER | O_TOKEN_FILE, 0 },
+	{ "--verifier", 0, O_VERIFIER | O_NODE, O_AK | O_EK_CERT | O_TCTI },   /* no step: with the verifier */
 };
 
 static const char *parse_ttl(const char *arg, void *value)
@@ -162,10 +182,10 @@ static int check_step(const struct step *s, struct args *a, int argc, char **arg
 			return cli_usage_error("attest enroll", "%s: %s is required", s->name,
 					       opt_names[i]);
 	}
-	if (argc - 1 != s->npos)
+	if (argc - 1 != s->npos && s->name[0] != '-')
 		return cli_usage_error("attest enroll", "%s: expected %d file argument%s, got %d",
 				       s->name, s->npos, s->npos == 1 ? "" : "s", argc - 1);
-	a->in = s->npos ? argv[1] : NULL;
+	a->in = s->npos && argc > 1 ? argv[1] : NULL;
 	if (!a->ak)
 		a->ak = DEFAULT_AK_DIR;
 	return 0;
@@ -322,10 +342,79 @@ static int do_check(const struct args *a)
 	return EXIT_OK;
 }
 
+/* The verifier's refusal is the enrolment's (2); not reaching it is 3. */
+static int verifier_status(const ingot_error *e)
+{
+	return cli_error(e, e->kind == VERIFIER_FAIL_TRANSPORT ? ENROLL_NO_VERIFIER : ENROLL_REFUSED);
+}
+
+/* The node's side over the API: request, challenge, answer, proven. */
+static int do_remote(const struct args *a)
+{
+	_cleanup_tpm_ struct tpm *t = NULL;
+	_cleanup_json_ json_t *req = NULL, *ch = NULL, *ans = NULL, *rep = NULL;
+	_cleanup_free_ char *path = NULL;
+	struct verifier v;
+	ingot_error e = { 0 };
+	int rc, r;
+
+	if ((rc = open_tpm(a, &t)) != EXIT_OK)
+		return rc;
+	if ((r = tpm_enroll_request(t, a->ak, a->node, a->ek_cert, &req, &e)) < 0)
+		return cli_error(&e, r == -ENOENT ? ENROLL_NO_TPM : EXIT_FAILURE_);
+	if (verifier_open(&v, a->verifier, NULL, &e) < 0)
+		return cli_error(&e, EXIT_FAILURE_);
+	if (verifier_post(&v, "/v1/enrolments", req, 30, &ch, &e) < 0) {
+		verifier_close(&v);
+		return verifier_status(&e);
+	}
+	r = tpm_enroll_answer(t, a->ak, ch, "the verifier's challenge", &ans, &e);
+	if (r < 0) {
+		verifier_close(&v);
+		return cli_error(&e, r == -ENOENT ? ENROLL_NO_TPM : r == -EINVAL ? EXIT_FAILURE_ : ENROLL_REFUSED);
+	}
+	path = xasprintf("/v1/enrolments/%s/answer", json_string_value(json_object_get(ch, "id")));
+	r = verifier_post(&v, path, ans, 30, &rep, &e);
+	verifier_close(&v);
+	if (r < 0)
+		return verifier_status(&e);
+	printf("enrolment %s: node %s, AK %s: proven; awaiting the operator's approval\n",
+	       json_string_value(json_object_get(ch, "id")), a->node,
+	       json_string_value(json_object_get(rep, "ak_id")));
+	return EXIT_OK;
+}
+
+/* The operator's approval: the verifier signs and records it. */
+static int do_approve(const struct args *a)
+{
+	_cleanup_json_ json_t *rep = NULL, *body = json_object();
+	_cleanup_free_ char *token = NULL, *path = NULL;
+	struct verifier v;
+	ingot_error e = { 0 };
+	size_t len;
+	int r;
+
+	if (regfile_read(a->token_file, 4096, REGFILE_PRIVATE, &token, &len, &e) < 0)
+		return cli_error(&e, EXIT_FAILURE_);
+	token[strcspn(token, "\r\n")] = '\0';
+	if (verifier_open(&v, a->verifier, NULL, &e) < 0)
+		return cli_error(&e, EXIT_FAILURE_);
+	v.token = token;
+	path = xasprintf("/v1/enrolments/%s/approve", a->in);
+	r = verifier_post(&v, path, body, 30, &rep, &e);
+	verifier_close(&v);
+	if (r < 0)
+		return verifier_status(&e);
+	printf("enrolment %s approved: node %s, AK %s, record %s\n", a->in,
+	       json_string_value(json_object_get(rep, "node")), json_string_value(json_object_get(rep, "ak_id")),
+	       json_string_value(json_object_get(rep, "record")));
+	return EXIT_OK;
+}
+
 int cmd_attest_enroll(int argc, char **argv)
 {
 	static int (*const fns[])(const struct args *) = {
-		do_request, do_challenge, do_answer, do_finish, do_check,
+		do_request, do_challenge, do_answer, do_finish, do_check, do_approve, do_remote,
 	};
 	struct args a = { .ttl = ENROLL_TTL_DEFAULT };
 	const struct cli_option opts[] = {
@@ -340,6 +429,8 @@ int cmd_attest_enroll(int argc, char **argv)
 		OPT__KEY(0, &a.key, "the verifier's signing key (PEM; INGOT_KEY_PASSPHRASE)"),
 		OPT__KEYRING(&a.keyring, "FILE", "keys trusted to sign enrolment records"),
 		OPT__OUTPUT(&a.output, "F", "where to write the request, challenge, answer or record"),
+		OPT_STRING(0, "verifier", &a.verifier, "URL", "enrol with this `ingot serve` (no step), or approve there"),
+		OPT_STRING(0, "token-file", &a.token_file, "FILE", "the verifier's operator token (mode 0600 or 0400)"),
 		OPT_END(),
 	};
 	int first, r;
@@ -349,6 +440,8 @@ int cmd_attest_enroll(int argc, char **argv)
 	/* The operands, the step first, as argv of their own. */
 	argc -= first;
 	argv += first;
+	if (argc < 1 && a.verifier)
+		return check_step(&steps[ARRAY_SIZE(steps) - 1], &a, 1, argv - 1) ?: do_remote(&a);
 	if (argc < 1)
 		return cli_usage_error("attest enroll", "expected a step: request, challenge, answer, "
 				       "finish, check");

@@ -186,6 +186,10 @@ static int call(struct verifier *v, const char *path, const json_t *body, long t
 		return ingot_fail_kind(e, -ENOMEM, VERIFIER_FAIL_TRANSPORT, "%s: out of memory", url);
 	strbuf_init(&sb, 1024);
 	h = curl_slist_append(h, "Content-Type: application/json");
+	if (v->token) {
+		_cleanup_free_ char *auth = xasprintf("Authorization: Bearer %s", v->token);
+		h = curl_slist_append(h, auth);   /* copied */
+	}
 	curl_easy_setopt(c, CURLOPT_URL, url);
 	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
 	curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
@@ -219,6 +223,14 @@ static int call(struct verifier *v, const char *path, const json_t *body, long t
 		return r;
 	}
 	return 0;
+}
+
+int verifier_post(struct verifier *v, const char *path, const json_t *body, long timeout, json_t **reply,
+		  ingot_error *e)
+{
+	long status = 0;
+
+	return call(v, path, body, timeout, &status, reply, e);
 }
 
 int verifier_nonce(struct verifier *v, const char *node, long timeout, char hex[2 * NONCE_MAX + 1], ingot_error *e)

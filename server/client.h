@@ -41,6 +41,7 @@ struct verifier {
 	char name[48];    /* its abstract name */
 	bool pumping;
 	pthread_t pump;
+	const char *token;   /* sent as "Authorization: Bearer TOKEN" when set (the operator's calls) */
 };
 
 /* BASE: the verifier's URL (with VIA, it only names the Host header
@@ -57,5 +58,11 @@ int verifier_nonce(struct verifier *v, const char *node, long timeout, char hex[
 int verifier_evidence(struct verifier *v, const char *node, const char *nonce_hex, const json_t *quote,
 		      const void *log, size_t log_len, const json_t *report, long timeout,
 		      struct verifier_verdict *out, ingot_error *e);
+
+/* POST body to BASE PATH: *reply the JSON object of a 200 (a refusal
+ * fails, its one line in e, kind VERIFIER_FAIL_REFUSED, or
+ * VERIFIER_FAIL_NONCE for 404, 409 and 410). */
+int verifier_post(struct verifier *v, const char *path, const json_t *body, long timeout, json_t **reply,
+		  ingot_error *e);
 
 #endif

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attest/enroll.h"
 #include "attest/quote.h"
 #include "audit/audit.h"
 #include "keys/keyring.h"
@@ -32,6 +33,8 @@ void serve_config_free(struct serve_config *c)
 		free(*p);
 	free(c->hook);
 	free(c->token_file);
+	free(c->enrolment_ca);
+	free(c->enrolment_key);
 	memset(c, 0, sizeof(*c));
 }
 
@@ -106,10 +109,12 @@ static int set(struct serve_config *c, const char *dir, const char *k, const cha
 			return -EINVAL;
 		slot = &c->listen;
 	} else if (!strcmp(k, "database") || !strcmp(k, "keyring") || !strcmp(k, "enrolments") ||
-		   !strcmp(k, "firmware-refs") || !strcmp(k, "token-file")) {
+		   !strcmp(k, "firmware-refs") || !strcmp(k, "token-file") || !strcmp(k, "enrolment-ca") ||
+		   !strcmp(k, "enrolment-key")) {
 		*want = "a path";
 		slot = !strcmp(k, "database") ? &c->database : !strcmp(k, "keyring") ? &c->keyring :
 		       !strcmp(k, "enrolments") ? &c->enrolments : !strcmp(k, "firmware-refs") ? &c->firmware_refs :
+		       !strcmp(k, "enrolment-ca") ? &c->enrolment_ca : !strcmp(k, "enrolment-key") ? &c->enrolment_key :
 		       &c->token_file;
 		if (slot == &c->database && !strncmp(v, "sqlite:", 7) && v[7])
 			v += 7;
@@ -125,12 +130,13 @@ static int set(struct serve_config *c, const char *dir, const char *k, const cha
 		*want = "a comma-separated list of weaknesses (sha1-signature, no-nonce, secure-boot-unjudged, unknown-firmware)";
 		return attest_weakness_parse(v, &c->accept_weak, NULL) < 0 ? -EINVAL : 0;
 	} else if (!strcmp(k, "nonce-lifetime") || !strcmp(k, "stale-after") || !strcmp(k, "sweep-interval") ||
-		   !strcmp(k, "hook-timeout")) {
+		   !strcmp(k, "hook-timeout") || !strcmp(k, "enrolment-lifetime")) {
 		*want = "a duration (N, Ns, Nm, Nh or Nd)";
 		if (audit_parse_duration(v, &d) < 0 || (d == 0 && strcmp(k, "stale-after")))
 			return -EINVAL;
 		*(!strcmp(k, "nonce-lifetime") ? &c->nonce_lifetime : !strcmp(k, "stale-after") ? &c->stale_after :
-		  !strcmp(k, "sweep-interval") ? &c->sweep_interval : &c->hook_timeout) = d;
+		  !strcmp(k, "sweep-interval") ? &c->sweep_interval :
+		  !strcmp(k, "enrolment-lifetime") ? &c->enrolment_ttl : &c->hook_timeout) = d;
 		return 0;
 	} else if (!strcmp(k, "hook")) {
 		*want = "an absolute program path and its arguments";
@@ -177,7 +183,7 @@ int serve_config_load(const char *path, struct serve_config *c, ingot_error *e)
 	*c = (struct serve_config){
 		.manifests = json_array(), .nonce_lifetime = 120, .sweep_interval = 60, .hook_timeout = 30,
 		.max_body = 4u << 20, .max_connections = 1024, .connection_timeout = 10, .threads = 2, .max_nonces = 4,
-		.max_evidence = 60,
+		.max_evidence = 60, .enrolment_ttl = ENROLL_TTL_DEFAULT,
 	};
 	if ((r = read_file(path, CONFIG_MAX, &buf, &len, e)) < 0)
 		return r;
@@ -217,6 +223,17 @@ int serve_config_load(const char *path, struct serve_config *c, ingot_error *e)
 	if (!c->listen || !c->database || !mkeys || !json_array_size(c->manifests))
 		return ingot_fail(e, -EINVAL, "%s: %s: expected it to be set", path,
 				  !c->listen ? "listen" : !c->database ? "database" : !mkeys ? "keyring" : "manifest");
+	/* Enrolment over the API makes records: it needs where they go, the
+	 * key that signs them and the operator's token that approves them. */
+	if ((c->enrolment_ca || c->enrolment_key) && (!c->enrolment_ca || !c->enrolment_key || !c->enrolments ||
+						       !c->token_file))
+		return ingot_fail(e, -EINVAL, "%s: %s: expected it to be set for enrolment over the API "
+				  "(enrolment-ca, enrolment-key, enrolments, token-file)", path,
+				  !c->enrolment_ca ? "enrolment-ca" : !c->enrolment_key ? "enrolment-key" :
+				  !c->enrolments ? "enrolments" : "token-file");
+	if (c->enrolment_ttl > 86400)
+		return ingot_fail(e, -EINVAL, "%s: enrolment-lifetime: expected at most 1d, got %lld s", path,
+				  (long long)c->enrolment_ttl);
 	if (c->stale_after && c->stale_after < c->sweep_interval)
 		c->sweep_interval = c->stale_after;
 	return 0;

@@ -53,7 +53,7 @@ static int fail(PGconn *c, const PGresult *res, ingot_error *e, const char *what
  * all sent as text, PostgreSQL infers the types).  Returns the result
  * (NULL and *r < 0 on failure); *changes, if asked, the rows changed. */
 static PGresult *vq(PGconn *c, const char *sql, ingot_error *e, int *r, int *changes, int64_t *first,
-		    const char *types, va_list ap)
+		    char **text, const char *types, va_list ap)
 {
 	char num[MAX_PARAMS][24];
 	const char *vals[MAX_PARAMS];
@@ -87,6 +87,8 @@ static PGresult *vq(PGconn *c, const char *sql, ingot_error *e, int *r, int *cha
 		*changes = atoi(PQcmdTuples(res));
 	if (first && PQntuples(res) > 0 && PQnfields(res) > 0)
 		*first = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
+	if (text && PQntuples(res) > 0 && PQnfields(res) > 0 && !PQgetisnull(res, 0, 0))
+		*text = xstrdup(PQgetvalue(res, 0, 0));
 	return res;
 }
 
@@ -95,7 +97,7 @@ static PGresult *q(PGconn *c, const char *sql, ingot_error *e, int *r, int *chan
 	va_list ap;
 
 	va_start(ap, types);
-	PGresult *res = vq(c, sql, e, r, changes, NULL, types, ap);
+	PGresult *res = vq(c, sql, e, r, changes, NULL, NULL, types, ap);
 	va_end(ap);
 	return res;
 }
@@ -264,12 +266,12 @@ static void quiet(void *arg, const char *message)
 	(void)arg, (void)message;
 }
 
-static int pg_vrun(struct db *db, const char *sql, int *changes, int64_t *first, ingot_error *e, const char *types,
-		   va_list ap)
+static int pg_vrun(struct db *db, const char *sql, int *changes, int64_t *first, char **text, ingot_error *e,
+		   const char *types, va_list ap)
 {
 	int r;
 
-	PQclear(vq(C(db), sql, e, &r, changes, first, types, ap));
+	PQclear(vq(C(db), sql, e, &r, changes, first, text, types, ap));
 	return r;
 }
 
@@ -318,6 +320,9 @@ static const struct db_backend pg_backend = {
 	.sweep_stale = pg_sweep_stale,
 	.nonce_forget = pg_nonce_forget,
 	.node_counts = pg_node_counts,
+	.enrol_open = db_sql_enrol_open,
+	.enrol_get = db_sql_enrol_get,
+	.enrol_move = db_sql_enrol_move,
 };
 
 int db_pg_open(const char *conninfo, struct db **out, ingot_error *e)

@@ -4,6 +4,7 @@
  * admitted and old. */
 #include "server/db-sql.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "lib/cleanup.h"
@@ -21,7 +22,7 @@ int db_sql_run(struct db *db, const char *sql, int *changes, ingot_error *e, con
 	int r;
 
 	va_start(ap, types);
-	r = db->sql->vrun(db, sql, changes, NULL, e, types, ap);
+	r = db->sql->vrun(db, sql, changes, NULL, NULL, e, types, ap);
 	va_end(ap);
 	return r;
 }
@@ -34,7 +35,20 @@ static int value(struct db *db, const char *sql, int64_t *out, ingot_error *e, c
 
 	*out = 0;
 	va_start(ap, types);
-	r = db->sql->vrun(db, sql, NULL, out, e, types, ap);
+	r = db->sql->vrun(db, sql, NULL, out, NULL, e, types, ap);
+	va_end(ap);
+	return r;
+}
+
+/* The first column of the first row as text (malloc'd; NULL if none). */
+static int text(struct db *db, const char *sql, char **out, ingot_error *e, const char *types, ...)
+{
+	va_list ap;
+	int r;
+
+	*out = NULL;
+	va_start(ap, types);
+	r = db->sql->vrun(db, sql, NULL, NULL, out, e, types, ap);
 	va_end(ap);
 	return r;
 }
@@ -162,6 +176,68 @@ int db_sql_mark_stale(struct db *db, const char *node, int64_t cutoff, int64_t n
 		return r;
 	if ((r = db_sql_run(db, DB_SQL_STALE_MARK, changed, e, "si", node, cutoff)) < 0 ||
 	    (*changed && (r = store_verdict(db, &v, e)) < 0) || (r = db_sql_run(db, "COMMIT", NULL, e, "")) < 0)
+		db->sql->rollback(db);
+	return r;
+}
+
+int db_sql_enrol_open(struct db *db, const char *id, const char *node, const char *state, int64_t now,
+		      int64_t expires, int64_t proven_after, ingot_error *e)
+{
+	int64_t live = 0;
+	int r;
+
+	if ((r = db_sql_run(db, db->sql->begin_write, NULL, e, "")) < 0)
+		return r;
+	/* Counted and inserted under the node's lock: two racing requests
+	 * (or replicas) cannot both open one. */
+	if ((db->sql->lock_node && (r = db_sql_run(db, db->sql->lock_node, NULL, e, "s", node)) < 0) ||
+	    (r = value(db, DB_SQL_ENROL_LIVE, &live, e, "sii", node, now, proven_after)) < 0)
+		goto out;
+	if (live) {
+		r = ingot_fail(e, -EBUSY, "node %s has an enrolment pending or awaiting approval", node);
+		goto out;
+	}
+	if ((r = db_sql_run(db, DB_SQL_ENROL_INSERT, NULL, e, "ssiis", id, node, now, expires, state)) == 0 &&
+	    (r = db_sql_run(db, "COMMIT", NULL, e, "")) == 0)
+		return 0;
+out:
+	db->sql->rollback(db);
+	return r;
+}
+
+int db_sql_enrol_get(struct db *db, const char *id, struct db_enrolment *out, ingot_error *e)
+{
+	int64_t status = 0;
+	int r;
+
+	memset(out, 0, sizeof(*out));
+	/* One transaction: the status, its time and the state agree. */
+	if ((r = db_sql_run(db, db->sql->begin_write, NULL, e, "")) < 0)
+		return r;
+	if ((r = value(db, DB_SQL_ENROL_STATUS, &status, e, "s", id)) == 0 && status &&
+	    (r = value(db, DB_SQL_ENROL_MOVED, &out->moved, e, "s", id)) == 0)
+		r = text(db, DB_SQL_ENROL_STATE, &out->state, e, "s", id);
+	db->sql->rollback(db);   /* read only: nothing to keep */
+	if (r == 0 && status && !out->state)
+		r = ingot_fail(e, -EIO, "database: enrolment %s: no state", id);
+	if (r < 0) {
+		free(out->state);
+		memset(out, 0, sizeof(*out));
+		return r;
+	}
+	out->status = (enum db_enrol_status)status;
+	return 0;
+}
+
+int db_sql_enrol_move(struct db *db, const char *id, int from, int to, int64_t now, int *changed, ingot_error *e)
+{
+	int r;
+
+	*changed = 0;
+	if ((r = db_sql_run(db, db->sql->begin_write, NULL, e, "")) < 0)
+		return r;
+	if ((r = db_sql_run(db, DB_SQL_ENROL_MOVE, changed, e, "siii", id, (int64_t)from, (int64_t)to, now)) < 0 ||
+	    (r = db_sql_run(db, "COMMIT", NULL, e, "")) < 0)
 		db->sql->rollback(db);
 	return r;
 }

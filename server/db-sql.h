@@ -39,6 +39,17 @@
 		 * node's held nonces by scanning every unexpired one:     \
 		 * quadratic in a boot storm) */                           \
 		"CREATE INDEX nonces_node ON nonces(node, expires);",       \
+		/* 3: enrolments over the API (server/enrol.h): the challenge's \
+		 * private state, its status and when it last moved */        \
+		"CREATE TABLE enrolments ("                                  \
+		"  id TEXT PRIMARY KEY,"                                     \
+		"  node TEXT NOT NULL,"                                      \
+		"  status " INT64 " NOT NULL,"                               \
+		"  created " INT64 " NOT NULL,"                              \
+		"  expires " INT64 " NOT NULL,"                              \
+		"  moved " INT64 " NOT NULL,"                                \
+		"  state TEXT NOT NULL);"                                    \
+		"CREATE INDEX enrolments_node ON enrolments(node, status);", \
 	}
 
 #define DB_SQL_SCHEMA_TABLE "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)"
@@ -82,6 +93,21 @@
  * fresh admission, may have come first) */
 #define DB_SQL_STALE_MARK "UPDATE nodes SET state = 'stale' WHERE node = $1 AND state = 'admit' AND last_admit < $2"
 
+/* node, now, proven-after: the node's enrolments still answerable or
+ * still awaiting approval */
+#define DB_SQL_ENROL_LIVE                                                                   \
+	"SELECT count(*) FROM enrolments WHERE node = $1 AND ((status = 1 AND expires > $2)" \
+	" OR (status = 2 AND moved > $3))"
+/* id, node, now, expires, state */
+#define DB_SQL_ENROL_INSERT \
+	"INSERT INTO enrolments (id, node, status, created, expires, moved, state) VALUES ($1, $2, 1, $3, $4, $3, $5)"
+/* id */
+#define DB_SQL_ENROL_STATUS "SELECT status FROM enrolments WHERE id = $1"
+#define DB_SQL_ENROL_MOVED "SELECT moved FROM enrolments WHERE id = $1"
+#define DB_SQL_ENROL_STATE "SELECT state FROM enrolments WHERE id = $1"
+/* id, from, to, now: conditional, so of two racers one moves it */
+#define DB_SQL_ENROL_MOVE "UPDATE enrolments SET status = $3, moved = $4 WHERE id = $1 AND status = $2"
+
 /* The write transactions, written once over what a backend gives
  * (server/db-sql.c): a struct db whose backend is on SQL carries this. */
 #include <stdarg.h>
@@ -95,9 +121,10 @@ struct db_sql {
 	const char *const *migrations;   /* db_schema_version() of them, in this dialect */
 	/* One statement with parameters $1... (s = text or NULL, i = int64);
 	 * *changes, if asked, the rows it changed; *first, if asked, the
-	 * first column of the first row (0 if none). */
-	int (*vrun)(struct db *db, const char *sql, int *changes, int64_t *first, ingot_error *e, const char *types,
-		    va_list ap);
+	 * first column of the first row (0 if none); *text, if asked, that
+	 * column as text (malloc'd; NULL if none). */
+	int (*vrun)(struct db *db, const char *sql, int *changes, int64_t *first, char **text, ingot_error *e,
+		    const char *types, va_list ap);
 	/* Several statements, no parameters (a migration). */
 	int (*script)(struct db *db, const char *sql, ingot_error *e);
 	void (*rollback)(struct db *db);   /* if a transaction is open */
@@ -122,6 +149,11 @@ int db_sql_verdict_commit(struct db *db, const struct db_verdict *v, enum db_non
 int db_sql_verdict_record(struct db *db, const struct db_verdict *v, ingot_error *e);
 /* Mark node stale if it is still admitted and still older than cutoff,
  * with its verdict, in one transaction; *changed whether it was. */
+/* Enrolments (server/db.h), on SQL for every backend. */
+int db_sql_enrol_open(struct db *db, const char *id, const char *node, const char *state, int64_t now,
+		      int64_t expires, int64_t proven_after, ingot_error *e);
+int db_sql_enrol_get(struct db *db, const char *id, struct db_enrolment *out, ingot_error *e);
+int db_sql_enrol_move(struct db *db, const char *id, int from, int to, int64_t now, int *changed, ingot_error *e);
 int db_sql_mark_stale(struct db *db, const char *node, int64_t cutoff, int64_t now, const char *reason, int *changed,
 		      ingot_error *e);
 

@@ -119,8 +119,8 @@ static void bind(sqlite3_stmt *st, const char *types, ...)
 
 /* One statement run to completion; *changes the rows it changed,
  * *first the first column of its first row. */
-static int vrun(struct db_sqlite *d, const char *sql, ingot_error *e, int *changes, int64_t *first, const char *types,
-		va_list ap)
+static int vrun(struct db_sqlite *d, const char *sql, ingot_error *e, int *changes, int64_t *first, char **text,
+		const char *types, va_list ap)
 {
 	sqlite3 *h = d->h;
 	sqlite3_stmt *st = NULL;
@@ -143,6 +143,8 @@ static int vrun(struct db_sqlite *d, const char *sql, ingot_error *e, int *chang
 	r = sqlite3_step(st);
 	if (r == SQLITE_ROW && first)
 		*first = sqlite3_column_int64(st, 0);
+	if (r == SQLITE_ROW && text && sqlite3_column_type(st, 0) != SQLITE_NULL)
+		*text = xstrdup((const char *)sqlite3_column_text(st, 0));
 	if (i == (size_t)-1)
 		sqlite3_finalize(st);
 	else {
@@ -300,10 +302,10 @@ static int sqlite_node_counts(struct db *db, json_t **out, ingot_error *e)
 	return 0;
 }
 
-static int sqlite_vrun(struct db *db, const char *sql, int *changes, int64_t *first, ingot_error *e,
+static int sqlite_vrun(struct db *db, const char *sql, int *changes, int64_t *first, char **text, ingot_error *e,
 		       const char *types, va_list ap)
 {
-	return vrun((struct db_sqlite *)db, sql, e, changes, first, types, ap);
+	return vrun((struct db_sqlite *)db, sql, e, changes, first, text, types, ap);
 }
 
 static int sqlite_script(struct db *db, const char *sql, ingot_error *e)
@@ -338,6 +340,9 @@ static const struct db_backend sqlite_backend = {
 	.sweep_stale = sqlite_sweep_stale,
 	.nonce_forget = sqlite_nonce_forget,
 	.node_counts = sqlite_node_counts,
+	.enrol_open = db_sql_enrol_open,
+	.enrol_get = db_sql_enrol_get,
+	.enrol_move = db_sql_enrol_move,
 };
 
 int db_sqlite_open(const char *path, struct db **out, ingot_error *e)

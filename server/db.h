@@ -42,6 +42,20 @@ struct db_verdict {
 	const char *ak_id;      /* or NULL */
 };
 
+/* An enrolment over the API (server/enrol.h), by the status it moved to. */
+enum db_enrol_status {
+	DB_ENROL_NONE = 0,       /* no such enrolment */
+	DB_ENROL_PENDING = 1,    /* challenged, not answered */
+	DB_ENROL_PROVEN = 2,     /* answered with the secret: awaiting the operator */
+	DB_ENROL_APPROVED = 3,   /* signed and recorded */
+};
+
+struct db_enrolment {
+	enum db_enrol_status status;
+	int64_t moved;   /* when it moved to that status */
+	char *state;     /* the challenge's private state (attest/enroll.h), JSON text; malloc'd */
+};
+
 struct db;
 
 struct db_backend {
@@ -72,6 +86,16 @@ struct db_backend {
 	int (*nonce_forget)(struct db *db, int64_t cutoff, ingot_error *e);
 	/* {"<state>": count, ...} over all nodes. */
 	int (*node_counts)(struct db *db, json_t **out, ingot_error *e);
+	/* Store a pending enrolment (state: its private JSON), unless node
+	 * already has one pending and unexpired at now, or proven after
+	 * proven_after (-EBUSY): one at a time per node. */
+	int (*enrol_open)(struct db *db, const char *id, const char *node, const char *state, int64_t now,
+			  int64_t expires, int64_t proven_after, ingot_error *e);
+	/* One enrolment (out->status DB_ENROL_NONE if none; free out->state). */
+	int (*enrol_get)(struct db *db, const char *id, struct db_enrolment *out, ingot_error *e);
+	/* Move it from one status to another at now, only if it is still in
+	 * from: *changed 1 if this call moved it. */
+	int (*enrol_move)(struct db *db, const char *id, int from, int to, int64_t now, int *changed, ingot_error *e);
 };
 
 struct db {

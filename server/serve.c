@@ -20,15 +20,18 @@
 
 #include "attest/predict.h"
 #include "attest/verdict.h"
+#include "keys/envelope.h"
 #include "lib/base64.h"
 #include "lib/cleanup.h"
 #include "lib/digest.h"
 #include "lib/fileio.h"
+#include "lib/json.h"
 #include "lib/strbuf.h"
 #include "lib/time.h"
 #include "lib/xalloc.h"
 #include "server/db.h"
 #include "server/db-group.h"
+#include "server/enrol.h"
 #include "verify/boot-inputs.h"
 #include "verify/report-tuple.h"
 
@@ -53,6 +56,10 @@ struct serve {
 	const struct serve_config *c;
 	struct serve_log log;
 	struct boot_trust trust;
+	/* trust grows by approved enrolments: readers (nonce, evidence) and
+	 * the approval's writer */
+	pthread_rwlock_t trust_mu;
+	struct signing_key *enrol_key;   /* enrolment-key, or NULL */
 	struct db_pool pool;        /* reads, the sweep, operators */
 	struct db_group *group;     /* the requests' writes, grouped */
 	struct MHD_Daemon *mhd;
@@ -263,6 +270,36 @@ static int64_t now_s(void)
 
 /* ---- endpoints ------------------------------------------------------------ */
 
+/* Whether node is enrolled.  A node the table lacks may have been
+ * approved since start by another replica sharing the enrolments
+ * directory, or recorded there offline: its NODE.json is loaded then,
+ * verified as at start (one that does not verify is not trusted, and
+ * is tried again, and logged, at the node's next nonce request). */
+static int enrolled_now(struct serve *s, const char *node)
+{
+	_cleanup_free_ char *base = NULL, *path = NULL;
+	ingot_error e = { 0 };
+	int enrolled;
+
+	pthread_rwlock_rdlock(&s->trust_mu);
+	enrolled = strmap_get(&s->trust.en_of, node) != NULL;
+	pthread_rwlock_unlock(&s->trust_mu);
+	if (enrolled || !s->c->enrolments || enroll_node_check("node", node, NULL) < 0)
+		return enrolled;
+	base = xasprintf("%s.json", node);
+	path = path_join(s->c->enrolments, base);
+	if (access(path, F_OK) < 0)
+		return 0;
+	pthread_rwlock_wrlock(&s->trust_mu);
+	enrolled = strmap_get(&s->trust.en_of, node) != NULL;
+	if (!enrolled && boot_trust_add_enrolment(&s->trust, path, &e) == 0)
+		enrolled = strmap_get(&s->trust.en_of, node) != NULL;
+	else if (!enrolled)
+		logf_(s, "enrolments: %s", e.msg);
+	pthread_rwlock_unlock(&s->trust_mu);
+	return enrolled;
+}
+
 static enum MHD_Result do_nonce(struct serve *s, struct MHD_Connection *conn, const struct request *rq)
 {
 	_cleanup_json_ json_t *b = NULL;
@@ -281,7 +318,7 @@ static enum MHD_Result do_nonce(struct serve *s, struct MHD_Connection *conn, co
 		return reply_error(s, conn, 400, "nonce: node: expected 1-255 printable characters without spaces or '/'");
 	/* Only an enrolled node's evidence can be admitted: others get no
 	 * nonce, so junk cannot fill the table. */
-	if (!strmap_get(&s->trust.en_of, node))
+	if (!enrolled_now(s, node))
 		return reply_error(s, conn, 404, "nonce: node %s: not enrolled", node);
 	if (RAND_bytes(raw, sizeof(raw)) != 1)
 		return reply_error(s, conn, 500, "nonce: the random generator failed");
@@ -346,10 +383,12 @@ static void judge(struct serve *s, const char *node, const char *nonce, const js
 		res->code = e.code;
 		snprintf(res->reason, sizeof(res->reason), "%s", e.msg);
 	} else {
+		pthread_rwlock_rdlock(&s->trust_mu);   /* pick points into the trust */
 		boot_trust_pick(&s->trust, &p, node, &pick);
 		boot_inputs_evidence(&p, &pick, node, s->c->accept_weak, &ev);
 		if (attest_boot_verdict(&ev, res) == BOOT_ADMIT && report)
 			judge_report(pick.manifest, report, node, res);
+		pthread_rwlock_unlock(&s->trust_mu);
 	}
 	boot_proof_release(&p);
 }
@@ -368,7 +407,10 @@ static int rate_ok(struct serve *s, const char *node, int64_t now)
 	struct rate *r;
 	int created, ok;
 
-	if (!strmap_get(&s->trust.en_of, node))
+	pthread_rwlock_rdlock(&s->trust_mu);
+	int enrolled = strmap_get(&s->trust.en_of, node) != NULL;
+	pthread_rwlock_unlock(&s->trust_mu);
+	if (!enrolled)
 		return 1;
 	pthread_mutex_lock(&s->rate_mu);
 	void **slot = strmap_put(&s->rates, node, &created);
@@ -523,6 +565,139 @@ static enum MHD_Result do_override(struct serve *s, struct MHD_Connection *conn,
 	return reply_json(s, conn, 200, json_pack("{s:s,s:s,s:s}", "node", node, "verdict", verdict, "reason", reason));
 }
 
+/* ---- enrolment (server/enrol.h) ------------------------------------------- */
+
+static enum MHD_Result reply_enrol(struct serve *s, struct MHD_Connection *conn, unsigned status, json_t *j,
+				   const ingot_error *e)
+{
+	if (status == 200)
+		return reply_json(s, conn, 200, j);
+	json_decref(j);
+	return reply_error(s, conn, status, "%s", e->msg);
+}
+
+/* POST /v1/enrolments: open, like the evidence: the request proves
+ * nothing, and its challenge only the node's TPM can answer. */
+static enum MHD_Result do_enrol_request(struct serve *s, struct MHD_Connection *conn, const struct request *rq)
+{
+	_cleanup_json_ json_t *b = NULL;
+	enum MHD_Result mr = parse_body(s, conn, rq, "enrolments", &b);
+	const char *node = json_string_value(json_object_get(b, "node"));
+	json_t *ch = NULL;
+	ingot_error e = { 0 };
+
+	if (!b)
+		return mr;
+	/* One record per node: another AK for it is a decision made by
+	 * removing the old record, not by asking. */
+	if (node && enrolled_now(s, node))
+		return reply_error(s, conn, 409, "enrolments: node %s: already enrolled (remove its record "
+				   "from the enrolments directory to enrol another AK)", node);
+	struct db *d = pool_get(&s->pool);
+	unsigned st = enrol_request(d, s->c->enrolment_ca, s->c->enrolment_ttl, b, now_s(), &ch, &e);
+	pool_put(&s->pool, d);
+	if (st == 200)
+		logf_(s, "enrolment %s: node %s: challenged", json_string_value(json_object_get(ch, "id")), node);
+	return reply_enrol(s, conn, st, ch, &e);
+}
+
+/* POST /v1/enrolments/ID/answer: the TPM's proof; open too. */
+static enum MHD_Result do_enrol_answer(struct serve *s, struct MHD_Connection *conn, const struct request *rq,
+				       const char *id)
+{
+	_cleanup_json_ json_t *b = NULL;
+	enum MHD_Result mr = parse_body(s, conn, rq, "answer", &b);
+	json_t *rep = NULL;
+	ingot_error e = { 0 };
+
+	if (!b)
+		return mr;
+	struct db *d = pool_get(&s->pool);
+	unsigned st = enrol_answer(d, id, b, now_s(), &rep, &e);
+	pool_put(&s->pool, d);
+	if (st == 200)
+		logf_(s, "enrolment %s: node %s: proven, awaiting approval", id,
+		      json_string_value(json_object_get(rep, "node")));
+	return reply_enrol(s, conn, st, rep, &e);
+}
+
+/* The signed record in the enrolments directory, added to the trust:
+ * from now on the node gets nonces.  Under the trust's write lock, so
+ * one node gets one record. */
+static unsigned enrol_record(struct serve *s, const struct enroll_subject *subj, int64_t now, char **path,
+			     ingot_error *e)
+{
+	_cleanup_json_ json_t *env = NULL;
+	_cleanup_free_ char *base = xasprintf("%s.json", subj->node);
+	unsigned st = 500;
+
+	*path = path_join(s->c->enrolments, base);
+	pthread_rwlock_wrlock(&s->trust_mu);
+	if (strmap_get(&s->trust.en_of, subj->node) || access(*path, F_OK) == 0) {
+		st = 409;
+		ingot_fail(e, -EEXIST, "enrolments: node %s: already enrolled (%s)", subj->node, *path);
+	} else if (enrolment_sign(subj, (time_t)now, s->enrol_key, &env, e) == 0 &&
+		   json_write_file_as(*path, env, envelope_canonical, 0644, e) == 0) {
+		/* Read back and verified as at start: a record the enrolment
+		 * role does not accept is never trusted. */
+		if (boot_trust_add_enrolment(&s->trust, *path, e) == 0)
+			st = 200;
+		else
+			unlink(*path);
+	}
+	pthread_rwlock_unlock(&s->trust_mu);
+	return st;
+}
+
+/* POST /v1/enrolments/ID/approve + the token: the operator's consent. */
+static enum MHD_Result do_enrol_approve(struct serve *s, struct MHD_Connection *conn, const char *id)
+{
+	_cleanup_free_ char *path = NULL;
+	struct enroll_subject subj;
+	unsigned st;
+	const char *why;
+	ingot_error e = { 0 };
+	int64_t now = now_s();
+
+	if (!authorized(s, conn, &st, &why))
+		return reply_error(s, conn, st, "approve: %s", why);
+	struct db *d = pool_get(&s->pool);
+	st = enrol_approve_take(d, id, now, &subj, &e);
+	if (st == 200 && (st = enrol_record(s, &subj, now, &path, &e)) != 200) {
+		enrol_approve_undo(d, id, now);
+		enroll_subject_release(&subj);
+	}
+	pool_put(&s->pool, d);
+	if (st != 200)
+		return reply_error(s, conn, st, "approve: %s", e.msg);
+	logf_(s, "enrolment %s: node %s: approved: AK %s, record %s", id, subj.node, subj.ak_id, path);
+	json_t *rep = json_pack("{s:s,s:s,s:s,s:s,s:s}", "id", id, "node", subj.node, "status", "approved", "ak_id",
+				subj.ak_id, "record", path);
+	enroll_subject_release(&subj);
+	return reply_json(s, conn, 200, rep);
+}
+
+static enum MHD_Result route_enrol(struct serve *s, struct MHD_Connection *conn, const char *url, const char *method,
+				   const struct request *rq)
+{
+	const char *rest = url + strlen("/v1/enrolments"), *op = strrchr(rest, '/');
+
+	if (strcmp(method, MHD_HTTP_METHOD_POST))
+		return reply_error(s, conn, 405, "%s %.200s: expected POST", method, url);
+	if (!s->c->enrolment_ca)
+		return reply_error(s, conn, 403, "enrolments: enrolment over the API is off (no enrolment-ca configured)");
+	if (!*rest)
+		return do_enrol_request(s, conn, rq);
+	if (*rest == '/' && op > rest) {
+		_cleanup_free_ char *id = xstrndup(rest + 1, (size_t)(op - rest - 1));
+		if (!strcmp(op, "/answer"))
+			return do_enrol_answer(s, conn, rq, id);
+		if (!strcmp(op, "/approve"))
+			return do_enrol_approve(s, conn, id);
+	}
+	return reply_error(s, conn, 404, "%s %.200s: no such endpoint (docs/verifier.md)", method, url);
+}
+
 static enum MHD_Result do_metrics(struct serve *s, struct MHD_Connection *conn)
 {
 	_cleanup_strbuf_ struct strbuf m = STRBUF_INIT;
@@ -578,6 +753,8 @@ static enum MHD_Result route(struct serve *s, struct MHD_Connection *conn, const
 		return post ? do_evidence(s, conn, rq) : reply_error(s, conn, 405, "%s %s: expected POST", method, url);
 	if (!strcmp(url, "/metrics"))
 		return get ? do_metrics(s, conn) : reply_error(s, conn, 405, "%s %s: expected GET", method, url);
+	if (!strncmp(url, "/v1/enrolments", 14) && (!url[14] || url[14] == '/'))
+		return route_enrol(s, conn, url, method, rq);
 	if (!strncmp(url, "/v1/nodes/", 10)) {
 		node = url + 10;
 		const char *op = strrchr(node, '/');
@@ -756,6 +933,27 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
 	logf_(s, "http: %s", line);
 }
 
+/* The key approved enrolments are signed with: one the enrolment role
+ * trusts alone, else every record it made would be refused (the service
+ * does not start rather than approve into nothing). */
+static int load_enrol_key(struct serve *s, ingot_error *e)
+{
+	const struct keyring *kr;
+	int r;
+
+	if ((r = signing_key_load(s->c->enrolment_key, &s->enrol_key, e)) < 0)
+		return ingot_prefix(e, "enrolment-key");
+	if ((r = boot_trust_keyring(&s->trust, KEY_ROLE_ENROLMENT, &kr, e)) < 0)
+		return ingot_prefix(e, "enrolment-key");
+	if (!keyring_find(kr, s->enrol_key->keyid))
+		return ingot_fail(e, -EPERM, "enrolment-key: %s: expected a key of the enrolment role, got key %s, "
+				  "which it does not trust", s->c->enrolment_key, s->enrol_key->keyid);
+	if (kr->threshold != 1)
+		return ingot_fail(e, -EPERM, "enrolment-key: the enrolment role needs %u signatures, the verifier "
+				  "makes one: sign records offline (ingot attest enroll finish)", kr->threshold);
+	return 0;
+}
+
 static int load_trust(struct serve *s, ingot_error *e)
 {
 	const struct serve_config *c = s->c;
@@ -777,7 +975,7 @@ static int load_trust(struct serve *s, ingot_error *e)
 	json_array_foreach(c->manifests, i, m)
 		if ((r = boot_trust_add_manifest(&s->trust, json_string_value(m), time(NULL), e)) < 0)
 			return r;
-	return 0;
+	return c->enrolment_key ? load_enrol_key(s, e) : 0;
 }
 
 /* A serve with its locks made and nothing loaded: serve_stop frees it
@@ -791,6 +989,7 @@ static struct serve *serve_alloc(const struct serve_config *c)
 	pthread_mutex_init(&s->stop_mu, NULL);
 	pthread_cond_init(&s->stop_cv, NULL);
 	pthread_mutex_init(&s->rate_mu, NULL);
+	pthread_rwlock_init(&s->trust_mu, NULL);
 	return s;
 }
 
@@ -868,6 +1067,8 @@ void serve_stop(struct serve *s)
 	if (s->pool.free)
 		pool_close(&s->pool);
 	boot_trust_release(&s->trust);
+	pthread_rwlock_destroy(&s->trust_mu);
+	signing_key_free(s->enrol_key);
 	free(s->token);
 	pthread_mutex_destroy(&s->stop_mu);
 	pthread_cond_destroy(&s->stop_cv);

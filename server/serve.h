@@ -36,6 +36,10 @@ struct serve_config {
 	char **hook;               /* argv prefix, NULL-terminated, or NULL: none */
 	int64_t hook_timeout;      /* seconds */
 	char *token_file;          /* NULL: trust-changing operations refused */
+	/* enrolment over the API (server/enrol.h): on when enrolment_ca is set */
+	char *enrolment_ca;        /* PEM bundle EK certificates must chain to */
+	char *enrolment_key;       /* the enrolment role's signing key */
+	int64_t enrolment_ttl;     /* seconds a challenge stays answerable */
 	size_t max_body;           /* bytes */
 	unsigned max_connections;
 	unsigned connection_timeout;   /* seconds a connection may idle */

@@ -100,5 +100,5 @@ if command -v promtool >/dev/null; then promtool check metrics <resp.out || fail
 
 serve_stop
 assert_eq "9" "$(db "SELECT count(*) FROM verdicts")" "verdicts kept after a stop"
-assert_eq "2" "$(db "SELECT max(version) FROM schema_version")" "schema version"
+assert_eq "3" "$(db "SELECT max(version) FROM schema_version")" "schema version"
 echo "serve: admitted the good boot, refused replayed, unknown, expired and tampered evidence; verdicts stored before the reply"

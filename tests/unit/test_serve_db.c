@@ -2,7 +2,8 @@
  * rules (issued to that node, unused, unexpired) checked and consumed
  * with the verdict in one transaction, so two connections racing for one
  * nonce store exactly one verdict; the schema migrated once and a newer
- * one refused; the sweep.  SQLite always; PostgreSQL too when
+ * one refused; the sweep; enrolments, one open per node and moved
+ * conditionally.  SQLite always; PostgreSQL too when
  * INGOT_TEST_PG holds a libpq connection string to an empty database of
  * its own (tests/e2e/test-serve-pg.sh runs it so, on a private cluster). */
 #include "tests/unit/helpers.h"
@@ -60,7 +61,7 @@ static int setup_pg(void **state)
 {
 	(void)state;
 	snprintf(path, sizeof(path), "%s%s", DB_PG_PREFIX, pg);
-	sql("DROP TABLE IF EXISTS nonces, verdicts, nodes, schema_version");
+	sql("DROP TABLE IF EXISTS nonces, verdicts, nodes, enrolments, schema_version");
 	return 0;
 }
 
@@ -263,6 +264,43 @@ static void test_sweep(void **state)
 	d->ops->close(d);
 }
 
+static void test_enrolments(void **state)
+{
+	struct db *d = open_db();
+	ingot_error e = { 0 };
+	struct db_enrolment en;
+	int changed = 0;
+
+	(void)state;
+	assert_int_equal(d->ops->enrol_open(d, "e1", "n1", "{\"a\":1}", 100, 160, 0, &e), 0);
+	/* one pending per node ... */
+	assert_int_equal(d->ops->enrol_open(d, "e2", "n1", "{\"a\":2}", 120, 180, 0, &e), -EBUSY);
+	assert_int_equal(d->ops->enrol_open(d, "e2", "n2", "{\"a\":2}", 120, 180, 0, &e), 0);
+	/* ... until it expired */
+	assert_int_equal(d->ops->enrol_open(d, "e3", "n1", "{\"a\":3}", 160, 220, 0, &e), 0);
+	assert_int_equal(d->ops->enrol_get(d, "e3", &en, &e), 0);
+	assert_int_equal(en.status, DB_ENROL_PENDING);
+	assert_int_equal(en.moved, 160);
+	assert_string_equal(en.state, "{\"a\":3}");
+	free(en.state);
+	assert_int_equal(d->ops->enrol_get(d, "nope", &en, &e), 0);
+	assert_int_equal(en.status, DB_ENROL_NONE);
+	assert_null(en.state);
+	/* moved only from the status it is in: of two racers, one */
+	assert_int_equal(d->ops->enrol_move(d, "e3", DB_ENROL_PENDING, DB_ENROL_PROVEN, 170, &changed, &e), 0);
+	assert_int_equal(changed, 1);
+	assert_int_equal(d->ops->enrol_move(d, "e3", DB_ENROL_PENDING, DB_ENROL_PROVEN, 171, &changed, &e), 0);
+	assert_int_equal(changed, 0);
+	assert_int_equal(d->ops->enrol_get(d, "e3", &en, &e), 0);
+	assert_int_equal(en.status, DB_ENROL_PROVEN);
+	assert_int_equal(en.moved, 170);
+	free(en.state);
+	/* a proven one holds the node while it awaits approval */
+	assert_int_equal(d->ops->enrol_open(d, "e4", "n1", "{}", 300, 360, 0, &e), -EBUSY);
+	assert_int_equal(d->ops->enrol_open(d, "e4", "n1", "{}", 300, 360, 200, &e), 0);
+	d->ops->close(d);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -271,6 +309,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_migrate_race, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_schema, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sweep, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_enrolments, setup, teardown),
 	};
 	int r = cmocka_run_group_tests_name("sqlite", tests, NULL, NULL);
 	if (!(pg = getenv("INGOT_TEST_PG")) || !*pg)
@@ -281,6 +320,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_migrate_race, setup_pg, teardown_pg),
 		cmocka_unit_test_setup_teardown(test_schema, setup_pg, teardown_pg),
 		cmocka_unit_test_setup_teardown(test_sweep, setup_pg, teardown_pg),
+		cmocka_unit_test_setup_teardown(test_enrolments, setup_pg, teardown_pg),
 	};
 	return r | cmocka_run_group_tests_name("postgresql", pg_tests, NULL, NULL);
 }
