@@ -18,7 +18,14 @@ swtpm_manufacture a "$T/ca1"
 swtpm_manufacture b "$T/ca2"
 
 serve_fixture
+note "the configuration: all of enrolment's keys, and a key the enrolment role trusts"
+serve_config "enrolment-ca = $T/ca1/bundle.pem"
+expect_exit 1 "enrolment-key: expected it to be set" "$INGOT" serve --config serve.conf --check
+"$INGOT" keys generate -o other >/dev/null
+serve_config "enrolment-ca = $T/ca1/bundle.pem" "enrolment-key = other.key"
+expect_exit 1 "which it does not trust" "$INGOT" serve --config serve.conf --check
 serve_config "enrolment-ca = $T/ca1/bundle.pem" "enrolment-key = k.key"
+expect_exit 0 "" "$INGOT" serve --config serve.conf --check
 serve_start
 status_of() { db "SELECT status FROM enrolments WHERE id = '$1'"; }
 
@@ -105,7 +112,6 @@ expect_http 410 'expired at' POST "/v1/enrolments/$did/answer" ans-d.json
 assert_eq 1 "$(status_of "$did")" "status after an expired answer"
 
 note "a record another replica approved (or an operator put there) counts without a restart"
-"$INGOT" keys generate -o other >/dev/null
 "$MKENROL" other.key node-f ak/ak-0.pub enrolments/node-f.json
 printf '{"node":"node-f"}' >nreq-f.json
 expect_http 404 'not enrolled' POST /v1/nonce nreq-f.json   # not the enrolment role's key
