@@ -43,10 +43,13 @@ BUILD=${1:-build}
 OUT=${2:-out/real}
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
-# One run per pool: the same steps, the pool's data.
+# One run per pool: the same steps, the pool's data (and the same check).
 if [ -z "${REAL_POOL:-}" ]; then
+	mode=()
+	[ "$CHECK" != 1 ] || mode=(--check)
+	[ "$CHECK" != 2 ] || mode=(--check-image)
 	for p in ${INGOT_REAL_POOLS:-nvidia-h100 amd-mi300x}; do
-		REAL_POOL=$p "$0" "$@" || exit 1
+		REAL_POOL=$p "$0" "${mode[@]}" "$BUILD" "$OUT" || exit 1
 	done
 	exit 0
 fi
