@@ -47,7 +47,7 @@ static int load_trust(const struct verify_opts *o, struct boot_trust *t, struct 
 	return 0;
 }
 
-void check_tpm_boot(const struct verify_opts *o, const json_t *m, const json_t *quote, const char *nonce_hex,
+void check_tpm_boot(const struct verify_opts *o, const struct manifest *m, const json_t *quote, const char *nonce_hex,
 		    struct verify_report *r)
 {
 	static const enum check_status status[] = {

@@ -275,13 +275,15 @@ static void test_write_signed(void **state)
 
 static void test_valid(void **state)
 {
-	_cleanup_json_ json_t *env = envelope(ka), *m = NULL;
+	_cleanup_json_ json_t *env = envelope(ka);
+	_cleanup_manifest_ struct manifest *m = NULL;
 	struct verify_outcome out;
 	ingot_error e = { 0 };
 	(void)state;
 
 	assert_int_equal(envelope_verify_json("env", env, ring_a, &now_ok, &m, &out, &e), 0);
-	assert_true(json_equal(m, manifest));
+	assert_true(json_equal(m->doc, manifest));
+	assert_int_equal(m->serial, 7);
 	assert_int_equal(out.valid, 1);
 	assert_int_equal(out.threshold, 1);
 	assert_string_equal(out.signers[0], ka->keyid);
@@ -548,7 +550,8 @@ static void test_rollback(void **state)
 
 static void test_image(void **state)
 {
-	_cleanup_json_ json_t *env = envelope(ka), *m = NULL;
+	_cleanup_json_ json_t *env = envelope(ka);
+	_cleanup_manifest_ struct manifest *m = NULL;
 	_cleanup_free_ char *other = th_path(dir, "other.sqfs");
 	struct verify_outcome out;
 	struct image_digest got;
@@ -557,14 +560,14 @@ static void test_image(void **state)
 	(void)state;
 
 	assert_int_equal(envelope_verify_json("env", env, ring_a, &now_ok, &m, &out, &e), 0);
-	assert_int_equal(image_check_manifest(m, image_path, NULL, &got, &e), 0);
+	assert_int_equal(image_check_manifest(m->doc, image_path, NULL, &got, &e), 0);
 	assert_int_equal(got.size, 4096);
 	memset(img, 'x', sizeof(img));
 	img[100] = 'y';
 	assert_int_equal(write_file_atomic(other, img, sizeof(img), 0644, &e), 0);
-	assert_int_equal(image_check_manifest(m, other, NULL, &got, &e), -EBADMSG);
+	assert_int_equal(image_check_manifest(m->doc, other, NULL, &got, &e), -EBADMSG);
 	assert_non_null(strstr(e.msg, "but the signed manifest says"));
-	assert_int_equal(image_check_manifest(m, "/nonexistent.sqfs", NULL, &got, &e), -ENOENT);
+	assert_int_equal(image_check_manifest(m->doc, "/nonexistent.sqfs", NULL, &got, &e), -ENOENT);
 	assert_non_null(strstr(e.msg, "/nonexistent.sqfs"));
 }
 

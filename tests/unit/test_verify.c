@@ -468,14 +468,15 @@ static void test_rules_not_made(void **state)
 		"\"driver\":{\"version\":\"580.95.05\",\"flavor\":\"open\"},"
 		"\"container-toolkit\":{\"version\":\"1.17.8\"}}}", 0, &je);
 	assert_non_null(m);
+	struct manifest *tm = manifest_decode("m", m, MANIFEST_REVIEW);
 	report_init(&r);
-	check_rules(&o, m, p, &r);
+	check_rules(&o, tm, p, &r);
 	assert_int_equal(r.checks[CHECK_RULES].status, ST_PASS);
 	report_free(&r);
 
 	probe_set_unreadable(p, "container_toolkit.version", "unreadable: /usr/bin/nvidia-ctk failed");
 	report_init(&r);
-	check_rules(&o, m, p, &r);
+	check_rules(&o, tm, p, &r);
 	assert_int_equal(r.checks[CHECK_RULES].status, ST_ERROR);
 	assert_string_equal(r.checks[CHECK_RULES].summary, "not made: rules ran on the declared "
 			    "container_toolkit.version, unreadable on the node (unreadable: "
@@ -487,10 +488,11 @@ static void test_rules_not_made(void **state)
 			    json_pack("[s]", "B200"));
 	set_fact(p, "driver.flavor", "proprietary");
 	report_init(&r);
-	check_rules(&o, m, p, &r);
+	check_rules(&o, tm, p, &r);
 	assert_int_equal(r.checks[CHECK_RULES].status, ST_FAIL);
 	report_free(&r);
 	json_decref(m);
+	manifest_free(tm);
 	node_probe_free(p);
 }
 
@@ -509,15 +511,17 @@ static void test_rules_probed_fields(void **state)
 		"\"driver\":{\"version\":\"580.95.05\",\"flavor\":\"open\"},"
 		"\"fabric-manager\":{\"version\":\"580.95.05\"}}}", 0, &je);
 	assert_non_null(m);
+	struct manifest *tm = manifest_decode("m", m, MANIFEST_REVIEW);
 	set_fact(p, "vendor", "amd");
 	report_init(&r);
-	check_rules(&o, m, p, &r);
+	check_rules(&o, tm, p, &r);
 	_cleanup_free_ char *probed = json_dumps(json_object_get(r.checks[CHECK_RULES].details,
 							 "probed_fields"), JSON_SORT_KEYS);
 	assert_string_equal(probed, "[{\"field\": \"fabric_manager.version\", \"manifest\": "
 			    "\"580.95.05\", \"node\": \"580.82.07\"}]");
 	report_free(&r);
 	json_decref(m);
+	manifest_free(tm);
 	node_probe_free(p);
 }
 
