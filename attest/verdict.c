@@ -66,30 +66,30 @@ static void hex32(const uint8_t *d, char out[65])
 	hex_encode(d, 32, out);
 }
 
-static int read_manifest(const struct manifest *m, struct boot_want *w, struct boot_result *out)
+static int read_manifest(const struct boot_prediction *m, struct boot_want *w, struct boot_result *out)
 {
-	const unsigned need = MB_UKI | MB_LINUX | MB_PCR11;
+	const unsigned need = MB_UKI | MB_LINUX | MB_PCR11 | MB_IMAGE;
 	_cleanup_strbuf_ struct strbuf ev = STRBUF_INIT;
 	const struct bank *sha256 = bank_by_alg(SHA256_ALG);
 	uint8_t d[32];
 
-	w->name = m ? m->recipe.name : NULL;
-	if (!m || !(m->have & MF_BOOT))
+	w->name = m ? m->name : NULL;
+	if (!m || !(m->have & MB_BOOT))
 		return decide(out, BOOT_NOT_MADE, -EINVAL, "manifest: no boot object (the image was not built with a boot: section)");
-	if ((m->boot.have & need) != need || !(m->have & MF_VERITY) || !w->name)
+	if ((m->have & need) != need)
 		return decide(out, BOOT_NOT_MADE, -EINVAL, "manifest: boot: expected uki.authenticode_sha256, "
 			      "linux_authenticode_sha256, pcr11.predicted.sha256 and verity.root_hash");
-	memcpy(w->apps[0], m->boot.uki, 32);
-	memcpy(w->apps[1], m->boot.linux_app, 32);
-	memcpy(w->pcr11, m->boot.pcr11, 32);
+	memcpy(w->apps[0], m->uki, 32);
+	memcpy(w->apps[1], m->linux_app, 32);
+	memcpy(w->pcr11, m->pcr11, 32);
 	/* PCR 15 is recomputed from the image's identity, not read from the
 	 * manifest: the event the init writes depends on nothing else. */
-	if (boot_image_event(w->name, m->verity.root_hash, &ev) < 0 || bank_hash(sha256, ev.buf, ev.len, d) < 0 ||
+	if (boot_image_event(w->name, m->root, &ev) < 0 || bank_hash(sha256, ev.buf, ev.len, d) < 0 ||
 	    (memset(w->pcr15, 0, 32), bank_extend(sha256, w->pcr15, d)) < 0)
 		return decide(out, BOOT_NOT_MADE, -EINVAL, "manifest: recipe.name \"%.64s\" cannot be measured", w->name);
 	/* boot.secure_boot's signer is checked by the schema when present. */
-	if (m->boot.have & MB_SECURE_BOOT) {
-		memcpy(w->signer, m->boot.signer, 32);
+	if (m->have & MB_SECURE_BOOT) {
+		memcpy(w->signer, m->signer, 32);
 		w->secure_boot = 1;
 	}
 	return BOOT_ADMIT;
@@ -344,7 +344,7 @@ static enum boot_verdict judge(struct ctx *c)
 	ingot_error e = { 0 };
 	int r;
 
-	if (read_manifest(ev->manifest, &c->w, c->out) != BOOT_ADMIT)
+	if (read_manifest(ev->boot, &c->w, c->out) != BOOT_ADMIT)
 		return c->out->verdict;
 	if (!ev->log)
 		return decide(c->out, BOOT_NOT_MADE, -EINVAL, "no firmware event log: measured boot not checked");

@@ -44,8 +44,8 @@
 #include "attest/firmware-ref.h"
 #include "attest/pcrs.h"
 #include "attest/quote.h"
+#include "lib/boot-prediction.h"
 #include "lib/err.h"
-#include "manifest/typed.h"
 
 /* The PCRs a boot quote must cover (sha256 bank), and of them the ones
  * the firmware's log extends (PCR 15 is the init's, outside that log). */
@@ -71,7 +71,7 @@ struct boot_evidence {
 	const char *seen_nonces;           /* refuse a listed nonce, record an admitted one */
 	const struct enrolled_ak *ak;      /* NULL: none enrolled (never admitted) */
 	const char *node;                  /* the node the evidence is from, or NULL */
-	const struct manifest *manifest;   /* a verified manifest (signature, schema) */
+	const struct boot_prediction *boot;   /* a verified manifest's (manifest/typed.h), or NULL */
 	const struct firmware_ref *fw;     /* the platform's reference, or NULL (unknown) */
 	unsigned accept_weak;              /* enum attest_weakness bits accepted by name */
 	struct ak_cache *aks;              /* parsed AKs to reuse (attest/quote.h), or NULL */

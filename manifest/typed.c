@@ -36,8 +36,9 @@ static bool hex32(const json_t *o, const char *key, uint8_t out[32], char hex[65
 	return true;
 }
 
-static void read_boot(const json_t *boot, struct manifest_boot *b)
+static void read_boot(const json_t *boot, struct boot_prediction *b)
 {
+	b->have |= MB_BOOT;
 	const json_t *pcr15 = json_object_get(json_object_get(boot, "pcr15"), "predicted");
 
 	if (hex32(json_object_get(boot, "uki"), "authenticode_sha256", b->uki, NULL))
@@ -121,6 +122,11 @@ struct manifest *manifest_decode(const char *name, json_t *doc, enum manifest_le
 	if (json_is_object((v = json_object_get(doc, "boot")))) {
 		m->have |= MF_BOOT;
 		read_boot(v, &m->boot);
+	}
+	m->boot.name = m->recipe.name;
+	if (m->recipe.name && (m->have & MF_VERITY)) {
+		memcpy(m->boot.root, m->verity.root_hash, 32);
+		m->boot.have |= MB_IMAGE;
 	}
 	if ((v = json_object_get(doc, "sbom"))) {
 		m->sbom.file = str(v, "file");

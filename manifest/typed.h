@@ -19,6 +19,7 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "lib/boot-prediction.h"
 #include "lib/err.h"
 #include "manifest/schema.h"
 
@@ -32,25 +33,6 @@ enum manifest_have {
 	MF_PREDICTED = 1u << 6,     /* measurement.predicted.sha256 */
 	MF_BOOT = 1u << 7,          /* a boot object (recipe with boot:) */
 	MF_SBOM = 1u << 8,
-};
-
-/* What the boot object predicts (builder/uki.c), each as bytes.  A boot
- * member that is absent or not 64 hex digits leaves its bit clear: the
- * verdict then names what it lacks (a check not made), as it always has. */
-enum manifest_boot_have {
-	MB_UKI = 1u << 0,           /* boot.uki.authenticode_sha256 (PCR 4) */
-	MB_LINUX = 1u << 1,         /* boot.linux_authenticode_sha256 (PCR 4) */
-	MB_PCR11 = 1u << 2,         /* boot.pcr11.predicted.sha256 */
-	MB_PCR15 = 1u << 3,         /* boot.pcr15.predicted.sha256 */
-	MB_SECURE_BOOT = 1u << 4,   /* boot.secure_boot.signer_cert_sha256 */
-};
-
-struct manifest_boot {
-	unsigned have;              /* enum manifest_boot_have */
-	uint8_t uki[32], linux_app[32];   /* the PCR 4 boot applications, in order */
-	uint8_t pcr11[32], pcr15[32];
-	uint8_t signer[32];         /* the Secure Boot signer certificate's sha256 */
-	char pcr15_hex[65];         /* pcr15 as the manifest spells it ("" without) */
 };
 
 struct manifest {
@@ -92,7 +74,7 @@ struct manifest {
 		uint8_t predicted[32];  /* sha256 bank, with MF_PREDICTED */
 		char predicted_hex[65];
 	} measurement;
-	struct manifest_boot boot;
+	struct boot_prediction boot;   /* the boot object's predictions (MF_BOOT) */
 	struct {
 		const char *file;
 		uint8_t sha256[32];

@@ -280,6 +280,6 @@ void boot_inputs_evidence(const struct boot_proof *p, const struct boot_pick *pi
 {
 	*ev = (struct boot_evidence){
 		.quote = p->quote, .log = &p->log, .nonce_hex = *p->nonce_hex ? p->nonce_hex : NULL, .ak = pick->ak, .node = node,
-		.manifest = pick->manifest, .fw = pick->fw, .accept_weak = accept_weak,
+		.boot = pick->manifest ? &pick->manifest->boot : NULL, .fw = pick->fw, .accept_weak = accept_weak,
 	};
 }

@@ -76,7 +76,7 @@ static void test_decode(void **state)
 	assert_true(m->have & MF_SBOM);
 	assert_int_equal(m->sbom.sha256[0], 0x77);
 	assert_true(m->have & MF_BOOT);
-	assert_int_equal(m->boot.have, MB_UKI | MB_LINUX | MB_PCR11 | MB_PCR15 | MB_SECURE_BOOT);
+	assert_int_equal(m->boot.have, MB_UKI | MB_LINUX | MB_PCR11 | MB_PCR15 | MB_SECURE_BOOT | MB_BOOT | MB_IMAGE);
 	assert_int_equal(m->boot.uki[0], 0xaa);
 	assert_int_equal(m->boot.linux_app[0], 0xbb);
 	assert_int_equal(m->boot.pcr11[0], 0xcc);
@@ -113,7 +113,7 @@ static void test_boot_partial(void **state)
 	json_object_set_new(json_object_get(json_object_get(json_object_get(doc, "boot"), "pcr11"), "predicted"),
 			    "sha256", json_string("XYZ"));
 	assert_int_equal(manifest_parse("a.manifest.json", doc, MANIFEST_FULL, &m, &e), 0);
-	assert_int_equal(m->boot.have, MB_UKI | MB_LINUX | MB_PCR15);
+	assert_int_equal(m->boot.have, MB_UKI | MB_LINUX | MB_PCR15 | MB_BOOT | MB_IMAGE);
 	assert_false(m->boot.have & MB_SECURE_BOOT);
 }
 

@@ -23,6 +23,7 @@
 #include <tss2/tss2_mu.h>
 #include <unistd.h>
 
+#include "manifest/typed.h"
 #include "attest/bootpredict.h"
 #include "attest/firmware-ref.h"
 #include "attest/verdict.h"
@@ -307,7 +308,7 @@ static void expect(struct fixture *f, enum boot_verdict v, const char *needle)
 {
 	manifest_free(f->manifest);
 	f->manifest = manifest_decode("manifest", f->doc, MANIFEST_REVIEW);
-	f->ev.manifest = f->manifest;
+	f->ev.boot = &f->manifest->boot;
 	attest_boot_verdict(&f->ev, &f->res);
 	if (f->res.verdict != v || !strstr(f->res.reason, needle))
 		fail_msg("expected %s with '%s', got %s: %s", boot_verdict_name(v), needle,
