@@ -123,7 +123,7 @@ int cmd_verify_manifest(int argc, char **argv)
 				 ? ENVELOPE_EXIT_MALFORMED : ENVELOPE_EXIT_IO);
 	if (envelope_verify(path, kr, &pol, &m, &out, &e) < 0)
 		return cli_error(&e, ENVELOPE_EXIT_MALFORMED);
-	if (image && (r = image_check_manifest(m->doc, image, verity, &img, &e)) < 0)
+	if (image && (r = image_check_manifest(m, image, verity, &img, &e)) < 0)
 		return cli_error(&e, r == -EBADMSG ? ENVELOPE_EXIT_DIGEST : ENVELOPE_EXIT_IO);
 	if ((sr = manifest_sbom_check(path, sbom, m->doc, &sbom_at, &e)) < 0)
 		return cli_error(&e, sr == -EILSEQ ? ENVELOPE_EXIT_DIGEST : sr == -EINVAL ? ENVELOPE_EXIT_MALFORMED

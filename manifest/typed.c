@@ -133,6 +133,8 @@ struct manifest *manifest_decode(const char *name, json_t *doc, enum manifest_le
 		if (m->sbom.file && hex32(v, "sha256", m->sbom.sha256, NULL))
 			m->have |= MF_SBOM;
 	}
+	if (json_is_array(json_object_get(doc, "files")))
+		m->have |= MF_FILES;
 	m->n_files = json_array_size(json_object_get(doc, "files"));
 	m->n_artifacts = json_array_size(json_object_get(doc, "artifacts"));
 	return m;
@@ -183,13 +185,15 @@ int manifest_next_entry(const struct manifest *m, size_t *i, struct manifest_ent
 	f->path = str(o, "path");
 	f->type = str(o, "type");
 	f->target = str(o, "target");
-	if ((mode = str(o, "mode")))   /* 4 octal digits, checked */
+	if ((mode = f->mode_text = str(o, "mode")))   /* 4 octal digits, when checked */
 		f->mode = (unsigned)strtoul(mode, NULL, 8);
-	f->uid = u64(o, "uid");
-	f->gid = u64(o, "gid");
-	f->size = u64(o, "size");
-	f->major = u64(o, "major");
-	f->minor = u64(o, "minor");
+	f->has_ids = json_is_integer(json_object_get(o, "uid")) && json_is_integer(json_object_get(o, "gid"));
+	f->uid = json_integer_value(json_object_get(o, "uid"));
+	f->gid = json_integer_value(json_object_get(o, "gid"));
+	f->size = json_integer_value(json_object_get(o, "size"));
+	f->major = json_integer_value(json_object_get(o, "major"));
+	f->minor = json_integer_value(json_object_get(o, "minor"));
+	f->sha256_hex = str(o, "sha256");
 	f->has_sha256 = hex32(o, "sha256", f->sha256, NULL);
 	return 1;
 }

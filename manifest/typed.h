@@ -33,6 +33,7 @@ enum manifest_have {
 	MF_PREDICTED = 1u << 6,     /* measurement.predicted.sha256 */
 	MF_BOOT = 1u << 7,          /* a boot object (recipe with boot:) */
 	MF_SBOM = 1u << 8,
+	MF_FILES = 1u << 9,         /* files is an array (n_files entries) */
 };
 
 struct manifest {
@@ -82,13 +83,17 @@ struct manifest {
 	size_t n_files, n_artifacts;
 };
 
-/* One files[] entry. */
+/* One files[] entry.  Strings are NULL when absent (a REVIEW or an
+ * unchecked document), numbers 0. */
 struct manifest_entry {
-	const char *path, *type;    /* type NULL in a REVIEW document without it */
+	const char *path, *type;
 	const char *target;         /* symlinks */
-	unsigned mode;              /* 0 when absent */
-	uint64_t uid, gid, size, major, minor;
-	bool has_sha256;
+	const char *mode_text;      /* "0644", as written */
+	unsigned mode;
+	bool has_ids;               /* uid and gid are integers */
+	int64_t uid, gid, size, major, minor;
+	const char *sha256_hex;     /* files: as written ... */
+	bool has_sha256;            /* ... and as bytes when 64 lower-case hex digits */
 	uint8_t sha256[32];
 };
 

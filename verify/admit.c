@@ -207,7 +207,7 @@ static void check_files(const struct verify_opts *o, const char *root, const str
 		report_set(r, CHECK_FILES, ST_SKIP, "files check not requested (--no-files)");
 		return;
 	}
-	if (files_check(root, json_object_get(m->doc, "files"), o->ignore, &fr, &e) < 0) {
+	if (files_check(root, m, o->ignore, &fr, &e) < 0) {
 		report_set(r, CHECK_FILES, ST_ERROR, "%s", e.msg);
 		return;
 	}

@@ -18,7 +18,7 @@ void check_image(const struct verify_opts *o, const struct manifest *m, struct v
 		report_set(r, CHECK_IMAGE, ST_SKIP, "no image given (--image)");
 		return;
 	}
-	rc = image_check_manifest(m->doc, o->image_path, o->verity_path, &got, &e);
+	rc = image_check_manifest(m, o->image_path, o->verity_path, &got, &e);
 	if (rc < 0) {
 		/* Only a difference is a failure; what could not be read proves
 		 * nothing either way. */

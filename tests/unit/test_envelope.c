@@ -560,14 +560,14 @@ static void test_image(void **state)
 	(void)state;
 
 	assert_int_equal(envelope_verify_json("env", env, ring_a, &now_ok, &m, &out, &e), 0);
-	assert_int_equal(image_check_manifest(m->doc, image_path, NULL, &got, &e), 0);
+	assert_int_equal(image_check_manifest(m, image_path, NULL, &got, &e), 0);
 	assert_int_equal(got.size, 4096);
 	memset(img, 'x', sizeof(img));
 	img[100] = 'y';
 	assert_int_equal(write_file_atomic(other, img, sizeof(img), 0644, &e), 0);
-	assert_int_equal(image_check_manifest(m->doc, other, NULL, &got, &e), -EBADMSG);
+	assert_int_equal(image_check_manifest(m, other, NULL, &got, &e), -EBADMSG);
 	assert_non_null(strstr(e.msg, "but the signed manifest says"));
-	assert_int_equal(image_check_manifest(m->doc, "/nonexistent.sqfs", NULL, &got, &e), -ENOENT);
+	assert_int_equal(image_check_manifest(m, "/nonexistent.sqfs", NULL, &got, &e), -ENOENT);
 	assert_non_null(strstr(e.msg, "/nonexistent.sqfs"));
 }
 

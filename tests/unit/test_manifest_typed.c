@@ -206,7 +206,7 @@ static void test_review(void **state)
 	(void)state;
 
 	assert_int_equal(manifest_parse("r.json", doc, MANIFEST_REVIEW, &m, &e), 0);
-	assert_int_equal(m->have, MF_RECIPE);
+	assert_int_equal(m->have, MF_RECIPE | MF_FILES);
 	assert_int_equal(manifest_next_entry(m, &i, &f), 1);
 	assert_string_equal(f.path, "/a");
 	assert_null(f.type);
