@@ -61,49 +61,35 @@ const char *boot_verdict_name(enum boot_verdict v)
 	return (unsigned)v < 4 ? names[v] : "unknown";
 }
 
-const char *boot_manifest_pcr15(const json_t *manifest)
-{
-	const json_t *p = json_object_get(json_object_get(json_object_get(manifest, "boot"), "pcr15"), "predicted");
-	return json_string_value(json_object_get(p, "sha256"));
-}
-
 static void hex32(const uint8_t *d, char out[65])
 {
 	hex_encode(d, 32, out);
 }
 
-static int get_hex32(const json_t *o, const char *key, uint8_t out[32])
+static int read_manifest(const struct boot_prediction *m, struct boot_want *w, struct boot_result *out)
 {
-	const char *s = json_string_value(json_object_get(o, key));
-	return s && is_sha256_hex(s) ? hex_decode(s, out, 32) : -EINVAL;
-}
-
-static int read_manifest(const json_t *m, struct boot_want *w, struct boot_result *out)
-{
-	const json_t *boot = json_object_get(m, "boot"), *sb;
+	const unsigned need = MB_UKI | MB_LINUX | MB_PCR11 | MB_IMAGE;
 	_cleanup_strbuf_ struct strbuf ev = STRBUF_INIT;
 	const struct bank *sha256 = bank_by_alg(SHA256_ALG);
-	uint8_t root[32], d[32];
+	uint8_t d[32];
 
-	w->name = json_string_value(json_object_get(json_object_get(m, "recipe"), "name"));
-	if (!boot)
+	w->name = m ? m->name : NULL;
+	if (!m || !(m->have & MB_BOOT))
 		return decide(out, BOOT_NOT_MADE, -EINVAL, "manifest: no boot object (the image was not built with a boot: section)");
-	if (get_hex32(json_object_get(boot, "uki"), "authenticode_sha256", w->apps[0]) < 0 ||
-	    get_hex32(boot, "linux_authenticode_sha256", w->apps[1]) < 0 ||
-	    get_hex32(json_object_get(json_object_get(boot, "pcr11"), "predicted"), "sha256", w->pcr11) < 0 ||
-	    get_hex32(json_object_get(m, "verity"), "root_hash", root) < 0 || !w->name)
+	if ((m->have & need) != need)
 		return decide(out, BOOT_NOT_MADE, -EINVAL, "manifest: boot: expected uki.authenticode_sha256, "
 			      "linux_authenticode_sha256, pcr11.predicted.sha256 and verity.root_hash");
+	memcpy(w->apps[0], m->uki, 32);
+	memcpy(w->apps[1], m->linux_app, 32);
+	memcpy(w->pcr11, m->pcr11, 32);
 	/* PCR 15 is recomputed from the image's identity, not read from the
 	 * manifest: the event the init writes depends on nothing else. */
-	if (boot_image_event(w->name, root, &ev) < 0 || bank_hash(sha256, ev.buf, ev.len, d) < 0 ||
+	if (boot_image_event(w->name, m->root, &ev) < 0 || bank_hash(sha256, ev.buf, ev.len, d) < 0 ||
 	    (memset(w->pcr15, 0, 32), bank_extend(sha256, w->pcr15, d)) < 0)
 		return decide(out, BOOT_NOT_MADE, -EINVAL, "manifest: recipe.name \"%.64s\" cannot be measured", w->name);
-	sb = json_object_get(boot, "secure_boot");
-	if (sb) {
-		if (get_hex32(sb, "signer_cert_sha256", w->signer) < 0)
-			return decide(out, BOOT_NOT_MADE, -EINVAL, "manifest: boot.secure_boot.signer_cert_sha256: "
-				      "expected 64 lower-case hex digits");
+	/* boot.secure_boot's signer is checked by the schema when present. */
+	if (m->have & MB_SECURE_BOOT) {
+		memcpy(w->signer, m->signer, 32);
 		w->secure_boot = 1;
 	}
 	return BOOT_ADMIT;
@@ -359,7 +345,7 @@ static enum boot_verdict judge(struct ctx *c)
 	ingot_error e = { 0 };
 	int r;
 
-	if (read_manifest(ev->manifest, &c->w, c->out) != BOOT_ADMIT)
+	if (read_manifest(ev->boot, &c->w, c->out) != BOOT_ADMIT)
 		return c->out->verdict;
 	if (!ev->log)
 		return decide(c->out, BOOT_NOT_MADE, -EINVAL, "no firmware event log: measured boot not checked");

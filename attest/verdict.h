@@ -44,6 +44,7 @@
 #include "attest/firmware-ref.h"
 #include "attest/pcrs.h"
 #include "attest/quote.h"
+#include "lib/boot-prediction.h"
 #include "lib/err.h"
 
 /* The PCRs a boot quote must cover (sha256 bank), and of them the ones
@@ -71,7 +72,7 @@ struct boot_evidence {
 	const char *seen_nonces;           /* refuse a listed nonce, record an admitted one */
 	const struct enrolled_ak *ak;      /* NULL: none enrolled (never admitted) */
 	const char *node;                  /* the node the evidence is from, or NULL */
-	const json_t *manifest;            /* a verified manifest (signature, schema) */
+	const struct boot_prediction *boot;   /* a verified manifest's (manifest/typed.h), or NULL */
 	const struct firmware_ref *fw;     /* the platform's reference, or NULL (unknown) */
 	unsigned accept_weak;              /* enum attest_weakness bits accepted by name */
 	struct ak_cache *aks;              /* parsed AKs to reuse (attest/quote.h), or NULL */
@@ -98,11 +99,6 @@ struct boot_result {
 enum boot_verdict attest_boot_verdict(const struct boot_evidence *ev, struct boot_result *out);
 
 const char *boot_verdict_name(enum boot_verdict v);
-
-/* The manifest's predicted sha256 PCR 15 of a measured boot
- * (boot.pcr15.predicted.sha256), or NULL for a manifest without "boot":
- * what an auditor matches a quoted PCR 15 against to find the image. */
-const char *boot_manifest_pcr15(const json_t *manifest);
 
 /* The check of item 2 alone, for `ingot attest eventlog`: every event
  * whose digest is defined as the hash of its data carries such data.

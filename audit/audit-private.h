@@ -11,29 +11,38 @@
 #include "attest/quote.h"
 #include "lib/digest.h"
 #include "lib/err.h"
+#include "manifest/typed.h"
 #include "verify/boot-inputs.h"
 
-/* A signed pool manifest, checked once. */
-struct pmanifest {
+/* One file of the manifests directory and what the audit made of it;
+ * the manifest itself (pool = recipe.name, serial, predictions) is the
+ * typed one (manifest/typed.h), NULL when unreadable or refused. */
+struct audit_manifest {
 	char *file;
-	json_t *m;
-	const char *pool;
-	json_int_t serial;
+	struct manifest *m;
 	char tuple_digest[SHA256_HEX_LEN + 1];
-	const char *predicted;   /* measurement.predicted.sha256 */
-	unsigned pcr;
+	const char *predicted;   /* the PCR m->measurement.pcr holds: boot.pcr15 or measurement's */
 	int ok;                  /* signature valid and measurement consistent */
 	int expired;
 	int unsigned_only;       /* a bare manifest: never trusted, only named */
 	char error[INGOT_ERR_MSG];
 };
+/* Its pool (recipe.name) and serial, NULL and 0 without a manifest. */
+static inline const char *audit_manifest_pool(const struct audit_manifest *am)
+{
+	return am->m ? am->m->recipe.name : NULL;
+}
+static inline uint64_t audit_manifest_serial(const struct audit_manifest *am)
+{
+	return am->m ? am->m->serial : 0;
+}
 
 struct audit_ctx {
 	const struct audit_opts *o;
 	/* the keyring, --enrolments and --firmware-refs, verified against it
 	 * (verify/boot-inputs.h, the verdict's one loader) */
 	struct boot_trust trust;
-	struct pmanifest *mf;
+	struct audit_manifest *mf;
 	size_t n_mf;
 	json_t *nonces;   /* node -> hex */
 	json_t *aks;      /* ak id -> node ("" for any) */
@@ -63,7 +72,7 @@ void audit_ring_compare(json_t *newer, const json_t *older);
 /* Keyring, --nonces, --aks, --nodes and the manifests directory. */
 int audit_load_inputs(struct audit_ctx *c, ingot_error *e);
 /* The pool's current manifest: the valid one with the highest serial. */
-const struct pmanifest *audit_pool_current(const struct audit_ctx *c, const char *pool);
+const struct audit_manifest *audit_pool_current(const struct audit_ctx *c, const char *pool);
 /* Sorted names in dir ending in suffix (dot files skipped); free each and *out. */
 int audit_list_dir(const char *dir, const char *suffix, struct dirent ***out, int *n, ingot_error *e);
 

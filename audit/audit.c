@@ -319,7 +319,7 @@ static void add_missing_nodes(struct audit_ctx *c, struct pool_rows *p)
 			continue;
 		const char *pool = json_string_length(v) ? json_string_value(v) : NULL;
 		json_t *row = audit_new_row(k, pool, NULL);
-		const struct pmanifest *cur = audit_pool_current(c, pool);
+		const struct audit_manifest *cur = audit_pool_current(c, pool);
 		if (cur)
 			json_object_set_new(row, "expected_tuple_digest", json_string(cur->tuple_digest));
 		audit_add_finding(row, "missing", "no report from this node");

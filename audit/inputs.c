@@ -26,7 +26,7 @@ void audit_ctx_free(struct audit_ctx *c)
 {
 	for (size_t i = 0; i < c->n_mf; i++) {
 		free(c->mf[i].file);
-		json_decref(c->mf[i].m);
+		manifest_free(c->mf[i].m);
 	}
 	free(c->mf);
 	boot_trust_release(&c->trust);
@@ -206,7 +206,7 @@ int audit_list_dir(const char *dir, const char *suffix, struct dirent ***out, in
 /* An envelope verified the way `ingot verify-manifest` does it (trusted
  * signatures, statement, subject, schema); an expired one still counts
  * as authentic, so nodes running it are reported as such. */
-static void load_one_manifest(struct audit_ctx *c, const char *path, struct pmanifest *pm)
+static void load_one_manifest(struct audit_ctx *c, const char *path, struct audit_manifest *pm)
 {
 	_cleanup_json_ json_t *doc = NULL;
 	/* Everything the audit judges is in the signed head: a v2 file
@@ -229,29 +229,28 @@ static void load_one_manifest(struct audit_ctx *c, const char *path, struct pman
 			r = envelope_verify_json(path, doc, kr, &pol, &pm->m, NULL, &e);
 		}
 	}
+	/* The prediction is recomputed from the signed content (a head
+	 * alone carries the file list's digest, signed, in its place). */
 	if (r == 0)
-		r = json_object_get(pm->m, "files") ? attest_check_measurement(pm->m, &pm->pcr, &e)
-						    : attest_check_head_measurement(pm->m, &pm->pcr, &e);
+		r = json_object_get(pm->m->doc, "files") ? attest_check_measurement(pm->m->doc, NULL, &e)
+							 : attest_check_head_measurement(pm->m->doc, NULL, &e);
 	if (r == 0) {
-		pm->pool = json_string_value(json_object_get(json_object_get(pm->m, "recipe"), "name"));
-		pm->serial = json_integer_value(json_object_get(pm->m, "serial"));
-		pm->predicted = json_string_value(json_object_get(json_object_get(
-			json_object_get(pm->m, "measurement"), "predicted"), "sha256"));
 		/* A UKI image's PCR 15 holds its init's event (attest/verdict.h). */
-		if (boot_manifest_pcr15(pm->m))
-			pm->predicted = boot_manifest_pcr15(pm->m);
-		if (!pm->pool || !pm->predicted)
+		pm->predicted = manifest_boot_pcr15(pm->m);
+		if (!pm->predicted && (pm->m->have & MF_PREDICTED))
+			pm->predicted = pm->m->measurement.predicted_hex;
+		if (!pm->predicted)
 			r = ingot_fail(&e, -EINVAL, "%s: recipe.name or measurement.predicted.sha256 missing", path);
 	}
 	if (r < 0) {
-		json_decref(pm->m);
+		manifest_free(pm->m);
 		pm->m = NULL;
 		pm->ok = 0;
 		snprintf(pm->error, sizeof(pm->error), "%s", e.msg);
 		return;
 	}
-	json_t *t = json_object_get(pm->m, "tuple");
-	if (json_is_object(t)) {
+	const json_t *t = pm->m->tuple;
+	if (t) {
 		_cleanup_free_ char *s = json_compact(t, NULL);
 		uint8_t dg[32];
 		sha256_buf(s, strlen(s), dg);
@@ -264,26 +263,25 @@ static void load_one_manifest(struct audit_ctx *c, const char *path, struct pman
 
 /* A bare manifest beside the envelopes proves nothing, but a node that
  * booted it is worth naming: its prediction is kept for that. */
-static void load_unsigned_manifest(const char *path, struct pmanifest *pm)
+static void load_unsigned_manifest(const char *path, struct audit_manifest *pm)
 {
+	_cleanup_json_ json_t *doc = NULL;
 	ingot_error e = { 0 };
 
 	pm->file = strdup(path);
 	pm->unsigned_only = 1;
-	if (manifest_read_file(path, &pm->m, NULL, &e) < 0 || attest_check_measurement(pm->m, &pm->pcr, &e) < 0) {
-		json_decref(pm->m);
-		pm->m = NULL;
+	if (manifest_read_file(path, &doc, NULL, &e) < 0 || attest_check_measurement(doc, NULL, &e) < 0) {
 		snprintf(pm->error, sizeof(pm->error), "%s", e.msg);
 		return;
 	}
-	pm->pool = json_string_value(json_object_get(json_object_get(pm->m, "recipe"), "name"));
-	pm->serial = json_integer_value(json_object_get(pm->m, "serial"));
-	pm->predicted = json_string_value(json_object_get(json_object_get(
-		json_object_get(pm->m, "measurement"), "predicted"), "sha256"));
+	/* Only named, never trusted: decoded as it is (its measurement, the
+	 * one thing used, was just checked). */
+	pm->m = manifest_decode(path, doc, MANIFEST_REVIEW);
+	pm->predicted = pm->m->have & MF_PREDICTED ? pm->m->measurement.predicted_hex : NULL;
 	snprintf(pm->error, sizeof(pm->error), "a bare manifest, not a signed envelope");
 }
 
-static const char *manifest_status(const struct pmanifest *pm)
+static const char *manifest_status(const struct audit_manifest *pm)
 {
 	if (pm->unsigned_only)
 		return "unsigned";
@@ -310,13 +308,13 @@ static int load_manifests(struct audit_ctx *c, ingot_error *e)
 	for (int i = 0; i < n_env + n_bare; i++) {
 		const char *name = i < n_env ? env[i]->d_name : bare[i - n_env]->d_name;
 		_cleanup_free_ char *p = path_join(c->o->manifests_dir, name);
-		struct pmanifest *pm = &c->mf[c->n_mf++];
+		struct audit_manifest *pm = &c->mf[c->n_mf++];
 		if (i < n_env)
 			load_one_manifest(c, p, pm);
 		else
 			load_unsigned_manifest(p, pm);
 		json_array_append_new(c->manifests_out, json_pack("{s:s,s:s?,s:I,s:s,s:s,s:b,s:s*}",
-			"file", name, "pool", pm->pool, "serial", pm->serial,
+			"file", name, "pool", audit_manifest_pool(pm), "serial", (json_int_t)audit_manifest_serial(pm),
 			"tuple_digest", pm->ok ? pm->tuple_digest : "-",
 			"status", manifest_status(pm),
 			"expired", pm->expired, "error", pm->ok ? NULL : pm->error));
@@ -330,12 +328,12 @@ static int load_manifests(struct audit_ctx *c, ingot_error *e)
 	return 0;
 }
 
-const struct pmanifest *audit_pool_current(const struct audit_ctx *c, const char *pool)
+const struct audit_manifest *audit_pool_current(const struct audit_ctx *c, const char *pool)
 {
-	const struct pmanifest *best = NULL;
+	const struct audit_manifest *best = NULL;
 	for (size_t i = 0; i < c->n_mf; i++)
-		if (c->mf[i].ok && pool && !strcmp(c->mf[i].pool, pool) &&
-		    (!best || c->mf[i].serial > best->serial))
+		if (c->mf[i].ok && pool && !strcmp(c->mf[i].m->recipe.name, pool) &&
+		    (!best || c->mf[i].m->serial > best->m->serial))
 			best = &c->mf[i];
 	return best;
 }

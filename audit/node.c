@@ -125,19 +125,20 @@ static int judged(enum attest_verdict reason, const char *msg, json_t *row)
 }
 
 /* Which signed image does the quoted PCR prove? */
-static const struct pmanifest *quoted_image(const struct audit_ctx *c, const struct pcr_values *pcrs, json_t *row)
+static const struct audit_manifest *quoted_image(const struct audit_ctx *c, const struct pcr_values *pcrs, json_t *row)
 {
 	const struct pcr_bank *b = pcr_values_find(pcrs, 0x000B /* TPM2_ALG_SHA256 */);
-	const struct pmanifest *hit = NULL, *bare = NULL;
+	const struct audit_manifest *hit = NULL, *bare = NULL;
 	unsigned pcr = ATTEST_DEFAULT_PCR;
 	char have[SHA256_HEX_LEN + 1] = "";
 
 	for (size_t i = 0; i < c->n_mf && !hit; i++) {
-		const struct pmanifest *pm = &c->mf[i];
-		if (!pm->ok || !b || pm->pcr >= PCR_COUNT || !(b->mask & (1u << pm->pcr)))
+		const struct audit_manifest *pm = &c->mf[i];
+		unsigned at = pm->ok ? pm->m->measurement.pcr : PCR_COUNT;
+		if (!b || at >= PCR_COUNT || !(b->mask & (1u << at)))
 			continue;
-		hex_encode(b->value[pm->pcr], 32, have);
-		pcr = pm->pcr;
+		hex_encode(b->value[at], 32, have);
+		pcr = at;
 		if (!strcmp(have, pm->predicted))
 			hit = pm;
 	}
@@ -160,12 +161,12 @@ static const struct pmanifest *quoted_image(const struct audit_ctx *c, const str
 /* A measured boot, judged by the one verdict (attest/verdict.h).  The
  * manifest and firmware reference are picked by the PCRs the quote
  * claims; the verdict then proves them or refuses. */
-static const struct pmanifest *check_measured_boot(struct audit_ctx *c, struct ak_cache *aks, const char *node,
+static const struct audit_manifest *check_measured_boot(struct audit_ctx *c, struct ak_cache *aks, const char *node,
 						   const json_t *att, const char *nonce, unsigned accept, json_t *row)
 {
 	const json_t *quote = json_object_get(att, "quote");
 	const struct enrolled_ak *en = boot_trust_enrolled(&c->trust, node);
-	const struct pmanifest *hit;
+	const struct audit_manifest *hit;
 	struct pcr_values claimed;
 	_cleanup_free_ uint8_t *raw = NULL;
 	size_t len;
@@ -180,7 +181,7 @@ static const struct pmanifest *check_measured_boot(struct audit_ctx *c, struct a
 	}
 	if (!(hit = quoted_image(c, &claimed, row)))
 		return NULL;
-	if (!json_object_get(hit->m, "boot")) {
+	if (!(hit->m->have & MF_BOOT)) {
 		audit_add_finding(row, "boot-unchecked", "measured boot not checked: %s has no boot object", hit->file);
 		return NULL;
 	}
@@ -227,14 +228,14 @@ static const struct pmanifest *check_measured_boot(struct audit_ctx *c, struct a
 
 /* Quote, AK, nonce, event log and image.  Returns the manifest the
  * quoted PCR proves the node booted, or NULL. */
-static const struct pmanifest *check_attestation(struct audit_ctx *c, struct ak_cache *aks, const char *node,
+static const struct audit_manifest *check_attestation(struct audit_ctx *c, struct ak_cache *aks, const char *node,
 						 const json_t *att, json_t *row)
 {
 	const json_t *quote = json_object_get(att, "quote");
 	const struct enrolled_ak *en = boot_trust_enrolled(&c->trust, node);
 	struct attest_expect x = { .accept_weak = c->o->accept_weak, .log_quoted = 1, .ak_pem = en ? en->pem : NULL,
 				  .aks = aks };
-	const struct pmanifest *hit;
+	const struct audit_manifest *hit;
 	struct eventlog log = { 0 };
 	struct quote_info qi;
 	ingot_error e = { 0 };
@@ -350,7 +351,7 @@ static void check_refusals(const json_t *report, json_t *row)
 	}
 }
 
-static void check_tuple(const struct pmanifest *want, const json_t *report, json_t *row)
+static void check_tuple(const struct audit_manifest *want, const json_t *report, json_t *row)
 {
 	/* an unreadable fact stays unreadable: verify reported it as not
 	 * made, so the audit must not call it absent (drift) */
@@ -358,7 +359,7 @@ static void check_tuple(const struct pmanifest *want, const json_t *report, json
 	struct verify_report vr;
 
 	report_init(&vr);
-	tuplecheck_run(json_object_get(want->m, "tuple"), p, &vr);
+	tuplecheck_run(want->m->tuple, p, &vr);
 	const char *k;
 	json_t *v;
 	json_object_foreach(json_object_get(vr.checks[CHECK_TUPLE].details, "fields"), k, v) {
@@ -419,24 +420,24 @@ json_t *audit_node_report(struct audit_ctx *c, struct ak_cache *aks, const char 
 	audit_ring_report(rep, row);
 	check_refusals(rep, row);
 	const json_t *att = json_object_get(rep, "attestation");
-	const struct pmanifest *runs = NULL;
+	const struct audit_manifest *runs = NULL;
 	if (!json_is_object(att))
 		audit_add_finding(row, "unquoted", "report carries no attestation");
 	else
 		runs = check_attestation(c, aks, node, att, row);
 
 	if (!pool && runs)
-		pool = runs->pool;
+		pool = runs->m->recipe.name;
 	if (pool && !json_string_value(json_object_get(row, "pool")))
 		json_object_set_new(row, "pool", json_string(pool));
-	const struct pmanifest *cur = audit_pool_current(c, pool);
+	const struct audit_manifest *cur = audit_pool_current(c, pool);
 	if (runs) {
 		json_object_set_new(row, "tuple_digest", json_string(runs->tuple_digest));
-		json_object_set_new(row, "serial", json_integer(runs->serial));
+		json_object_set_new(row, "serial", json_integer((json_int_t)runs->m->serial));
 		rings_of_manifest(c->rings, runs->m, row);
 		if (runs->expired)
 			audit_add_finding(row, "expired-manifest", "runs %s serial %lld, which has expired",
-				    runs->pool, (long long)runs->serial);
+				    runs->m->recipe.name, (long long)runs->m->serial);
 	}
 	if (!cur) {
 		audit_add_finding(row, "unknown-pool", "no signed manifest for pool %s", pool ? pool : "(none)");
@@ -444,11 +445,12 @@ json_t *audit_node_report(struct audit_ctx *c, struct ak_cache *aks, const char 
 	}
 	json_object_set_new(row, "expected_tuple_digest", json_string(cur->tuple_digest));
 	if (runs && runs != cur) {
-		if (strcmp(runs->pool, cur->pool))
-			audit_add_finding(row, "drifted", "boots pool %s's image, expected pool %s", runs->pool, cur->pool);
+		if (strcmp(runs->m->recipe.name, cur->m->recipe.name))
+			audit_add_finding(row, "drifted", "boots pool %s's image, expected pool %s", runs->m->recipe.name,
+					  cur->m->recipe.name);
 		else
 			audit_add_finding(row, "drifted", "boots serial %lld, pool's current is %lld",
-				    (long long)runs->serial, (long long)cur->serial);
+				    (long long)runs->m->serial, (long long)cur->m->serial);
 	}
 	check_tuple(cur, rep, row);
 	return row;

@@ -71,7 +71,7 @@ int cmd_diff(int argc, char **argv)
 				       argc - optind, argc - optind == 1 ? "" : "s");
 
 	if (mdoc_load(argv[optind], &a, &e) < 0 || mdoc_load(argv[optind + 1], &b, &e) < 0 ||
-	    manifest_diff(a.manifest, b.manifest, argv[optind], argv[optind + 1], &diff, &e) < 0)
+	    manifest_diff(a.manifest->doc, b.manifest->doc, argv[optind], argv[optind + 1], &diff, &e) < 0)
 		return cli_error(&e, DIFF_BAD_INPUT);
 
 	if (json) {

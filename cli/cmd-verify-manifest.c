@@ -73,7 +73,7 @@ static const struct cli_command verify_manifest_cmd = {
 int cmd_verify_manifest(int argc, char **argv)
 {
 	_cleanup_(keyring_freep) struct keyring *kr = NULL;
-	_cleanup_json_ json_t *m = NULL;
+	_cleanup_manifest_ struct manifest *m = NULL;
 	struct verify_policy pol = { .now = time(NULL) };
 	struct verify_outcome out;
 	struct image_digest img;
@@ -125,7 +125,7 @@ int cmd_verify_manifest(int argc, char **argv)
 		return cli_error(&e, ENVELOPE_EXIT_MALFORMED);
 	if (image && (r = image_check_manifest(m, image, verity, &img, &e)) < 0)
 		return cli_error(&e, r == -EBADMSG ? ENVELOPE_EXIT_DIGEST : ENVELOPE_EXIT_IO);
-	if ((sr = manifest_sbom_check(path, sbom, m, &sbom_at, &e)) < 0)
+	if ((sr = manifest_sbom_check(path, sbom, m->doc, &sbom_at, &e)) < 0)
 		return cli_error(&e, sr == -EILSEQ ? ENVELOPE_EXIT_DIGEST : sr == -EINVAL ? ENVELOPE_EXIT_MALFORMED
 									  : ENVELOPE_EXIT_IO);
 	/* The serial is recorded only once everything it vouches for passed. */
@@ -133,7 +133,7 @@ int cmd_verify_manifest(int argc, char **argv)
 		return cli_error(&e, ENVELOPE_EXIT_IO);
 
 	if (print) {
-		_cleanup_free_ char *s = json_canonical(m, NULL);
+		_cleanup_free_ char *s = json_canonical(m->doc, NULL);
 		if (s)
 			fputs(s, stdout);
 		if (sr == 1 && sbom_at)
@@ -146,7 +146,7 @@ int cmd_verify_manifest(int argc, char **argv)
 		printf(")");
 		if (out.has_expiry)
 			printf(", expires %s",
-			       json_string_value(json_object_get(m, "expires")));
+			       m->expires_text);
 		if (out.file_list)
 			printf(", file list sha256 matches");
 		if (image)

@@ -21,7 +21,7 @@ static void set_copy(json_t *dst, const char *key, json_t *v)
 /* The summary as JSON (new reference). */
 static json_t *describe(const struct mdoc *d)
 {
-	const json_t *m = d->manifest;
+	const json_t *m = d->manifest->doc;   /* shown as written, member by member */
 	json_t *r = json_object(), *signers = json_array(), *sig;
 	size_t i;
 

@@ -760,31 +760,27 @@ int verity_check(const char *image_path, const char *verity_path, const uint8_t 
 	return 0;
 }
 
-int image_check_manifest(const json_t *m, const char *image_path, const char *verity_path,
+int image_check_manifest(const struct manifest *m, const char *image_path, const char *verity_path,
 			 struct image_digest *got, ingot_error *e)
 {
-	const json_t *img = json_object_get(m, "image");
-	const char *want = json_string_value(json_object_get(img, "sha256"));
-	const char *root_hex = json_string_value(json_object_get(json_object_get(m, "verity"),
-								 "root_hash"));
-	json_int_t want_size = json_integer_value(json_object_get(img, "size"));
-	uint8_t root[32];
+	const char *want = m->image.sha256_hex;
+	uint64_t want_size = m->image.size;
 	char hex[65];
 	int r;
 
-	if (!want || !is_sha256_hex(want) || want_size <= 0)
+	if (!(m->have & MF_IMAGE) || want_size == 0 || want_size > INT64_MAX)
 		return ingot_fail(e, -EINVAL, "manifest: image.sha256 and image.size: expected a "
 				  "digest and a size");
-	if (verity_path && (!root_hex || hex_decode(root_hex, root, sizeof(root)) < 0))
+	if (verity_path && !(m->have & MF_VERITY))
 		return ingot_fail(e, -EINVAL, "manifest: verity.root_hash: expected 64 hex digits");
-	r = verity_check(image_path, verity_path, root, (uint64_t)want_size, got, e);
+	r = verity_check(image_path, verity_path, m->verity.root_hash, want_size, got, e);
 	if (r < 0)
 		return r;
 	hex_encode(got->sha256, 32, hex);
 	if (strcmp(hex, want))
 		return ingot_fail(e, -EBADMSG, "%s: sha256 %s, but the signed manifest says %s",
 				  image_path, hex, want);
-	if (got->size != (uint64_t)want_size)
+	if (got->size != want_size)
 		return ingot_fail(e, -EBADMSG, "%s: %llu bytes, but the signed manifest says %lld",
 				  image_path, (unsigned long long)got->size, (long long)want_size);
 	return 0;

@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <jansson.h>
 #include "lib/err.h"
+#include "manifest/typed.h"
 
 struct verity_info {
 	uint8_t root_hash[32];
@@ -49,7 +50,7 @@ int verity_check(const char *image_path, const char *verity_path, const uint8_t 
 
 /* verity_check against a (checked) manifest's image.sha256, image.size
  * and verity.root_hash: -EBADMSG naming what differs. */
-int image_check_manifest(const json_t *m, const char *image_path, const char *verity_path,
+int image_check_manifest(const struct manifest *m, const char *image_path, const char *verity_path,
 			 struct image_digest *got, ingot_error *e);
 
 /* Superblock UUID for a salt: the first 16 bytes of

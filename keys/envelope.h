@@ -14,6 +14,7 @@
 #include "keys/keyring.h"
 #include "lib/err.h"
 #include "manifest/dsse.h"
+#include "manifest/typed.h"
 
 /* What failed in verification (e->kind, set by envelope_verify and the
  * readers below).  The values are stable (a node report prints them) and
@@ -105,13 +106,14 @@ int envelope_read_file(const char *path, json_t **env, ingot_error *e);
  * (image/verity.h: image_check_manifest) and the serial recorded with
  * envelope_record_state once everything passed.  On failure, e->msg
  * names what failed and e->kind is one of ENVELOPE_FAIL_*.
- * manifest_out (optional) gets the verified manifest. */
+ * manifest_out (optional) gets the verified manifest, typed
+ * (manifest/manifest.h). */
 int envelope_verify(const char *path, const struct keyring *kr, const struct verify_policy *p,
-		    json_t **manifest_out, struct verify_outcome *out, ingot_error *e);
+		    struct manifest **manifest_out, struct verify_outcome *out, ingot_error *e);
 
 /* Same on an already parsed envelope (name for messages). */
 int envelope_verify_json(const char *name, const json_t *env, const struct keyring *kr,
-			 const struct verify_policy *p, json_t **manifest_out,
+			 const struct verify_policy *p, struct manifest **manifest_out,
 			 struct verify_outcome *out, ingot_error *e);
 
 /* What verifying a manifest envelope gives, each piece made once: the

@@ -357,14 +357,15 @@ int envelope_verify_manifest(const char *name, const json_t *env, const struct k
 }
 
 int envelope_verify_json(const char *name, const json_t *env, const struct keyring *kr,
-			 const struct verify_policy *p, json_t **manifest_out,
+			 const struct verify_policy *p, struct manifest **manifest_out,
 			 struct verify_outcome *out, ingot_error *e)
 {
 	struct verified_manifest vm;
 	int r = verify_manifest(name, env, kr, p, &vm, false, out, e);
 
+	/* verify_manifest checked it in full (the statement's parser). */
 	if (r == 0 && manifest_out)
-		*manifest_out = json_incref(vm.manifest);
+		*manifest_out = manifest_decode(name, vm.manifest, MANIFEST_FULL);
 	verified_manifest_free(&vm);
 	return r;
 }
@@ -411,7 +412,7 @@ int envelope_load_statement(const char *path, const struct keyring *kr, json_t *
 }
 
 int envelope_verify(const char *path, const struct keyring *kr, const struct verify_policy *p,
-		    json_t **manifest_out, struct verify_outcome *out, ingot_error *e)
+		    struct manifest **manifest_out, struct verify_outcome *out, ingot_error *e)
 {
 	_cleanup_json_ json_t *env = NULL;
 	int r = envelope_read_file(path, &env, e);

@@ -11,10 +11,11 @@
 
 void mdoc_free(struct mdoc *d)
 {
-	json_decref(d->manifest);
+	manifest_free(d->manifest);
 	json_decref(d->envelope);
 	json_decref(d->statement);
-	d->manifest = d->envelope = d->statement = NULL;
+	d->manifest = NULL;
+	d->envelope = d->statement = NULL;
 }
 
 /* DSSE envelope -> in-toto statement -> predicate (the manifest), with
@@ -22,6 +23,7 @@ void mdoc_free(struct mdoc *d)
 static int from_envelope(const char *name, json_t *env, bool head, struct mdoc *out, ingot_error *e)
 {
 	_cleanup_free_ uint8_t *payload = NULL;
+	_cleanup_json_ json_t *m = NULL;
 	struct manifest_ref ref;
 	json_t *full = NULL;
 	const char *type;
@@ -35,18 +37,20 @@ static int from_envelope(const char *name, json_t *env, bool head, struct mdoc *
 	if (!envelope_payload_type_ok(type))
 		return ingot_fail(e, -EINVAL, "%s: payloadType: expected \"%s\" or \"%s\", got \"%.64s\"", name,
 				  ENVELOPE_PAYLOAD_TYPE, ENVELOPE_PAYLOAD_TYPE_V1, type);
-	r = envelope_statement_parse(name, payload, len, MANIFEST_REVIEW, &out->statement,
-				     &out->manifest, &ref, e);
+	r = envelope_statement_parse(name, payload, len, MANIFEST_REVIEW, &out->statement, &m, &ref, e);
 	if (r < 0)
 		return r;
 	/* v2: the file list is the manifest file beside the envelope, read
 	 * only if it is the one the statement names by digest. */
 	if (ref.name[0] && !head) {
-		if ((r = manifest_ref_load(name, NULL, &ref, out->manifest, MANIFEST_REVIEW, &full, e)) < 0)
+		if ((r = manifest_ref_load(name, NULL, &ref, m, MANIFEST_REVIEW, &full, e)) < 0)
 			return r;
-		json_decref(out->manifest);
-		out->manifest = full;
+		json_decref(m);
+		m = full;
 	}
+	/* Checked at MANIFEST_REVIEW by the statement's parser (v2: and by
+	 * manifest_ref_load). */
+	out->manifest = manifest_decode(name, m, MANIFEST_REVIEW);
 	out->envelope = json_incref(env);
 	return 0;
 }
@@ -58,8 +62,8 @@ static int from_json(const char *name, json_t *doc, bool head, struct mdoc *out,
 	memset(out, 0, sizeof(*out));
 	if (json_is_object(doc) && json_object_get(doc, "payloadType"))
 		r = from_envelope(name, doc, head, out, e);
-	else if ((r = manifest_check_level(name, doc, MANIFEST_REVIEW, e)) == 0)
-		out->manifest = json_incref(doc);
+	else
+		r = manifest_parse(name, doc, MANIFEST_REVIEW, &out->manifest, e);
 	if (r < 0)
 		mdoc_free(out);
 	return r;

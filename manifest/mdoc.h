@@ -10,9 +10,10 @@
 
 #include <jansson.h>
 #include "lib/err.h"
+#include "manifest/typed.h"
 
 struct mdoc {
-	json_t *manifest;   /* the manifest object (always set on success) */
+	struct manifest *manifest;   /* the manifest, checked at MANIFEST_REVIEW (always set on success) */
 	json_t *envelope;   /* the DSSE envelope, or NULL for a bare manifest */
 	json_t *statement;  /* the decoded in-toto statement, or NULL */
 };

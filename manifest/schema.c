@@ -6,7 +6,6 @@
 #include <string.h>
 
 #include "lib/cleanup.h"
-#include "lib/fileio.h"
 #include "lib/json.h"
 #include "lib/time.h"
 
@@ -419,19 +418,4 @@ int manifest_check_file(const char *name, size_t i, const json_t *f, const char 
 			ingot_error *e)
 {
 	return check_file(name, i, f, prev, MANIFEST_FULL, e);
-}
-
-int manifest_load(const char *path, json_t **out, ingot_error *e)
-{
-	_cleanup_free_ char *buf = NULL;
-	_cleanup_json_ json_t *m = NULL;
-	size_t len;
-	int r = read_file(path, MANIFEST_FILE_MAX, &buf, &len, e);
-	if (r < 0 || (r = json_read_buf(path, buf, len, &m, e)) < 0)
-		return r;
-	r = manifest_check(path, m, e);
-	if (r < 0)
-		return r;
-	*out = TAKE_PTR(m);
-	return 0;
 }

@@ -59,7 +59,4 @@ int manifest_check_file(const char *name, size_t i, const json_t *f, const char 
 int manifest_check_sizes(size_t files, size_t canonical, size_t compact,
 			 const struct manifest_limits *l, ingot_error *e);
 
-/* Load a manifest file (at most MANIFEST_FILE_MAX bytes) and check it in full. */
-int manifest_load(const char *path, json_t **out, ingot_error *e);
-
 #endif

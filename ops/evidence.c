@@ -85,7 +85,8 @@ int evidence_create(const struct evidence_opts *o, struct signing_key *const *ke
 	_cleanup_free_ char *buf = NULL;
 	_cleanup_json_ json_t *res = NULL, *st = NULL;
 	char date[32], host[256] = "";
-	const json_t *m, *nodes;
+	const struct manifest *m;
+	const json_t *nodes;
 	const char *node = o->node, *ncclv;
 	struct tm tm;
 	size_t len;
@@ -95,7 +96,7 @@ int evidence_create(const struct evidence_opts *o, struct signing_key *const *ke
 	if (r < 0)
 		return r;
 	m = md.manifest;
-	if (!is_sha256_hex(json_string_value(json_object_get(json_object_get(m, "image"), "sha256"))))
+	if (!(m->have & MF_IMAGE))
 		return ingot_fail(e, -EINVAL, "%s: image.sha256: expected the image digest (64 hex "
 				  "digits)", o->manifest_path);
 	r = read_file(o->from, EVIDENCE_INPUT_MAX, &buf, &len, e);
@@ -113,22 +114,21 @@ int evidence_create(const struct evidence_opts *o, struct signing_key *const *ke
 	ncclv = json_string_value(json_object_get(res, "nccl_version"));
 	if (!gmtime_r(&o->date, &tm) || !strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%SZ", &tm))
 		return ingot_fail(e, -EINVAL, "evidence date out of range");
-	json_t *pred = json_pack("{s:s,s:O,s:O,s:o,s:{s:o,s:I,s:I,s:O},s:o,s:O,s:s,s:O}",
+	json_t *pred = json_pack("{s:s,s:o,s:o,s:o,s:{s:o,s:I,s:I,s:O},s:o,s:O,s:s,s:O}",
 		"kind", o->kind,
-		"recipe", json_object_get(json_object_get(m, "recipe"), "name") ?: json_null(),
-		"manifest_serial", json_object_get(m, "serial") ?: json_null(),
+		"recipe", str_or_null(m->recipe.name),
+		"manifest_serial", m->have & MF_VERSION ? json_integer((json_int_t)m->serial) : json_null(),
 		"node", str_or_null(node),
 		"topology", "label", str_or_null(o->topology),
 		"nodes", (json_int_t)(json_array_size(nodes) ? json_array_size(nodes) : 1),
 		"ranks", json_integer_value(json_object_get(res, "ranks")),
 		"gpus", json_object_get(res, "gpus") ?: json_null(),
 		"nccl_version", str_or_null(ncclv),
-		"tuple_nccl", json_object_get(json_object_get(json_object_get(m, "tuple"), "nccl"),
-					      "version") ?: json_null(),
+		"tuple_nccl", json_object_get(json_object_get(m->tuple, "nccl"), "version") ?: json_null(),
 		"date", date, "result", res);
 	if (!pred)
 		return ingot_fail(e, -ENOMEM, "out of memory");
-	r = image_statement(EVIDENCE_PREDICATE_TYPE, json_object_get(m, "image"), pred, &st, e);
+	r = image_statement(EVIDENCE_PREDICATE_TYPE, m, pred, &st, e);
 	if (r < 0)
 		return r;
 	return sign_statement_keys(st, keys, n_keys, envelope, e);

@@ -250,7 +250,7 @@ static int check_previous(const struct promote_opts *o, const struct ring_policy
 }
 
 static int write_promotion(const struct promote_opts *o, const struct ring_policy *pol,
-			   const json_t *m, uint64_t serial, json_t *prev, json_t *evidence,
+			   const struct manifest *m, uint64_t serial, json_t *prev, json_t *evidence,
 			   const char *retires, struct signing_key *const *keys, size_t n_keys,
 			   struct promote_result *res, ingot_error *e)
 {
@@ -263,16 +263,16 @@ static int write_promotion(const struct promote_opts *o, const struct ring_polic
 		return ingot_set_kind(e, -EIO, PROMOTE_FAIL_IO);
 	hex_encode(d, sizeof(d), polhex);
 	fmt_time(o->now, date, sizeof(date));
-	json_t *pred = json_pack("{s:s,s:I,s:O,s:O,s:s,s:{s:s,s:s},s:O,s:O,s:o}",
+	json_t *pred = json_pack("{s:s,s:I,s:o,s:o,s:s,s:{s:s,s:s},s:O,s:O,s:o}",
 		"ring", pol->name, "serial", (json_int_t)serial,
-		"recipe", json_object_get(json_object_get(m, "recipe"), "name") ?: json_null(),
-		"manifest_serial", json_object_get(m, "serial") ?: json_null(), "date", date,
+		"recipe", m->recipe.name ? json_string(m->recipe.name) : json_null(),
+		"manifest_serial", m->have & MF_VERSION ? json_integer((json_int_t)m->serial) : json_null(),
+		"date", date,
 		"policy", "file", pol->file, "sha256", polhex, "previous", prev,
 		"evidence", evidence, "retires", retires ? json_string(retires) : json_null());
 	if (!pred)
 		return ingot_fail(e, -ENOMEM, "out of memory");
-	if ((r = image_statement(PROMOTION_PREDICATE_TYPE, json_object_get(m, "image"), pred, &st,
-				 e)) < 0 ||
+	if ((r = image_statement(PROMOTION_PREDICATE_TYPE, m, pred, &st, e)) < 0 ||
 	    (r = sign_statement_keys(st, keys, n_keys, &env, e)) < 0)
 		return r;
 	if (mkdir_p(o->promotions_dir, 0755, e) < 0 ||
@@ -311,10 +311,9 @@ int promote_image(const struct promote_opts *o, struct signing_key *const *keys,
 		json_decref(f.evidence);
 		return ingot_set_kind(e, r, r == -ENOENT ? PROMOTE_FAIL_IO : PROMOTE_FAIL_MALFORMED);
 	}
-	c.image = json_string_value(json_object_get(json_object_get(md.manifest, "image"), "sha256"));
-	c.tuple_nccl = json_string_value(json_object_get(json_object_get(json_object_get(
-		md.manifest, "tuple"), "nccl"), "version"));
-	if (!c.image || !is_sha256_hex(c.image)) {
+	c.image = md.manifest->have & MF_IMAGE ? md.manifest->image.sha256_hex : NULL;
+	c.tuple_nccl = json_string_value(json_object_get(json_object_get(md.manifest->tuple, "nccl"), "version"));
+	if (!c.image) {
 		json_decref(f.evidence);
 		return ingot_fail_kind(e, -EINVAL, PROMOTE_FAIL_MALFORMED, "%s: image.sha256: "
 					 "expected 64 hex digits", o->manifest_path);

@@ -35,9 +35,9 @@ void rings_free(struct promotion_set *set)
 	free(set);
 }
 
-void rings_of_manifest(const struct promotion_set *set, const json_t *m, json_t *row)
+void rings_of_manifest(const struct promotion_set *set, const struct manifest *m, json_t *row)
 {
-	const char *image = json_string_value(json_object_get(json_object_get(m, "image"), "sha256"));
+	const char *image = m->have & MF_IMAGE ? m->image.sha256_hex : NULL;
 	char held[512];
 
 	if (!set)

@@ -6,6 +6,7 @@
 
 #include <jansson.h>
 #include "lib/err.h"
+#include "manifest/typed.h"
 
 struct promotion_set;
 
@@ -17,6 +18,6 @@ void rings_free(struct promotion_set *set);
 
 /* row["ring"]: the rings manifest m's image holds, "-" for none; nothing
  * without a set. */
-void rings_of_manifest(const struct promotion_set *set, const json_t *m, json_t *row);
+void rings_of_manifest(const struct promotion_set *set, const struct manifest *m, json_t *row);
 
 #endif

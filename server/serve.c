@@ -342,7 +342,7 @@ static unsigned nonce_status(enum db_nonce n)
  * about what no PCR covers (the loaded driver, the libraries) compared
  * with the manifest it booted; a contradiction refuses, a check not made
  * is "not-made", never an admission. */
-static void judge_report(const json_t *manifest, const json_t *report, const char *node, struct boot_result *res)
+static void judge_report(const struct manifest *manifest, const json_t *report, const char *node, struct boot_result *res)
 {
 	const char *id = json_string_value(json_object_get(json_object_get(report, "node"), "id"));
 	char why[INGOT_ERR_MSG - 64];

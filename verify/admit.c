@@ -98,7 +98,7 @@ static void describe_manifest(struct verify_report *r, const char *path, const c
 /* The predicate of an envelope whose signatures did not hold (or could
  * not be checked), so the other checks can still describe the node;
  * parsed only then, and never trusted. */
-static json_t *unverified_manifest(const char *path, const json_t *doc)
+static struct manifest *unverified_manifest(const char *path, const json_t *doc)
 {
 	_cleanup_free_ uint8_t *payload = NULL;
 	_cleanup_json_ json_t *st = NULL;
@@ -110,7 +110,7 @@ static json_t *unverified_manifest(const char *path, const json_t *doc)
 		return NULL;
 	st = json_loadb((const char *)payload, plen, 0, NULL);
 	pred = json_object_get(st, "predicate");
-	return json_is_object(pred) ? json_incref(pred) : NULL;
+	return json_is_object(pred) ? manifest_decode(path, pred, MANIFEST_REVIEW) : NULL;
 }
 
 /* Signature, expiry and rollback through the keyring; *m gets the
@@ -118,7 +118,7 @@ static json_t *unverified_manifest(const char *path, const json_t *doc)
  * checks can still describe the node) and, when verified, cd its
  * content digest (*have_cd set).  The file is read once: its sha256
  * (file_sha256, "" if unread) is of the bytes verified. */
-static void check_signature(const struct verify_opts *o, struct verify_report *r, json_t **m,
+static void check_signature(const struct verify_opts *o, struct verify_report *r, struct manifest **m,
 			    char file_sha256[SHA256_HEX_LEN + 1], uint8_t cd[32], bool *have_cd)
 {
 	_cleanup_json_ json_t *doc = NULL;
@@ -135,11 +135,10 @@ static void check_signature(const struct verify_opts *o, struct verify_report *r
 	hex_encode(d, sizeof(d), file_sha256);
 	if (!json_object_get(doc, "payloadType")) {
 		/* A plain manifest: its content can be checked, its origin cannot. */
-		if (manifest_check(o->manifest_path, doc, &e) < 0) {
+		if (manifest_parse(o->manifest_path, doc, MANIFEST_FULL, m, &e) < 0) {
 			report_set(r, CHECK_SIGNATURE, ST_ERROR, "%s", e.msg);
 			return;
 		}
-		*m = json_incref(doc);
 		if (o->allow_unsigned)
 			report_set(r, CHECK_SIGNATURE, ST_SKIP,
 				   "unsigned manifest accepted (--allow-unsigned)");
@@ -181,7 +180,7 @@ static void check_signature(const struct verify_opts *o, struct verify_report *r
 		report_evidence(r, CHECK_SIGNATURE, "envelope_verify exit class %d", e.kind);
 		return;
 	}
-	*m = json_incref(vm.manifest);
+	*m = manifest_decode(o->manifest_path, vm.manifest, MANIFEST_FULL);
 	memcpy(cd, vm.content_digest, sizeof(vm.content_digest));
 	*have_cd = true;
 	verified_manifest_free(&vm);
@@ -198,7 +197,7 @@ static void check_signature(const struct verify_opts *o, struct verify_report *r
 		"expires", out.has_expiry ? json_integer((json_int_t)out.expires) : json_null());
 }
 
-static void check_files(const struct verify_opts *o, const char *root, const json_t *m,
+static void check_files(const struct verify_opts *o, const char *root, const struct manifest *m,
 			struct verify_report *r)
 {
 	struct files_result fr;
@@ -208,7 +207,7 @@ static void check_files(const struct verify_opts *o, const char *root, const jso
 		report_set(r, CHECK_FILES, ST_SKIP, "files check not requested (--no-files)");
 		return;
 	}
-	if (files_check(root, json_object_get(m, "files"), o->ignore, &fr, &e) < 0) {
+	if (files_check(root, m, o->ignore, &fr, &e) < 0) {
 		report_set(r, CHECK_FILES, ST_ERROR, "%s", e.msg);
 		return;
 	}
@@ -228,7 +227,7 @@ static void check_files(const struct verify_opts *o, const char *root, const jso
 int verify_node(const struct verify_opts *o, struct verify_report *r, ingot_error *e)
 {
 	const char *root = o->root && *o->root ? o->root : "/";
-	_cleanup_json_ json_t *m = NULL;
+	_cleanup_manifest_ struct manifest *m = NULL;
 	struct node_probe *probe = NULL;
 	int ret;
 
@@ -242,7 +241,7 @@ int verify_node(const struct verify_opts *o, struct verify_report *r, ingot_erro
 	bool have_cd;
 
 	check_signature(o, r, &m, file_sha256, cd, &have_cd);
-	describe_manifest(r, o->manifest_path, file_sha256, m, have_cd ? cd : NULL);
+	describe_manifest(r, o->manifest_path, file_sha256, m ? m->doc : NULL, have_cd ? cd : NULL);
 
 	/* Check before use: the probe runs the image's tools (nvidia-smi can
 	 * load nvidia.ko through nvidia-modprobe), so it runs none when the
@@ -263,7 +262,7 @@ int verify_node(const struct verify_opts *o, struct verify_report *r, ingot_erro
 	} else {
 		check_image(o, m, r);
 		check_tpm(o, m, r);
-		tuplecheck_run(json_object_get(m, "tuple"), probe, r);
+		tuplecheck_run(m->tuple, probe, r);
 		check_rules(o, m, probe, r);
 		check_ring(o, m, r);
 	}

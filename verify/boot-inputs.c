@@ -76,7 +76,7 @@ void boot_trust_release(struct boot_trust *t)
 	strmap_free(&t->en_of, NULL);
 	free(t->fw);
 	for (size_t i = 0; i < t->n_mf; i++)
-		json_decref(t->mf[i]);
+		manifest_free(t->mf[i]);
 	free(t->mf);
 	memset(t, 0, sizeof(*t));
 }
@@ -146,7 +146,7 @@ int boot_trust_add_manifest(struct boot_trust *t, const char *path, time_t now, 
 	struct verify_policy pol = { .now = now };
 	struct verify_outcome vo;
 	const struct keyring *kr = NULL;
-	json_t *m = NULL;
+	struct manifest *m = NULL;
 	int r;
 
 	if ((r = role_keyring(t, KEY_ROLE_MANIFEST, path, &kr, e)) < 0 ||
@@ -266,15 +266,15 @@ void boot_trust_pick(const struct boot_trust *t, const struct boot_proof *p, con
 	if (p15)
 		hex_encode(p15, 32, hex);
 	for (size_t i = 0; i < t->n_mf && !out->manifest; i++) {
-		const char *want = boot_manifest_pcr15(t->mf[i]);
+		const char *want = manifest_boot_pcr15(t->mf[i]);
 		if (want && *hex && !strcmp(want, hex))
 			out->manifest = t->mf[i];
 	}
 	if (!out->manifest) {
-		json_int_t best = -1;
+		uint64_t best = 0;
 		for (size_t i = 0; i < t->n_mf; i++) {
-			json_int_t s = json_integer_value(json_object_get(t->mf[i], "serial"));
-			if (s > best) {
+			uint64_t s = t->mf[i]->serial;
+			if (!out->manifest || s > best) {
 				best = s;
 				out->manifest = t->mf[i];
 			}
@@ -288,6 +288,6 @@ void boot_inputs_evidence(const struct boot_proof *p, const struct boot_pick *pi
 {
 	*ev = (struct boot_evidence){
 		.quote = p->quote, .log = &p->log, .nonce_hex = *p->nonce_hex ? p->nonce_hex : NULL, .ak = pick->ak, .node = node,
-		.manifest = pick->manifest, .fw = pick->fw, .accept_weak = accept_weak,
+		.boot = pick->manifest ? &pick->manifest->boot : NULL, .fw = pick->fw, .accept_weak = accept_weak,
 	};
 }

@@ -56,7 +56,7 @@ struct boot_trust {
 	struct strmap en_of;            /* node -> index + 1 into en (first added wins) */
 	struct firmware_ref *fw;
 	size_t n_fw;
-	json_t **mf;                    /* verified manifests (own references) */
+	struct manifest **mf;           /* verified manifests (own) */
 	size_t n_mf;
 };
 
@@ -114,7 +114,7 @@ const struct firmware_ref *boot_trust_firmware(const struct boot_trust *t, const
 /* Which trusted statements judge a proof. */
 struct boot_pick {
 	const struct enrolled_ak *ak;      /* NULL: none (at best unverified) */
-	const json_t *manifest;            /* NULL: none (not made) */
+	const struct manifest *manifest;   /* NULL: none (not made) */
 	const struct firmware_ref *fw;     /* NULL: unknown firmware */
 };
 

@@ -15,7 +15,7 @@
 
 struct entry {
 	const char *path;
-	const json_t *obj;
+	struct manifest_entry f;
 };
 
 static int entry_cmp(const void *a, const void *b)
@@ -80,11 +80,10 @@ static void add_change(struct files_result *r, const char *path, const char *fie
  * returns the number of differences recorded.  Counting the entry as
  * changed is check_entry's job alone, so no early return can record a
  * difference that the counts (and the verdict) miss. */
-static int compare_entry(const char *host, const struct stat *st, const json_t *m,
+static int compare_entry(const char *host, const struct stat *st, const struct manifest_entry *m,
 			 const char *path, struct files_result *r)
 {
-	const char *type = json_string_value(json_object_get(m, "type"));
-	const char *mode = json_string_value(json_object_get(m, "mode"));
+	const char *type = m->type, *mode = m->mode_text;
 	int diffs = 0;
 	char got[128], want[128];
 
@@ -94,12 +93,11 @@ static int compare_entry(const char *host, const struct stat *st, const json_t *
 		return 1;
 	}
 	snprintf(got, sizeof(got), "%04o", (unsigned)(st->st_mode & 07777));
-	if (mode && strtoul(mode, NULL, 8) != (st->st_mode & 07777)) {
+	if (mode && m->mode != (st->st_mode & 07777)) {
 		add_change(r, path, "mode", mode, got);
 		diffs++;
 	}
-	json_int_t uid = json_integer_value(json_object_get(m, "uid"));
-	json_int_t gid = json_integer_value(json_object_get(m, "gid"));
+	json_int_t uid = m->uid, gid = m->gid;
 	if ((json_int_t)st->st_uid != uid) {
 		snprintf(want, sizeof(want), "%lld", (long long)uid);
 		snprintf(got, sizeof(got), "%u", (unsigned)st->st_uid);
@@ -113,12 +111,12 @@ static int compare_entry(const char *host, const struct stat *st, const json_t *
 		diffs++;
 	}
 	if (!strcmp(type, "file")) {
-		const char *sha = json_string_value(json_object_get(m, "sha256"));
+		const char *sha = m->sha256_hex;
 		uint8_t d[32];
 		char hex[65];
 		uint64_t size = 0;
 		ingot_error fe = { 0 };
-		json_int_t msize = json_integer_value(json_object_get(m, "size"));
+		json_int_t msize = m->size;
 		if ((json_int_t)st->st_size != msize) {
 			snprintf(want, sizeof(want), "%lld", (long long)msize);
 			snprintf(got, sizeof(got), "%lld", (long long)st->st_size);
@@ -136,8 +134,7 @@ static int compare_entry(const char *host, const struct stat *st, const json_t *
 			}
 		}
 	} else if (!strcmp(type, "char") || !strcmp(type, "block")) {
-		json_int_t ma = json_integer_value(json_object_get(m, "major"));
-		json_int_t mi = json_integer_value(json_object_get(m, "minor"));
+		json_int_t ma = m->major, mi = m->minor;
 		if ((json_int_t)major(st->st_rdev) != ma || (json_int_t)minor(st->st_rdev) != mi) {
 			snprintf(want, sizeof(want), "%lld:%lld", (long long)ma, (long long)mi);
 			snprintf(got, sizeof(got), "%u:%u", major(st->st_rdev), minor(st->st_rdev));
@@ -145,7 +142,7 @@ static int compare_entry(const char *host, const struct stat *st, const json_t *
 			diffs++;
 		}
 	} else if (!strcmp(type, "symlink")) {
-		const char *target = json_string_value(json_object_get(m, "target"));
+		const char *target = m->target;
 		char buf[4097];
 		ssize_t n = readlink(host, buf, sizeof(buf) - 1);
 		buf[n < 0 ? 0 : n] = '\0';
@@ -158,7 +155,7 @@ static int compare_entry(const char *host, const struct stat *st, const json_t *
 }
 
 /* One manifest entry: missing, or compared and counted as changed. */
-static int check_entry(const char *root, const json_t *m, const char *path,
+static int check_entry(const char *root, const struct manifest_entry *m, const char *path,
 		       struct files_result *r, ingot_error *e)
 {
 	_cleanup_free_ char *host = path_join(root, path + 1);
@@ -213,15 +210,15 @@ static int scan_extra(const char *root, const char *dir, const struct entry *v, 
 	return 0;
 }
 
-int files_check(const char *root, const json_t *files, const char *const *ignore,
+int files_check(const char *root, const struct manifest *m, const char *const *ignore,
 		struct files_result *out, ingot_error *e)
 {
-	size_t n = json_array_size(files), i;
+	size_t n = m->n_files, i, next = 0;
 	_cleanup_free_ struct entry *v = NULL;
 	int err = 0;
 
 	memset(out, 0, sizeof(*out));
-	if (!json_is_array(files))
+	if (!(m->have & MF_FILES))
 		return ingot_fail(e, -EINVAL, "manifest: field 'files': expected an array");
 	v = calloc(n ? n : 1, sizeof(*v));
 	out->details = json_pack("{s:[], s:[], s:[], s:b}", "missing", "extra", "changed",
@@ -231,27 +228,24 @@ int files_check(const char *root, const json_t *files, const char *const *ignore
 		files_result_free(out);
 		return ingot_fail(e, -ENOMEM, "files: out of memory");
 	}
-	for (i = 0; i < n; i++) {
-		const json_t *m = json_array_get(files, i);
-		const char *path = json_string_value(json_object_get(m, "path"));
-		const char *type = json_string_value(json_object_get(m, "type"));
-		if (!path || path[0] != '/' || strstr(path, "/../") || !type ||
-		    !json_is_integer(json_object_get(m, "uid")) ||
-		    !json_is_integer(json_object_get(m, "gid"))) {
+	for (i = 0; i < n && manifest_next_entry(m, &next, &v[i].f); i++) {
+		const char *path = v[i].f.path;
+		/* A verified manifest passed the schema; an unverified one is
+		 * still checked, so this is not only the schema's word. */
+		if (!path || path[0] != '/' || strstr(path, "/../") || !v[i].f.type || !v[i].f.has_ids) {
 			files_result_free(out);
 			return ingot_fail(e, -EINVAL, "manifest: files[%zu]: expected path (absolute), "
 					  "type, uid and gid", i);
 		}
 		v[i].path = path;
-		v[i].obj = m;
 	}
 	qsort(v, n, sizeof(*v), entry_cmp);
 	for (i = 0; i < n && !err; i++) {
 		if (ignored(v[i].path, ignore))
 			continue;
 		out->checked++;
-		err = check_entry(root, v[i].obj, v[i].path, out, e);
-		if (!err && !strcmp(json_string_value(json_object_get(v[i].obj, "type")), "dir"))
+		err = check_entry(root, &v[i].f, v[i].path, out, e);
+		if (!err && !strcmp(v[i].f.type, "dir"))
 			err = scan_extra(root, v[i].path, v, n, ignore, out, e);
 	}
 	if (err) {

@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <jansson.h>
 #include "lib/err.h"
+#include "manifest/typed.h"
 
 #define FILES_LIST_MAX 200   /* paths listed per category in the details */
 
@@ -19,11 +20,11 @@ struct files_result {
 	json_t *evidence;        /* array of one-line findings ("changed: /x: sha256: ...") */
 };
 
-/* files: the manifest's "files" array.  ignore: NULL-terminated fnmatch(3)
+/* m: the manifest, its entries (manifest_next_entry) compared.  ignore: NULL-terminated fnmatch(3)
  * globs on node paths (e.g. "/etc/machine-id") left out of every check.
  * Returns 0 when the walk completed (findings are in out), -errno with e
  * filled when the manifest's list is malformed or root unreadable. */
-int files_check(const char *root, const json_t *files, const char *const *ignore,
+int files_check(const char *root, const struct manifest *m, const char *const *ignore,
 		struct files_result *out, ingot_error *e);
 /* True only when nothing differs: every count is zero AND the details
  * and evidence list nothing.  The verdict asks this, so a detail that

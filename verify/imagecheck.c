@@ -7,7 +7,7 @@
 #include "image/verity.h"
 #include "lib/digest.h"
 
-void check_image(const struct verify_opts *o, const json_t *m, struct verify_report *r)
+void check_image(const struct verify_opts *o, const struct manifest *m, struct verify_report *r)
 {
 	struct image_digest got;
 	char hex[SHA256_HEX_LEN + 1];
@@ -32,7 +32,6 @@ void check_image(const struct verify_opts *o, const json_t *m, struct verify_rep
 		report_set(r, CHECK_IMAGE, ST_PASS, "image sha256 matches (no --verity: hash tree not checked)");
 		return;
 	}
-	report_evidence(r, CHECK_IMAGE, "%s: dm-verity root %s", o->verity_path,
-			json_string_value(json_object_get(json_object_get(m, "verity"), "root_hash")));
+	report_evidence(r, CHECK_IMAGE, "%s: dm-verity root %s", o->verity_path, m->verity.root_hex);
 	report_set(r, CHECK_IMAGE, ST_PASS, "image sha256 and dm-verity root match the manifest");
 }

@@ -12,12 +12,12 @@
 #include "lib/fileio.h"
 #include "lib/json.h"
 
-int image_statement(const char *ptype, const json_t *image, json_t *predicate, json_t **out,
+int image_statement(const char *ptype, const struct manifest *m, json_t *predicate, json_t **out,
 		    ingot_error *e)
 {
-	*out = json_pack("{s:s,s:[{s:O,s:{s:O}}],s:s,s:o}", "_type", STATEMENT_TYPE,
-			 "subject", "name", json_object_get(image, "file"),
-			 "digest", "sha256", json_object_get(image, "sha256"),
+	*out = json_pack("{s:s,s:[{s:s,s:{s:s}}],s:s,s:o}", "_type", STATEMENT_TYPE,
+			 "subject", "name", m->image.file,
+			 "digest", "sha256", m->have & MF_IMAGE ? m->image.sha256_hex : NULL,
 			 "predicateType", ptype, "predicate", predicate);
 	return *out ? 0 : ingot_fail(e, -ENOMEM, "out of memory");
 }

@@ -24,8 +24,8 @@
 #define STATEMENT_DIR_MAX 4096     /* statements read from one directory */
 
 /* The in-toto statement with one image subject (what ingot signs about an
- * image besides its manifest).  subject is the image file and sha256. */
-int image_statement(const char *ptype, const json_t *image, json_t *predicate, json_t **out,
+ * image besides its manifest): the manifest's image file and sha256. */
+int image_statement(const char *ptype, const struct manifest *m, json_t *predicate, json_t **out,
 		    ingot_error *e);
 
 /* Verify path's signatures against kr (its threshold of distinct keys),

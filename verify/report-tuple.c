@@ -25,9 +25,9 @@ struct node_probe *probe_from_json(const json_t *probe)
 	return p;
 }
 
-enum check_status report_tuple_check(const json_t *manifest, const json_t *report, char *summary, size_t n)
+enum check_status report_tuple_check(const struct manifest *manifest, const json_t *report, char *summary, size_t n)
 {
-	const json_t *tuple = json_object_get(manifest, "tuple");
+	const json_t *tuple = manifest->tuple;
 	struct node_probe *p;
 	struct verify_report vr;
 	enum check_status st;

@@ -9,6 +9,7 @@
 #include <jansson.h>
 #include <stddef.h>
 
+#include "manifest/typed.h"
 #include "verify/node-report.h"
 #include "verify/nodeprobe.h"
 
@@ -20,6 +21,6 @@ struct node_probe *probe_from_json(const json_t *probe);
 /* CHECK_TUPLE of report against manifest's tuple: ST_PASS, ST_FAIL (the
  * node contradicts the manifest), ST_ERROR (not made), or ST_SKIP (the
  * manifest has no tuple); summary gets its one line. */
-enum check_status report_tuple_check(const json_t *manifest, const json_t *report, char *summary, size_t n);
+enum check_status report_tuple_check(const struct manifest *manifest, const json_t *report, char *summary, size_t n);
 
 #endif

@@ -20,12 +20,12 @@ static const char *const standing_names[] = {
 	[PROMOTION_SUPERSEDED] = "superseded",
 };
 
-void check_ring(const struct verify_opts *o, const json_t *m, struct verify_report *r)
+void check_ring(const struct verify_opts *o, const struct manifest *m, struct verify_report *r)
 {
 	_cleanup_keyring_ struct keyring *kr = NULL;
 	struct promotion_set set;
 	const struct promotion *p = NULL;
-	const char *image = json_string_value(json_object_get(json_object_get(m, "image"), "sha256"));
+	const char *image = m->have & MF_IMAGE ? m->image.sha256_hex : NULL;
 	enum promotion_standing st;
 	uint64_t served = 0, seen = 0;
 	ingot_error e = { 0 };

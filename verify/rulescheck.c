@@ -72,10 +72,10 @@ static json_t *probed_tuple(const json_t *tuple, const struct node_probe *p, jso
 	return t;
 }
 
-void check_rules(const struct verify_opts *o, const json_t *m, const struct node_probe *p,
+void check_rules(const struct verify_opts *o, const struct manifest *m, const struct node_probe *p,
 		 struct verify_report *r)
 {
-	const json_t *tuple = json_object_get(m, "tuple");
+	const json_t *tuple = m->tuple;
 	struct tuple *t = NULL;
 	struct lint_report *rep = NULL;
 	char dirbuf[PATH_MAX];

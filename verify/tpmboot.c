@@ -47,7 +47,7 @@ static int load_trust(const struct verify_opts *o, struct boot_trust *t, struct 
 	return 0;
 }
 
-void check_tpm_boot(const struct verify_opts *o, const json_t *m, const json_t *quote, const char *nonce_hex,
+void check_tpm_boot(const struct verify_opts *o, const struct manifest *m, const json_t *quote, const char *nonce_hex,
 		    struct verify_report *r)
 {
 	static const enum check_status status[] = {
@@ -84,7 +84,7 @@ void check_tpm_boot(const struct verify_opts *o, const json_t *m, const json_t *
 		struct boot_evidence ev = {
 			.quote = quote, .log = &log, .nonce_hex = nonce_hex, .ak = t.n_en ? &t.ak[0] : NULL,
 			/* The id the report carries, which the audit binds too. */
-			.node = json_string_value(json_object_get(r->node, "id")), .manifest = m,
+			.node = json_string_value(json_object_get(r->node, "id")), .boot = &m->boot,
 			.fw = t.n_fw ? &t.fw[0] : NULL, .accept_weak = o->accept_weak,
 		};
 		attest_boot_verdict(&ev, &res);

@@ -91,16 +91,13 @@ static int pick_nonce(const struct verify_opts *o, char hex[2 * NONCE_MAX + 1], 
 	return 0;
 }
 
-void check_tpm(const struct verify_opts *o, const json_t *m, struct verify_report *r)
+void check_tpm(const struct verify_opts *o, const struct manifest *m, struct verify_report *r)
 {
-	const json_t *meas = json_object_get(m, "measurement");
-	json_int_t pcr = json_integer_value(json_object_get(meas, "pcr"));
-	const char *predicted = json_string_value(json_object_get(json_object_get(meas, "predicted"),
-								  "sha256"));
-	const char *data = json_string_value(json_object_get(meas, "event_data"));
+	unsigned pcr = m->measurement.pcr;
+	const char *data = m->measurement.event_data;
 	const char *ak_dir = o->ak_dir ? o->ak_dir : DEFAULT_AK_DIR;
 	const struct bank *sha256 = bank_by_name("sha256");
-	const json_t *boot = json_object_get(m, "boot");  /* measured boot: verify/tpmboot.c */
+	bool boot = m->have & MF_BOOT;  /* measured boot: verify/tpmboot.c */
 	_cleanup_tpm_ struct tpm *tpm = NULL;
 	_cleanup_json_ json_t *quote = NULL;
 	struct pcr_selection sel = { 0 };
@@ -117,17 +114,16 @@ void check_tpm(const struct verify_opts *o, const json_t *m, struct verify_repor
 		no_tpm(o, r, "no TPM (--tcti none)");
 		return;
 	}
-	if (!json_is_object(meas) || pcr < 0 || pcr >= PCR_COUNT || !predicted ||
-	    !(wb = pcr_values_bank(&want, sha256->alg, 1)) || strlen(predicted) != 2 * sha256->size ||
-	    hex_decode(predicted, wb->value[pcr], sha256->size) < 0) {
+	if (!(m->have & MF_PREDICTED) || pcr >= PCR_COUNT || !(wb = pcr_values_bank(&want, sha256->alg, 1))) {
 		report_set(r, CHECK_TPM, ST_ERROR, "manifest: measurement: expected pcr and "
 			   "predicted.sha256");
 		return;
 	}
+	memcpy(wb->value[pcr], m->measurement.predicted, 32);
 	wb->mask = 1u << pcr;
 	/* The manifest's own prediction must follow from its content, or a
 	 * forged "predicted" could match a PCR measured for another image. */
-	if (attest_check_measurement(m, NULL, &e) < 0) {
+	if (attest_check_measurement(m->doc, NULL, &e) < 0) {
 		report_set(r, CHECK_TPM, ST_FAIL, "%s", e.msg);
 		return;
 	}
@@ -149,7 +145,7 @@ void check_tpm(const struct verify_opts *o, const json_t *m, struct verify_repor
 	}
 	r->attestation = json_pack("{s:s, s:O, s:O, s:I}", "nonce", nonce_hex, "quote", quote,
 				   "ak_public_key", json_object_get(quote, "ak_pub") ?: json_null(),
-				   "pcr", pcr);
+				   "pcr", (json_int_t)pcr);
 	if (boot) {
 		/* Quote and firmware log judged together, by the one verdict. */
 		check_tpm_boot(o, m, quote, nonce_hex, r);
@@ -172,7 +168,7 @@ void check_tpm(const struct verify_opts *o, const json_t *m, struct verify_repor
 	}
 	report_evidence(r, CHECK_TPM, "quote by AK %s (%s/ak.pub.pem) over sha256:%lld, nonce %s, "
 			"resetCount %u", qi.ak_id, ak_dir, (long long)pcr, nonce_hex, qi.reset_count);
-	report_evidence(r, CHECK_TPM, "PCR %lld sha256 = predicted %s", (long long)pcr, predicted);
+	report_evidence(r, CHECK_TPM, "PCR %lld sha256 = predicted %s", (long long)pcr, m->measurement.predicted_hex);
 	report_evidence(r, CHECK_TPM, "%s: %zu events replay to the quoted PCRs", log.name, log.nevents);
 	report_set(r, CHECK_TPM, ST_PASS, "quote, event log and the manifest's predicted PCR %lld agree",
 		   (long long)pcr);

@@ -34,7 +34,7 @@ static void verify(const json_t *env)
 {
 	struct verify_policy p = { .now = 1767225600, .state_path = state_path };
 	struct verify_outcome out;
-	json_t *m = NULL;
+	struct manifest *m = NULL;
 	ingot_error e = { 0 };
 
 	memset(&out, 0, sizeof(out));
@@ -44,7 +44,7 @@ static void verify(const json_t *env)
 	if (r == 0) {
 		if (!m || out.valid < out.threshold)
 			abort();
-		json_decref(m);
+		manifest_free(m);
 	} else if (e.kind < ENVELOPE_FAIL_IO || e.kind > ENVELOPE_FAIL_DIGEST) {
 		abort();   /* every refusal carries a documented failure kind */
 	}

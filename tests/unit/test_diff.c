@@ -155,7 +155,7 @@ static void test_envelope(void **state)
 	(void)state;
 
 	assert_int_equal(mdoc_from_json("env.json", env, &d, &e), 0);
-	assert_true(json_equal(d.manifest, m));
+	assert_true(json_equal(d.manifest->doc, m));
 	assert_non_null(d.envelope);
 	mdoc_free(&d);
 

@@ -275,13 +275,15 @@ static void test_write_signed(void **state)
 
 static void test_valid(void **state)
 {
-	_cleanup_json_ json_t *env = envelope(ka), *m = NULL;
+	_cleanup_json_ json_t *env = envelope(ka);
+	_cleanup_manifest_ struct manifest *m = NULL;
 	struct verify_outcome out;
 	ingot_error e = { 0 };
 	(void)state;
 
 	assert_int_equal(envelope_verify_json("env", env, ring_a, &now_ok, &m, &out, &e), 0);
-	assert_true(json_equal(m, manifest));
+	assert_true(json_equal(m->doc, manifest));
+	assert_int_equal(m->serial, 7);
 	assert_int_equal(out.valid, 1);
 	assert_int_equal(out.threshold, 1);
 	assert_string_equal(out.signers[0], ka->keyid);
@@ -548,7 +550,8 @@ static void test_rollback(void **state)
 
 static void test_image(void **state)
 {
-	_cleanup_json_ json_t *env = envelope(ka), *m = NULL;
+	_cleanup_json_ json_t *env = envelope(ka);
+	_cleanup_manifest_ struct manifest *m = NULL;
 	_cleanup_free_ char *other = th_path(dir, "other.sqfs");
 	struct verify_outcome out;
 	struct image_digest got;

@@ -23,6 +23,7 @@
 #include <tss2/tss2_mu.h>
 #include <unistd.h>
 
+#include "manifest/typed.h"
 #include "attest/bootpredict.h"
 #include "attest/firmware-ref.h"
 #include "attest/verdict.h"
@@ -44,7 +45,8 @@ struct fixture {
 	struct strbuf log;
 	struct eventlog parsed;
 	struct pcr_values quoted;
-	json_t *manifest, *quote;
+	json_t *doc, *quote;      /* the manifest as JSON, edited by the tests ... */
+	struct manifest *manifest;   /* ... and as the verdict reads it (decoded at each call) */
 	struct firmware_ref fw;
 	struct enrolled_ak enrolled;
 	struct boot_evidence ev;
@@ -235,7 +237,7 @@ static void set_pcr11_prediction(struct fixture *f, const uint8_t *v)
 {
 	char hex[65];
 	hex_encode(v, 32, hex);
-	json_object_set_new(json_object_get(json_object_get(json_object_get(f->manifest, "boot"), "pcr11"), "predicted"),
+	json_object_set_new(json_object_get(json_object_get(json_object_get(f->doc, "boot"), "pcr11"), "predicted"),
 			    "sha256", json_string(hex));
 }
 
@@ -266,7 +268,7 @@ static int setup(void **state)
 	hex_encode(LINUX, 32, lin);
 	sha256_buf(CERT, strlen(CERT), c);
 	hex_encode(c, 32, signer);
-	f.manifest = json_pack("{s:{s:s},s:{s:s},s:{s:{s:s},s:s,s:{s:{}},s:{s:s}}}", "recipe", "name", "img",
+	f.doc = json_pack("{s:{s:s},s:{s:s},s:{s:{s:s},s:s,s:{s:{}},s:{s:s}}}", "recipe", "name", "img",
 			       "verity", "root_hash", ROOT_HEX, "boot", "uki", "authenticode_sha256", uki,
 			       "linux_authenticode_sha256", lin, "pcr11", "predicted", "secure_boot",
 			       "signer_cert_sha256", signer);
@@ -278,7 +280,7 @@ static int setup(void **state)
 	assert_int_equal(f.fw.nauth, 1);
 	f.enrolled = (struct enrolled_ak){ .pem = f.ak_pem, .ak_id = f.ak_id, .node = "node-1" };
 	f.ev = (struct boot_evidence){ .quote = f.quote, .log = &f.parsed, .nonce_hex = NONCE, .ak = &f.enrolled,
-				       .node = "node-1", .manifest = f.manifest, .fw = &f.fw };
+				       .node = "node-1", .fw = &f.fw };
 	*state = &f;
 	return 0;
 }
@@ -288,7 +290,8 @@ static int teardown(void **state)
 	struct fixture *f = *state;
 	eventlog_free(&f->parsed);
 	strbuf_release(&f->log);
-	json_decref(f->manifest);
+	json_decref(f->doc);
+	manifest_free(f->manifest);
 	json_decref(f->quote);
 	EVP_PKEY_free(f->ak);
 	EVP_PKEY_free(f->soft);
@@ -303,6 +306,9 @@ static int teardown(void **state)
 
 static void expect(struct fixture *f, enum boot_verdict v, const char *needle)
 {
+	manifest_free(f->manifest);
+	f->manifest = manifest_decode("manifest", f->doc, MANIFEST_REVIEW);
+	f->ev.boot = &f->manifest->boot;
 	attest_boot_verdict(&f->ev, &f->res);
 	if (f->res.verdict != v || !strstr(f->res.reason, needle))
 		fail_msg("expected %s with '%s', got %s: %s", boot_verdict_name(v), needle,
@@ -406,7 +412,7 @@ static void test_other_authority(void **state)
 static void test_secure_boot_unjudged(void **state)
 {
 	struct fixture *f = *state;
-	json_object_del(json_object_get(f->manifest, "boot"), "secure_boot");
+	json_object_del(json_object_get(f->doc, "boot"), "secure_boot");
 	expect(f, BOOT_REFUSE, "weak evidence refused by policy: PCR 7 not judged");
 	assert_non_null(strstr(f->res.reason, "--accept-weak secure-boot-unjudged"));
 	f->ev.accept_weak = WEAK_SECURE_BOOT_UNJUDGED;
@@ -488,7 +494,7 @@ static void test_not_made(void **state)
 	f->ev.log = NULL;
 	expect(f, BOOT_NOT_MADE, "no firmware event log");
 	f->ev.log = &f->parsed;
-	json_object_del(f->manifest, "boot");
+	json_object_del(f->doc, "boot");
 	expect(f, BOOT_NOT_MADE, "no boot object");
 }
 

@@ -18,6 +18,7 @@
 #include "lib/digest.h"
 #include "lib/fileio.h"
 #include "lib/strbuf.h"
+#include "lib/json.h"
 #include "verify/checks.h"
 #include "verify/filecheck.h"
 #include "verify/nfd.h"
@@ -179,6 +180,19 @@ static json_t *file_entry(const char *path, const char *content)
 	return o;
 }
 
+/* files_check on a manifest holding only files (decoded as it is, so a
+ * malformed entry reaches the check). */
+static int files_check_list(const char *root, json_t *files, const char *const *ignore,
+			    struct files_result *out, ingot_error *e)
+{
+	_cleanup_json_ json_t *doc = json_pack("{s:O}", "files", files);
+	struct manifest *m = manifest_decode("m", doc, MANIFEST_REVIEW);
+	int r = files_check(root, m, ignore, out, e);
+
+	manifest_free(m);
+	return r;
+}
+
 static void test_files_check(void **state)
 {
 	struct files_result fr;
@@ -203,7 +217,7 @@ static void test_files_check(void **state)
 	json_array_append_new(files, l);
 	json_array_append_new(files, file_entry("/usr/lib/mode.so", "MODE"));    /* 0600 != 0644 */
 
-	assert_int_equal(files_check(fc, files, NULL, &fr, &e), 0);
+	assert_int_equal(files_check_list(fc, files, NULL, &fr, &e), 0);
 	assert_int_equal(fr.missing, 1);
 	assert_int_equal(fr.extra, 1);
 	assert_int_equal(fr.changed, 3);
@@ -226,7 +240,7 @@ static void test_files_check(void **state)
 	json_array_append_new(typed, file_entry("/usr/lib/a.so", "AAAA"));
 	json_array_append_new(typed, file_entry("/usr/lib/link", "BBBB"));
 	json_array_append_new(typed, file_entry("/usr", "x"));
-	assert_int_equal(files_check(fc, typed, NULL, &fr, &e), 0);
+	assert_int_equal(files_check_list(fc, typed, NULL, &fr, &e), 0);
 	assert_int_equal(fr.changed, 2);
 	assert_false(files_result_clean(&fr));
 	_cleanup_free_ char *tdump = json_dumps(fr.details, JSON_COMPACT | JSON_SORT_KEYS);
@@ -236,21 +250,21 @@ static void test_files_check(void **state)
 	/* Only what matches is clean. */
 	json_array_remove(typed, 2);
 	json_array_remove(typed, 1);
-	assert_int_equal(files_check(fc, typed, NULL, &fr, &e), 0);
+	assert_int_equal(files_check_list(fc, typed, NULL, &fr, &e), 0);
 	assert_true(files_result_clean(&fr));
 	files_result_free(&fr);
 	json_decref(typed);
 
 	/* Ignored globs drop out of every category. */
 	const char *ignore[] = { "/usr/lib/extra.so", "/usr/lib/gone.so", NULL };
-	assert_int_equal(files_check(fc, files, ignore, &fr, &e), 0);
+	assert_int_equal(files_check_list(fc, files, ignore, &fr, &e), 0);
 	assert_int_equal(fr.missing, 0);
 	assert_int_equal(fr.extra, 0);
 	files_result_free(&fr);
 
 	/* A malformed list is an error naming the entry. */
 	json_array_append_new(files, json_pack("{s:s}", "path", "relative"));
-	assert_int_equal(files_check(fc, files, NULL, &fr, &e), -EINVAL);
+	assert_int_equal(files_check_list(fc, files, NULL, &fr, &e), -EINVAL);
 	assert_non_null(strstr(e.msg, "files[7]"));
 	json_decref(files);
 }
@@ -468,14 +482,15 @@ static void test_rules_not_made(void **state)
 		"\"driver\":{\"version\":\"580.95.05\",\"flavor\":\"open\"},"
 		"\"container-toolkit\":{\"version\":\"1.17.8\"}}}", 0, &je);
 	assert_non_null(m);
+	struct manifest *tm = manifest_decode("m", m, MANIFEST_REVIEW);
 	report_init(&r);
-	check_rules(&o, m, p, &r);
+	check_rules(&o, tm, p, &r);
 	assert_int_equal(r.checks[CHECK_RULES].status, ST_PASS);
 	report_free(&r);
 
 	probe_set_unreadable(p, "container_toolkit.version", "unreadable: /usr/bin/nvidia-ctk failed");
 	report_init(&r);
-	check_rules(&o, m, p, &r);
+	check_rules(&o, tm, p, &r);
 	assert_int_equal(r.checks[CHECK_RULES].status, ST_ERROR);
 	assert_string_equal(r.checks[CHECK_RULES].summary, "not made: rules ran on the declared "
 			    "container_toolkit.version, unreadable on the node (unreadable: "
@@ -487,10 +502,11 @@ static void test_rules_not_made(void **state)
 			    json_pack("[s]", "B200"));
 	set_fact(p, "driver.flavor", "proprietary");
 	report_init(&r);
-	check_rules(&o, m, p, &r);
+	check_rules(&o, tm, p, &r);
 	assert_int_equal(r.checks[CHECK_RULES].status, ST_FAIL);
 	report_free(&r);
 	json_decref(m);
+	manifest_free(tm);
 	node_probe_free(p);
 }
 
@@ -509,15 +525,17 @@ static void test_rules_probed_fields(void **state)
 		"\"driver\":{\"version\":\"580.95.05\",\"flavor\":\"open\"},"
 		"\"fabric-manager\":{\"version\":\"580.95.05\"}}}", 0, &je);
 	assert_non_null(m);
+	struct manifest *tm = manifest_decode("m", m, MANIFEST_REVIEW);
 	set_fact(p, "vendor", "amd");
 	report_init(&r);
-	check_rules(&o, m, p, &r);
+	check_rules(&o, tm, p, &r);
 	_cleanup_free_ char *probed = json_dumps(json_object_get(r.checks[CHECK_RULES].details,
 							 "probed_fields"), JSON_SORT_KEYS);
 	assert_string_equal(probed, "[{\"field\": \"fabric_manager.version\", \"manifest\": "
 			    "\"580.95.05\", \"node\": \"580.82.07\"}]");
 	report_free(&r);
 	json_decref(m);
+	manifest_free(tm);
 	node_probe_free(p);
 }
 
