@@ -101,4 +101,8 @@ if command -v promtool >/dev/null; then promtool check metrics <resp.out || fail
 serve_stop
 assert_eq "9" "$(db "SELECT count(*) FROM verdicts")" "verdicts kept after a stop"
 assert_eq "3" "$(db "SELECT max(version) FROM schema_version")" "schema version"
+# Issuing a nonce counts the node's held ones (server/db-sql.h
+# DB_SQL_NONCES_HELD) through the node index, not a scan of every unexpired nonce.
+assert_contains "$(db "EXPLAIN QUERY PLAN SELECT count(*) FROM nonces WHERE node = 'node-1' AND used IS NULL AND expires > 0")" \
+	"USING INDEX nonces_node" "the held-nonces query plan"
 echo "serve: admitted the good boot, refused replayed, unknown, expired and tampered evidence; verdicts stored before the reply"
