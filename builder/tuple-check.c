@@ -8,7 +8,7 @@
  *     license= (Dual MIT/GPL = open modules, NVIDIA = proprietary); the
  *     in-tree amdgpu has no version=: its version is its vermagic's kernel
  *     release, and the firmware it names for the pool's GPUs must be in
- *     the image;
+ *     the image (AMD's packaged amdgpu, which brings its own, not yet);
  *   - nccl / rccl: libnccl.so.X.Y.Z file name and the embedded
  *     "NCCL version X.Y.Z[+cudaA.B]" / "RCCL version X.Y.Z[+hipA.B]"
  *     string (A.B against nccl.cuda / rccl.hip when declared); RCCL's
@@ -246,6 +246,7 @@ static int check_module(struct check *c, const struct tree_entry *te, const char
 	struct modinfo mi;
 	const char *v, *lic, *vm;
 	char where[512], release[128];
+	bool in_tree = false;
 	int r;
 
 	if ((r = blob_path(c, te, &p)) < 0)
@@ -259,6 +260,7 @@ static int check_module(struct check *c, const struct tree_entry *te, const char
 		/* the in-tree amdgpu has no MODULE_VERSION: it is the kernel's */
 		snprintf(where, sizeof(where), "/%s: no version=, in-tree: vermagic %s", te->path, release);
 		v = release;
+		in_tree = true;
 	} else {
 		snprintf(where, sizeof(where), "/%s: version=%s", te->path, v ? v : "(none)");
 	}
@@ -271,7 +273,10 @@ static int check_module(struct check *c, const struct tree_entry *te, const char
 			r = ingot_fail(c->e, -EINVAL, "tuple.driver.flavor: recipe declares %s, artifact '%s' carries %s modules (/%s: license=%s)",
 				       flavor, c->a->name, got, te->path, lic ? lic : "");
 	}
-	if (r == 0 && !nvidia) {
+	/* The in-tree amdgpu loads the distribution's firmware (Debian:
+	 * firmware-amd-graphics); AMD's packaged amdgpu (version=) brings its
+	 * own under /lib/firmware/updates/, not checked here yet. */
+	if (r == 0 && in_tree) {
 		snprintf(where, sizeof(where), "/%s", te->path);
 		r = check_amd_firmware(c, &mi, where);
 	}

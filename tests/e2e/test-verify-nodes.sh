@@ -86,7 +86,8 @@ run_case extra-ignored 0 admit "all checks passed" h100-r580-ltsb "$T/extra" \
 
 run_case amd-no-nvidia-smi 0 admit "all checks passed" mi355x-rocm "$T/mi355x.root"
 assert_eq "amd" "$(jget "$T/amd-no-nvidia-smi.json" "[f['value'] for f in r['probe']['facts'] if f['key']=='vendor'][0]")" "AMD vendor"
-assert_eq "None" "$(jget "$T/amd-no-nvidia-smi.json" "[f['value'] for f in r['probe']['facts'] if f['key']=='driver.version'][0]")" "no NVIDIA driver on AMD"
+# on an AMD node the driver's version is amdgpu's (its /sys/module version)
+assert_eq "6.16.6 /sys/module/amdgpu/version" "$(jget "$T/amd-no-nvidia-smi.json" "' '.join([(f['value'], f['source']) for f in r['probe']['facts'] if f['key']=='driver.version'][0])")" "amdgpu is the driver on AMD"
 assert_eq "warn" "$(check_status "$T/amd-no-nvidia-smi.json" rules)" "ROCm 10.1.0 RCCL LL warning"
 # --fail-on warn turns the rules warning into a refusal.
 run_case amd-fail-on-warn 14 refuse "rocm-10.1.0-rccl-ll-mi350" mi355x-rocm "$T/mi355x.root" --fail-on warn
