@@ -250,14 +250,16 @@ INIT=$OUT/tools/ingot-init
 # --- 4. the root filesystem -------------------------------------------------
 ROOTFS_DEBS=()
 for p in $(debs_of rootfs); do ROOTFS_DEBS+=("--include=$(deb_path_all "$p")"); done
-ROOTFS_HOOK='printf "ingot\n" > "$1/etc/hostname"; chmod 0644 "$1/etc/hostname"; : > "$1/etc/resolv.conf"; chmod 0644 "$1/etc/resolv.conf"'
+ROOTFS_HOOK='printf "ingot\n" > "$1/etc/hostname"; chmod 0644 "$1/etc/hostname"; : > "$1/etc/resolv.conf"; chmod 0644 "$1/etc/resolv.conf"; : > "$1/etc/apt/sources.list"'
 RFKEY=$(key minbase "$ROOTFS_HOOK" "$SUITE" "$EPOCH" "$COMPONENTS" "$INCLUDES" $(for p in $(debs_of rootfs); do pin sha256 "$p"; done))
 ROOTFS=$CACHE/rootfs-$RFKEY.tar
 if [ ! -f "$ROOTFS" ]; then
 	step "root filesystem: mmdebstrap --variant=minbase $SUITE (a few minutes, cached as $ROOTFS)"
 	rm -rf "$ROOTFS.dir"
-	# mmdebstrap copies the host's /etc/hostname and /etc/resolv.conf in:
-	# the image must not depend on the machine that built it.
+	# mmdebstrap copies the host's /etc/hostname and /etc/resolv.conf in,
+	# and writes the build host's mirror into /etc/apt/sources.list: the
+	# image must not depend on the machine that built it (and a golden
+	# image installs nothing, so it names no archive).
 	SOURCE_DATE_EPOCH=$EPOCH mmdebstrap --quiet --variant=minbase --components="$COMPONENTS" \
 		--include="$INCLUDES" "${ROOTFS_DEBS[@]}" --customize-hook="$ROOTFS_HOOK" \
 		"$SUITE" "$ROOTFS.dir" "$MIRROR" >&2
@@ -266,6 +268,8 @@ if [ ! -f "$ROOTFS" ]; then
 	mv "$ROOTFS.tmp" "$ROOTFS"
 	rm -rf "$ROOTFS.dir"
 fi
+[ -z "$(tar -xOf "$ROOTFS" ./etc/apt/sources.list)" ] ||
+	die "$ROOTFS: /etc/apt/sources.list names an archive (the build host's mirror): expected empty"
 # What apt installed, and the pinned GPU packages at their pinned versions.
 tar -xOf "$ROOTFS" ./var/lib/dpkg/status |
 	awk '/^Package:/ { p = $2 } /^Version:/ { print p, $2 }' | sort > "$CACHE/rootfs-$RFKEY.packages"
