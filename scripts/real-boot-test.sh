@@ -231,6 +231,8 @@ case_good() {
 		"$G/console.log" || failed "good: a first-boot update step ran over the image (ConditionNeedsUpdate)"
 	if [ -f "$G/ev/modules.txt" ]; then
 		sed 's/^/real-boot-test: good: modules: /' "$G/ev/modules.txt" | grep -v ': kernel: ' >&2
+		grep -q "^gate nvidia: pass .*files have not passed ingot's check" "$G/ev/modules.txt" ||
+			failed "good: a modprobe of nvidia before the files check was not refused by the gate"
 		grep -q '^load nvidia: pass' "$G/ev/modules.txt" || failed "good: the booted kernel did not accept nvidia.ko"
 		grep -q '^gpu: could not check' "$G/ev/modules.txt" || failed "good: the GPU was not reported as 'could not check'"
 		# the signed module ran under lockdown: its probe found no GPU
@@ -453,6 +455,8 @@ case_amd() {
 	secure_admitted amd
 	if [ -f "$A/ev/modules.txt" ]; then
 		sed 's/^/real-boot-test: amd: modules: /' "$A/ev/modules.txt" | grep -v ': kernel: ' >&2
+		grep -q "^gate amdgpu: pass .*files have not passed ingot's check" "$A/ev/modules.txt" ||
+			failed "amd: a modprobe of amdgpu before the files check was not refused by the gate"
 		grep -q '^load amdgpu: pass' "$A/ev/modules.txt" ||
 			failed "amd: the locked-down kernel did not accept Debian's signed amdgpu"
 		grep -q '^gpu: could not check' "$A/ev/modules.txt" || failed "amd: the GPU was not reported as 'could not check'"
