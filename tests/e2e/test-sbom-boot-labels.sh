@@ -61,9 +61,16 @@ assert_eq "pkg:generic/ingot-tools@$V" "$(pkg ingot-tools '.externalRefs[0].refe
 # a plain file (the kernel here) states nothing: nothing is guessed
 assert_eq "null null" "$(pkg kernel '[.versionInfo, .externalRefs] | map(tostring) | join(" ")')" "kernel unlabelled"
 
+note "the stub's .deb also an artifact: the same labels, from the artifact's listing"
+sed "s|^boot:|  - {name: efi, kind: deb, source: stub.deb, sha256: $(sha256 stub.deb)}\nboot:|" r.yaml >r2.yaml
+"$INGOT" build r2.yaml -o out2 --store st --no-lint --quiet --set INGOT_VERSION="$V"
+assert_eq "pkg:deb/debian/systemd-boot-efi@252.39-1~deb12u2?arch=amd64" \
+	"$(jq -r '.packages[] | select(.name == "stub") | .externalRefs[0].referenceLocator' out2/labels.spdx.json)" \
+	"stub purl via the artifact"
+
 if spdx_tools_found; then
 	note "the SPDX validator accepts it"
-	spdx_validate "$S"
+	spdx_validate "$S" out2/labels.spdx.json
 else
 	echo "(SPDX validator not found: validity not checked)"
 fi
@@ -72,17 +79,17 @@ note "bad version:/purl: values: one line naming file:line:column"
 recipe bad1.yaml '    version: ""
 '
 expect_exit 1 'bad1.yaml:13:14: artifacts[0].version: expected a non-empty version without blanks' \
-	"$INGOT" build bad1.yaml -o out1 --store st --no-lint --set INGOT_VERSION="$V"
+	"$INGOT" build bad1.yaml -o out1-bad --store st --no-lint --set INGOT_VERSION="$V"
 recipe bad2.yaml '' '    purl: "ingot-init@1"
 '
 expect_exit 1 "bad2.yaml:19:11: boot.init.purl: expected a package URL (pkg:TYPE/NAME@VERSION), got 'ingot-init@1'" \
-	"$INGOT" build bad2.yaml -o out2 --store st --no-lint --set INGOT_VERSION="$V"
+	"$INGOT" build bad2.yaml -o out2-bad --store st --no-lint --set INGOT_VERSION="$V"
 recipe bad3.yaml '' '    version: 1 2
 '
 expect_exit 1 "boot.init.version: expected a non-empty version without blanks, got '1 2'" \
-	"$INGOT" build bad3.yaml -o out3 --store st --no-lint --set INGOT_VERSION="$V"
+	"$INGOT" build bad3.yaml -o out3-bad --store st --no-lint --set INGOT_VERSION="$V"
 recipe bad4.yaml '    purl: "pkg:/x@1"
 '
-expect_exit 1 "artifacts[0].purl: expected a package URL" "$INGOT" build bad4.yaml -o out4 --store st --no-lint --set INGOT_VERSION="$V"
-for n in 1 2 3 4; do assert_no_file "out$n/labels.spdx.json"; done
+expect_exit 1 "artifacts[0].purl: expected a package URL" "$INGOT" build bad4.yaml -o out4-bad --store st --no-lint --set INGOT_VERSION="$V"
+for n in 1 2 3 4; do assert_no_file "out$n-bad/labels.spdx.json"; done
 echo PASS
