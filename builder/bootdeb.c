@@ -110,7 +110,16 @@ struct deb_take {
 	deb_pick_fn pick;
 	void *ctx;
 	size_t *budget;
+	struct unpack_stats *labels;  /* NULL: the control member is skipped unread */
+	const char *what;
 };
+
+static int take_control(void *ctx, struct archive *outer, const char *member, int filter, ingot_error *e)
+{
+	struct deb_take *t = ctx;
+
+	return unpack_deb_control(outer, t->what, member, filter, t->labels, e);
+}
 
 /* A boot package's data.tar: the files pick chooses, each read whole
  * into its slot, bounded by its declared size and the budget. */
@@ -140,14 +149,13 @@ static int take_data(void *ctx, struct archive *inner, const char *member, ingot
 	return 0;
 }
 
-int boot_input_take(const struct boot_input *in, const char *field, deb_pick_fn pick, void *ctx,
-		    size_t *budget, struct blob *whole, ingot_error *e)
+static int take(const struct boot_input *in, const char *field, deb_pick_fn pick, void *ctx, size_t *budget,
+		struct blob *whole, struct unpack_stats *labels, ingot_error *e)
 {
 	_cleanup_close_ int fd = store_source_open(field, in->path, e);
 	_cleanup_archive_ struct archive *outer = NULL;
-	struct deb_take t = { field, in->path, pick, ctx, budget };
-	/* Only data.tar is read: the control member is skipped unread. */
-	struct deb_visitor v = { .ctx = &t, .data = take_data };
+	struct deb_take t = { field, in->path, pick, ctx, budget, labels, NULL };
+	struct deb_visitor v = { .ctx = &t, .control = labels ? take_control : NULL, .data = take_data };
 	_cleanup_free_ char *what = NULL;
 	struct unpack_source src;
 	uint8_t got[SHA256_LEN];
@@ -161,7 +169,7 @@ int boot_input_take(const struct boot_input *in, const char *field, deb_pick_fn 
 	/* Anything but a package is read whole (bounded by the budget). */
 	if (fstat(fd, &st) < 0 || st.st_size < 8 || pread_all(fd, magic, sizeof(magic), 0) < 0 ||
 	    memcmp(magic, "!<arch>\n", 8))
-		return read_pinned(fd, in, field, budget, whole, e);
+		return labels ? 0 : read_pinned(fd, in, field, budget, whole, e);
 	if ((uint64_t)st.st_size > BOOT_INPUT_MAX)
 		return ingot_fail(e, -EFBIG, "%s: %s: file too large (%llu bytes, limit %zu)", field, in->path,
 				  (unsigned long long)st.st_size, BOOT_INPUT_MAX);
@@ -171,7 +179,7 @@ int boot_input_take(const struct boot_input *in, const char *field, deb_pick_fn 
 	 * meanwhile is a pin mismatch, reported before any parse error). */
 	if (!(outer = archive_read_new()) || asprintf(&what, "%s: %s", field, in->path) < 0)
 		return ingot_fail(e, -ENOMEM, "out of memory");
-	v.what = what;
+	v.what = t.what = what;
 	if ((r = unpack_source_begin_pinned(&src, fd, in->path, in->sha256, got, e)) < 0)
 		return ingot_prefix(e, "%s", field);
 	if (r > 0)
@@ -187,4 +195,25 @@ int boot_input_take(const struct boot_input *in, const char *field, deb_pick_fn 
 	if (memcmp(got, in->sha256, SHA256_LEN))
 		return pin_mismatch(in, field, got, e);
 	return r < 0 ? r : 1;
+}
+
+int boot_input_take(const struct boot_input *in, const char *field, deb_pick_fn pick, void *ctx,
+		    size_t *budget, struct blob *whole, ingot_error *e)
+{
+	return take(in, field, pick, ctx, budget, whole, NULL, e);
+}
+
+static struct blob *pick_none(void *ctx, const char *path)
+{
+	(void)ctx, (void)path;
+	return NULL;
+}
+
+int boot_input_labels(const struct boot_input *in, const char *field, struct unpack_stats *labels, ingot_error *e)
+{
+	size_t budget = 0;
+	struct blob none;
+
+	*labels = (struct unpack_stats){ 0 };
+	return take(in, field, pick_none, NULL, &budget, &none, labels, e);
 }

@@ -44,6 +44,13 @@ typedef struct blob *(*deb_pick_fn)(void *ctx, const char *path);
 int boot_input_take(const struct boot_input *in, const char *field, deb_pick_fn pick, void *ctx,
 		    size_t *budget, struct blob *whole, ingot_error *e);
 
+/* A boot input that is a Debian package: its control file's labels
+ * (builder/unpack.h unpack_deb_control) into *labels, the pin checked
+ * over every byte, nothing of data.tar kept; 1.  0, read no further,
+ * when it is no package. */
+struct unpack_stats;
+int boot_input_labels(const struct boot_input *in, const char *field, struct unpack_stats *labels, ingot_error *e);
+
 static inline void blob_release(struct blob *b) { free(b->data); b->data = NULL; b->len = 0; }
 
 #endif

@@ -8,6 +8,7 @@
 
 #include <openssl/evp.h>
 
+#include "builder/bootdeb.h"
 #include "builder/dep5.h"
 #include "builder/dpkg-status.h"
 #include "lib/cleanup.h"
@@ -221,7 +222,8 @@ static bool artifact_component(const struct recipe *r, const struct artifact *a,
 }
 
 /* The version an artifact carries: a .deb's control Version, else the
- * tuple component that names it (COMPONENT.artifact -> COMPONENT.version). */
+ * recipe's version: for it, else the tuple component that names it
+ * (COMPONENT.artifact -> COMPONENT.version). */
 static const char *artifact_version(const struct recipe *r, size_t i, const struct unpack_stats *stats,
 				    bool holds_dpkg)
 {
@@ -230,6 +232,8 @@ static const char *artifact_version(const struct recipe *r, size_t i, const stru
 
 	if (stats && stats[i].deb_version[0])
 		return stats[i].deb_version;
+	if (r->artifacts[i].version)
+		return r->artifacts[i].version;
 	/* an archive of a whole package database is no one component: the
 	 * tuple's cuda.artifact naming it says CUDA is somewhere inside */
 	if (holds_dpkg || !artifact_component(r, &r->artifacts[i], comp))
@@ -308,6 +312,25 @@ static json_t *external_ref(const char *category, const char *type, const char *
 			 "referenceLocator", locator);
 }
 
+static json_t *purl_refs(const char *purl)
+{
+	return json_pack("[o]", external_ref("PACKAGE-MANAGER", "purl", purl));
+}
+
+/* A .deb's purl from its control labels, as Debian tooling names it:
+ * pkg:deb/NS/PACKAGE@VERSION?arch=ARCH. */
+static void deb_purl(struct strbuf *purl, const char *ns, const struct unpack_stats *st, const char *ver)
+{
+	strbuf_addf(purl, "pkg:deb/%s/", ns);
+	purl_add(purl, st->deb_package);
+	strbuf_addch(purl, '@');
+	purl_add(purl, ver);
+	if (st->deb_arch[0]) {
+		strbuf_addstr(purl, "?arch=");
+		purl_add(purl, st->deb_arch);
+	}
+}
+
 /* CPE products in NVD's dictionary for the tuple's NVIDIA components:
  * only these, a guessed CPE would match nothing or the wrong thing. */
 static const char *nvd_product(const char *vendor, const char *comp)
@@ -325,10 +348,10 @@ static const char *nvd_product(const char *vendor, const char *comp)
 	return NULL;
 }
 
-/* externalRefs: the purl (a .deb's from its control file, as Debian
- * tooling names it, under deb_namespace's vendor; a tuple component's as
- * pkg:generic/VENDOR/NAME) and a cpe23Type where NVD has a product for
- * it.  NULL: nothing to refer to. */
+/* externalRefs: the purl (the recipe's purl: when it states one; a .deb's
+ * from its control file under deb_namespace's vendor; a tuple
+ * component's as pkg:generic/VENDOR/NAME) and a cpe23Type where NVD has a
+ * product for it.  NULL: nothing to refer to. */
 static json_t *external_refs(const struct recipe *r, size_t i, const struct unpack_stats *st, const char *ver,
 			     bool holds_dpkg)
 {
@@ -339,19 +362,14 @@ static json_t *external_refs(const struct recipe *r, size_t i, const struct unpa
 	char comp[64], path[96];
 	json_t *refs;
 
-	if (!ver || holds_dpkg)
+	if (a->purl)
+		strbuf_addstr(&purl, a->purl);
+	else if (!ver || holds_dpkg)
 		return NULL;
-	if (st && st->deb_package[0]) {
+	else if (st && st->deb_package[0]) {
 		if (!(ns = deb_namespace(r, a, st, vendor)))
 			return NULL;
-		strbuf_addf(&purl, "pkg:deb/%s/", ns);
-		purl_add(&purl, st->deb_package);
-		strbuf_addch(&purl, '@');
-		purl_add(&purl, ver);
-		if (st->deb_arch[0]) {
-			strbuf_addstr(&purl, "?arch=");
-			purl_add(&purl, st->deb_arch);
-		}
+		deb_purl(&purl, ns, st, ver);
 	} else if (a->kind != ART_DEB && artifact_component(r, a, comp)) {
 		strbuf_addstr(&purl, "pkg:generic/");
 		if (vendor) {
@@ -364,7 +382,7 @@ static json_t *external_refs(const struct recipe *r, size_t i, const struct unpa
 	} else {
 		return NULL;
 	}
-	refs = json_pack("[o]", external_ref("PACKAGE-MANAGER", "purl", purl.buf));
+	refs = purl_refs(purl.buf);
 	/* NVD's versions are upstream ones: the tuple's, not a Debian revision */
 	if (refs && artifact_component(r, a, comp) && (product = nvd_product(vendor, comp)) &&
 	    snprintf(path, sizeof(path), "%s.version", comp) > 0 && (tv = tuple_get(r->tuple, path)) && tv->str &&
@@ -704,18 +722,61 @@ static int add_built_from(const struct sbom_files *f, const struct artifact *a, 
 		snprintf(id, sizeof(id), "SPDXRef-From-%zu-%zu", i + 1, j + 1);
 		if (!(p = input_package(id, b->name, b->sha256)) || json_array_append_new(pkgs, p) < 0 ||
 		    (b->version && json_object_set_new(p, "versionInfo", json_string(b->version)) < 0) ||
-		    (b->purl && json_object_set_new(p, "externalRefs", json_pack("[o]", external_ref("PACKAGE-MANAGER", "purl", b->purl))) < 0) ||
+		    (b->purl && json_object_set_new(p, "externalRefs", purl_refs(b->purl)) < 0) ||
 		    json_array_append_new(rels, relationship(art, "GENERATED_FROM", id)) < 0)
 			return ingot_fail(e, -ENOMEM, "SBOM: out of memory");
 	}
 	return 0;
 }
 
+/* Boot input in's version, supplier and purl (add_boot) onto p. */
+static int boot_labels(const struct recipe *r, const struct unpack_stats *stats, const struct boot_input *in,
+		       const char *name, json_t *p, ingot_error *e)
+{
+	_cleanup_free_ char *field = xasprintf("boot.%s", name);
+	_cleanup_strbuf_ struct strbuf purl = STRBUF_INIT;
+	const struct unpack_stats *st = NULL;
+	struct unpack_stats own;
+	json_t *refs = NULL;
+	const char *ns;
+	size_t ai = r->n_artifacts;
+	int rc;
+
+	for (size_t i = 0; stats && i < r->n_artifacts && !st; i++)
+		if (r->artifacts[i].kind == ART_DEB && !memcmp(r->artifacts[i].sha256, in->sha256, 32) &&
+		    stats[i].deb_version[0])
+			st = &stats[ai = i];
+	if (!st && (rc = boot_input_labels(in, field, &own, e)) != 0) {
+		if (rc < 0)
+			return ingot_prefix(e, "SBOM");
+		st = &own;
+	}
+	if (in->purl)
+		refs = purl_refs(in->purl);
+	else if (st && ai < r->n_artifacts)
+		refs = external_refs(r, ai, st, st->deb_version, false);
+	else if (st && st->deb_package[0] && (ns = maintainer_vendor(st->deb_maintainer))) {
+		deb_purl(&purl, ns, st, st->deb_version);
+		refs = purl_refs(purl.buf);
+	}
+	if ((in->version || st) &&
+	    json_object_set_new(p, "versionInfo", json_string(in->version ? in->version : st->deb_version)) < 0)
+		return ingot_fail(e, -ENOMEM, "SBOM: out of memory");
+	if ((st && json_object_set_new(p, "supplier", supplier(st->deb_maintainer)) < 0) ||
+	    (refs && json_object_set_new(p, "externalRefs", refs) < 0))
+		return ingot_fail(e, -ENOMEM, "SBOM: out of memory");
+	return 0;
+}
+
 /* The UKI (NAME.efi, built after this document: its digest is in the
  * manifest's boot section) as a second described package, containing
- * its pinned kernel, stub and init.  A boot input with the bytes of a
- * .deb artifact (the kernel package whose modules the image carries)
- * gets that package's version and purl. */
+ * its pinned kernel, stub and init.  A boot input that is a .deb gets
+ * that package's version, supplier and purl: from the artifact with its
+ * bytes (the kernel package whose modules the image carries), else from
+ * its own control file (the stub's systemd-boot-efi).  Its purl has no
+ * distro qualifier: the package's version does not say which release
+ * it is from (the recipe's purl: can).  The recipe's version: and purl:
+ * of the input win (ingot-init, built from ingot's checkout). */
 static int add_boot(const struct recipe *r, const struct unpack_stats *stats, json_t *doc, json_t *pkgs,
 		    json_t *rels, ingot_error *e)
 {
@@ -727,6 +788,7 @@ static int add_boot(const struct recipe *r, const struct unpack_stats *stats, js
 		{ "init", "APPLICATION", &b->init },
 	};
 	_cleanup_free_ char *efi = xasprintf("%s.efi", r->name);
+	int rc;
 	json_t *uki = json_pack("{s:s,s:s,s:s,s:s,s:s,s:b,s:s,s:s,s:s,s:s}", "SPDXID", uki_id, "name", efi,
 				"versionInfo", r->version, "downloadLocation", "NOASSERTION",
 				"primaryPackagePurpose", "OPERATING_SYSTEM", "filesAnalyzed", 0, "supplier", "NOASSERTION",
@@ -747,18 +809,8 @@ static int add_boot(const struct recipe *r, const struct unpack_stats *stats, js
 		    json_object_set_new(p, "primaryPackagePurpose", json_string(parts[k].purpose)) < 0 ||
 		    json_array_append_new(rels, relationship(uki_id, "CONTAINS", id)) < 0)
 			return ingot_fail(e, -ENOMEM, "SBOM: out of memory");
-		for (size_t i = 0; stats && i < r->n_artifacts; i++) {
-			json_t *refs;
-			if (r->artifacts[i].kind != ART_DEB || memcmp(r->artifacts[i].sha256, parts[k].in->sha256, 32) ||
-			    !stats[i].deb_version[0])
-				continue;
-			if (json_object_set_new(p, "versionInfo", json_string(stats[i].deb_version)) < 0 ||
-			    json_object_set_new(p, "supplier", supplier(stats[i].deb_maintainer)) < 0 ||
-			    ((refs = external_refs(r, i, &stats[i], stats[i].deb_version, false)) &&
-			     json_object_set_new(p, "externalRefs", refs) < 0))
-				return ingot_fail(e, -ENOMEM, "SBOM: out of memory");
-			break;
-		}
+		if ((rc = boot_labels(r, stats, parts[k].in, parts[k].name, p, e)) < 0)
+			return rc;
 	}
 	return 0;
 }

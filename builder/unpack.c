@@ -462,39 +462,40 @@ int unpack_read_member(struct archive *a, size_t max, char **out, size_t *len)
 
 /* The control file's Version (Debian policy's character set: it is
  * printed, compared and put in the manifest) into the stats. */
-static int control_version(struct reader *rd, const char *member, char *control)
+static int control_version(const char *what, const char *member, char *control, struct unpack_stats *st,
+			   ingot_error *e)
 {
 	/* The SBOM's labels first: deb_control_version edits control. */
 	static const char name_chars[] = "abcdefghijklmnopqrstuvwxyz0123456789.+-";
 	struct { const char *field; char *out; size_t max; bool name; } f[] = {
-		{ "Package", rd->st->deb_package, sizeof(rd->st->deb_package), true },
-		{ "Architecture", rd->st->deb_arch, sizeof(rd->st->deb_arch), true },
-		{ "Maintainer", rd->st->deb_maintainer, sizeof(rd->st->deb_maintainer), false },
+		{ "Package", st->deb_package, sizeof(st->deb_package), true },
+		{ "Architecture", st->deb_arch, sizeof(st->deb_arch), true },
+		{ "Maintainer", st->deb_maintainer, sizeof(st->deb_maintainer), false },
 	};
 	for (size_t i = 0; i < ARRAY_SIZE(f); i++) {
 		int r = deb_control_field(control, f[i].field, f[i].out, f[i].max);
 		if (r < 0 || (r && f[i].name && strspn(f[i].out, name_chars) != strlen(f[i].out)))
-			return ingot_fail(rd->e, -EINVAL, "%s: %s: %s: control %s: expected 1 to %zu characters%s, got an empty, longer or other value",
-					  rd->a->name, rd->a->source, member, f[i].field, f[i].max - 1,
+			return ingot_fail(e, -EINVAL, "%s: %s: control %s: expected 1 to %zu characters%s, got an empty, longer or other value",
+					  what, member, f[i].field, f[i].max - 1,
 					  f[i].name ? " of [a-z0-9.+-]" : " without control characters");
 	}
 	const char *v = deb_control_version(control);
 
 	if (!v)
-		return ingot_fail(rd->e, -EINVAL, "%s: %s: %s: expected a control file with a Version: field, got none",
-				  rd->a->name, rd->a->source, member);
-	if (!deb_version_ok(v, sizeof(rd->st->deb_version)))
-		return ingot_fail(rd->e, -EINVAL, "%s: %s: %s: control Version: expected 1 to %zu characters of [A-Za-z0-9.+~:-], got '%.64s'",
-				  rd->a->name, rd->a->source, member, sizeof(rd->st->deb_version) - 1, v);
-	strcpy(rd->st->deb_version, v);
+		return ingot_fail(e, -EINVAL, "%s: %s: expected a control file with a Version: field, got none",
+				  what, member);
+	if (!deb_version_ok(v, sizeof(st->deb_version)))
+		return ingot_fail(e, -EINVAL, "%s: %s: control Version: expected 1 to %zu characters of [A-Za-z0-9.+~:-], got '%.64s'",
+				  what, member, sizeof(st->deb_version) - 1, v);
+	strcpy(st->deb_version, v);
 	return 0;
 }
 
 /* Read the control.tar member once, as it streams by, and keep only its
  * control file's Version (the listing carries it to the tuple check). */
-static int read_control(void *ctx, struct archive *outer, const char *member, int filter, ingot_error *e)
+int unpack_deb_control(struct archive *outer, const char *what, const char *member, int filter,
+		       struct unpack_stats *st, ingot_error *e)
 {
-	struct reader *rd = ctx;
 	_cleanup_archive_ struct archive *inner = archive_read_new();
 	_cleanup_free_ char *ctl = NULL, *control = NULL;
 	struct archive_entry *ae;
@@ -502,34 +503,41 @@ static int read_control(void *ctx, struct archive *outer, const char *member, in
 	int r = unpack_read_member(outer, UNPACK_CONTROL_MAX, &ctl, &ctl_len);
 
 	if (r == -EFBIG)
-		return ingot_fail(rd->e, r, "%s: %s: %s: expected at most %u bytes",
-				  rd->a->name, rd->a->source, member, UNPACK_CONTROL_MAX);
+		return ingot_fail(e, r, "%s: %s: expected at most %u bytes",
+				  what, member, UNPACK_CONTROL_MAX);
 	if (r == -EIO)
-		return ingot_fail(rd->e, -EINVAL, "%s: %s: %s: %s", rd->a->name, rd->a->source, member,
+		return ingot_fail(e, -EINVAL, "%s: %s: %s", what, member,
 				  unpack_archive_error(outer));
 	if (r < 0 || !inner)
-		return ingot_fail(rd->e, -ENOMEM, "out of memory");
+		return ingot_fail(e, -ENOMEM, "out of memory");
 	archive_read_support_filter_all(inner);
 	archive_read_support_format_tar(inner);
 	if (archive_read_open_memory(inner, ctl, ctl_len) != ARCHIVE_OK)
-		return ingot_fail(rd->e, -EINVAL, "%s: %s: %s: %s", rd->a->name, rd->a->source, member,
+		return ingot_fail(e, -EINVAL, "%s: %s: %s", what, member,
 				  unpack_archive_error(inner));
-	if ((r = deb_check_filter(inner, rd->what, member, filter, e)) < 0)
+	if ((r = deb_check_filter(inner, what, member, filter, e)) < 0)
 		return r;
 	while ((r = archive_read_next_header(inner, &ae)) == ARCHIVE_OK) {
 		const char *p = archive_entry_pathname(ae);
 		if (p && (!strcmp(p, "./control") || !strcmp(p, "control"))) {
 			if (unpack_read_member(inner, UNPACK_CONTROL_MAX, &control, &control_len) < 0)
-				return ingot_fail(rd->e, -EINVAL, "%s: %s: %s: cannot read the control file: %s",
-						  rd->a->name, rd->a->source, member, unpack_archive_error(inner));
-			return control_version(rd, member, control);
+				return ingot_fail(e, -EINVAL, "%s: %s: cannot read the control file: %s",
+						  what, member, unpack_archive_error(inner));
+			return control_version(what, member, control, st, e);
 		}
 	}
 	if (r < ARCHIVE_WARN)
-		return ingot_fail(rd->e, -EINVAL, "%s: %s: %s: %s", rd->a->name, rd->a->source, member,
+		return ingot_fail(e, -EINVAL, "%s: %s: %s", what, member,
 				  unpack_archive_error(inner));
-	return ingot_fail(rd->e, -EINVAL, "%s: %s: %s: expected a control file, got none",
-			  rd->a->name, rd->a->source, member);
+	return ingot_fail(e, -EINVAL, "%s: %s: expected a control file, got none",
+			  what, member);
+}
+
+static int read_control(void *ctx, struct archive *outer, const char *member, int filter, ingot_error *e)
+{
+	struct reader *rd = ctx;
+
+	return unpack_deb_control(outer, rd->what, member, filter, rd->st, e);
 }
 
 /* A .deb's data.tar, streamed out of the package. */

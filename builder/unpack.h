@@ -87,6 +87,11 @@ int unpack_apply(const struct artifact *a, const struct tree *listing, struct tr
  * (archive_error(a) says which), -ENOMEM. */
 struct archive;
 int unpack_read_member(struct archive *a, size_t max, char **out, size_t *len);
+/* A .deb's control.tar member (outer at it; filter: what its suffix
+ * promises): its control file's Version, Package, Architecture and
+ * Maintainer into st's deb_* fields.  what prefixes messages. */
+int unpack_deb_control(struct archive *outer, const char *what, const char *member, int filter,
+		       struct unpack_stats *st, ingot_error *e);
 
 
 /* An archive's source file, hashed as libarchive reads it, so that it

@@ -19,11 +19,35 @@ static int dup_scalar(struct ydoc *d, yaml_node_t *n, const char *field, char **
 	return (*out = strdup(s)) ? 0 : ingot_fail(e, -ENOMEM, "out of memory");
 }
 
+int recipe_labels_parse(struct ydoc *d, yaml_node_t *map, const char *f, char **version, char **purl, ingot_error *e)
+{
+	yaml_node_t *v;
+	int r;
+
+	if ((v = ydoc_get(d, map, "version"))) {
+		if ((r = dup_scalar(d, v, f, version, e)) < 0)
+			return r;
+		if (!**version || (*version)[strcspn(*version, " \t\r\n")])
+			return ydoc_fail(d, v, e, "%s.version: expected a non-empty version without blanks, got '%s'", f,
+					 *version);
+	}
+	if ((v = ydoc_get(d, map, "purl"))) {
+		if ((r = dup_scalar(d, v, f, purl, e)) < 0)
+			return r;
+		/* purl-spec: "pkg:TYPE/...", no whitespace (it is percent-encoded) */
+		if (strncmp(*purl, "pkg:", 4) || (*purl)[4] == '/' || !strchr(*purl + 4, '/') ||
+		    (*purl)[strcspn(*purl, " \t\r\n")])
+			return ydoc_fail(d, v, e, "%s.purl: expected a package URL (pkg:TYPE/NAME@VERSION), got '%s'", f,
+					 *purl);
+	}
+	return 0;
+}
+
 /* map's member key (map itself is the field parent) into in. */
 static int parse_input_in(struct ydoc *d, yaml_node_t *map, const char *parent, const char *key, const char *dir,
 			  struct boot_input *in, ingot_error *e)
 {
-	static const char *const keys[] = { "source", "sha256", NULL };
+	static const char *const keys[] = { "source", "sha256", "version", "purl", NULL };
 	char f[64];
 	yaml_node_t *n, *v;
 	const char *s;
@@ -46,7 +70,9 @@ static int parse_input_in(struct ydoc *d, yaml_node_t *map, const char *parent, 
 		return r;
 	if (!is_sha256_hex(s))
 		return ydoc_fail(d, v, e, "%s.sha256: expected 64 lower-case hex digits, got '%s'", f, s);
-	return hex_decode(s, in->sha256, sizeof(in->sha256));
+	if ((r = hex_decode(s, in->sha256, sizeof(in->sha256))) < 0)
+		return r;
+	return recipe_labels_parse(d, n, f, &in->version, &in->purl, e);
 }
 
 static int parse_input(struct ydoc *d, yaml_node_t *map, const char *key, const char *dir,
@@ -171,6 +197,8 @@ static void input_free(struct boot_input *in)
 {
 	free(in->source);
 	free(in->path);
+	free(in->version);
+	free(in->purl);
 }
 
 void boot_free(struct boot_spec *b)

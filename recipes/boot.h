@@ -36,6 +36,7 @@ struct boot_input {
 	char *source;        /* as written */
 	char *path;          /* resolved against the recipe's directory */
 	uint8_t sha256[32];
+	char *version, *purl;  /* the SBOM's, as the recipe states them; NULL when not */
 	size_t line, column;
 };
 
@@ -51,6 +52,11 @@ struct boot_spec {
 /* Is a (NUL-terminated) the module name b[0..blen)?  '-' and '_' are
  * equal, as the kernel has them. */
 int boot_module_eq(const char *a, const char *b, size_t blen);
+
+/* The optional version: and purl: of map (an artifact, a boot input, a
+ * built-from entry; f its field name), for the SBOM: a version is
+ * non-empty without blanks, a purl "pkg:TYPE/..." without blanks. */
+int recipe_labels_parse(struct ydoc *d, yaml_node_t *map, const char *f, char **version, char **purl, ingot_error *e);
 
 /* Parse the `boot:` mapping; dir is the recipe's directory. */
 int boot_parse(struct ydoc *d, yaml_node_t *n, const char *dir, struct boot_spec **out, ingot_error *e);

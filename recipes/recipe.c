@@ -320,16 +320,8 @@ static int parse_built_from(struct parser *p, yaml_node_t *n, const char *field,
 		if (!is_sha256_hex(s))
 			return ydoc_fail(p->d, v, p->e, "%s: expected 64 lower-case hex digits, got '%s'", ff, s);
 		hex_decode(s, b->sha256, sizeof(b->sha256));
-		if ((v = ydoc_get(p->d, it, "version")) && (r = dup_str(p, v, FIELD("version"), &b->version)) < 0)
+		if ((r = recipe_labels_parse(p->d, it, f, &b->version, &b->purl, p->e)) < 0)
 			return r;
-		if ((v = ydoc_get(p->d, it, "purl"))) {
-			if ((r = dup_str(p, v, FIELD("purl"), &b->purl)) < 0)
-				return r;
-			/* purl-spec: "pkg:TYPE/...", no whitespace (it is percent-encoded) */
-			if (strncmp(b->purl, "pkg:", 4) || !strchr(b->purl + 4, '/') || b->purl[strcspn(b->purl, " \t\r\n")])
-				return ydoc_fail(p->d, v, p->e, "%s: expected a package URL (pkg:TYPE/NAME@VERSION), got '%s'",
-						 ff, b->purl);
-		}
 	}
 	return 0;
 }
@@ -337,7 +329,7 @@ static int parse_built_from(struct parser *p, yaml_node_t *n, const char *field,
 static int parse_artifact(struct parser *p, yaml_node_t *n, size_t idx, struct artifact *a)
 {
 	static const char *const keys[] = { "name", "source", "sha256", "kind", "dest", "strip-components",
-		"include", "exclude", "modes", "allow-devices", "replace", "mode", "built-from", NULL };
+		"include", "exclude", "modes", "allow-devices", "replace", "mode", "built-from", "version", "purl", NULL };
 	char f[96], ff[128];
 	yaml_node_t *v;
 	const char *s;
@@ -419,6 +411,8 @@ static int parse_artifact(struct parser *p, yaml_node_t *n, size_t idx, struct a
 	if ((v = ydoc_get(p->d, n, "allow-devices")) && (r = ydoc_bool(p->d, v, FIELD("allow-devices"), &a->allow_devices, p->e)) < 0)
 		return r;
 	if ((v = ydoc_get(p->d, n, "replace")) && (r = ydoc_bool(p->d, v, FIELD("replace"), &a->replace, p->e)) < 0)
+		return r;
+	if ((r = recipe_labels_parse(p->d, n, f, &a->version, &a->purl, p->e)) < 0)
 		return r;
 	if ((v = ydoc_get(p->d, n, "built-from")) && (r = parse_built_from(p, v, FIELD("built-from"), a)) < 0)
 		return r;
@@ -780,10 +774,10 @@ static bool var_name_ok(const char *s, size_t len)
 	return true;
 }
 
-/* ${NAME} in a source: or sha256: value becomes NAME's value (ingot build
- * --set NAME=VALUE): a recipe can name bytes another step produces (the
- * real image's root filesystem, modules) and still be a file.  Only those
- * two keys, so inline file content keeps its "${" as written; on the
+/* ${NAME} in a source:, sha256:, version: or purl: value becomes NAME's
+ * value (ingot build --set NAME=VALUE): a recipe can name bytes another
+ * step produces (the real image's root filesystem, modules), and their
+ * version, and still be a file.  Only those keys, so inline file content keeps its "${" as written; on the
  * parsed nodes, so a value never changes the document's structure, and
  * positions stay those of the file.  A reference without a value is an
  * error: a pin is never left unresolved. */
@@ -799,7 +793,8 @@ static int substitute_vars(struct ydoc *d, const char *const *vars, size_t n_var
 			_cleanup_free_ char *buf = NULL;
 			size_t used = 0, cap;
 
-			if (!key || (strcmp(key, "source") && strcmp(key, "sha256")) || !s || !strstr(s, "${"))
+			if (!key || (strcmp(key, "source") && strcmp(key, "sha256") && strcmp(key, "version") && strcmp(key, "purl")) ||
+			    !s || !strstr(s, "${"))
 				continue;
 			cap = strlen(s) + 1;
 			buf = xmalloc(cap);
@@ -917,6 +912,8 @@ void recipe_free(struct recipe *r)
 			free(a->from[j].purl);
 		}
 		free(a->from);
+		free(a->version);
+		free(a->purl);
 	}
 	free(r->artifacts);
 	for (size_t i = 0; i < r->n_files; i++) {

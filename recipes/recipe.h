@@ -44,6 +44,7 @@ struct artifact {
 	bool replace;        /* this artifact wins over earlier ones on the same path */
 	uint32_t file_mode;  /* ART_FILE: mode of the single file (default 0644) */
 	struct built_from *from; size_t n_from;   /* built-from: (SBOM only) */
+	char *version, *purl;  /* version:, purl: (SBOM only; NULL when not given) */
 	size_t line, column; /* where it was declared, 1-based */
 };
 
@@ -90,7 +91,7 @@ int recipe_load(const char *path, const char *env_epoch, struct recipe **out, in
 /* Same, from memory (name is used in messages, dir for relative sources). */
 int recipe_load_buf(const char *name, const char *dir, const char *buf, size_t len,
 		    const char *env_epoch, struct recipe **out, ingot_error *e);
-/* Same, with ${NAME} in source: and sha256: values replaced by VALUE from
+/* Same, with ${NAME} in source:, sha256:, version: and purl: values replaced by VALUE from
  * the "NAME=VALUE" strings in vars (ingot build --set); a reference
  * without a value is an error naming it. */
 int recipe_load_vars(const char *path, const char *env_epoch, const char *const *vars, size_t n_vars,

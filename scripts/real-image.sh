@@ -313,6 +313,8 @@ var() { printf '%s=%s\n%s_SHA256=%s\n' "$1" "$2" "$1" "$(sha "$2")"; }
 	var INGOT_BOOT "$LAY/ingot-boot.tar"
 	var INGOT_TEST_LAYER "$LAY/ingot-test-layer.tar"
 	var INIT "$INIT"
+	# the SBOM's version of what this checkout built (ingot-init, the tools)
+	echo "INGOT_VERSION=$("$INGOT" --version | sed -n 's/^ingot //p')"
 	var SB_KEY "$SB_KEY"
 	var SB_CERT "$SB_CERT"
 } > "$OUT/$NAME.vars"

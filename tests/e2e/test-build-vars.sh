@@ -50,7 +50,7 @@ unsquashfs -no-progress -d x out/vars.sqfs >/dev/null 2>&1 || skip "unsquashfs c
 assert_eq hello "$(cat x/etc/greeting)" "the artifact's file"
 assert_eq 'echo ${HOME}' "$(cat x/etc/script)" "inline content, not substituted"
 
-note "the real recipes lint as files (their \${...} are only in sources and pins)"
+note "the real recipes lint as files (their \${...} are only in sources, pins and SBOM labels)"
 # (a pool the sourced rules refuse, by its pool file's refused-by rules,
 # lints with exactly those errors: the tuple is read, the finding stands)
 for f in "$SRC"/recipes/real/*.yaml; do
