@@ -32,8 +32,9 @@ jq --slurpfile m meas.json '.measurement = $m[0]' nv.manifest.json >m.tmp && mv 
 
 note "two vendors in one pool: refused at start and by --check, naming both manifests and vendors"
 serve_config "manifest = nv.dsse.json"
+# (bounded: a service that wrongly starts would never exit)
 for how in "" --check; do
-	expect_exit 1 "boot.dsse.json declares vendor amd" "$INGOT" serve --config serve.conf $how
+	expect_exit 1 "boot.dsse.json declares vendor amd" timeout 20 "$INGOT" serve --config serve.conf $how
 	assert_contains "$OUT" "nv.dsse.json vendor nvidia"
 	assert_contains "$OUT" "mixed-vendors = allow"
 done
