@@ -25,6 +25,10 @@ struct audit_manifest {
 	int ok;                  /* signature valid and measurement consistent */
 	int expired;
 	int unsigned_only;       /* a bare manifest: never trusted, only named */
+	/* Two valid manifests of its pool that declare different GPU vendors
+	 * (the first such pair), unless --allow-mixed-vendors names the
+	 * pool; NULL: one vendor. */
+	const struct audit_manifest *mixed[2];
 	char error[INGOT_ERR_MSG];
 };
 /* Its pool (recipe.name) and serial, NULL and 0 without a manifest. */

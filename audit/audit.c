@@ -37,6 +37,7 @@ static const struct {
 	{ "stale", AUDIT_DRIFT },
 	{ "unknown-pool", AUDIT_DRIFT },
 	{ "expired-manifest", AUDIT_DRIFT },
+	{ "mixed-vendors", AUDIT_DRIFT },   /* the pool's images are of two GPU vendors */
 	{ "drifted", AUDIT_DRIFT },
 	{ "unverified", AUDIT_UNVERIFIED },
 };

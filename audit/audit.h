@@ -40,6 +40,8 @@ struct audit_opts {
 	unsigned accept_weak;      /* weak TPM evidence accepted (attest/judge.h), else "unverified" */
 	const char *promotions_dir;     /* optional: promotion statements, for the ring column */
 	const char *promotion_keyring;  /* their signers (with promotions_dir) */
+	const char *const *mixed_ok;    /* pools whose manifests may declare two GPU vendors */
+	size_t n_mixed_ok;
 };
 
 /* Severity classes of a node verdict; the audit's exit status is the

@@ -288,6 +288,36 @@ static const char *manifest_status(const struct audit_manifest *pm)
 	return !pm->ok ? "invalid" : pm->expired ? "expired" : "ok";
 }
 
+static int mixed_ok(const struct audit_opts *o, const char *pool)
+{
+	for (size_t i = 0; i < o->n_mixed_ok; i++)
+		if (!strcmp(o->mixed_ok[i], pool))
+			return 1;
+	return 0;
+}
+
+/* A pool's valid manifests of two GPU vendors: marked on each of them,
+ * once, for every node of the pool to be told. */
+static void mark_mixed_vendors(struct audit_ctx *c)
+{
+	for (size_t i = 0; i < c->n_mf; i++) {
+		struct audit_manifest *a = &c->mf[i];
+		const char *va = a->ok ? boot_manifest_vendor(a->m) : NULL;
+		for (size_t j = i + 1; va && j < c->n_mf && !a->mixed[0]; j++) {
+			const struct audit_manifest *b = &c->mf[j];
+			const char *vb = b->ok ? boot_manifest_vendor(b->m) : NULL;
+			if (!vb || strcmp(a->m->recipe.name, b->m->recipe.name) || !strcmp(va, vb) ||
+			    mixed_ok(c->o, a->m->recipe.name))
+				continue;
+			for (size_t k = 0; k < c->n_mf; k++)
+				if (c->mf[k].ok && !c->mf[k].mixed[0] && !strcmp(c->mf[k].m->recipe.name, a->m->recipe.name)) {
+					c->mf[k].mixed[0] = a;
+					c->mf[k].mixed[1] = b;
+				}
+		}
+	}
+}
+
 static int load_manifests(struct audit_ctx *c, ingot_error *e)
 {
 	struct dirent **env = NULL, **bare = NULL;
@@ -325,6 +355,7 @@ static int load_manifests(struct audit_ctx *c, ingot_error *e)
 		free(bare[i]);
 	free(env);
 	free(bare);
+	mark_mixed_vendors(c);
 	return 0;
 }
 

@@ -444,6 +444,11 @@ json_t *audit_node_report(struct audit_ctx *c, struct ak_cache *aks, const char 
 		return row;
 	}
 	json_object_set_new(row, "expected_tuple_digest", json_string(cur->tuple_digest));
+	if (cur->mixed[0])
+		audit_add_finding(row, "mixed-vendors", "pool %s mixes vendors: %s declares %s, %s declares %s "
+				  "(--allow-mixed-vendors %s if meant)", cur->m->recipe.name, cur->mixed[0]->file,
+				  boot_manifest_vendor(cur->mixed[0]->m), cur->mixed[1]->file,
+				  boot_manifest_vendor(cur->mixed[1]->m), cur->m->recipe.name);
 	if (runs && runs != cur) {
 		if (strcmp(runs->m->recipe.name, cur->m->recipe.name))
 			audit_add_finding(row, "drifted", "boots pool %s's image, expected pool %s", runs->m->recipe.name,

@@ -62,7 +62,8 @@ static const struct cli_command audit_cmd = {
 "    nonce-mismatch, nonce-reused, pcr-mismatch, log-mismatch, unknown-image,\n"
 "    boot-refused, boot-unchecked (measured boot of a UKI image, docs/attest.md)\n"
 "    (evidence does not verify); malformed, missing, unquoted, stale,\n"
-"    unknown-pool, expired-manifest, drifted; unverified; healthy.\n"
+"    unknown-pool, expired-manifest, mixed-vendors, drifted; unverified;\n"
+"    healthy.\n"
 "\n"
 "    Fail closed: a valid quote is 'unverified', never healthy, when nothing\n"
 "    shows it came from a TPM (no enrolment record: any software key can sign\n"
@@ -72,8 +73,8 @@ static const struct cli_command audit_cmd = {
 	.more =
 "EXIT STATUS\n"
 "    0   every node is healthy\n"
-"    1   some node is drifted, stale, missing, unquoted, malformed or in an\n"
-"        unknown pool (and none worse)\n"
+"    1   some node is drifted, stale, missing, unquoted, malformed, in an\n"
+"        unknown pool or in a pool of two GPU vendors (and none worse)\n"
 "    2   some node's evidence does not verify (forged or replayed quote, AK not\n"
 "        enrolled, nonce, PCR or event log mismatch, image no signed manifest\n"
 "        predicts)\n"
@@ -97,6 +98,8 @@ int cmd_audit(int argc, char **argv)
 	_cleanup_audit_result_ struct audit_result *res = NULL;
 	ingot_error e = { 0 };
 	int c;
+	const char *mixed_v[64];
+	struct cli_list mixed = { mixed_v, 0, 64 };
 
 	const struct cli_option opts[] = {
 		OPT__KEYRING(&o.keyring, "K",
@@ -122,6 +125,9 @@ int cmd_audit(int argc, char **argv)
 			   "measured boot"),
 		OPT_STRING(0, "nodes", &o.nodes, "FILE",
 			   "lines 'NODE [POOL]': the nodes expected to report"),
+		OPT_LIST(0, "allow-mixed-vendors", &mixed, "POOL",
+			 "the pool's manifests may declare two GPU vendors\n"
+			 "(repeatable); else each of its nodes gets mixed-vendors"),
 		OPT_STRING(0, "accept-weak", &accept_weak, "LIST",
 			   "accept weak TPM evidence: sha1-signature, no-nonce,\n"
 			   "unknown-firmware, secure-boot-unjudged (comma-separated);\n"
@@ -161,6 +167,7 @@ int cmd_audit(int argc, char **argv)
 	}
 	if (accept_weak && attest_weakness_parse(accept_weak, &o.accept_weak, &e) < 0)
 		return cli_usage_error("audit", "--accept-weak: %s", e.msg);
+	o.mixed_ok = mixed.v, o.n_mixed_ok = mixed.n;
 	if (optind != argc)
 		return cli_usage_error("audit", "unexpected argument '%s'", argv[optind]);
 	if (!o.keyring || !o.manifests_dir || !o.reports_dir)

@@ -126,6 +126,12 @@ static int set(struct serve_config *c, const char *dir, const char *k, const cha
 		_cleanup_free_ char *m = rel(dir, v);
 		json_array_append_new(c->manifests, json_string(m));
 		return 0;
+	} else if (!strcmp(k, "mixed-vendors")) {
+		*want = "allow or refuse";
+		if (strcmp(v, "allow") && strcmp(v, "refuse"))
+			return -EINVAL;
+		c->mixed_vendors = !strcmp(v, "allow");
+		return 0;
 	} else if (!strcmp(k, "accept-weak")) {
 		*want = "a comma-separated list of weaknesses (sha1-signature, no-nonce, secure-boot-unjudged, unknown-firmware)";
 		return attest_weakness_parse(v, &c->accept_weak, NULL) < 0 ? -EINVAL : 0;

@@ -367,15 +367,18 @@ static void judge_report(const struct manifest *manifest, const json_t *report, 
 	}
 }
 
-/* Judge one node's evidence: the one verdict on the trust loaded at start. */
+/* Judge one node's evidence: the one verdict on the trust loaded at start.
+ * *judged: the manifest it was judged against, or NULL (the trust's
+ * manifests live as long as the service). */
 static void judge(struct serve *s, const char *node, const char *nonce, const json_t *quote, const uint8_t *log,
-		  size_t log_len, const json_t *report, struct boot_result *res)
+		  size_t log_len, const json_t *report, struct boot_result *res, const struct manifest **judged)
 {
 	struct boot_proof p;
 	struct boot_pick pick;
 	struct boot_evidence ev;
 	ingot_error e = { 0 };
 
+	*judged = NULL;
 	if (boot_proof_parse(&p, "evidence", quote, log, log_len, nonce, &e) < 0) {
 		/* Evidence that does not even parse proves nothing: refused. */
 		memset(res, 0, sizeof(*res));
@@ -388,6 +391,7 @@ static void judge(struct serve *s, const char *node, const char *nonce, const js
 		boot_inputs_evidence(&p, &pick, node, s->c->accept_weak, &ev);
 		if (attest_boot_verdict(&ev, res) == BOOT_ADMIT && report)
 			judge_report(pick.manifest, report, node, res);
+		*judged = pick.manifest;
 		pthread_rwlock_unlock(&s->trust_mu);
 	}
 	boot_proof_release(&p);
@@ -469,7 +473,8 @@ static enum MHD_Result do_evidence(struct serve *s, struct MHD_Connection *conn,
 		return reply_error(s, conn, 503, "evidence: %s", e.msg);
 	if (ns != DB_NONCE_OK)
 		return reply_error(s, conn, nonce_status(ns), "evidence: nonce %.16s...: %s", nonce, db_nonce_name(ns));
-	judge(s, node, nonce, quote, log, log_len, json_object_get(b, "report"), &res);
+	const struct manifest *judged;
+	judge(s, node, nonce, quote, log, log_len, json_object_get(b, "report"), &res, &judged);
 	one_line(res.reason);   /* stored, passed to the hook and answered alike */
 	const char *verdict = boot_verdict_name(res.verdict);
 	struct db_verdict v = { .node = node, .nonce = nonce, .time = now_s(), .verdict = verdict, .reason = res.reason,
@@ -485,8 +490,13 @@ static enum MHD_Result do_evidence(struct serve *s, struct MHD_Connection *conn,
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	atomic_fetch_add(&s->evidence_us, (unsigned long long)((t1.tv_sec - t0.tv_sec) * 1000000 + (t1.tv_nsec - t0.tv_nsec) / 1000));
 	atomic_fetch_add(&s->evidence_count, 1);
-	return reply_json(s, conn, 200, json_pack("{s:s,s:s,s:s,s:s,s:s?}", "node", node, "verdict", verdict, "reason",
-						  res.reason, "time", time_format((time_t)v.time, when), "ak_id", v.ak_id));
+	/* Which image it was judged against: in a pool of two vendors, the
+	 * one its quote's PCR 15 claims. */
+	json_t *mf = judged ? json_pack("{s:s,s:I,s:s?}", "pool", judged->recipe.name, "serial",
+					(json_int_t)judged->serial, "vendor", boot_manifest_vendor(judged)) : NULL;
+	return reply_json(s, conn, 200, json_pack("{s:s,s:s,s:s,s:s,s:s?,s:o?}", "node", node, "verdict", verdict,
+						  "reason", res.reason, "time", time_format((time_t)v.time, when),
+						  "ak_id", v.ak_id, "manifest", mf));
 }
 
 static enum MHD_Result do_node(struct serve *s, struct MHD_Connection *conn, const char *node)
@@ -975,6 +985,14 @@ static int load_trust(struct serve *s, ingot_error *e)
 	json_array_foreach(c->manifests, i, m)
 		if ((r = boot_trust_add_manifest(&s->trust, json_string_value(m), time(NULL), e)) < 0)
 			return r;
+	/* One service serves one pool: an AMD and an NVIDIA image in it is a
+	 * mistake unless the configuration says it is meant. */
+	size_t a, b;
+	if (!c->mixed_vendors && boot_trust_mixed_vendors(&s->trust, &a, &b))
+		return ingot_fail(e, -EINVAL, "manifest: %s declares vendor %s, %s vendor %s: one pool's images are "
+				  "expected to be one vendor's (mixed-vendors = allow to serve both)",
+				  s->trust.mf[a]->name, boot_manifest_vendor(s->trust.mf[a]), s->trust.mf[b]->name,
+				  boot_manifest_vendor(s->trust.mf[b]));
 	return c->enrolment_key ? load_enrol_key(s, e) : 0;
 }
 

@@ -9,6 +9,7 @@
 #define INGOT_SERVER_SERVE_H
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -29,6 +30,7 @@ struct serve_config {
 	char *enrolments;          /* directory of enrolment records, or NULL */
 	char *firmware_refs;       /* directory of firmware references, or NULL */
 	json_t *manifests;         /* array of manifest envelope paths */
+	bool mixed_vendors;        /* mixed-vendors = allow: the manifests may declare two vendors */
 	unsigned accept_weak;      /* enum attest_weakness bits */
 	int64_t nonce_lifetime;    /* seconds */
 	int64_t stale_after;       /* seconds; 0: no staleness sweep */

@@ -157,6 +157,29 @@ int boot_trust_add_manifest(struct boot_trust *t, const char *path, time_t now, 
 	return 0;
 }
 
+const char *boot_manifest_vendor(const struct manifest *m)
+{
+	return json_string_value(json_object_get(m->tuple, "vendor"));
+}
+
+int boot_trust_mixed_vendors(const struct boot_trust *t, size_t *a, size_t *b)
+{
+	const char *first = NULL;
+
+	for (size_t i = 0; i < t->n_mf; i++) {
+		const char *v = boot_manifest_vendor(t->mf[i]);
+		if (!v)
+			continue;
+		if (!first) {
+			first = v, *a = i;
+		} else if (strcmp(first, v)) {
+			*b = i;
+			return 1;
+		}
+	}
+	return 0;
+}
+
 static int only_json(const struct dirent *d)
 {
 	return d->d_name[0] != '.' && ends_with(d->d_name, ".json");

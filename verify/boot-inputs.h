@@ -81,6 +81,15 @@ int boot_trust_add_enrolment(struct boot_trust *t, const char *path, ingot_error
 int boot_trust_add_firmware_ref(struct boot_trust *t, const char *path, ingot_error *e);
 int boot_trust_add_manifest(struct boot_trust *t, const char *path, time_t now, ingot_error *e);
 
+/* The GPU vendor a manifest's tuple declares (tuple.vendor), or NULL: a
+ * manifest without one declares no GPU stack. */
+const char *boot_manifest_vendor(const struct manifest *m);
+/* Whether the trusted manifests declare two vendors: 1 with *a and *b
+ * the first such pair (indexes into t->mf), else 0.  One pool's images
+ * are one vendor's unless its policy says otherwise (the caller's), so
+ * it is asked once, when the manifests are loaded. */
+int boot_trust_mixed_vendors(const struct boot_trust *t, size_t *a, size_t *b);
+
 /* Every *.json in dir added as an enrolment record or a firmware
  * reference (sorted by name); the first that does not verify fails it
  * all: an operator who named a directory expects all of it to count. */

@@ -11,6 +11,7 @@
 #include "keys/enrolment.h"
 #include "keys/envelope.h"
 #include "lib/json.h"
+#include "manifest/typed.h"
 #include "verify/boot-inputs.h"
 
 #define NODES 40   /* past the first two growths of the records' room (16, 32) */
@@ -139,11 +140,34 @@ static void test_unparsable_key_refused_at_load(void **state)
 	unlink(path);
 }
 
+/* The vendors of the trusted manifests, asked once at load: a manifest
+ * without tuple.vendor declares none; two that differ are named. */
+static void test_mixed_vendors(void **state)
+{
+	(void)state;
+	json_t *nv = json_pack("{s:s}", "vendor", "nvidia"), *amd = json_pack("{s:s}", "vendor", "amd");
+	struct manifest none = { 0 }, a = { .tuple = nv }, b = { .tuple = nv }, c = { .tuple = amd };
+	struct manifest *mf[] = { &none, &a, &b, &c };
+	struct boot_trust t = { .mf = mf, .n_mf = 3 };
+	size_t i = 99, j = 99;
+
+	assert_null(boot_manifest_vendor(&none));
+	assert_string_equal(boot_manifest_vendor(&c), "amd");
+	assert_int_equal(boot_trust_mixed_vendors(&t, &i, &j), 0);
+	t.n_mf = 4;
+	assert_int_equal(boot_trust_mixed_vendors(&t, &i, &j), 1);
+	assert_int_equal(i, 1);
+	assert_int_equal(j, 3);
+	json_decref(nv);
+	json_decref(amd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_each_node_its_own_key),
 		cmocka_unit_test(test_unparsable_key_refused_at_load),
+		cmocka_unit_test(test_mixed_vendors),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
