@@ -480,12 +480,24 @@ case_amd() {
 		jq -r '.checks[] | select(.name == "tuple") | .details.not_made[]? |
 			"real-boot-test: amd: could not check: \(.comparison)"' "$A/ev/report.json" >&2
 		say "amd: the image's verifier: $(cat "$A/ev/status" 2>/dev/null)"
-		grep -q '^could-not-check: ingot verify exit 20, modules accepted' "$A/ev/status" ||
-			failed "amd: a node without a GPU must be 'could not check' (not admitted, not refused)"
+		# The pool's tuple is refused by sourced rules (the pool file's
+		# refused-by): the node's own rules check must refuse it by one of
+		# them; otherwise a node without a GPU is "could not check".
+		local refused rule
+		refused=$(awk '$1 == "refused-by" { $1 = ""; print }' recipes/real/amd-mi300x.pool)
+		if [ -n "$refused" ]; then
+			rule=$(jq -r '.checks[] | select(.name == "rules" and .status == "fail") | .summary' "$A/ev/report.json" | cut -d: -f1)
+			case " $refused " in *" ${rule:-none} "*) ;; *)
+				failed "amd: the image's rules check did not refuse by the pool's refused-by rules ($refused): '${rule:-none}'" ;; esac
+			grep -q '^refuse: ' "$A/ev/status" || failed "amd: a pool the rules refuse must be refused by the node's verifier"
+		else
+			grep -q '^could-not-check: ingot verify exit 20, modules accepted' "$A/ev/status" ||
+				failed "amd: a node without a GPU must be 'could not check' (not admitted, not refused)"
+		fi
 	else
 		failed "amd: no report came back"
 	fi
-	[ "$fails" != "$f0" ] || say "amd: booted under Secure Boot, Debian-signed amdgpu accepted, admitted by boot-check"
+	[ "$fails" != "$f0" ] || say "amd: booted under Secure Boot, Debian-signed amdgpu accepted, the quote admitted by boot-check, the pool refused by the node's rules check as the pool file says"
 }
 
 for c in $CASES; do
