@@ -12,47 +12,32 @@
 /* Writes in one transaction at most: bounds how long the first waits. */
 #define GROUP_MAX 512
 
-enum job_kind { JOB_NONCE, JOB_VERDICT };
-
-struct job {
-	enum job_kind kind;
-	const char *node;
-	/* JOB_NONCE */
-	const char *nonce;
-	int64_t now, expires;
-	unsigned max;
-	/* JOB_VERDICT */
-	const struct db_verdict *v;
-	enum db_nonce *out;
-	int r, done, alone;
-	ingot_error *e;
-	struct job *next;
-};
+enum { JOB_NONCE, JOB_VERDICT };
 
 struct db_group {
 	struct db *db;
 	pthread_t thread;
 	pthread_mutex_t mu;
-	pthread_cond_t work, done;
-	struct job *head, **tail;
-	int stopping, running;
+	pthread_cond_t work;
+	struct db_group_job *head, **tail;
+	int stopping, stopped, running;
 	atomic_ullong commits, writes;
 };
 
 /* One write inside the open transaction. */
-static int job_run_tx(struct db *db, struct job *j)
+static int job_run_tx(struct db *db, struct db_group_job *j)
 {
 	if (j->kind == JOB_NONCE)
-		return db_sql_nonce_issue_tx(db, j->node, j->nonce, j->now, j->expires, j->max, j->e);
-	return db_sql_verdict_commit_tx(db, j->v, j->out, j->e);
+		return db_sql_nonce_issue_tx(db, j->node, j->nonce, j->now, j->expires, j->max, &j->e);
+	return db_sql_verdict_commit_tx(db, j->v, &j->nonce_state, &j->e);
 }
 
 /* One write in a transaction of its own. */
-static int job_run_alone(struct db *db, struct job *j)
+static int job_run_alone(struct db *db, struct db_group_job *j)
 {
 	if (j->kind == JOB_NONCE)
-		return db->ops->nonce_issue(db, j->node, j->nonce, j->now, j->expires, j->max, j->e);
-	return db->ops->verdict_commit(db, j->v, j->out, j->e);
+		return db->ops->nonce_issue(db, j->node, j->nonce, j->now, j->expires, j->max, &j->e);
+	return db->ops->verdict_commit(db, j->v, &j->nonce_state, &j->e);
 }
 
 /* By node: replicas committing groups that touch the same nodes (a
@@ -60,10 +45,10 @@ static int job_run_alone(struct db *db, struct job *j)
  * same order, so they wait for each other instead of deadlocking. */
 static int by_node(const void *a, const void *b)
 {
-	return strcmp((*(struct job *const *)a)->node, (*(struct job *const *)b)->node);
+	return strcmp((*(struct db_group_job *const *)a)->node, (*(struct db_group_job *const *)b)->node);
 }
 
-static void run_group(struct db_group *g, struct job **jobs, size_t n)
+static void run_group(struct db_group *g, struct db_group_job **jobs, size_t n)
 {
 	struct db *db = g->db;
 	ingot_error e = { 0 };
@@ -76,7 +61,7 @@ static void run_group(struct db_group *g, struct job **jobs, size_t n)
 		goto alone;
 	}
 	for (size_t i = 0; i < n; i++) {
-		struct job *j = jobs[i];
+		struct db_group_job *j = jobs[i];
 		if (db_sql_run(db, "SAVEPOINT ingot_write", NULL, &e, "") < 0)
 			goto broken;
 		/* A refused nonce changed nothing; an error (a deadlock, a
@@ -110,7 +95,7 @@ alone:
 static void *committer(void *arg)
 {
 	struct db_group *g = arg;
-	struct job **jobs = xcalloc(GROUP_MAX, sizeof(*jobs));
+	struct db_group_job **jobs = xcalloc(GROUP_MAX, sizeof(*jobs));
 
 	pthread_mutex_lock(&g->mu);
 	for (;;) {
@@ -127,11 +112,13 @@ static void *committer(void *arg)
 			g->tail = &g->head;
 		pthread_mutex_unlock(&g->mu);
 		run_group(g, jobs, n);
-		pthread_mutex_lock(&g->mu);
+		/* Committed (or failed, each write's r says): answerable now.
+		 * A job is the caller's again once done, so never touched after. */
 		for (size_t i = 0; i < n; i++)
-			jobs[i]->done = 1;
-		pthread_cond_broadcast(&g->done);
+			jobs[i]->done(jobs[i]->arg);
+		pthread_mutex_lock(&g->mu);
 	}
+	g->stopped = 1;
 	pthread_mutex_unlock(&g->mu);
 	free(jobs);
 	return NULL;
@@ -153,7 +140,6 @@ int db_group_open(const char *spec, struct db_group **out, ingot_error *e)
 	}
 	pthread_mutex_init(&g->mu, NULL);
 	pthread_cond_init(&g->work, NULL);
-	pthread_cond_init(&g->done, NULL);
 	g->tail = &g->head;
 	if (pthread_create(&g->thread, NULL, committer, g) != 0) {
 		db_group_close(g);
@@ -164,51 +150,64 @@ int db_group_open(const char *spec, struct db_group **out, ingot_error *e)
 	return 0;
 }
 
+void db_group_stop(struct db_group *g)
+{
+	if (!g || !g->running)
+		return;
+	pthread_mutex_lock(&g->mu);
+	g->stopping = 1;
+	pthread_cond_signal(&g->work);
+	pthread_mutex_unlock(&g->mu);
+	pthread_join(g->thread, NULL);
+	g->running = 0;
+}
+
 void db_group_close(struct db_group *g)
 {
 	if (!g)
 		return;
-	if (g->running) {
-		pthread_mutex_lock(&g->mu);
-		g->stopping = 1;
-		pthread_cond_signal(&g->work);
-		pthread_mutex_unlock(&g->mu);
-		pthread_join(g->thread, NULL);
-	}
+	db_group_stop(g);
 	g->db->ops->close(g->db);
 	pthread_mutex_destroy(&g->mu);
 	pthread_cond_destroy(&g->work);
-	pthread_cond_destroy(&g->done);
 	free(g);
 }
 
-static int submit(struct db_group *g, struct job *j)
+static void submit(struct db_group *g, struct db_group_job *j)
 {
+	int stopped;
+
+	j->r = 0;
+	j->alone = 0;
+	j->next = NULL;
+	memset(&j->e, 0, sizeof(j->e));
 	pthread_mutex_lock(&g->mu);
-	*g->tail = j;
-	g->tail = &j->next;
-	pthread_cond_signal(&g->work);
-	while (!j->done)
-		pthread_cond_wait(&g->done, &g->mu);
+	if (!(stopped = g->stopped)) {
+		*g->tail = j;
+		g->tail = &j->next;
+		pthread_cond_signal(&g->work);
+	}
 	pthread_mutex_unlock(&g->mu);
-	return j->r;
+	if (stopped) {
+		j->r = ingot_fail(&j->e, -ECANCELED, "database: the service is stopping");
+		j->done(j->arg);
+	}
 }
 
-int db_group_nonce_issue(struct db_group *g, const char *node, const char *nonce, int64_t now, int64_t expires,
-			 unsigned max, ingot_error *e)
+void db_group_nonce_issue(struct db_group *g, struct db_group_job *j, const char *node, const char *nonce, int64_t now,
+			  int64_t expires, unsigned max, void (*done)(void *), void *arg)
 {
-	struct job j = { .kind = JOB_NONCE, .node = node, .nonce = nonce, .now = now, .expires = expires, .max = max,
-			 .e = e };
-
-	return submit(g, &j);
+	*j = (struct db_group_job){ .kind = JOB_NONCE, .node = node, .nonce = nonce, .now = now, .expires = expires, .max = max,
+			   .done = done, .arg = arg };
+	submit(g, j);
 }
 
-int db_group_verdict_commit(struct db_group *g, const struct db_verdict *v, enum db_nonce *out, ingot_error *e)
+void db_group_verdict_commit(struct db_group *g, struct db_group_job *j, const struct db_verdict *v,
+			     void (*done)(void *), void *arg)
 {
-	struct job j = { .kind = JOB_VERDICT, .node = v->node, .v = v, .out = out, .e = e };
-
-	*out = DB_NONCE_UNKNOWN;   /* never a pass unless the commit says so */
-	return submit(g, &j);
+	*j = (struct db_group_job){ .kind = JOB_VERDICT, .node = v->node, .v = v, .done = done, .arg = arg,
+			   .nonce_state = DB_NONCE_UNKNOWN };   /* never a pass unless the commit says so */
+	submit(g, j);
 }
 
 void db_group_counts(struct db_group *g, uint64_t *commits, uint64_t *writes)

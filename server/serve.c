@@ -165,7 +165,40 @@ struct request {
 	struct strbuf body;
 	int too_big;
 	int answered;
+	/* A write handed to the committer (server/db-group.h): the connection
+	 * is suspended, no thread waits for it; the committer resumes it once
+	 * the write is durable, and only then is answer() run to reply. */
+	struct MHD_Connection *conn;
+	enum MHD_Result (*answer)(struct serve *s, struct MHD_Connection *conn, struct request *rq);
+	atomic_int committed;
+	struct db_group_job job;
+	json_t *doc;                         /* the body: the write's strings point into it */
+	char nonce[2 * NONCE_BYTES + 1];     /* a nonce issued */
+	struct db_verdict v;                 /* a verdict stored */
+	struct boot_result res;
+	const struct manifest *judged;
+	struct timespec t0;
 };
+
+/* The committer's word that rq's write is durable (or failed). */
+static void write_done(void *arg)
+{
+	struct request *rq = arg;
+
+	atomic_store(&rq->committed, 1);
+	MHD_resume_connection(rq->conn);
+}
+
+/* Suspend rq's connection before its write is handed over (so the resume
+ * never comes first); answer() replies once it is committed. */
+static void defer(struct MHD_Connection *conn, struct request *rq, json_t *doc,
+		  enum MHD_Result (*answer)(struct serve *, struct MHD_Connection *, struct request *))
+{
+	rq->conn = conn;
+	rq->doc = doc;
+	rq->answer = answer;
+	MHD_suspend_connection(conn);
+}
 
 static enum MHD_Result reply_text(struct serve *s, struct MHD_Connection *conn, unsigned status, char *text,
 				  const char *type)
@@ -300,14 +333,26 @@ static int enrolled_now(struct serve *s, const char *node)
 	return enrolled;
 }
 
-static enum MHD_Result do_nonce(struct serve *s, struct MHD_Connection *conn, const struct request *rq)
+static enum MHD_Result nonce_answer(struct serve *s, struct MHD_Connection *conn, struct request *rq)
+{
+	char when[TIME_RFC3339_LEN];
+
+	if (rq->job.r == -EBUSY)
+		return reply_error(s, conn, 429, "nonce: %s", rq->job.e.msg);
+	if (rq->job.r < 0)
+		return reply_error(s, conn, 503, "nonce: %s", rq->job.e.msg);
+	atomic_fetch_add(&s->nonces_issued, 1);
+	return reply_json(s, conn, 200, json_pack("{s:s,s:s,s:s,s:I}", "node", rq->job.node, "nonce", rq->nonce,
+						  "expires", time_format((time_t)rq->job.expires, when), "lifetime",
+						  (json_int_t)s->c->nonce_lifetime));
+}
+
+static enum MHD_Result do_nonce(struct serve *s, struct MHD_Connection *conn, struct request *rq)
 {
 	_cleanup_json_ json_t *b = NULL;
 	enum MHD_Result mr = parse_body(s, conn, rq, "nonce", &b);
 	const char *why = NULL, *node;
 	uint8_t raw[NONCE_BYTES];
-	char hex[2 * NONCE_BYTES + 1], when[TIME_RFC3339_LEN];
-	ingot_error e = { 0 };
 	int64_t now = now_s(), exp = now + s->c->nonce_lifetime;
 
 	if (!b)
@@ -322,15 +367,10 @@ static enum MHD_Result do_nonce(struct serve *s, struct MHD_Connection *conn, co
 		return reply_error(s, conn, 404, "nonce: node %s: not enrolled", node);
 	if (RAND_bytes(raw, sizeof(raw)) != 1)
 		return reply_error(s, conn, 500, "nonce: the random generator failed");
-	hex_encode(raw, sizeof(raw), hex);
-	int r = db_group_nonce_issue(s->group, node, hex, now, exp, s->c->max_nonces, &e);
-	if (r == -EBUSY)
-		return reply_error(s, conn, 429, "nonce: %s", e.msg);
-	if (r < 0)
-		return reply_error(s, conn, 503, "nonce: %s", e.msg);
-	atomic_fetch_add(&s->nonces_issued, 1);
-	return reply_json(s, conn, 200, json_pack("{s:s,s:s,s:s,s:I}", "node", node, "nonce", hex, "expires",
-						  time_format((time_t)exp, when), "lifetime", (json_int_t)s->c->nonce_lifetime));
+	hex_encode(raw, sizeof(raw), rq->nonce);
+	defer(conn, rq, TAKE_PTR(b), nonce_answer);
+	db_group_nonce_issue(s->group, &rq->job, node, rq->nonce, now, exp, s->c->max_nonces, write_done, rq);
+	return MHD_YES;
 }
 
 static unsigned nonce_status(enum db_nonce n)
@@ -429,22 +469,48 @@ static int rate_ok(struct serve *s, const char *node, int64_t now)
 	return ok;
 }
 
-static enum MHD_Result do_evidence(struct serve *s, struct MHD_Connection *conn, const struct request *rq)
+static enum MHD_Result evidence_answer(struct serve *s, struct MHD_Connection *conn, struct request *rq)
+{
+	const struct db_verdict *v = &rq->v;
+	const struct manifest *judged = rq->judged;
+	char when[TIME_RFC3339_LEN];
+	struct timespec t1;
+
+	if (rq->job.r < 0)
+		return reply_error(s, conn, 503, "evidence: %s", rq->job.e.msg);
+	if (rq->job.nonce_state != DB_NONCE_OK)   /* another request consumed it first */
+		return reply_error(s, conn, nonce_status(rq->job.nonce_state), "evidence: nonce %.16s...: %s", v->nonce,
+				   db_nonce_name(rq->job.nonce_state));
+	count_verdict(s, v->verdict);
+	logf_(s, "node %s: %s: %s", v->node, v->verdict, v->reason);
+	run_hook(s, v->node, v->verdict, v->reason);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	atomic_fetch_add(&s->evidence_us, (unsigned long long)((t1.tv_sec - rq->t0.tv_sec) * 1000000 +
+							     (t1.tv_nsec - rq->t0.tv_nsec) / 1000));
+	atomic_fetch_add(&s->evidence_count, 1);
+	/* Which image it was judged against: in a pool of two vendors, the
+	 * one its quote's PCR 15 claims. */
+	json_t *mf = judged ? json_pack("{s:s,s:I,s:s?}", "pool", judged->recipe.name, "serial",
+					(json_int_t)judged->serial, "vendor", boot_manifest_vendor(judged)) : NULL;
+	return reply_json(s, conn, 200, json_pack("{s:s,s:s,s:s,s:s,s:s?,s:o?}", "node", v->node, "verdict", v->verdict,
+						  "reason", v->reason, "time", time_format((time_t)v->time, when),
+						  "ak_id", v->ak_id, "manifest", mf));
+}
+
+static enum MHD_Result do_evidence(struct serve *s, struct MHD_Connection *conn, struct request *rq)
 {
 	_cleanup_json_ json_t *b = NULL;
 	_cleanup_free_ uint8_t *log = NULL;
 	enum MHD_Result mr = parse_body(s, conn, rq, "evidence", &b);
 	const char *why = NULL, *node, *nonce, *log64;
 	const json_t *quote;
-	struct boot_result res;
+	struct boot_result *res = &rq->res;
 	enum db_nonce ns = DB_NONCE_OK;
 	ingot_error e = { 0 };
 	size_t log_len = 0, raw_len;
 	uint8_t raw[NONCE_MAX];
-	struct timespec t0, t1;
-	char when[TIME_RFC3339_LEN];
 
-	clock_gettime(CLOCK_MONOTONIC, &t0);
+	clock_gettime(CLOCK_MONOTONIC, &rq->t0);
 	if (!b)
 		return mr;
 	if (!(node = need_str(b, "node", "evidence", &why)) || !(nonce = need_str(b, "nonce", "evidence", &why)) ||
@@ -473,30 +539,13 @@ static enum MHD_Result do_evidence(struct serve *s, struct MHD_Connection *conn,
 		return reply_error(s, conn, 503, "evidence: %s", e.msg);
 	if (ns != DB_NONCE_OK)
 		return reply_error(s, conn, nonce_status(ns), "evidence: nonce %.16s...: %s", nonce, db_nonce_name(ns));
-	const struct manifest *judged;
-	judge(s, node, nonce, quote, log, log_len, json_object_get(b, "report"), &res, &judged);
-	one_line(res.reason);   /* stored, passed to the hook and answered alike */
-	const char *verdict = boot_verdict_name(res.verdict);
-	struct db_verdict v = { .node = node, .nonce = nonce, .time = now_s(), .verdict = verdict, .reason = res.reason,
-				.ak_id = res.qi.ak_id[0] ? res.qi.ak_id : NULL };
-	r = db_group_verdict_commit(s->group, &v, &ns, &e);
-	if (r < 0)
-		return reply_error(s, conn, 503, "evidence: %s", e.msg);
-	if (ns != DB_NONCE_OK)   /* another request consumed it first */
-		return reply_error(s, conn, nonce_status(ns), "evidence: nonce %.16s...: %s", nonce, db_nonce_name(ns));
-	count_verdict(s, verdict);
-	logf_(s, "node %s: %s: %s", node, verdict, res.reason);
-	run_hook(s, node, verdict, res.reason);
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	atomic_fetch_add(&s->evidence_us, (unsigned long long)((t1.tv_sec - t0.tv_sec) * 1000000 + (t1.tv_nsec - t0.tv_nsec) / 1000));
-	atomic_fetch_add(&s->evidence_count, 1);
-	/* Which image it was judged against: in a pool of two vendors, the
-	 * one its quote's PCR 15 claims. */
-	json_t *mf = judged ? json_pack("{s:s,s:I,s:s?}", "pool", judged->recipe.name, "serial",
-					(json_int_t)judged->serial, "vendor", boot_manifest_vendor(judged)) : NULL;
-	return reply_json(s, conn, 200, json_pack("{s:s,s:s,s:s,s:s,s:s?,s:o?}", "node", node, "verdict", verdict,
-						  "reason", res.reason, "time", time_format((time_t)v.time, when),
-						  "ak_id", v.ak_id, "manifest", mf));
+	judge(s, node, nonce, quote, log, log_len, json_object_get(b, "report"), res, &rq->judged);
+	one_line(res->reason);   /* stored, passed to the hook and answered alike */
+	rq->v = (struct db_verdict){ .node = node, .nonce = nonce, .time = now_s(), .verdict = boot_verdict_name(res->verdict),
+				     .reason = res->reason, .ak_id = res->qi.ak_id[0] ? res->qi.ak_id : NULL };
+	defer(conn, rq, TAKE_PTR(b), evidence_answer);
+	db_group_verdict_commit(s->group, &rq->job, &rq->v, write_done, rq);
+	return MHD_YES;
 }
 
 static enum MHD_Result do_node(struct serve *s, struct MHD_Connection *conn, const char *node)
@@ -752,7 +801,7 @@ static enum MHD_Result do_metrics(struct serve *s, struct MHD_Connection *conn)
 }
 
 static enum MHD_Result route(struct serve *s, struct MHD_Connection *conn, const char *url, const char *method,
-			     const struct request *rq)
+			     struct request *rq)
 {
 	int get = !strcmp(method, MHD_HTTP_METHOD_GET), post = !strcmp(method, MHD_HTTP_METHOD_POST);
 	const char *node;
@@ -804,8 +853,15 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		*size = 0;
 		return MHD_YES;
 	}
-	if (rq->answered)
+	if (rq->answered) {
+		/* Called again once resumed: the write is committed, reply. */
+		if (rq->answer && atomic_load(&rq->committed)) {
+			enum MHD_Result (*answer)(struct serve *, struct MHD_Connection *, struct request *) = rq->answer;
+			rq->answer = NULL;
+			return answer(s, conn, rq);
+		}
 		return MHD_YES;
+	}
 	rq->answered = 1;
 	if (rq->too_big)
 		return reply_error(s, conn, 413, "body: expected at most %zu bytes", s->c->max_body);
@@ -819,6 +875,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 	(void)cls, (void)conn, (void)toe;
 	if (rq) {
 		strbuf_release(&rq->body);
+		json_decref(rq->doc);
 		free(rq);
 		*con_cls = NULL;
 	}
@@ -1022,7 +1079,10 @@ int serve_start(const struct serve_config *c, const struct serve_log *log, struc
 	    (r = pool_open(&s->pool, c->database, c->threads + 1, e)) < 0 ||
 	    (r = db_group_open(c->database, &s->group, e)) < 0 || (r = bind_listen(s, c->listen, e)) < 0)
 		goto fail;
-	s->mhd = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG, 0, NULL, NULL,
+	/* A thread per core, none of them waiting: a request whose write
+	 * goes to the committer is suspended until it is durable. */
+	s->mhd = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG |
+				  MHD_ALLOW_SUSPEND_RESUME, 0, NULL, NULL,
 				  on_request, s,
 				  MHD_OPTION_EXTERNAL_LOGGER, mhd_log, s,   /* first: else MHD logs the rest itself */
 				  MHD_OPTION_LISTEN_SOCKET, s->fd,
@@ -1070,6 +1130,10 @@ void serve_stop(struct serve *s)
 {
 	if (!s)
 		return;
+	/* Every handed-over write done and its connection resumed before
+	 * the daemon stops (it must not stop with one suspended); later
+	 * ones are refused at once (503). */
+	db_group_stop(s->group);
 	if (s->mhd)
 		MHD_stop_daemon(s->mhd);
 	else if (s->fd >= 0)
