@@ -7,6 +7,7 @@
 #include <openssl/pem.h>
 #include <openssl/rsa.h>
 #include <openssl/bio.h>
+#include <openssl/core_names.h>
 #include <openssl/err.h>
 #include <stdlib.h>
 #include <string.h>
@@ -176,6 +177,56 @@ static int ak_id(EVP_PKEY *key, char out[SHA256_HEX_LEN + 1])
 	return 0;
 }
 
+/* A P-256 key's DER SubjectPublicKeyInfo: this, then its uncompressed
+ * point (0x04, X, Y). */
+static const uint8_t p256_spki[] = { 0x30, 0x59, 0x30, 0x13, 0x06, 0x07, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x02, 0x01,
+				     0x06, 0x08, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x03, 0x01, 0x07, 0x03, 0x42, 0x00 };
+#define P256_SPKI_LEN (sizeof(p256_spki) + 65)
+
+/* The common AK, a P-256 key in the PEM PEM_write_PUBKEY writes (two
+ * lines of base64), read without OpenSSL 3.0's PEM decoder, which sets up
+ * every decoder it has at each call (two thirds of loading an enrolment
+ * record): the DER is this exact SubjectPublicKeyInfo and the point goes
+ * to EVP_PKEY_fromdata, which refuses one off the curve.  NULL for any
+ * other text, which takes the general way (pem_to_key): both accept the
+ * same keys.  der: the DER, whose sha256 is the key's id. */
+static EVP_PKEY *p256_pem_to_key(const char *pem, uint8_t der[P256_SPKI_LEN])
+{
+	static const char begin[] = "-----BEGIN PUBLIC KEY-----\n", end[] = "-----END PUBLIC KEY-----\n";
+	const char *p = pem + sizeof(begin) - 1, *q;
+	char b64[124];
+	_cleanup_free_ uint8_t *raw = NULL;
+	size_t n;
+
+	if (strncmp(pem, begin, sizeof(begin) - 1) || strnlen(p, 126) < 126 || p[64] != '\n' || p[125] != '\n' ||
+	    strncmp(p + 126, end, sizeof(end) - 1))
+		return NULL;
+	for (q = p + 126 + sizeof(end) - 1; *q == '\n'; q++)
+		;
+	if (*q)
+		return NULL;
+	memcpy(b64, p, 64);
+	memcpy(b64 + 64, p + 65, 60);
+	if (base64_decode(b64, sizeof(b64), &raw, &n) < 0 || n != P256_SPKI_LEN ||
+	    memcmp(raw, p256_spki, sizeof(p256_spki)) || raw[sizeof(p256_spki)] != 0x04)
+		return NULL;
+	memcpy(der, raw, P256_SPKI_LEN);
+
+	OSSL_PARAM params[] = {
+		OSSL_PARAM_utf8_string(OSSL_PKEY_PARAM_GROUP_NAME, (char *)"prime256v1", 0),
+		OSSL_PARAM_octet_string(OSSL_PKEY_PARAM_PUB_KEY, der + sizeof(p256_spki), 65),
+		OSSL_PARAM_END,
+	};
+	EVP_PKEY_CTX *ctx = EVP_PKEY_CTX_new_from_name(NULL, "EC", NULL);
+	EVP_PKEY *k = NULL;
+
+	if (!ctx || EVP_PKEY_fromdata_init(ctx) <= 0 || EVP_PKEY_fromdata(ctx, &k, EVP_PKEY_PUBLIC_KEY, params) <= 0)
+		k = NULL;
+	EVP_PKEY_CTX_free(ctx);
+	ERR_clear_error();
+	return k;
+}
+
 /* An AK's public key, parsed once: the key, its id and the exact text
  * it was parsed from (a quote whose ak_pub is that text carries that key). */
 struct ak_key {
@@ -186,14 +237,18 @@ struct ak_key {
 
 int ak_key_parse(const char *pem, struct ak_key **out, ingot_error *e)
 {
-	EVP_PKEY *k = pem_to_key(pem);
+	uint8_t der[P256_SPKI_LEN], md[SHA256_LEN];
+	EVP_PKEY *k = p256_pem_to_key(pem, der);
 	struct ak_key *a;
 	char id[SHA256_HEX_LEN + 1];
 
 	*out = NULL;
-	if (!k)
+	if (k) {
+		sha256_buf(der, sizeof(der), md);
+		hex_encode(md, sizeof(md), id);
+	} else if (!(k = pem_to_key(pem))) {
 		return ingot_fail(e, -EBADMSG, "AK public key: expected exactly one PEM PUBLIC KEY block that OpenSSL reads");
-	if (ak_id(k, id) < 0) {
+	} else if (ak_id(k, id) < 0) {
 		EVP_PKEY_free(k);
 		return ingot_fail(e, -EINVAL, "AK public key: cannot encode it as SubjectPublicKeyInfo");
 	}

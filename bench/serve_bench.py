@@ -50,6 +50,7 @@ class Server:
             lines = open(self.conf).read().splitlines()
             lines[0] = f"listen = {listen}"
             open(self.conf, "w").write("\n".join(lines) + "\n")
+        t0 = time.perf_counter()
         self.p = subprocess.Popen([self.ingot, "serve", "--config", self.conf], stdout=open(self.out, "w"),
                                   stderr=open(self.err, "w"), preexec_fn=lambda: nofile(65536))
         for _ in range(9000):   # loading 100,000 enrolment records (each signature verified) takes a while
@@ -57,6 +58,7 @@ class Server:
             if t.startswith("listening on "):
                 self.addr = t.split()[2]
                 self.url = "http://" + self.addr
+                self.load_s = round(time.perf_counter() - t0, 1)   # the enrolments loaded, listening
                 return
             if self.p.poll() is not None:
                 raise SystemExit(f"bench: ingot serve exited: {open(self.err).read()[-2000:]}")
@@ -192,6 +194,7 @@ def sqlite_storm(ingot, build, fx, work):
     missing = stored(sqlite_rows(db), recv)
     row = storm_row(s, rss, cpu, missing, load)
     row["writes_per_commit"] = round(writes / max(commits, 1), 1)
+    row["start_to_listening_s"] = srv.load_s
     wrong = s["verdicts_wrong"] + (NODES - s["admitted"] - s["refused_as_expected"])
     t = {"wall_s": target(s["wall_s"], LIMITS["storm_s"] * NODES / 100000),
          "evidence_p99_ms": target(s["evidence_ms"]["p99"], LIMITS["p99_ms"]),

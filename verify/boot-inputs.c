@@ -2,8 +2,11 @@
 #include "verify/boot-inputs.h"
 
 #include <dirent.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "keys/envelope.h"
 #include "keys/firmware-ref-envelope.h"
@@ -98,34 +101,62 @@ static struct enrolled_ak enrolled_of(const struct boot_trust *t, size_t i)
 				     .key = t->en[i].ak };
 }
 
-int boot_trust_add_enrolment(struct boot_trust *t, const char *path, ingot_error *e)
+int boot_trust_load_enrolment(const struct boot_trust *t, const char *path, struct enrolment *out, ingot_error *e)
 {
-	struct enrolment en = { 0 };
 	const struct keyring *kr = NULL;
 	int r;
 
 	/* The record's AK is parsed as it loads, once, not per piece of
 	 * evidence: a key that does not parse fails it, naming the file. */
-	if ((r = role_keyring(t, KEY_ROLE_ENROLMENT, path, &kr, e)) < 0 || (r = enrolment_load(path, kr, &en, e)) < 0)
+	memset(out, 0, sizeof(*out));
+	if ((r = role_keyring(t, KEY_ROLE_ENROLMENT, path, &kr, e)) < 0)
 		return r;
-	/* Room grows geometrically, and the AKs (which point into the
-	 * records) are rebuilt only when the records moved: growing by one
-	 * made loading 100,000 enrolments quadratic (minutes). */
-	if (t->n_en == t->cap_en) {
+	return enrolment_load(path, kr, out, e);
+}
+
+/* Room for n more records.  It grows geometrically, and the AKs (which
+ * point into the records) are rebuilt only when the records moved:
+ * growing by one made loading 100,000 enrolments quadratic (minutes). */
+static void reserve_enrolments(struct boot_trust *t, size_t n)
+{
+	if (t->n_en + n <= t->cap_en)
+		return;
+	while (t->cap_en < t->n_en + n)
 		t->cap_en = t->cap_en ? 2 * t->cap_en : 16;
-		t->en = xrealloc(t->en, t->cap_en * sizeof(*t->en));
-		t->ak = xrealloc(t->ak, t->cap_en * sizeof(*t->ak));
-		for (size_t i = 0; i < t->n_en; i++)
-			t->ak[i] = enrolled_of(t, i);
-	}
-	t->en[t->n_en] = en;
-	t->ak[t->n_en] = enrolled_of(t, t->n_en);
+	t->en = xrealloc(t->en, t->cap_en * sizeof(*t->en));
+	t->ak = xrealloc(t->ak, t->cap_en * sizeof(*t->ak));
+	for (size_t i = 0; i < t->n_en; i++)
+		t->ak[i] = enrolled_of(t, i);
+}
+
+/* The record at t->en[t->n_en], reserved and loaded, counted in. */
+static void count_enrolment(struct boot_trust *t)
+{
 	int created;
-	void **slot = strmap_put(&t->en_of, en.node, &created);
+
+	t->ak[t->n_en] = enrolled_of(t, t->n_en);
+	void **slot = strmap_put(&t->en_of, t->en[t->n_en].node, &created);
 	if (created)
 		*slot = (void *)(uintptr_t)(t->n_en + 1);
 	t->n_en++;
-	return 0;
+}
+
+void boot_trust_insert_enrolment(struct boot_trust *t, struct enrolment *en)
+{
+	reserve_enrolments(t, 1);
+	t->en[t->n_en] = *en;
+	memset(en, 0, sizeof(*en));
+	count_enrolment(t);
+}
+
+int boot_trust_add_enrolment(struct boot_trust *t, const char *path, ingot_error *e)
+{
+	struct enrolment en;
+	int r = boot_trust_load_enrolment(t, path, &en, e);
+
+	if (r == 0)
+		boot_trust_insert_enrolment(t, &en);
+	return r;
 }
 
 int boot_trust_add_firmware_ref(struct boot_trust *t, const char *path, ingot_error *e)
@@ -185,6 +216,89 @@ static int only_json(const struct dirent *d)
 	return d->d_name[0] != '.' && ends_with(d->d_name, ".json");
 }
 
+/* Loading a directory of enrolment records on every core: each record's
+ * signature check and AK parse are independent, and 100,000 of them took
+ * minutes on one.  Records are loaded into their reserved slots, claimed
+ * in name order; the first (by name) that fails fails them all. */
+struct dir_load {
+	const struct boot_trust *t;
+	struct enrolment *slot;          /* t->en + t->n_en: one per name */
+	const char *dir;
+	struct dirent **ents;
+	int n;
+	atomic_int next, failed_at;      /* failed_at: n, or the least index failed */
+};
+
+struct dir_worker {
+	struct dir_load *l;
+	pthread_t th;
+	int at, r;                       /* the least index this worker failed (n: none) */
+	ingot_error e;
+};
+
+static void *dir_worker(void *arg)
+{
+	struct dir_worker *w = arg;
+	struct dir_load *l = w->l;
+	int i;
+
+	while ((i = atomic_fetch_add(&l->next, 1)) < l->n && i < atomic_load(&l->failed_at)) {
+		_cleanup_free_ char *p = path_join(l->dir, l->ents[i]->d_name);
+		ingot_error e = { 0 };
+		int r = boot_trust_load_enrolment(l->t, p, &l->slot[i], &e);
+		if (r < 0 && i < w->at) {
+			w->at = i, w->r = r, w->e = e;
+			int f = atomic_load(&l->failed_at);
+			while (i < f && !atomic_compare_exchange_weak(&l->failed_at, &f, i))
+				;
+		}
+	}
+	return NULL;
+}
+
+static int add_enrolment_dir(struct boot_trust *t, const char *dir, struct dirent **ents, int n, ingot_error *e)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	size_t nw = cpus < 1 ? 1 : cpus > 16 ? 16 : (size_t)cpus, started = 0;
+	struct dir_load l = { .t = t, .dir = dir, .ents = ents, .n = n };
+	struct dir_worker *w;
+	int r = 0, at = n;
+
+	if (n == 0)
+		return 0;
+	reserve_enrolments(t, (size_t)n);
+	l.slot = t->en + t->n_en;
+	memset(l.slot, 0, (size_t)n * sizeof(*l.slot));
+	atomic_init(&l.next, 0);
+	atomic_init(&l.failed_at, n);
+	if ((size_t)n < 4 * nw)
+		nw = 1;
+	w = xcalloc(nw, sizeof(*w));
+	for (size_t i = 0; i < nw; i++) {
+		w[i].l = &l, w[i].at = n;
+		/* The calling thread is a worker too (and the only one if
+		 * none can be started). */
+		if (i > 0 && pthread_create(&w[i].th, NULL, dir_worker, &w[i]) == 0)
+			started |= (size_t)1 << i;
+	}
+	dir_worker(&w[0]);
+	for (size_t i = 1; i < nw; i++)
+		if (started & ((size_t)1 << i))
+			pthread_join(w[i].th, NULL);
+	for (size_t i = 0; i < nw; i++)
+		if (w[i].at < at)
+			at = w[i].at, r = w[i].r, *e = w[i].e;
+	free(w);
+	if (r < 0) {
+		for (int i = 0; i < n; i++)
+			enrolment_release(&l.slot[i]);
+		return r;
+	}
+	for (int i = 0; i < n; i++)
+		count_enrolment(t);
+	return 0;
+}
+
 int boot_trust_add_dir(struct boot_trust *t, const char *dir, bool firmware_refs, ingot_error *e)
 {
 	struct dirent **ents = NULL;
@@ -193,10 +307,12 @@ int boot_trust_add_dir(struct boot_trust *t, const char *dir, bool firmware_refs
 	if (n < 0)
 		return ingot_fail_kind(e, -errno, ENVELOPE_FAIL_IO, "%s: cannot read directory: %s", dir,
 				       strerror(errno));
+	if (!firmware_refs)
+		r = add_enrolment_dir(t, dir, ents, n, e);
 	for (int i = 0; i < n; i++) {
-		if (r == 0) {
+		if (r == 0 && firmware_refs) {
 			_cleanup_free_ char *p = path_join(dir, ents[i]->d_name);
-			r = firmware_refs ? boot_trust_add_firmware_ref(t, p, e) : boot_trust_add_enrolment(t, p, e);
+			r = boot_trust_add_firmware_ref(t, p, e);
 		}
 		free(ents[i]);
 	}

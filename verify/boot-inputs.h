@@ -78,6 +78,12 @@ void boot_trust_release(struct boot_trust *t);
  * verify-manifest` does it (signatures, statement, schema, expiry at
  * now). */
 int boot_trust_add_enrolment(struct boot_trust *t, const char *path, ingot_error *e);
+/* boot_trust_add_enrolment in two halves: load and verify a record
+ * against t's enrolment keys (t unchanged: under a reader's lock, or
+ * none, since the keyrings never change), then insert it (taking what
+ * *en owns; a node's first record added wins). */
+int boot_trust_load_enrolment(const struct boot_trust *t, const char *path, struct enrolment *out, ingot_error *e);
+void boot_trust_insert_enrolment(struct boot_trust *t, struct enrolment *en);
 int boot_trust_add_firmware_ref(struct boot_trust *t, const char *path, ingot_error *e);
 int boot_trust_add_manifest(struct boot_trust *t, const char *path, time_t now, ingot_error *e);
 
@@ -92,7 +98,8 @@ int boot_trust_mixed_vendors(const struct boot_trust *t, size_t *a, size_t *b);
 
 /* Every *.json in dir added as an enrolment record or a firmware
  * reference (sorted by name); the first that does not verify fails it
- * all: an operator who named a directory expects all of it to count. */
+ * all: an operator who named a directory expects all of it to count.
+ * Enrolment records are loaded on every core. */
 int boot_trust_add_dir(struct boot_trust *t, const char *dir, bool firmware_refs, ingot_error *e);
 
 /* The node's evidence, decoded. */

@@ -196,6 +196,50 @@ static void expect_reason(const json_t *q, const uint8_t *n, size_t nlen, const 
 	}
 }
 
+/* A P-256 AK in PEM_write_PUBKEY's form is read without OpenSSL's PEM
+ * decoder: the same key, the same id (sha256 of its DER
+ * SubjectPublicKeyInfo) as the general way; a point off the curve in
+ * that very form is refused, like any text OpenSSL does not read. */
+static void test_p256_pem_direct(void **state)
+{
+	const struct fixture *f = *state;
+
+	for (int i = 0; i < 8; i++) {
+		EVP_PKEY *k = EVP_PKEY_Q_keygen(NULL, NULL, "EC", "P-256");
+		BIO *b = BIO_new(BIO_s_mem());
+		unsigned char *der = NULL;
+		char *pem, want[SHA256_HEX_LEN + 1], b64[200], bad[300];
+		uint8_t md[SHA256_LEN];
+		struct ak_key *a = NULL;
+		ingot_error e = { 0 };
+		int n = i2d_PUBKEY(k, &der);
+
+		assert_true(n == 91 && b && PEM_write_bio_PUBKEY(b, k));
+		long pl = BIO_get_mem_data(b, &pem);
+		_cleanup_free_ char *text = strndup(pem, (size_t)pl);
+		sha256_buf(der, (size_t)n, md);
+		hex_encode(md, sizeof(md), want);
+		assert_int_equal(ak_key_parse(text, &a, &e), 0);
+		assert_string_equal(ak_key_id(a), want);
+		/* The key read is the key: a quote it signed verifies. */
+		json_t *q = quote_with(f, k, text, TPM2_ALG_SHA256, nonce, sizeof(nonce));
+		struct quote_info qi;
+		assert_int_equal(quote_verify_key(q, nonce, sizeof(nonce), a, NULL, NULL, &qi, &e), 0);
+		json_decref(q);
+		ak_key_free(a);
+		/* Y + 1: off the curve, in the same two lines. */
+		der[90] ^= 1;
+		assert_int_equal(EVP_EncodeBlock((unsigned char *)b64, der, n), 124);
+		snprintf(bad, sizeof(bad), "-----BEGIN PUBLIC KEY-----\n%.64s\n%.60s\n-----END PUBLIC KEY-----\n", b64, b64 + 64);
+		assert_int_equal(strlen(bad), strlen(text));
+		assert_int_not_equal(ak_key_parse(bad, &a, &e), 0);
+		assert_null(a);
+		OPENSSL_free(der);
+		BIO_free(b);
+		EVP_PKEY_free(k);
+	}
+}
+
 static void test_valid_quotes(void **state)
 {
 	struct fixture *f = *state;
@@ -574,6 +618,7 @@ static void test_seen_file_strict(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_p256_pem_direct),
 		cmocka_unit_test(test_valid_quotes),
 		cmocka_unit_test(test_refusals),
 		cmocka_unit_test(test_ak_cache_bound),

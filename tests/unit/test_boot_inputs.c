@@ -113,19 +113,26 @@ static void test_each_node_its_own_key(void **state)
 	boot_trust_release(&t);
 }
 
-static void test_unparsable_key_refused_at_load(void **state)
+/* A signed record whose AK does not parse, as recs/NAME; its path. */
+static char *bad_record(const char *name, const char *node)
 {
 	static const char bad[] = "-----BEGIN PUBLIC KEY-----\nbm90IGEga2V5\n-----END PUBLIC KEY-----\n";
-	_cleanup_free_ char *recs = th_path(dir, "recs"), *path = NULL;
-	struct boot_trust t;
-	ingot_error e = { 0 };
+	_cleanup_free_ char *recs = th_path(dir, "recs");
 	char id[SHA256_HEX_LEN + 1];
-	(void)state;
 
 	memset(id, 'a', SHA256_HEX_LEN);
 	id[SHA256_HEX_LEN] = '\0';
-	record("zz-bad.json", "node-bad", bad, id);
-	path = path_join(recs, "zz-bad.json");
+	record(name, node, bad, id);
+	return path_join(recs, name);
+}
+
+static void test_unparsable_key_refused_at_load(void **state)
+{
+	_cleanup_free_ char *recs = th_path(dir, "recs"), *path = bad_record("zz-bad.json", "node-bad");
+	struct boot_trust t;
+	ingot_error e = { 0 };
+	(void)state;
+
 	trust_init(&t);
 	assert_int_not_equal(boot_trust_add_enrolment(&t, path, &e), 0);
 	assert_non_null(strstr(e.msg, path));
@@ -138,6 +145,31 @@ static void test_unparsable_key_refused_at_load(void **state)
 	assert_non_null(strstr(e.msg, "zz-bad.json"));
 	boot_trust_release(&t);
 	unlink(path);
+}
+
+/* A directory's records are loaded on every core; whichever worker meets
+ * a bad one, the load fails naming the first by name, and nothing is
+ * added. */
+static void test_dir_first_bad_named(void **state)
+{
+	_cleanup_free_ char *recs = th_path(dir, "recs"), *p1 = bad_record("node-20x-bad.json", "node-bad1"),
+			    *p2 = bad_record("zz-bad.json", "node-bad2");
+	struct boot_trust t;
+	ingot_error e = { 0 };
+	(void)state;
+
+	for (int round = 0; round < 20; round++) {
+		trust_init(&t);
+		memset(&e, 0, sizeof(e));
+		assert_int_not_equal(boot_trust_add_dir(&t, recs, false, &e), 0);
+		if (!strstr(e.msg, "node-20x-bad.json"))
+			fail_msg("expected the first bad record by name, got: %s", e.msg);
+		assert_int_equal(t.n_en, 0);
+		assert_null(boot_trust_enrolled(&t, "node-00"));
+		boot_trust_release(&t);
+	}
+	unlink(p1);
+	unlink(p2);
 }
 
 /* The vendors of the trusted manifests, asked once at load: a manifest
@@ -167,6 +199,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_each_node_its_own_key),
 		cmocka_unit_test(test_unparsable_key_refused_at_load),
+		cmocka_unit_test(test_dir_first_bad_named),
 		cmocka_unit_test(test_mixed_vendors),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
