@@ -72,6 +72,9 @@ struct serve {
 	pthread_mutex_t stop_mu;
 	pthread_cond_t stop_cv;
 	int stopping;
+	/* record files refused at a nonce request: node -> struct refused */
+	pthread_mutex_t refused_mu;
+	struct strmap refused;
 	/* the per-node evidence rate: node -> struct rate */
 	pthread_mutex_t rate_mu;
 	struct strmap rates;
@@ -303,16 +306,35 @@ static int64_t now_s(void)
 
 /* ---- endpoints ------------------------------------------------------------ */
 
+/* A record file refused at a nonce request, as it was then. */
+struct refused {
+	dev_t dev;
+	ino_t ino;
+	struct timespec mtime;
+	off_t size;
+};
+
+static int refused_same(const struct refused *r, const struct stat *st)
+{
+	return r && r->dev == st->st_dev && r->ino == st->st_ino && r->size == st->st_size &&
+	       r->mtime.tv_sec == st->st_mtim.tv_sec && r->mtime.tv_nsec == st->st_mtim.tv_nsec;
+}
+
 /* Whether node is enrolled.  A node the table lacks may have been
  * approved since start by another replica sharing the enrolments
  * directory, or recorded there offline: its NODE.json is loaded then,
- * verified as at start (one that does not verify is not trusted, and
- * is tried again, and logged, at the node's next nonce request). */
+ * verified as at start (one that does not verify is not trusted).  The
+ * check runs outside the trust's lock (the keyrings never change), the
+ * write lock is taken only to insert; a file refused is remembered by
+ * what it was (inode, mtime, size) and not verified again, nor logged
+ * again, until it changes: junk in the directory costs one check. */
 static int enrolled_now(struct serve *s, const char *node)
 {
 	_cleanup_free_ char *base = NULL, *path = NULL;
 	ingot_error e = { 0 };
-	int enrolled;
+	struct enrolment en;
+	struct stat st;
+	int enrolled, created;
 
 	pthread_rwlock_rdlock(&s->trust_mu);
 	enrolled = strmap_get(&s->trust.en_of, node) != NULL;
@@ -321,15 +343,30 @@ static int enrolled_now(struct serve *s, const char *node)
 		return enrolled;
 	base = xasprintf("%s.json", node);
 	path = path_join(s->c->enrolments, base);
-	if (access(path, F_OK) < 0)
+	if (stat(path, &st) < 0)
 		return 0;
-	pthread_rwlock_wrlock(&s->trust_mu);
-	enrolled = strmap_get(&s->trust.en_of, node) != NULL;
-	if (!enrolled && boot_trust_add_enrolment(&s->trust, path, &e) == 0)
-		enrolled = strmap_get(&s->trust.en_of, node) != NULL;
-	else if (!enrolled)
+	pthread_mutex_lock(&s->refused_mu);
+	int same = refused_same(strmap_get(&s->refused, node), &st);
+	pthread_mutex_unlock(&s->refused_mu);
+	if (same)
+		return 0;
+	if (boot_trust_load_enrolment(&s->trust, path, &en, &e) < 0) {
 		logf_(s, "enrolments: %s", e.msg);
+		pthread_mutex_lock(&s->refused_mu);
+		void **slot = strmap_put(&s->refused, node, &created);
+		if (created)
+			*slot = xcalloc(1, sizeof(struct refused));
+		*(struct refused *)*slot = (struct refused){ .dev = st.st_dev, .ino = st.st_ino, .mtime = st.st_mtim,
+							     .size = st.st_size };
+		pthread_mutex_unlock(&s->refused_mu);
+		return 0;
+	}
+	pthread_rwlock_wrlock(&s->trust_mu);
+	if (!strmap_get(&s->trust.en_of, node))   /* else another request inserted it first */
+		boot_trust_insert_enrolment(&s->trust, &en);
+	enrolled = strmap_get(&s->trust.en_of, node) != NULL;
 	pthread_rwlock_unlock(&s->trust_mu);
+	enrolment_release(&en);   /* what insert did not take */
 	return enrolled;
 }
 
@@ -1064,6 +1101,7 @@ static struct serve *serve_alloc(const struct serve_config *c)
 	pthread_mutex_init(&s->stop_mu, NULL);
 	pthread_cond_init(&s->stop_cv, NULL);
 	pthread_mutex_init(&s->rate_mu, NULL);
+	pthread_mutex_init(&s->refused_mu, NULL);
 	pthread_rwlock_init(&s->trust_mu, NULL);
 	return s;
 }
@@ -1155,6 +1193,8 @@ void serve_stop(struct serve *s)
 	pthread_mutex_destroy(&s->stop_mu);
 	pthread_cond_destroy(&s->stop_cv);
 	strmap_free(&s->rates, free);
+	strmap_free(&s->refused, free);
+	pthread_mutex_destroy(&s->refused_mu);
 	pthread_mutex_destroy(&s->rate_mu);
 	free(s);
 }
