@@ -117,6 +117,37 @@ static void bind(sqlite3_stmt *st, const char *types, ...)
 	va_end(ap);
 }
 
+/* sql's statement, kept prepared (*kept 1) or, the cache full, prepared
+ * for this once (*kept 0); stmt_done after it ran. */
+static int stmt_get(struct db_sqlite *d, const char *sql, sqlite3_stmt **st, int *kept, ingot_error *e)
+{
+	size_t i;
+	int r;
+
+	for (i = 0; i < STMT_CACHE && d->stmts[i].sql && d->stmts[i].sql != sql; i++)
+		;
+	*kept = i < STMT_CACHE;
+	if (*kept && d->stmts[i].sql) {
+		*st = d->stmts[i].st;
+		return 0;
+	}
+	if ((r = prepare(d->h, sql, st, e)) < 0)
+		return r;
+	if (*kept)
+		d->stmts[i].sql = sql, d->stmts[i].st = *st;
+	return 0;
+}
+
+static void stmt_done(sqlite3_stmt *st, int kept)
+{
+	if (!kept) {
+		sqlite3_finalize(st);
+		return;
+	}
+	sqlite3_reset(st);
+	sqlite3_clear_bindings(st);
+}
+
 /* One statement run to completion; *changes the rows it changed,
  * *first the first column of its first row. */
 static int vrun(struct db_sqlite *d, const char *sql, ingot_error *e, int *changes, int64_t *first, char **text,
@@ -124,33 +155,17 @@ static int vrun(struct db_sqlite *d, const char *sql, ingot_error *e, int *chang
 {
 	sqlite3 *h = d->h;
 	sqlite3_stmt *st = NULL;
-	size_t i;
-	int r;
+	int r, kept;
 
-	for (i = 0; i < STMT_CACHE && d->stmts[i].sql && d->stmts[i].sql != sql; i++)
-		;
-	if (i < STMT_CACHE && d->stmts[i].sql) {
-		st = d->stmts[i].st;
-	} else {
-		if ((r = prepare(h, sql, &st, e)) < 0)
-			return r;
-		if (i < STMT_CACHE)
-			d->stmts[i].sql = sql, d->stmts[i].st = st;
-		else
-			i = (size_t)-1;   /* full: finalized below */
-	}
+	if ((r = stmt_get(d, sql, &st, &kept, e)) < 0)
+		return r;
 	vbind(st, types, ap);
 	r = sqlite3_step(st);
 	if (r == SQLITE_ROW && first)
 		*first = sqlite3_column_int64(st, 0);
 	if (r == SQLITE_ROW && text && sqlite3_column_type(st, 0) != SQLITE_NULL)
 		*text = xstrdup((const char *)sqlite3_column_text(st, 0));
-	if (i == (size_t)-1)
-		sqlite3_finalize(st);
-	else {
-		sqlite3_reset(st);
-		sqlite3_clear_bindings(st);
-	}
+	stmt_done(st, kept);
 	if (r != SQLITE_DONE && r != SQLITE_ROW)
 		return fail(h, e, sql);
 	if (changes)
@@ -169,13 +184,16 @@ static void sqlite_close(struct db *db)
 	}
 }
 
-static int nonce_state(sqlite3 *h, const char *node, const char *nonce, int64_t now, enum db_nonce *out,
+/* The evidence's pre-check, once per piece of evidence: its statement
+ * kept prepared too. */
+static int nonce_state(struct db_sqlite *d, const char *node, const char *nonce, int64_t now, enum db_nonce *out,
 		       ingot_error *e)
 {
+	sqlite3 *h = d->h;
 	sqlite3_stmt *st = NULL;
-	int r;
+	int r, kept;
 
-	if ((r = prepare(h, DB_SQL_NONCE_LOOKUP, &st, e)) < 0)
+	if ((r = stmt_get(d, DB_SQL_NONCE_LOOKUP, &st, &kept, e)) < 0)
 		return r;
 	bind(st, "s", nonce);
 	r = sqlite3_step(st);
@@ -187,14 +205,16 @@ static int nonce_state(sqlite3 *h, const char *node, const char *nonce, int64_t 
 		*out = DB_NONCE_EXPIRED;
 	else if (r == SQLITE_ROW)
 		*out = DB_NONCE_OK;
-	sqlite3_finalize(st);
-	return r == SQLITE_ROW || r == SQLITE_DONE ? 0 : fail(h, e, "nonce lookup");
+	if (r != SQLITE_ROW && r != SQLITE_DONE)
+		r = fail(h, e, "nonce lookup");
+	stmt_done(st, kept);
+	return r == SQLITE_ROW || r == SQLITE_DONE ? 0 : r;
 }
 
 static int sqlite_nonce_check(struct db *db, const char *node, const char *nonce, int64_t now, enum db_nonce *out,
 			      ingot_error *e)
 {
-	return nonce_state(H(db), node, nonce, now, out, e);
+	return nonce_state((struct db_sqlite *)db, node, nonce, now, out, e);
 }
 
 static json_t *col_text(sqlite3_stmt *st, int i)
