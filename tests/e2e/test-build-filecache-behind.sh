@@ -4,7 +4,9 @@
 # write to the segment's data (a write-behind thread does), and the
 # index records go out gathered, not one write(2) per file.  The cache
 # written this way serves a rebuild that reuses every file and writes the
-# same outputs as a build with a fresh store.
+# same outputs as a build with a fresh store.  At level 3 the fragment
+# blocks (the small files and every tail) come from the block cache too:
+# the rebuild compresses nothing.
 . "$(dirname "$0")/lib.sh"
 command -v strace >/dev/null || skip "strace not installed"
 
@@ -49,6 +51,8 @@ idx=$(grep -cE '^[0-9]+ +(write|pwrite64)\([0-9]+</[^>]*/tmp/[0-9]+\.files-idx\.
 note "the segment serves a rebuild: every file reused, the same outputs"
 build "$T/o2" "$T/store" >"$T/warm.out"
 assert_contains "$(cat "$T/warm.out")" "reused    403 files from the file cache" "rebuild summary"
+grep -qE '^blocks +0 compressed, [1-9][0-9]* from the block cache$' "$T/warm.out" ||
+	fail "expected every fragment block from the block cache, got: $(grep '^blocks' "$T/warm.out")"
 build "$T/o3" "$T/fresh" >/dev/null
 for n in fb.sqfs fb.verity fb.manifest.json fb.spdx.json; do
 	assert_eq "$(sha256 "$T/o3/$n")" "$(sha256 "$T/o2/$n")" "$n from the written-behind cache and from a fresh store"
