@@ -47,7 +47,7 @@
 /* The new segment's writes (every compressed block of a cold build, as
  * much again as the image) go through a write-behind thread: they were
  * the feeding thread's, which also reads the packs and feeds the
- * compressors (docs/bench.md, "The file cache written behind").  The
+ * compressors (docs/bench.md, "Against the floor, second step").  The
  * index records, a few dozen bytes per file, are gathered IDX_BUF at a
  * time instead of a write(2) each. */
 #define SEG_WB_SIZE (256u << 10)

@@ -717,7 +717,7 @@ static int writer_setup(struct writer *w, const struct image_opts *o, ingot_erro
 	 * file cache replays whole blocks but keeps tails raw, so a rebuild
 	 * packed and compressed every small file again (fragment blocks
 	 * holding only unchanged tails, in the same order, come out the
-	 * same; docs/bench.md, "Fragment blocks from the block cache"). */
+	 * same; docs/bench.md, "Against the floor, second step"). */
 	if (w->store && !o->no_block_cache && (block_cache_pays(&cfg) || w->fc)) {
 		if ((r = block_cache_open(w->store, w->cmp, &w->bc, e)) < 0)
 			return ingot_prefix(e, "%s", w->name);
