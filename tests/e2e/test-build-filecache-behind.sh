@@ -36,7 +36,8 @@ EOF
 build() { (cd "$T" && "$INGOT" build r.yaml -o "$1" --store "$2" --workers 2 --no-lint); }
 
 note "cold build, its writes traced"
-(cd "$T" && strace -f -qq -y -e trace=execve,write,pwrite64 -e signal=none -o "$T/trace" \
+# (LeakSanitizer cannot run under ptrace: the untraced builds below check leaks)
+(cd "$T" && ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" strace -f -qq -y -e trace=execve,write,pwrite64 -e signal=none -o "$T/trace" \
 	"$INGOT" build r.yaml -o "$T/o1" --store "$T/store" --workers 2 --no-lint >/dev/null) ||
 	fail "the traced build failed"
 main=$(grep -m1 ' execve(' "$T/trace" | awk '{print $1}')   # the build's main thread
