@@ -62,6 +62,7 @@ struct block_cache {
 struct ccmp {
 	struct sqfs_cmp_wrap w;   /* first: freed through sqfs_destroy */
 	struct block_cache *bc;
+	uint32_t below;           /* only blocks shorter than this; 0: all */
 };
 
 
@@ -309,6 +310,8 @@ static sqfs_s32 cached_do_block(sqfs_compressor_t *base, const sqfs_u8 *in, sqfs
 	uint8_t key[32], got[32];
 	sqfs_s32 n;
 
+	if (c->below && size >= c->below)
+		return c->w.inner->do_block(c->w.inner, in, size, out, outsize);
 	if (key_for(bc, in, size, key) < 0)
 		return c->w.inner->do_block(c->w.inner, in, size, out, outsize);
 	h = lookup(bc, key);
@@ -336,11 +339,11 @@ static sqfs_s32 cached_do_block(sqfs_compressor_t *base, const sqfs_u8 *in, sqfs
 static sqfs_object_t *ccmp_copy(const sqfs_object_t *obj)
 {
 	const struct ccmp *c = (const struct ccmp *)obj;
-	return (sqfs_object_t *)block_cache_wrap(c->bc, c->w.inner);
+	return (sqfs_object_t *)block_cache_wrap_below(c->bc, c->w.inner, c->below);
 }
 
 
-static sqfs_compressor_t *wrap_owned(struct block_cache *bc, sqfs_compressor_t *inner)
+static sqfs_compressor_t *wrap_owned(struct block_cache *bc, sqfs_compressor_t *inner, uint32_t below)
 {
 	struct ccmp *c = calloc(1, sizeof(*c));
 	if (!c) {
@@ -348,14 +351,20 @@ static sqfs_compressor_t *wrap_owned(struct block_cache *bc, sqfs_compressor_t *
 		return NULL;
 	}
 	c->bc = bc;
+	c->below = below;
 	sqfs_cmp_wrap_init(&c->w, inner, cached_do_block, ccmp_copy);
 	return &c->w.base;
 }
 
-sqfs_compressor_t *block_cache_wrap(struct block_cache *bc, sqfs_compressor_t *inner)
+sqfs_compressor_t *block_cache_wrap_below(struct block_cache *bc, sqfs_compressor_t *inner, uint32_t below)
 {
 	sqfs_compressor_t *copy = sqfs_copy(inner);
-	return copy ? wrap_owned(bc, copy) : NULL;
+	return copy ? wrap_owned(bc, copy, below) : NULL;
+}
+
+sqfs_compressor_t *block_cache_wrap(struct block_cache *bc, sqfs_compressor_t *inner)
+{
+	return block_cache_wrap_below(bc, inner, 0);
 }
 
 int block_cache_commit(struct block_cache *bc, ingot_error *e)

@@ -43,6 +43,11 @@ int block_cache_open(const struct store *s, sqfs_compressor_t *cmp, struct block
  * compresses; it owns a copy of inner (libsquashfs copies it per worker
  * thread).  NULL when out of memory. */
 sqfs_compressor_t *block_cache_wrap(struct block_cache *bc, sqfs_compressor_t *inner);
+/* The same for blocks shorter than below only; the others go straight to
+ * inner.  With below = the block size, that is the fragment blocks (file
+ * tails packed together: a file's own blocks are whole), which the file
+ * cache does not keep and a rebuild compresses again otherwise. */
+sqfs_compressor_t *block_cache_wrap_below(struct block_cache *bc, sqfs_compressor_t *inner, uint32_t below);
 /* Move this build's new segment into the store (after a good build). */
 int block_cache_commit(struct block_cache *bc, ingot_error *e);
 void block_cache_stats(const struct block_cache *bc, struct block_cache_stats *st);

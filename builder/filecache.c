@@ -27,6 +27,7 @@
 #include "lib/idxmap.h"
 #include "lib/le.h"
 #include "lib/strmap.h"
+#include "lib/writebehind.h"
 #include "lib/xalloc.h"
 
 #define IDX_MAGIC "ingot-files-v2"     /* 16 bytes with its NUL padding */
@@ -43,6 +44,15 @@
 #define REC_HEAD 92
 #define REC_CALL 20                    /* size 4, checksum 4, flags 4, off 8 */
 #define MAX_SEGMENTS 256               /* two fds each, held while a build runs */
+/* The new segment's writes (every compressed block of a cold build, as
+ * much again as the image) go through a write-behind thread: they were
+ * the feeding thread's, which also reads the packs and feeds the
+ * compressors (docs/bench.md, "Against the floor, second step").  The
+ * index records, a few dozen bytes per file, are gathered IDX_BUF at a
+ * time instead of a write(2) each. */
+#define SEG_WB_SIZE (256u << 10)
+#define SEG_WB_NBUF 4
+#define IDX_BUF (64u << 10)
 
 struct fc_entry {                  /* 48 bytes: one per cached file, all loaded */
 	uint8_t sha[32];
@@ -69,6 +79,9 @@ struct file_cache {
 	int new_fd, new_idx;
 	char *new_tmp, *new_idx_tmp;
 	uint64_t new_off;
+	struct writebehind new_wb;     /* new_fd's writes, if its thread started */
+	uint8_t *idx_buf;              /* new_idx's records not yet written (IDX_BUF) */
+	size_t idx_len;
 	int new_err;
 	uint8_t *state;                /* per tree entry */
 	uint64_t *tail_off;
@@ -485,6 +498,9 @@ static int new_segment(struct file_cache *fc)
 		return fc->new_fd;
 	if ((fc->new_idx = store_tmp_create(fc->s, "files-idx", &fc->new_idx_tmp, &ie)) < 0)
 		return fc->new_idx;
+	/* without the thread (or its buffers) the writes are made here */
+	if (writebehind_start(&fc->new_wb, fc->new_fd, 0, SEG_WB_SIZE, SEG_WB_NBUF) < 0)
+		writebehind_free(&fc->new_wb);
 	return write_all(fc->new_idx, IDX_MAGIC "\0", IDX_HEAD);
 }
 
@@ -493,10 +509,33 @@ static int append_data(struct file_cache *fc, const void *data, size_t len, uint
 	int r = new_segment(fc);
 	if (r < 0)
 		return r;
-	if ((r = write_all(fc->new_fd, data, len)) < 0)
+	if ((r = fc->new_wb.started ? writebehind_write(&fc->new_wb, data, len)
+				    : write_all(fc->new_fd, data, len)) < 0)
 		return r;
 	*off = fc->new_off;
 	fc->new_off += len;
+	return 0;
+}
+
+static int flush_idx(struct file_cache *fc)
+{
+	int r = fc->idx_len ? write_all(fc->new_idx, fc->idx_buf, fc->idx_len) : 0;
+	fc->idx_len = 0;
+	return r;
+}
+
+static int append_idx(struct file_cache *fc, const void *rec, size_t len)
+{
+	int r;
+
+	if (!fc->idx_buf && !(fc->idx_buf = malloc(IDX_BUF)))
+		return write_all(fc->new_idx, rec, len);
+	if (fc->idx_len + len > IDX_BUF && (r = flush_idx(fc)) < 0)
+		return r;
+	if (len > IDX_BUF)
+		return write_all(fc->new_idx, rec, len);
+	memcpy(fc->idx_buf + fc->idx_len, rec, len);
+	fc->idx_len += len;
 	return 0;
 }
 
@@ -525,7 +564,7 @@ static int write_record(struct file_cache *fc, size_t id, const struct fc_call *
 		le_put(c + 8, calls[k].flags, 4);
 		le_put(c + 12, calls[k].off, 8);
 	}
-	if ((r = new_segment(fc)) < 0 || (r = write_all(fc->new_idx, rec, len)) < 0)
+	if ((r = new_segment(fc)) < 0 || (r = append_idx(fc, rec, len)) < 0)
 		return r;
 	atomic_fetch_add(&fc->recorded, 1);
 	fc->state[id] = ST_DONE;
@@ -730,7 +769,12 @@ int file_cache_commit(struct file_cache *fc, ingot_error *e)
 	pthread_mutex_lock(&fc->lock);
 	if (!fc->new_err && (r = finish_current(fc)) < 0)
 		fc->new_err = r;
+	if (!fc->new_err && fc->new_fd >= 0 && (r = flush_idx(fc)) < 0)
+		fc->new_err = r;
 	pthread_mutex_unlock(&fc->lock);
+	/* every block written before the segment is named */
+	if ((r = writebehind_finish(&fc->new_wb)) < 0 && !fc->new_err)
+		fc->new_err = r;
 	/* the cache is an optimisation: a segment that could not be written
 	 * is dropped, the build stands */
 	if (fc->new_err || fc->new_fd < 0)
@@ -764,6 +808,8 @@ void file_cache_close(struct file_cache *fc)
 		close(fc->data_fd[i]);
 		close(fc->idx_fd[i]);
 	}
+	writebehind_free(&fc->new_wb);   /* its thread writes to new_fd */
+	free(fc->idx_buf);
 	store_tmp_abort(fc->new_fd, &fc->new_tmp);
 	store_tmp_abort(fc->new_idx, &fc->new_idx_tmp);
 	free(fc->data_fd);

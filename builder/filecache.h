@@ -3,8 +3,10 @@
  * compressor's identity (blockcache.h), instead of reading and compressing
  * it again, at every compression level.  An unchanged artifact (same pin)
  * is then neither unpacked, read nor compressed; only the file tails,
- * which share fragment blocks with their neighbours, go through the
- * compressor again (from the cache too, not from the pack).
+ * which share fragment blocks with their neighbours, are packed again
+ * (from the cache too, not from the pack), and a fragment block that
+ * comes out as before is taken from the block cache, which keeps the
+ * fragment blocks at every level (image.c).
  *
  * What is kept per file is exactly what libsquashfs' block processor
  * handed its block writer for that file (size, checksum, flags and bytes

@@ -713,10 +713,16 @@ static int writer_setup(struct writer *w, const struct image_opts *o, ingot_erro
 	 * two sha256 passes a cached block needs (key and check, ~1.7 GB/s
 	 * each with SHA-NI): not for lz4 or zstd below level 6, which
 	 * compress at several hundred MB/s.  Metadata goes directly. */
-	if (w->store && !o->no_block_cache && block_cache_pays(&cfg)) {
+	/* Below that, with the file cache on, the fragment blocks only: the
+	 * file cache replays whole blocks but keeps tails raw, so a rebuild
+	 * packed and compressed every small file again (fragment blocks
+	 * holding only unchanged tails, in the same order, come out the
+	 * same; docs/bench.md, "Against the floor, second step"). */
+	if (w->store && !o->no_block_cache && (block_cache_pays(&cfg) || w->fc)) {
 		if ((r = block_cache_open(w->store, w->cmp, &w->bc, e)) < 0)
 			return ingot_prefix(e, "%s", w->name);
-		if (!(w->data_cmp = block_cache_wrap(w->bc, w->cmp)))
+		if (!(w->data_cmp = block_cache_wrap_below(w->bc, w->cmp,
+							   block_cache_pays(&cfg) ? 0 : o->block_size)))
 			return ingot_fail(e, -ENOMEM, "%s: out of memory", w->name);
 	}
 	/* Ordering of blocks is the processor's job: results are written in

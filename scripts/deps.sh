@@ -9,7 +9,7 @@ swtpm swtpm-tools tpm2-tools zstd xz-utils binutils kmod jq xxd time python3 pyt
 groff-base man-db mandoc systemd
 python3-click python3-license-expression python3-ply python3-yaml python3-rdflib
 python3-semantic-version python3-uritools python3-xmltodict
-qemu-system-x86 ovmf systemd-boot-efi sbsigntool python3-pefile mmdebstrap patch isal
+qemu-system-x86 ovmf systemd-boot-efi sbsigntool python3-pefile mmdebstrap patch isal strace
 libmicrohttpd-dev libsqlite3-dev sqlite3 libcurl4-openssl-dev libsystemd-dev
 libpq-dev postgresql-15
 slurmctld slurmd slurm-client munge socat"

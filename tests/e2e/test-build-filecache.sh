@@ -1,7 +1,7 @@
 #!/bin/bash
 # The store's file cache through `ingot build`: a rebuild after one
 # artifact changed takes every unchanged file's compressed blocks from the
-# store (at level 3, where the block cache is off) and writes the same
+# store (at level 3, where the block cache keeps the fragment blocks only) and writes the same
 # image, verity tree, manifest and SBOM as a build with a fresh store; a
 # file replaced by a later artifact is still the later one's; a damaged
 # cache segment is not used and changes nothing.

@@ -117,6 +117,43 @@ static char *only_file(const char *suffix)
 	return found;
 }
 
+/* block_cache_wrap_below: a block of the cut's size or more goes straight
+ * to the compressor (not looked up, not recorded); a shorter one (a
+ * fragment block) is cached, and a second run answers it from the cache
+ * with the compressor's very bytes. */
+static void test_below(void **state)
+{
+	(void)state;
+	static uint8_t blk[NBLK][BS], out[2][BS], ref[BS];
+	sqfs_compressor_t *plain = make_cmp("zstd", 3);
+	ingot_error e = { 0 };
+	sqfs_s32 n[2][2];
+
+	fill(blk);
+	for (int round = 0; round < 2; round++) {
+		struct block_cache *bc = NULL;
+		struct block_cache_stats st;
+		assert_int_equal(block_cache_open(&store, plain, &bc, &e), 0);
+		sqfs_compressor_t *c = block_cache_wrap_below(bc, plain, BS);
+		sqfs_compressor_t *c2 = sqfs_copy(c);   /* the cut survives a worker's copy */
+		assert_non_null(c);
+		assert_non_null(c2);
+		n[round][0] = c2->do_block(c2, blk[0], BS, out[0], BS);          /* whole */
+		n[round][1] = c2->do_block(c2, blk[0], BS - 100, out[1], BS);    /* short */
+		assert_int_equal(block_cache_commit(bc, &e), 0);
+		block_cache_stats(bc, &st);
+		assert_int_equal(st.hits, round);       /* the short block, the second time */
+		assert_int_equal(st.misses, 1 - round);
+		assert_int_equal(plain->do_block(plain, blk[0], BS - 100, ref, BS), n[round][1]);
+		assert_memory_equal(out[1], ref, (size_t)n[round][1]);
+		sqfs_destroy(c2);
+		sqfs_destroy(c);
+		block_cache_close(bc);
+	}
+	assert_int_equal(n[0][0], n[1][0]);
+	sqfs_destroy(plain);
+}
+
 static void test_roundtrip(void **state)
 {
 	static uint8_t blk[NBLK][BS], want[NBLK][BS], out[NBLK][BS];
@@ -287,6 +324,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_roundtrip, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_below, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_settings_apart, setup, teardown),
 		cmocka_unit_test(test_pays),
 		cmocka_unit_test_setup_teardown(test_image_same_bytes, setup, teardown),
