@@ -39,7 +39,11 @@
 #            GPU), boot-check admitting the measured boot under Secure
 #            Boot with the firmware reference (nothing accepted), audit
 #            finding nothing wrong with the evidence (the tuple, not
-#            checked without a GPU, named unverified).
+#            checked without a GPU, named unverified).  The image's own
+#            ingot-attest.service pushes quote, log and report to the
+#            host's verifier (below): it admits the boot by its quote, but
+#            the report's GPU checks could not be made: not-made ("could
+#            not check"), and the Slurm node stays drained with that reason.
 #   overlay  the good image, a byte appended to nvidia-smi in the running
 #            root by the test layer before ingot-verify: the files check
 #            fails and names it, image and tpm pass, the node is refused;
@@ -48,7 +52,8 @@
 #            rejected by service")
 #   flipped  one flipped image byte: dm-verity refuses, nothing runs
 #   sboff    the same UKI and firmware code, a variable store without keys
-#            (Secure Boot off, no lockdown): boot-check refuses PCR 7
+#            (Secure Boot off, no lockdown): boot-check refuses PCR 7, and
+#            so does the host's verifier it pushes to (the node drained)
 #   otherkey the good UKI signed by a key enrolled nowhere: the firmware
 #            refuses to run it ("Access Denied"), no evidence: refused
 #   amd      the AMD MI300X image (recipes/real/amd-mi300x.yaml), its
@@ -58,6 +63,14 @@
 #            amdgpu, its firmware, HIP, HSA, RCCL and SMI, the GPU facts
 #            "could not check", and boot-check admits the quote as for
 #            the NVIDIA image; the ROCm versions it saw are printed
+# The host's verifier (boot_verifier, scripts/boot-lib.sh): `ingot serve` on
+# loopback, started once the reference boot gave the firmware reference,
+# trusting what boot-check trusts; with Slurm installed (and root) a
+# slurmctld and a slurmd standing in for the guest's, whose node is DOWN
+# until the verifier's hook resumes it.  A pushing case's guest reaches it
+# through a virtio-serial port (ingot.0) that socat relays to loopback: no
+# guest network.  The verdict is read from the verifier's database, and
+# the node's Slurm states are watched through the boot.
 # Each boot takes a few minutes under TCG.  INGOT_REAL_BOOT_CASES picks
 # the cases (default: all seven, in this order; good and amd need kernel's
 # firmware reference first).
