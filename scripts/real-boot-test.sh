@@ -395,7 +395,7 @@ case_good() {
 	# checks could not be made, so the node is not admitted.
 	pushed good "not-made: tuple: could not check: *" "the verifier admitted the measured boot by its quote, but \
 the node report's GPU checks could not be made without a GPU: its verdict is not-made (could not check), never \
-an admission, so the node stays out of service, correctly (a node with its GPU would be admitted)"
+an admission, so the node stays out of service, correctly"
 }
 
 # 1b. the good image, with a file of it changed in the running root
