@@ -1,7 +1,10 @@
 # Shared by scripts/boot-test.sh and scripts/real-boot-test.sh (sourced):
 # the swtpm enrolment before any boot, and the QEMU machine every boot
-# runs on; tests/e2e/swtpm.sh uses its swtpm_localca_setup.  Needs INGOT
-# (the ingot binary) and BOOT_TIMEOUT (seconds).
+# runs on; the host's verifier the boots push their evidence to, relayed
+# to the guest, and the Slurm node it moves; tests/e2e/swtpm.sh uses its
+# swtpm_localca_setup.  Needs INGOT (the ingot binary), BOOT_TIMEOUT
+# (seconds) and, for the verifier's helpers, BOOT_TEST (the script's
+# name, for what they say).
 
 # swtpm_localca_setup DIR CA MODEL BANKS: a swtpm state in DIR with those
 # PCR banks, an EK and its certificate (and a platform certificate for
@@ -134,13 +137,104 @@ boot_evidence_in() {
 # boot_relay SOCK ADDRESS: the host's side of the guest's ingot.0 port:
 # socat listens on the Unix socket SOCK (QEMU connects to it) and carries
 # the bytes to the verifier's loopback ADDRESS (HOST:PORT), one stream per
-# boot (`ingot attest push --via` speaks HTTP/1.1 over it).  Sets
-# BOOT_RELAY_PID; returns 1 when socat is missing or does not listen.
+# boot (`ingot attest push --via` speaks HTTP/1.1 over it): start one
+# before each boot that pushes.  boot_verifier_stop stops it; returns 1
+# when socat is missing or does not listen.
+BOOT_VERIFIER_PIDS=()
 boot_relay() {
 	command -v socat >/dev/null 2>&1 || return 1
 	rm -f "$1"
 	socat UNIX-LISTEN:"$1" TCP:"$2" &
-	BOOT_RELAY_PID=$!
+	BOOT_VERIFIER_PIDS+=($!)
 	for _ in $(seq 50); do [ -S "$1" ] && return 0; sleep 0.1; done
 	return 1
+}
+
+# boot_verifier DIR NODE ENROLMENT MANIFEST KEYRING [FIRMWARE-REF]: the
+# host's verifier for the boots that push their evidence (the verifier,
+# not the guest, decides): `ingot serve` on loopback (DIR/verifier.conf,
+# its database DIR/verifier.sqlite) trusting KEYRING, the signed MANIFEST,
+# NODE's ENROLMENT record and the platform's FIRMWARE-REF.  Without one
+# the boot is the platform's reference boot: unknown-firmware is accepted
+# by name (the verdict says so).  With Slurm's daemons installed and root,
+# a test cluster in DIR/slurm (tests/e2e/slurm-lib.sh) where NODE, a
+# slurmd standing in for the guest's, is DOWN until the verifier's hook
+# (server/dist/slurm-hook) resumes it.  Says what it started on stderr,
+# each line prefixed with BOOT_TEST (the script's name).  Sets BOOT_VADDR
+# (HOST:PORT), BOOT_VDIR (DIR) and BOOT_SLURM (1: the cluster runs);
+# returns 1 with a FAIL line when the cluster or the verifier did not
+# start.  boot_verifier_stop stops all of it.
+boot_verifier() {
+	local v=$1 node=$2 enrolment=$3 manifest=$4 keyring=$5 fwref=${6:-} lib i
+	lib=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+	BOOT_VDIR=$v BOOT_VADDR="" BOOT_SLURM=0 SLURM_PIDS=""
+	mkdir -p "$v/enrolments" "$v/firmware"
+	cp "$enrolment" "$v/enrolments/$node.json"
+	[ -z "$fwref" ] || cp "$fwref" "$v/firmware/"
+	. "$lib/tests/e2e/slurm-lib.sh"
+	if ! slurm_found || [ "$(id -u)" != 0 ]; then
+		echo "$BOOT_TEST: slurm: not installed (or not root): the verifier's database only" >&2
+	elif slurm_cluster_start "$v/slurm" "$node" 2>"$v/slurm.err"; then
+		BOOT_SLURM=1
+		echo "$BOOT_TEST: slurm: slurmctld and slurmd (standing in for the guest's) on loopback; $node: $(slurm_state "$node")" >&2
+	else
+		echo "$BOOT_TEST: FAIL: the Slurm test cluster did not start: $(tail -n 1 "$v/slurm.err")" >&2
+		return 1
+	fi
+	{
+		echo "listen = 127.0.0.1:0"
+		echo "database = verifier.sqlite"
+		echo "keyring = $keyring"
+		echo "enrolments = enrolments"
+		echo "firmware-refs = firmware"
+		echo "manifest = $manifest"
+		[ -n "$fwref" ] || echo "accept-weak = unknown-firmware"
+		echo "# one relayed stream per boot, open from QEMU's start: idle while the"
+		echo "# guest boots, which lasts BOOT_TIMEOUT at most"
+		echo "connection-timeout = $BOOT_TIMEOUT"
+		[ "$BOOT_SLURM" = 0 ] || echo "hook = $lib/server/dist/slurm-hook"
+	} >"$v/verifier.conf"
+	"$INGOT" serve --config "$v/verifier.conf" >"$v/serve.out" 2>"$v/serve.err" &
+	BOOT_VERIFIER_PIDS+=($!)
+	for i in $(seq 100); do grep -q '^listening on ' "$v/serve.out" 2>/dev/null && break; sleep 0.1; done
+	BOOT_VADDR=$(sed -n 's/^listening on //p' "$v/serve.out")
+	if [ -z "$BOOT_VADDR" ]; then
+		echo "$BOOT_TEST: FAIL: ingot serve did not start: $(tail -n 3 "$v/serve.err")" >&2
+		return 1
+	fi
+	echo "$BOOT_TEST: verifier: ingot serve on $BOOT_VADDR$([ -z "$fwref" ] || echo " with the platform's firmware reference")" >&2
+}
+
+# boot_verifier_stop: everything boot_verifier, boot_relay and
+# boot_watch_start started, by pid.
+boot_verifier_stop() {
+	local p
+	for p in "${BOOT_VERIFIER_PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
+	BOOT_VERIFIER_PIDS=()
+	[ -z "${SLURM_PIDS:-}" ] || slurm_cluster_stop
+}
+
+# boot_verdicts NODE: the verifier's stored verdicts for NODE, oldest
+# first, one "VERDICT: REASON" a line (its database, not the guest's word).
+boot_verdicts() {
+	sqlite3 -batch "$BOOT_VDIR/verifier.sqlite" \
+		"SELECT verdict || ': ' || reason FROM verdicts WHERE node = '$1' ORDER BY id" 2>&1 || true
+}
+
+# boot_watch_start NODE FILE: each new Slurm state of NODE ("STATE|REASON",
+# slurm_state) to FILE while a boot runs; boot_watch_stop ends it.
+boot_watch_start() {
+	local last="" s
+	while :; do
+		s=$(slurm_state "$1")
+		[ "$s" = "$last" ] || { echo "$s"; last=$s; }
+		sleep 0.5
+	done >"$2" &
+	BOOT_WATCH_PID=$!
+	BOOT_VERIFIER_PIDS+=("$BOOT_WATCH_PID")
+}
+boot_watch_stop() {
+	sleep 1
+	kill "$BOOT_WATCH_PID" 2>/dev/null || true
+	wait "$BOOT_WATCH_PID" 2>/dev/null || true
 }

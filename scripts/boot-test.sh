@@ -58,6 +58,7 @@ cd "$(dirname "$0")/.."
 ROOT=$(pwd)
 INGOT=$ROOT/$BUILD/ingot
 . scripts/boot-lib.sh
+BOOT_TEST=boot-test
 NAME=demo-h100-boot
 B=$ROOT/$OUT/$NAME
 W=$ROOT/$OUT/test
@@ -69,14 +70,7 @@ done
 rm -rf "$W" && mkdir -p "$W"
 fails=0
 # Everything started here is stopped on exit, by pid.
-PIDS=()
-SLURM_PIDS=""
-stop_all() {
-	local p
-	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
-	[ -z "$SLURM_PIDS" ] || slurm_cluster_stop
-}
-trap stop_all EXIT
+trap boot_verifier_stop EXIT
 KEYRING=$ROOT/$OUT/keyring.json
 # The platform's firmware reference, recorded from the good boot (the
 # reference boot of this QEMU/OVMF platform) and used from then on.
@@ -177,61 +171,22 @@ rm -rf "$W/again-store"
 enrol sha256 sha256
 enrol all sha1,sha256,sha384,sha512
 
-# The host's verifier for the good boot: `ingot serve` on loopback with the
-# keyring, the manifest and the enrolled AK of the SHA-256 TPM.  The good
-# boot is this platform's reference boot, so no firmware reference exists
-# yet: the verifier accepts unknown-firmware by name (said in its verdict).
-# Its hook is the shipped Slurm hook when a test cluster runs.
-V=$W/verifier
-mkdir -p "$V/enrolments" "$V/firmware"
-cp "$W/enrol-sha256/enrolment.dsse.json" "$V/enrolments/boot-test.json"
-SLURM=0
-. "$ROOT/tests/e2e/slurm-lib.sh"
-if slurm_found && [ "$(id -u)" = 0 ]; then
-	if slurm_cluster_start "$W/slurm" boot-test; then
-		SLURM=1
-		echo "boot-test: slurm: slurmctld and slurmd (standing in for the guest's) on loopback; boot-test: $(slurm_state boot-test)" >&2
-	else
-		echo "boot-test: FAIL: the Slurm test cluster did not start ($W/slurm/log)" >&2; fails=$((fails + 1))
-	fi
-else
-	echo "boot-test: slurm: not installed (or not root): the verifier's database only" >&2
-fi
-cat >"$V/verifier.conf" <<CONF
-listen = 127.0.0.1:0
-database = verifier.sqlite
-keyring = $KEYRING
-enrolments = enrolments
-firmware-refs = firmware
-manifest = $B.manifest.dsse.json
-accept-weak = unknown-firmware
-# one relayed stream per boot, idle while the guest boots
-connection-timeout = 600
-CONF
-[ "$SLURM" = 0 ] || echo "hook = $ROOT/server/dist/slurm-hook" >>"$V/verifier.conf"
-"$INGOT" serve --config "$V/verifier.conf" >"$V/serve.out" 2>"$V/serve.err" &
-PIDS+=($!)
-for _ in $(seq 100); do grep -q '^listening on ' "$V/serve.out" 2>/dev/null && break; sleep 0.1; done
-VADDR=$(sed -n 's/^listening on //p' "$V/serve.out")
+# The host's verifier for the good boot (boot_verifier, scripts/boot-lib.sh):
+# `ingot serve` on loopback with the keyring, the manifest and the enrolled
+# AK of the SHA-256 TPM, and a Slurm test cluster when Slurm is installed.
+# The good boot is this platform's reference boot, so no firmware reference
+# exists yet: the verifier accepts unknown-firmware by name (said in its
+# verdict).
 PUSH=0
-if [ -z "$VADDR" ]; then
-	echo "boot-test: FAIL: ingot serve did not start: $(tail -3 "$V/serve.err")" >&2; fails=$((fails + 1))
-elif ! boot_relay "$W/port.sock" "$VADDR"; then
+if ! boot_verifier "$W/verifier" boot-test "$W/enrol-sha256/enrolment.dsse.json" "$B.manifest.dsse.json" "$KEYRING"; then
+	fails=$((fails + 1))
+elif ! boot_relay "$W/port.sock" "$BOOT_VADDR"; then
 	echo "boot-test: FAIL: no relay (socat) for the guest's port" >&2; fails=$((fails + 1))
 else
-	PIDS+=("$BOOT_RELAY_PID")
 	PUSH=1
-	echo "boot-test: verifier: ingot serve on $VADDR, the guest's port ingot.0 relayed to it" >&2
+	echo "boot-test: verifier: the guest's port ingot.0 relayed to it" >&2
 fi
-# slurm_watch NODE: each new state of NODE, while it runs.
-slurm_watch() {
-	local last="" s
-	while :; do
-		s=$(slurm_state "$1")
-		[ "$s" = "$last" ] || { echo "$s"; last=$s; }
-		sleep 0.5
-	done
-}
+SLURM=${BOOT_SLURM:-0}
 
 # logedit LOG OUT MODE: a copy of a TCG2 crypto-agile event log with one
 # event changed and its digests kept, so it still replays to the quoted
@@ -301,17 +256,17 @@ pcr() { jq -r --arg n "$2" '.pcrs.sha256[$n] // empty' "$W/$1/ev/quote.json" 2>/
 #    GPU-less tuple).  Then (action extend15) PCR 15 is extended once more,
 #    as a process on a tampered node would, and the second quote is
 #    refused, by boot-check and by the guest's verify.
-if [ "$SLURM" = 1 ]; then slurm_watch boot-test >"$W/slurm-states" & WATCH=$!; PIDS+=($WATCH); fi
+[ "$SLURM" = 0 ] || boot_watch_start boot-test "$W/slurm-states"
 if [ "$PUSH" = 1 ]; then
-	PUSH_URL=http://$VADDR BOOT_PORT_SOCK=$W/port.sock boot good "$B.efi" "$B.sqfs" "$B.verity" sb sha256 extend15
+	PUSH_URL=http://$BOOT_VADDR BOOT_PORT_SOCK=$W/port.sock boot good "$B.efi" "$B.sqfs" "$B.verity" sb sha256 extend15
 else
 	boot good "$B.efi" "$B.sqfs" "$B.verity" sb sha256 extend15
 fi
-[ "$SLURM" = 0 ] || { sleep 1; kill "$WATCH" 2>/dev/null || true; }
+[ "$SLURM" = 0 ] || boot_watch_stop
 # The verifier's word, not the guest's: its database holds an admission
 # (the boot as booted) and then a refusal (PCR 15 extended after it).
 if [ "$PUSH" = 1 ]; then
-	VERDICTS=$(sqlite3 -batch "$V/verifier.sqlite" "SELECT verdict || ': ' || reason FROM verdicts WHERE node = 'boot-test' ORDER BY id" 2>&1 || true)
+	VERDICTS=$(boot_verdicts boot-test)
 	echo "boot-test: good: pushed to the host's verifier; its database, node boot-test:" >&2
 	printf '%s\n' "$VERDICTS" | sed 's/^/boot-test: good:   /' >&2
 	if [[ "$(printf '%s\n' "$VERDICTS" | sed -n 1p)" != "admit: "*"unknown-firmware"* ]] ||

@@ -39,7 +39,11 @@
 #            GPU), boot-check admitting the measured boot under Secure
 #            Boot with the firmware reference (nothing accepted), audit
 #            finding nothing wrong with the evidence (the tuple, not
-#            checked without a GPU, named unverified).
+#            checked without a GPU, named unverified).  The image's own
+#            ingot-attest.service pushes quote, log and report to the
+#            host's verifier (below): it admits the boot by its quote, but
+#            the report's GPU checks could not be made: not-made ("could
+#            not check"), and the Slurm node stays drained with that reason.
 #   overlay  the good image, a byte appended to nvidia-smi in the running
 #            root by the test layer before ingot-verify: the files check
 #            fails and names it, image and tpm pass, the node is refused;
@@ -48,7 +52,8 @@
 #            rejected by service")
 #   flipped  one flipped image byte: dm-verity refuses, nothing runs
 #   sboff    the same UKI and firmware code, a variable store without keys
-#            (Secure Boot off, no lockdown): boot-check refuses PCR 7
+#            (Secure Boot off, no lockdown): boot-check refuses PCR 7, and
+#            so does the host's verifier it pushes to (the node drained)
 #   otherkey the good UKI signed by a key enrolled nowhere: the firmware
 #            refuses to run it ("Access Denied"), no evidence: refused
 #   amd      the AMD MI300X image (recipes/real/amd-mi300x.yaml), its
@@ -58,6 +63,14 @@
 #            amdgpu, its firmware, HIP, HSA, RCCL and SMI, the GPU facts
 #            "could not check", and boot-check admits the quote as for
 #            the NVIDIA image; the ROCm versions it saw are printed
+# The host's verifier (boot_verifier, scripts/boot-lib.sh): `ingot serve` on
+# loopback, started once the reference boot gave the firmware reference,
+# trusting what boot-check trusts; with Slurm installed (and root) a
+# slurmctld and a slurmd standing in for the guest's, whose node is DOWN
+# until the verifier's hook resumes it.  A pushing case's guest reaches it
+# through a virtio-serial port (ingot.0) that socat relays to loopback: no
+# guest network.  The verdict is read from the verifier's database, and
+# the node's Slurm states are watched through the boot.
 # Each boot takes a few minutes under TCG.  INGOT_REAL_BOOT_CASES picks
 # the cases (default: all seven, in this order; good and amd need kernel's
 # firmware reference first).
@@ -69,6 +82,9 @@ ROOT=$(pwd)
 case $OUT in /*) ;; *) OUT=$ROOT/$OUT ;; esac
 INGOT=$ROOT/$BUILD/ingot
 . scripts/boot-lib.sh
+BOOT_TEST=real-boot-test
+# the host's verifier, its relays and Slurm test cluster, stopped on exit by pid
+trap boot_verifier_stop EXIT
 CACHE=${INGOT_REAL_CACHE:-/var/cache/ingot-real}
 NAME=real-h100-test
 R=$OUT/$NAME.yaml
@@ -91,6 +107,8 @@ E=$T/enrol
 # The platform's signed firmware reference, recorded from the first boot.
 FWREF=$T/firmware-ref.dsse.json
 PLATFORM=qemu-q35-ovmf-secboot-snakeoil
+# The cases whose guest pushes its evidence to the host's verifier.
+PUSH_CASES="good sboff"
 
 # enrol: the AK every boot quotes with (boot_enrol, scripts/boot-lib.sh):
 # a swtpm state with a SHA-256 bank, the AK enrolled for $NODE before any
@@ -155,17 +173,83 @@ boot() {
 	cp "$B.manifest.json" "$d/in/"
 	cp "$KEYRING" "$d/in/keyring.json"
 	[ -z "$action" ] || echo "$action" > "$d/in/action"
+	local sock=""
+	case " $PUSH_CASES " in *" $c "*) ! push_input "$c" || sock=$T/port.sock ;; esac
 	boot_evidence_in "$d" 64M
 	say "$c: booting (QEMU TCG, OVMF Secure Boot code + $vars, swtpm, production init -> systemd)"
 	t=$(date +%s)
-	boot_start "$d" "$img" "$verity" 2048 -machine q35,smm=on -global driver=cfi.pflash01,property=secure,value=on \
+	[ -z "$sock" ] || [ "$BOOT_SLURM" = 0 ] || boot_watch_start "$NODE" "$d/slurm-states"
+	BOOT_PORT_SOCK=$sock boot_start "$d" "$img" "$verity" 2048 -machine q35,smm=on \
+		-global driver=cfi.pflash01,property=secure,value=on \
 		-drive if=pflash,format=raw,unit=0,readonly=on,file="$OVMF/OVMF_CODE_4M.secboot.fd"
 	[ -z "$stop" ] || boot_stop_at "$stop"
 	boot_wait || rc=$?
+	[ -z "$sock" ] || [ "$BOOT_SLURM" = 0 ] || boot_watch_stop
 	echo $(($(date +%s) - t)) > "$d/seconds"
 	say "$c: powered off after $(cat "$d/seconds") s (qemu exit $rc, console: $d/console.log)"
 	[ "$rc" = 0 ] || [ -n "$stop" ] || return 1
 	tar -xf "$d/evidence.img" -C "$d/ev" 2>/dev/null || true
+}
+
+# push_input CASE: the case's guest pushes its evidence to the host's
+# verifier (the image's own ingot-attest.service, pointed at it by the
+# test layer's drop-in): started at the first such case, once the
+# platform's firmware reference exists (the verifier loads its trust at
+# start), trusting what judge trusts and accepting nothing by name; a
+# relay for this boot from the guest's port ingot.0 to it; and the push's
+# settings in the case's input (attest.env).  Returns 1 (counted as a
+# failure) when it cannot push.
+VERIFIER=none
+push_input() {
+	local c=$1
+	if [ "$VERIFIER" = none ]; then
+		VERIFIER=failed
+		[ -f "$FWREF" ] || { failed "$c: no verifier without the firmware reference (run the kernel case first)"; return 1; }
+		boot_verifier "$T/verifier" "$NODE" "$E/enrolment.dsse.json" "$B.manifest.dsse.json" "$KEYRING" "$FWREF" ||
+			{ fails=$((fails + 1)); return 1; }
+		VERIFIER=up
+	fi
+	[ "$VERIFIER" = up ] || return 1
+	boot_relay "$T/port.sock" "$BOOT_VADDR" || { failed "$c: no relay (socat) for the guest's port"; return 1; }
+	boot_verdicts "$NODE" | grep -c ': ' >"$T/$c/verdicts-before" || true
+	cat >"$T/$c/in/attest.env" <<ENV
+INGOT_VERIFIER=http://$BOOT_VADDR
+INGOT_AK=/run/ingot/in/ak
+INGOT_PUSH_REPORT=1
+INGOT_ATTEST_ARGS="--via /dev/virtio-ports/ingot.0 --node $NODE"
+ENV
+	say "$c: the guest pushes to the host's verifier through its port ingot.0 (relayed to $BOOT_VADDR)"
+}
+
+# pushed CASE VERDICT WHY: CASE's guest pushed its evidence and the
+# verifier (its database, not the guest's word) stored one verdict for
+# it, matching the glob VERDICT ("VERDICT: REASON"); with Slurm the node
+# was never schedulable during the boot and ends drained with that
+# verdict as its reason.  WHY: what that means, said in the output.
+pushed() {
+	local c=$1 want=$2 why=$3 d=$T/$1 new heard
+	[ "$VERIFIER" = up ] || return 0
+	# push's own line in the guest's journal: "boot VERDICT: REASON"
+	heard=$(grep -a 'ingot-attest' "$d/ev/journal.txt" 2>/dev/null |
+		sed -n 's/.*: boot \(admit\|refuse\|unverified\|not-made\): /\1: /p' | head -n 1 || true)
+	say "$c: the guest's ingot-attest heard: ${heard:-nothing (journal: $d/ev/journal.txt)}"
+	new=$(boot_verdicts "$NODE" | tail -n +$(($(cat "$d/verdicts-before") + 1)))
+	say "$c: the host's verifier stored: ${new:-nothing}"
+	if [ "$(printf '%s\n' "$new" | grep -c ': ')" != 1 ] || [[ "$new" != $want ]]; then
+		failed "$c: expected the verifier to store one verdict '$want'"
+		return
+	fi
+	[ "$heard" = "$new" ] || failed "$c: the guest heard another verdict than the verifier stored"
+	if [ "$BOOT_SLURM" = 1 ]; then
+		say "$c: Slurm node $NODE, as it changed: $(paste -sd ';' "$d/slurm-states")"
+		! grep -Eq '^(idle|mixed|allocated|completing)' "$d/slurm-states" ||
+			failed "$c: the node was schedulable during the boot"
+		# (the reason's start: Slurm may shorten a long one)
+		[[ "$(tail -n 1 "$d/slurm-states")" == *drain*"|ingot: ${new:0:40}"* ]] ||
+			failed "$c: expected Slurm to show $NODE drained with the verdict's reason"
+		why="$why; Slurm keeps $NODE drained with that reason"
+	fi
+	say "$c: $why"
 }
 
 # judge CASE: the host's judgement of a case's evidence, in one place so
@@ -305,6 +389,13 @@ case_good() {
 	else
 		failed "good: no report came back"
 	fi
+	# The verifier off the node decides, from the pushed quote, log and
+	# report: the same measured boot boot-check admitted, then the report's
+	# tuple, judged only for an admitted boot.  No GPU under QEMU: the GPU
+	# checks could not be made, so the node is not admitted.
+	pushed good "not-made: tuple: could not check: *" "the verifier admitted the measured boot by its quote, but \
+the node report's GPU checks could not be made without a GPU: its verdict is not-made (could not check), never \
+an admission, so the node stays out of service, correctly"
 }
 
 # 1b. the good image, with a file of it changed in the running root
@@ -419,6 +510,7 @@ case_sboff() {
 	else
 		failed "sboff: no quote came back (status: $(cat "$d/ev/status" 2>/dev/null || echo none))"
 	fi
+	pushed sboff "refuse: *PCR 7*" "the verifier refused the boot it was sent (Secure Boot off: PCR 7), with the reason"
 }
 
 # 5. the good UKI signed by a key the firmware's db does not hold: the
