@@ -320,6 +320,21 @@ static int refused_same(const struct refused *r, const struct stat *st)
 	       r->mtime.tv_sec == st->st_mtim.tv_sec && r->mtime.tv_nsec == st->st_mtim.tv_nsec;
 }
 
+/* Log why node's record file st was refused, and remember it so. */
+static void refuse_record(struct serve *s, const char *node, const struct stat *st, const char *why)
+{
+	int created;
+
+	logf_(s, "enrolments: %s", why);
+	pthread_mutex_lock(&s->refused_mu);
+	void **slot = strmap_put(&s->refused, node, &created);
+	if (created)
+		*slot = xcalloc(1, sizeof(struct refused));
+	*(struct refused *)*slot = (struct refused){ .dev = st->st_dev, .ino = st->st_ino, .mtime = st->st_mtim,
+						     .size = st->st_size };
+	pthread_mutex_unlock(&s->refused_mu);
+}
+
 /* Whether node is enrolled.  A node the table lacks may have been
  * approved since start by another replica sharing the enrolments
  * directory, or recorded there offline: its NODE.json is loaded then,
@@ -334,7 +349,7 @@ static int enrolled_now(struct serve *s, const char *node)
 	ingot_error e = { 0 };
 	struct enrolment en;
 	struct stat st;
-	int enrolled, created;
+	int enrolled;
 
 	pthread_rwlock_rdlock(&s->trust_mu);
 	enrolled = strmap_get(&s->trust.en_of, node) != NULL;
@@ -351,14 +366,16 @@ static int enrolled_now(struct serve *s, const char *node)
 	if (same)
 		return 0;
 	if (boot_trust_load_enrolment(&s->trust, path, &en, &e) < 0) {
-		logf_(s, "enrolments: %s", e.msg);
-		pthread_mutex_lock(&s->refused_mu);
-		void **slot = strmap_put(&s->refused, node, &created);
-		if (created)
-			*slot = xcalloc(1, sizeof(struct refused));
-		*(struct refused *)*slot = (struct refused){ .dev = st.st_dev, .ino = st.st_ino, .mtime = st.st_mtim,
-							     .size = st.st_size };
-		pthread_mutex_unlock(&s->refused_mu);
+		refuse_record(s, node, &st, e.msg);
+		return 0;
+	}
+	/* NODE.json is NODE's record or nothing: another node's would be
+	 * added again at each request. */
+	if (strcmp(en.node, node)) {
+		snprintf(e.msg, sizeof(e.msg), "%s: predicate.node: expected %s (the file's name), got %s", path, node,
+			 en.node);
+		refuse_record(s, node, &st, e.msg);
+		enrolment_release(&en);
 		return 0;
 	}
 	pthread_rwlock_wrlock(&s->trust_mu);

@@ -4,7 +4,8 @@
 # recorded it offline).  One that does not verify is refused (404), and
 # remembered by what the file is (inode, mtime, size): not verified, nor
 # logged, again at each request, until the file changes; a good record
-# in its place is then trusted.
+# in its place is then trusted.  NODE.json holding another node's record
+# is refused too.
 . "$(dirname "$0")/lib.sh"
 . "$SRC/tests/e2e/serve-lib.sh"
 serve_fixture
@@ -25,6 +26,17 @@ note "the file replaced by a record the enrolment key signed: trusted at the nex
 mv enrolments/node-9.new enrolments/node-9.json
 expect_http 200 '"nonce"' POST /v1/nonce n9.json
 assert_eq 1 "$(grep -c 'enrolments: .*node-9.json' serve.err)" "refusals of node-9.json logged"
+
+note "node-7.json holding node-6's record: refused for both, once"
+"$MKENROL" k.key node-6 ak/ak-0.pub enrolments/node-7.json
+printf '{"node":"node-7"}' >n7.json
+printf '{"node":"node-6"}' >n6.json
+for i in 1 2; do
+	expect_http 404 'node node-7: not enrolled' POST /v1/nonce n7.json
+	expect_http 404 'node node-6: not enrolled' POST /v1/nonce n6.json
+done
+assert_eq 1 "$(grep -c 'enrolments: .*node-7.json: predicate.node: expected node-7 (the file.s name), got node-6' serve.err)" \
+	"refusals of node-7.json logged"
 
 note "a good late record for another node: trusted at once"
 "$MKENROL" k.key node-8 ak/ak-0.pub enrolments/node-8.json
