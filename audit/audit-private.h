@@ -87,5 +87,9 @@ void audit_add_finding(json_t *row, const char *code, const char *fmt, ...)
 /* Every check of one report file; never fails, problems become findings. */
 /* aks: the calling thread's parsed AKs (attest/quote.h), reused across its reports. */
 json_t *audit_node_report(struct audit_ctx *c, struct ak_cache *aks, const char *path, const char *file);
+/* The same checks of a report already parsed (file names it in the row);
+ * stale: a staleness judged by the caller, added as a "stale" finding. */
+json_t *audit_node_check(struct audit_ctx *c, struct ak_cache *aks, const json_t *rep, const char *file,
+			 const char *stale);
 
 #endif

@@ -382,14 +382,21 @@ json_t *audit_node_report(struct audit_ctx *c, struct ak_cache *aks, const char 
 {
 	_cleanup_json_ json_t *rep = NULL;
 	ingot_error e = { 0 };
-	const char *node, *pool, *when;
-	time_t t;
 
 	if (json_read_file(path, &rep, &e) < 0) {
 		json_t *row = audit_new_row(file, NULL, file);
 		audit_add_finding(row, "malformed", "%s", e.msg);
 		return row;
 	}
+	return audit_node_check(c, aks, rep, file, NULL);
+}
+
+json_t *audit_node_check(struct audit_ctx *c, struct ak_cache *aks, const json_t *rep, const char *file,
+			 const char *stale)
+{
+	const char *node, *pool, *when;
+	time_t t;
+
 	node = json_string_value(json_object_get(json_object_get(rep, "node"), "id"));
 	pool = json_string_value(json_object_get(rep, "pool"));
 	/* Names go into tables and file-like keys: printable, no spaces. */
@@ -416,6 +423,8 @@ json_t *audit_node_report(struct audit_ctx *c, struct ak_cache *aks, const char 
 	else if (c->o->max_age && c->o->now - t > c->o->max_age)
 		audit_add_finding(row, "stale", "report is %lld s old, limit %lld s",
 			    (long long)(c->o->now - t), (long long)c->o->max_age);
+	if (stale)
+		audit_add_finding(row, "stale", "%s", stale);
 
 	audit_ring_report(rep, row);
 	check_refusals(rep, row);

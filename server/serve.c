@@ -32,6 +32,7 @@
 #include "server/db.h"
 #include "server/db-group.h"
 #include "server/enrol.h"
+#include "server/pool.h"
 #include "verify/boot-inputs.h"
 #include "verify/report-tuple.h"
 
@@ -479,6 +480,10 @@ static enum MHD_Result do_evidence(struct serve *s, struct MHD_Connection *conn,
 	const char *verdict = boot_verdict_name(res.verdict);
 	struct db_verdict v = { .node = node, .nonce = nonce, .time = now_s(), .verdict = verdict, .reason = res.reason,
 				.ak_id = res.qi.ak_id[0] ? res.qi.ak_id : NULL };
+	/* Kept as the node's latest with the verdict, for the pool view. */
+	_cleanup_free_ char *doc = pool_evidence_doc(json_object_get(b, "report"), node, quote, log64, v.time);
+	v.evidence = doc;
+	v.pool = judged ? judged->recipe.name : json_string_value(json_object_get(json_object_get(b, "report"), "pool"));
 	r = db_group_verdict_commit(s->group, &v, &ns, &e);
 	if (r < 0)
 		return reply_error(s, conn, 503, "evidence: %s", e.msg);
@@ -514,6 +519,23 @@ static enum MHD_Result do_node(struct serve *s, struct MHD_Connection *conn, con
 	if (!o)
 		return reply_error(s, conn, 404, "nodes: node %s: never judged", node);
 	return reply_json(s, conn, 200, o);
+}
+
+static enum MHD_Result do_pool(struct serve *s, struct MHD_Connection *conn, const char *pool)
+{
+	_cleanup_json_ json_t *rows = NULL;
+	json_t *o = NULL;
+	ingot_error e = { 0 };
+
+	if (!node_name_ok(pool))
+		return reply_error(s, conn, 400, "pools: expected a pool name, got \"%.80s\"", pool);
+	struct db *d = pool_get(&s->pool);
+	int r = d->ops->pool_evidence(d, pool, &rows, &e);
+	pool_put(&s->pool, d);   /* the audit runs without holding it */
+	if (r < 0)
+		return reply_error(s, conn, 503, "pools: %s", e.msg);
+	unsigned status = pool_view(s->c, rows, pool, now_s(), &o, &e);
+	return o ? reply_json(s, conn, 200, o) : reply_error(s, conn, status, "pools: %s", e.msg);
 }
 
 /* Trust-changing operations: "Authorization: Bearer TOKEN". */
@@ -765,6 +787,8 @@ static enum MHD_Result route(struct serve *s, struct MHD_Connection *conn, const
 		return get ? do_metrics(s, conn) : reply_error(s, conn, 405, "%s %s: expected GET", method, url);
 	if (!strncmp(url, "/v1/enrolments", 14) && (!url[14] || url[14] == '/'))
 		return route_enrol(s, conn, url, method, rq);
+	if (!strncmp(url, "/v1/pools/", 10))
+		return get ? do_pool(s, conn, url + 10) : reply_error(s, conn, 405, "%s %s: expected GET", method, url);
 	if (!strncmp(url, "/v1/nodes/", 10)) {
 		node = url + 10;
 		const char *op = strrchr(node, '/');
@@ -971,13 +995,9 @@ static int load_trust(struct serve *s, ingot_error *e)
 	json_t *m;
 	int r;
 
-	struct boot_keyrings k = { .keyring = c->keyring };
+	struct boot_keyrings k;
 
-	_Static_assert(SERVE_ROLES == BOOT_ROLES, "serve_config's roles");
-	for (unsigned i = 0; i < BOOT_ROLES; i++) {
-		k.role[i] = c->role_keyring[i];
-		k.threshold[i] = c->role_threshold[i];
-	}
+	serve_config_keyrings(c, &k);
 	if ((r = boot_trust_init(&s->trust, &k, e)) < 0 ||
 	    (c->enrolments && (r = boot_trust_add_dir(&s->trust, c->enrolments, false, e)) < 0) ||
 	    (c->firmware_refs && (r = boot_trust_add_dir(&s->trust, c->firmware_refs, true, e)) < 0))

@@ -61,7 +61,7 @@ static int setup_pg(void **state)
 {
 	(void)state;
 	snprintf(path, sizeof(path), "%s%s", DB_PG_PREFIX, pg);
-	sql("DROP TABLE IF EXISTS nonces, verdicts, nodes, enrolments, schema_version");
+	sql("DROP TABLE IF EXISTS nonces, verdicts, nodes, enrolments, evidence, schema_version");
 	return 0;
 }
 
