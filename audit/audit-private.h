@@ -45,7 +45,8 @@ struct audit_ctx {
 	const struct audit_opts *o;
 	/* the keyring, --enrolments and --firmware-refs, verified against it
 	 * (verify/boot-inputs.h, the verdict's one loader) */
-	struct boot_trust trust;
+	const struct boot_trust *trust;   /* o->trust, or own */
+	struct boot_trust own;
 	struct audit_manifest *mf;
 	size_t n_mf;
 	json_t *nonces;   /* node -> hex */

@@ -31,12 +31,15 @@ struct audit_report {
 };
 
 struct audit_opts {
-	const char *keyring;       /* required (or keyrings): trusted manifest signers, or a keyring with roles
+	const char *keyring;       /* required (or trust): trusted manifest signers, or a keyring with roles
 				    * (verify/boot-inputs.h boot_keyrings) */
 	const char *enrolment_keyring;     /* optional: the enrolment role's keys, in place of keyring's */
 	const char *firmware_ref_keyring;  /* optional: the firmware-ref role's */
-	const struct boot_keyrings *keyrings;  /* optional: every role's keyring and threshold,
-					       * in place of the three above */
+	/* optional: keyrings, enrolment records and firmware references
+	 * already loaded and verified (the verifier's, read-only while the
+	 * audit runs), in place of the keyrings, enrolments_dir and
+	 * firmware_refs_dir */
+	const struct boot_trust *trust;
 	const char *manifests_dir; /* *.manifest.dsse.json; or: */
 	const char *const *manifest_files;   /* signed manifests, by path */
 	size_t n_manifest_files;

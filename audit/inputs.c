@@ -30,7 +30,7 @@ void audit_ctx_free(struct audit_ctx *c)
 		manifest_free(c->mf[i].m);
 	}
 	free(c->mf);
-	boot_trust_release(&c->trust);
+	boot_trust_release(&c->own);
 	json_decref(c->nonces);
 	json_decref(c->aks);
 	json_decref(c->nodes);
@@ -238,7 +238,7 @@ static void load_one_manifest(struct audit_ctx *c, const char *path, struct audi
 
 	pm->file = strdup(path);
 	r = manifest_read_file(path, &doc, NULL, &e);
-	if (r == 0 && (r = boot_trust_keyring(&c->trust, KEY_ROLE_MANIFEST, &kr, &e)) < 0)
+	if (r == 0 && (r = boot_trust_keyring(c->trust, KEY_ROLE_MANIFEST, &kr, &e)) < 0)
 		ingot_prefix(&e, "%s", path);
 	if (r == 0) {
 		r = envelope_verify_json(path, doc, kr, &pol, &pm->m, NULL, &e);
@@ -425,8 +425,8 @@ int audit_load_inputs(struct audit_ctx *c, ingot_error *e)
 
 	k.role[KEY_ROLE_ENROLMENT] = o->enrolment_keyring;
 	k.role[KEY_ROLE_FIRMWARE_REF] = o->firmware_ref_keyring;
-	r = boot_trust_init(&c->trust, o->keyrings ? o->keyrings : &k, e);
-	if (r < 0)
+	c->trust = o->trust ? o->trust : &c->own;
+	if (!o->trust && (r = boot_trust_init(&c->own, &k, e)) < 0)
 		return r;
 	if (o->nonces && (r = read_pairs(o->nonces, NULL, check_nonce, "NODE NONCE_HEX (8-64 bytes)", &c->nonces, e)) < 0)
 		return r;
@@ -438,8 +438,8 @@ int audit_load_inputs(struct audit_ctx *c, ingot_error *e)
 		return r;
 	/* A record that does not verify is an error: an auditor who named a
 	 * directory expects all of it to count. */
-	if ((o->enrolments_dir && (r = boot_trust_add_dir(&c->trust, o->enrolments_dir, false, e)) < 0) ||
-	    (o->firmware_refs_dir && (r = boot_trust_add_dir(&c->trust, o->firmware_refs_dir, true, e)) < 0))
+	if (!o->trust && ((o->enrolments_dir && (r = boot_trust_add_dir(&c->own, o->enrolments_dir, false, e)) < 0) ||
+			  (o->firmware_refs_dir && (r = boot_trust_add_dir(&c->own, o->firmware_refs_dir, true, e)) < 0)))
 		return r;
 	return load_manifests(c, e);
 }

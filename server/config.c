@@ -16,7 +16,6 @@
 #include "lib/fileio.h"
 #include "lib/xalloc.h"
 #include "server/db.h"
-#include "verify/boot-inputs.h"
 
 #define CONFIG_MAX (1u << 20)
 
@@ -40,16 +39,6 @@ void serve_config_free(struct serve_config *c)
 }
 
 /* A path relative to the config file's directory. */
-void serve_config_keyrings(const struct serve_config *c, struct boot_keyrings *k)
-{
-	_Static_assert(SERVE_ROLES == BOOT_ROLES, "serve_config's roles");
-	*k = (struct boot_keyrings){ .keyring = c->keyring };
-	for (unsigned i = 0; i < BOOT_ROLES; i++) {
-		k->role[i] = c->role_keyring[i];
-		k->threshold[i] = c->role_threshold[i];
-	}
-}
-
 static char *rel(const char *dir, const char *v)
 {
 	return v[0] == '/' ? xstrdup(v) : path_join(dir, v);

@@ -85,19 +85,17 @@ static int audit_doc(const struct audit_result *res, json_t **out, ingot_error *
 	return 0;
 }
 
-unsigned pool_view(const struct serve_config *c, const json_t *rows, const char *pool, int64_t now, json_t **out,
-		   ingot_error *e)
+unsigned pool_view(const struct serve_config *c, const struct boot_trust *trust, const json_t *rows, const char *pool,
+		   int64_t now, json_t **out, ingot_error *e)
 {
 	size_t n = json_array_size(rows), nm = json_array_size(c->manifests), i;
 	_cleanup_free_ struct audit_report *reps = xcalloc(n + 1, sizeof(*reps));
 	_cleanup_free_ const char **mf = xcalloc(nm + 1, sizeof(*mf));
 	_cleanup_free_ char *why = xcalloc(n + 1, 256);
 	_cleanup_audit_result_ struct audit_result *res = NULL;
-	struct boot_keyrings k;
 	json_t *row, *doc = NULL;
 
 	*out = NULL;
-	serve_config_keyrings(c, &k);
 	json_array_foreach(rows, i, row) {
 		reps[i] = (struct audit_report){
 			.name = json_string_value(json_object_get(row, "node")),
@@ -111,9 +109,7 @@ unsigned pool_view(const struct serve_config *c, const json_t *rows, const char 
 	/* What the verifier judges by: its keyrings, records, references,
 	 * manifests and accepted weaknesses; the nonces it issued. */
 	struct audit_opts o = {
-		.keyrings = &k,
-		.enrolments_dir = c->enrolments,
-		.firmware_refs_dir = c->firmware_refs,
+		.trust = trust,
 		.manifest_files = mf,
 		.n_manifest_files = nm,
 		.reports = reps,

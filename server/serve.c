@@ -534,7 +534,9 @@ static enum MHD_Result do_pool(struct serve *s, struct MHD_Connection *conn, con
 	pool_put(&s->pool, d);   /* the audit runs without holding it */
 	if (r < 0)
 		return reply_error(s, conn, 503, "pools: %s", e.msg);
-	unsigned status = pool_view(s->c, rows, pool, now_s(), &o, &e);
+	pthread_rwlock_rdlock(&s->trust_mu);   /* the audit reads the trust */
+	unsigned status = pool_view(s->c, &s->trust, rows, pool, now_s(), &o, &e);
+	pthread_rwlock_unlock(&s->trust_mu);
 	return o ? reply_json(s, conn, 200, o) : reply_error(s, conn, status, "pools: %s", e.msg);
 }
 
@@ -995,9 +997,13 @@ static int load_trust(struct serve *s, ingot_error *e)
 	json_t *m;
 	int r;
 
-	struct boot_keyrings k;
+	struct boot_keyrings k = { .keyring = c->keyring };
 
-	serve_config_keyrings(c, &k);
+	_Static_assert(SERVE_ROLES == BOOT_ROLES, "serve_config's roles");
+	for (unsigned i = 0; i < BOOT_ROLES; i++) {
+		k.role[i] = c->role_keyring[i];
+		k.threshold[i] = c->role_threshold[i];
+	}
 	if ((r = boot_trust_init(&s->trust, &k, e)) < 0 ||
 	    (c->enrolments && (r = boot_trust_add_dir(&s->trust, c->enrolments, false, e)) < 0) ||
 	    (c->firmware_refs && (r = boot_trust_add_dir(&s->trust, c->firmware_refs, true, e)) < 0))

@@ -55,9 +55,6 @@ struct serve_config {
  * one line: FILE:LINE: KEY: expected X, got Y. */
 int serve_config_load(const char *path, struct serve_config *c, ingot_error *e);
 void serve_config_free(struct serve_config *c);
-/* The keyrings and thresholds it names, by role (verify/boot-inputs.h). */
-struct boot_keyrings;
-void serve_config_keyrings(const struct serve_config *c, struct boot_keyrings *k);
 
 /* Where the service's log lines go (the CLI: stderr, the journal). */
 struct serve_log {
