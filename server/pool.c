@@ -15,8 +15,12 @@
 char *pool_evidence_doc(const json_t *report, const char *node, const json_t *quote, const char *log64, int64_t time)
 {
 	char when[TIME_RFC3339_LEN];
-	_cleanup_json_ json_t *doc = report ? json_deep_copy(report)
-					    : json_pack("{s:s,s:{s:s},s:s}", "schema", "ingot.report/v1", "node", "id",
+	const char *id = json_string_value(json_object_get(json_object_get(report, "node"), "id"));
+	/* A report naming another node (refused by the verdict) is not kept:
+	 * the pool view would list it under that node's name. */
+	int own = id && !strcmp(id, node);
+	_cleanup_json_ json_t *doc = own ? json_deep_copy(report)
+					 : json_pack("{s:s,s:{s:s},s:s}", "schema", "ingot.report/v1", "node", "id",
 							node, "time", time_format((time_t)time, when));
 	char *text;
 

@@ -13,8 +13,8 @@
 #include "server/serve.h"
 
 /* The evidence kept for a verdict, as JSON text (malloc'd): the node's
- * report (or, without one, a bare ingot.report/v1 naming the node at
- * time), its "attestation" what was judged: the measured boot's quote
+ * report (or, without one or with one naming another node, a bare
+ * ingot.report/v1 naming the node at time), its "attestation" what was judged: the measured boot's quote
  * and event log (base64), as `ingot audit` reads a report. */
 char *pool_evidence_doc(const json_t *report, const char *node, const json_t *quote, const char *log64, int64_t time);
 

@@ -17,7 +17,7 @@ UNIT=$BUILD_DIR/tests/test_serve_db
 psql -h "$PG_DIR" -p "$PG_PORT" -U ingot -d postgres -X -q -c 'CREATE DATABASE unit' || fail "CREATE DATABASE unit failed"
 INGOT_TEST_PG="host=$PG_DIR port=$PG_PORT user=ingot dbname=unit" "$UNIT" >unit.log 2>&1 ||
 	fail "test_serve_db on PostgreSQL: $(grep -E "FAIL|ERROR|error|open:" unit.log | head -8)"
-assert_eq 2 "$(grep -c 'PASSED  \] 6 test(s)' unit.log)" "unit groups passed (SQLite, PostgreSQL)"
+assert_eq 2 "$(grep -c 'PASSED  \] 7 test(s)' unit.log)" "unit groups passed (SQLite, PostgreSQL)"
 
 note "two replicas started together: the schema migrated once"
 serve_start a

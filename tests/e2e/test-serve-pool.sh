@@ -76,6 +76,16 @@ pool_case() {
 	expect_http 404 "pools: pool no-such-pool: no manifest of this verifier names it" GET /v1/pools/no-such-pool
 	expect_http 400 "pools: expected a pool name" GET /v1/pools/
 	expect_http 405 "expected GET" POST "/v1/pools/$POOL"
+	# node-2's report names node-1: refused by the verdict, and kept
+	# without its claims, so the view lists each node once, by the node
+	# the nonce was issued to
+	EXTRA='.report.node.id = "node-1"' push good node-2
+	assert_contains "$BODY" '"verdict":"refuse"'
+	expect_http 200 '"pool"' GET "/v1/pools/$POOL"
+	assert_eq "node-1 node-2 node-3" "$(jq -r '[.nodes[] | .node] | sort | join(" ")' resp.out)" "nodes in the view"
+	assert_eq "stale" "$(jq -r '.nodes[] | select(.node == "node-1") | .verdict' resp.out)" "node-1 unmoved"
+	assert_eq "unverified" "$(jq -r '.nodes[] | select(.node == "node-2") | .verdict' resp.out)" \
+		"node-2 without its report's claims"
 }
 
 serve_config "stale-after = 1h"
