@@ -45,7 +45,8 @@ struct audit_ctx {
 	const struct audit_opts *o;
 	/* the keyring, --enrolments and --firmware-refs, verified against it
 	 * (verify/boot-inputs.h, the verdict's one loader) */
-	struct boot_trust trust;
+	const struct boot_trust *trust;   /* o->trust, or own */
+	struct boot_trust own;
 	struct audit_manifest *mf;
 	size_t n_mf;
 	json_t *nonces;   /* node -> hex */
@@ -87,5 +88,9 @@ void audit_add_finding(json_t *row, const char *code, const char *fmt, ...)
 /* Every check of one report file; never fails, problems become findings. */
 /* aks: the calling thread's parsed AKs (attest/quote.h), reused across its reports. */
 json_t *audit_node_report(struct audit_ctx *c, struct ak_cache *aks, const char *path, const char *file);
+/* The same checks of a report already parsed (file names it in the row);
+ * stale: a staleness judged by the caller, added as a "stale" finding. */
+json_t *audit_node_check(struct audit_ctx *c, struct ak_cache *aks, const json_t *rep, const char *file,
+			 const char *stale);
 
 #endif

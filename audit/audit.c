@@ -3,6 +3,7 @@
 #include "audit/audit-private.h"
 #include "ops/ring.h"
 
+#include <limits.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -173,6 +174,11 @@ static void *worker_run(void *arg)
 	struct ak_cache *aks = ak_cache_new();   /* this thread's: no locks */
 
 	for (int i = w->first; i < w->n; i += w->stride) {
+		const struct audit_report *ar = w->c->o->reports_dir ? NULL : &w->c->o->reports[i];
+		if (ar) {
+			seal(&w->out[i], audit_node_check(w->c, aks, ar->report, ar->name, ar->stale));
+			continue;
+		}
 		_cleanup_free_ char *p = path_join(w->c->o->reports_dir, w->ents[i]->d_name);
 		seal(&w->out[i], audit_node_report(w->c, aks, p, w->ents[i]->d_name));
 	}
@@ -241,21 +247,27 @@ static void keep_newest(struct pool_rows *p, struct node_entry *ne, json_t *dups
 	}
 }
 
-/* Every report in the reports directory, checked, one row per node. */
+/* Every report in the reports directory (or in memory), checked, one
+ * row per node. */
 static int check_all_reports(struct audit_ctx *c, struct pool_rows *p, json_t *dups, ingot_error *e)
 {
 	struct dirent **ents = NULL;
 	struct node_entry *out;
 	int n, r;
 
-	r = audit_list_dir(c->o->reports_dir, ".json", &ents, &n, e);
-	if (r < 0)
+	if (!c->o->reports_dir) {
+		if (c->o->n_reports > INT_MAX)
+			return ingot_fail(e, -E2BIG, "audit: %zu reports, expected at most %d", c->o->n_reports, INT_MAX);
+		n = (int)c->o->n_reports;
+	} else if ((r = audit_list_dir(c->o->reports_dir, ".json", &ents, &n, e)) < 0) {
 		return r;
+	}
 	out = xcalloc((size_t)n + 1, sizeof(*out));
 	check_reports(c, ents, n, out);
 	for (int i = 0; i < n; i++) {
 		keep_newest(p, &out[i], dups);
-		free(ents[i]);
+		if (ents)
+			free(ents[i]);
 	}
 	free(ents);
 	free(out);

@@ -16,17 +16,36 @@
 #include <time.h>
 #include <jansson.h>
 #include "lib/err.h"
+#include "verify/boot-inputs.h"
 
 #define AUDIT_SCHEMA "ingot.audit/v1"
 #define AUDIT_MAX_JOBS 64
 
+/* One node's evidence held in memory, in place of a report file (the
+ * verifier's latest evidence of each node, server/pool.c). */
+struct audit_report {
+	const char *name;        /* the row's "report": where it came from */
+	const json_t *report;    /* an ingot.report/v1 node report, its attestation included */
+	const char *nonce;       /* the nonce issued for its quote (hex), or NULL: as --nonces */
+	const char *stale;       /* a staleness its holder judged (a "stale" finding), or NULL */
+};
+
 struct audit_opts {
-	const char *keyring;       /* required: trusted manifest signers, or a keyring with roles
+	const char *keyring;       /* required (or trust): trusted manifest signers, or a keyring with roles
 				    * (verify/boot-inputs.h boot_keyrings) */
 	const char *enrolment_keyring;     /* optional: the enrolment role's keys, in place of keyring's */
 	const char *firmware_ref_keyring;  /* optional: the firmware-ref role's */
-	const char *manifests_dir; /* required: *.manifest.dsse.json */
-	const char *reports_dir;   /* required: *.json node reports */
+	/* optional: keyrings, enrolment records and firmware references
+	 * already loaded and verified (the verifier's, read-only while the
+	 * audit runs), in place of the keyrings, enrolments_dir and
+	 * firmware_refs_dir */
+	const struct boot_trust *trust;
+	const char *manifests_dir; /* *.manifest.dsse.json; or: */
+	const char *const *manifest_files;   /* signed manifests, by path */
+	size_t n_manifest_files;
+	const char *reports_dir;   /* *.json node reports; or: */
+	const struct audit_report *reports;  /* reports in memory (their nonces as --nonces) */
+	size_t n_reports;
 	const char *nonces;        /* optional: "NODE NONCE_HEX" lines, the nonces issued */
 	const char *aks;           /* optional: "AK_SHA256_HEX [NODE]" lines: an allow-list for
 				    * post-boot PCR 15 reports only; proves no TPM, never counts

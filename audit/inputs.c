@@ -21,6 +21,7 @@
 #include "lib/json.h"
 #include "lib/strbuf.h"
 #include "lib/time.h"
+#include "lib/xalloc.h"
 
 void audit_ctx_free(struct audit_ctx *c)
 {
@@ -29,7 +30,7 @@ void audit_ctx_free(struct audit_ctx *c)
 		manifest_free(c->mf[i].m);
 	}
 	free(c->mf);
-	boot_trust_release(&c->trust);
+	boot_trust_release(&c->own);
 	json_decref(c->nonces);
 	json_decref(c->aks);
 	json_decref(c->nodes);
@@ -185,6 +186,25 @@ static int check_nonce(const char *s)
 	return nonce_parse(s, n, &len, NULL);
 }
 
+/* The nonces issued for reports in memory, as --nonces gives them: with
+ * one, every report's quote must carry its own. */
+static int report_nonces(struct audit_ctx *c, ingot_error *e)
+{
+	for (size_t i = 0; i < c->o->n_reports; i++) {
+		const struct audit_report *ar = &c->o->reports[i];
+		const char *node = json_string_value(json_object_get(json_object_get(ar->report, "node"), "id"));
+		if (!ar->nonce || !node)
+			continue;
+		if (check_nonce(ar->nonce) < 0)
+			return ingot_fail(e, -EINVAL, "%s: nonce: expected 8-64 bytes in hex, got \"%.80s\"", ar->name,
+					  ar->nonce);
+		if (!c->nonces)
+			c->nonces = json_object();
+		json_object_set_new(c->nonces, node, json_string(ar->nonce));
+	}
+	return 0;
+}
+
 /* ---- manifests -------------------------------------------------------- */
 
 int audit_list_dir(const char *dir, const char *suffix, struct dirent ***out, int *n, ingot_error *e)
@@ -218,7 +238,7 @@ static void load_one_manifest(struct audit_ctx *c, const char *path, struct audi
 
 	pm->file = strdup(path);
 	r = manifest_read_file(path, &doc, NULL, &e);
-	if (r == 0 && (r = boot_trust_keyring(&c->trust, KEY_ROLE_MANIFEST, &kr, &e)) < 0)
+	if (r == 0 && (r = boot_trust_keyring(c->trust, KEY_ROLE_MANIFEST, &kr, &e)) < 0)
 		ingot_prefix(&e, "%s", path);
 	if (r == 0) {
 		r = envelope_verify_json(path, doc, kr, &pol, &pm->m, NULL, &e);
@@ -318,11 +338,46 @@ static void mark_mixed_vendors(struct audit_ctx *c)
 	}
 }
 
+/* One manifest (an envelope, or a bare one: listed, never trusted), its
+ * row in the document named by name. */
+static void add_manifest(struct audit_ctx *c, const char *path, const char *name, int envelope)
+{
+	struct audit_manifest *pm = &c->mf[c->n_mf++];
+
+	if (envelope)
+		load_one_manifest(c, path, pm);
+	else
+		load_unsigned_manifest(path, pm);
+	json_array_append_new(c->manifests_out, json_pack("{s:s,s:s?,s:I,s:s,s:s,s:b,s:s*}",
+		"file", name, "pool", audit_manifest_pool(pm), "serial", (json_int_t)audit_manifest_serial(pm),
+		"tuple_digest", pm->ok ? pm->tuple_digest : "-",
+		"status", manifest_status(pm),
+		"expired", pm->expired, "error", pm->ok ? NULL : pm->error));
+}
+
+/* The manifests named one by one (signed envelopes), rows named by
+ * their file's base name as a directory's are. */
+static int load_manifest_files(struct audit_ctx *c)
+{
+	const struct audit_opts *o = c->o;
+
+	c->mf = xcalloc(o->n_manifest_files + 1, sizeof(*c->mf));
+	c->manifests_out = json_array();
+	for (size_t i = 0; i < o->n_manifest_files; i++) {
+		const char *slash = strrchr(o->manifest_files[i], '/');
+		add_manifest(c, o->manifest_files[i], slash ? slash + 1 : o->manifest_files[i], 1);
+	}
+	mark_mixed_vendors(c);
+	return 0;
+}
+
 static int load_manifests(struct audit_ctx *c, ingot_error *e)
 {
 	struct dirent **env = NULL, **bare = NULL;
 	int n_env, n_bare, r;
 
+	if (!c->o->manifests_dir)
+		return load_manifest_files(c);
 	r = audit_list_dir(c->o->manifests_dir, ".dsse.json", &env, &n_env, e);
 	if (r < 0)
 		return r;
@@ -338,16 +393,7 @@ static int load_manifests(struct audit_ctx *c, ingot_error *e)
 	for (int i = 0; i < n_env + n_bare; i++) {
 		const char *name = i < n_env ? env[i]->d_name : bare[i - n_env]->d_name;
 		_cleanup_free_ char *p = path_join(c->o->manifests_dir, name);
-		struct audit_manifest *pm = &c->mf[c->n_mf++];
-		if (i < n_env)
-			load_one_manifest(c, p, pm);
-		else
-			load_unsigned_manifest(p, pm);
-		json_array_append_new(c->manifests_out, json_pack("{s:s,s:s?,s:I,s:s,s:s,s:b,s:s*}",
-			"file", name, "pool", audit_manifest_pool(pm), "serial", (json_int_t)audit_manifest_serial(pm),
-			"tuple_digest", pm->ok ? pm->tuple_digest : "-",
-			"status", manifest_status(pm),
-			"expired", pm->expired, "error", pm->ok ? NULL : pm->error));
+		add_manifest(c, p, name, i < n_env);
 	}
 	for (int i = 0; i < n_env; i++)
 		free(env[i]);
@@ -379,10 +425,12 @@ int audit_load_inputs(struct audit_ctx *c, ingot_error *e)
 
 	k.role[KEY_ROLE_ENROLMENT] = o->enrolment_keyring;
 	k.role[KEY_ROLE_FIRMWARE_REF] = o->firmware_ref_keyring;
-	r = boot_trust_init(&c->trust, &k, e);
-	if (r < 0)
+	c->trust = o->trust ? o->trust : &c->own;
+	if (!o->trust && (r = boot_trust_init(&c->own, &k, e)) < 0)
 		return r;
 	if (o->nonces && (r = read_pairs(o->nonces, NULL, check_nonce, "NODE NONCE_HEX (8-64 bytes)", &c->nonces, e)) < 0)
+		return r;
+	if (!o->reports_dir && (r = report_nonces(c, e)) < 0)
 		return r;
 	if (o->aks && (r = read_aks(o->aks, &c->aks, e)) < 0)
 		return r;
@@ -390,8 +438,8 @@ int audit_load_inputs(struct audit_ctx *c, ingot_error *e)
 		return r;
 	/* A record that does not verify is an error: an auditor who named a
 	 * directory expects all of it to count. */
-	if ((o->enrolments_dir && (r = boot_trust_add_dir(&c->trust, o->enrolments_dir, false, e)) < 0) ||
-	    (o->firmware_refs_dir && (r = boot_trust_add_dir(&c->trust, o->firmware_refs_dir, true, e)) < 0))
+	if (!o->trust && ((o->enrolments_dir && (r = boot_trust_add_dir(&c->own, o->enrolments_dir, false, e)) < 0) ||
+			  (o->firmware_refs_dir && (r = boot_trust_add_dir(&c->own, o->firmware_refs_dir, true, e)) < 0)))
 		return r;
 	return load_manifests(c, e);
 }

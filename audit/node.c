@@ -84,7 +84,7 @@ static void check_enrolled(const struct audit_ctx *c, const char *node, const ch
 {
 	const char *bound;
 
-	if (boot_trust_enrolled(&c->trust, node))
+	if (boot_trust_enrolled(c->trust, node))
 		return;   /* the quote was judged with the enrolled AK */
 	if (!c->aks) {
 		audit_add_finding(row, "unverified", "AK %.16s: no enrolment record (--enrolments) and no enrolled AKs (--aks), so nothing shows "
@@ -165,7 +165,7 @@ static const struct audit_manifest *check_measured_boot(struct audit_ctx *c, str
 						   const json_t *att, const char *nonce, unsigned accept, json_t *row)
 {
 	const json_t *quote = json_object_get(att, "quote");
-	const struct enrolled_ak *en = boot_trust_enrolled(&c->trust, node);
+	const struct enrolled_ak *en = boot_trust_enrolled(c->trust, node);
 	const struct audit_manifest *hit;
 	struct pcr_values claimed;
 	_cleanup_free_ uint8_t *raw = NULL;
@@ -196,7 +196,7 @@ static const struct audit_manifest *check_measured_boot(struct audit_ctx *c, str
 	}
 	/* The image is the one the quoted PCR names among the pool's
 	 * manifests (quoted_image), an expired one included. */
-	struct boot_pick pick = { .ak = en, .manifest = hit->m, .fw = boot_trust_firmware(&c->trust, &claimed) };
+	struct boot_pick pick = { .ak = en, .manifest = hit->m, .fw = boot_trust_firmware(c->trust, &claimed) };
 	boot_inputs_evidence(&p, &pick, node, accept, &ev);
 	ev.aks = aks;
 	attest_boot_verdict(&ev, &res);
@@ -232,7 +232,7 @@ static const struct audit_manifest *check_attestation(struct audit_ctx *c, struc
 						 const json_t *att, json_t *row)
 {
 	const json_t *quote = json_object_get(att, "quote");
-	const struct enrolled_ak *en = boot_trust_enrolled(&c->trust, node);
+	const struct enrolled_ak *en = boot_trust_enrolled(c->trust, node);
 	struct attest_expect x = { .accept_weak = c->o->accept_weak, .log_quoted = 1, .ak_pem = en ? en->pem : NULL,
 				  .aks = aks };
 	const struct audit_manifest *hit;
@@ -382,14 +382,21 @@ json_t *audit_node_report(struct audit_ctx *c, struct ak_cache *aks, const char 
 {
 	_cleanup_json_ json_t *rep = NULL;
 	ingot_error e = { 0 };
-	const char *node, *pool, *when;
-	time_t t;
 
 	if (json_read_file(path, &rep, &e) < 0) {
 		json_t *row = audit_new_row(file, NULL, file);
 		audit_add_finding(row, "malformed", "%s", e.msg);
 		return row;
 	}
+	return audit_node_check(c, aks, rep, file, NULL);
+}
+
+json_t *audit_node_check(struct audit_ctx *c, struct ak_cache *aks, const json_t *rep, const char *file,
+			 const char *stale)
+{
+	const char *node, *pool, *when;
+	time_t t;
+
 	node = json_string_value(json_object_get(json_object_get(rep, "node"), "id"));
 	pool = json_string_value(json_object_get(rep, "pool"));
 	/* Names go into tables and file-like keys: printable, no spaces. */
@@ -416,6 +423,8 @@ json_t *audit_node_report(struct audit_ctx *c, struct ak_cache *aks, const char 
 	else if (c->o->max_age && c->o->now - t > c->o->max_age)
 		audit_add_finding(row, "stale", "report is %lld s old, limit %lld s",
 			    (long long)(c->o->now - t), (long long)c->o->max_age);
+	if (stale)
+		audit_add_finding(row, "stale", "%s", stale);
 
 	audit_ring_report(rep, row);
 	check_refusals(rep, row);

@@ -230,6 +230,33 @@ static int pg_sweep_stale(struct db *db, int64_t cutoff, int64_t now, const char
 	return 0;
 }
 
+static int pg_pool_evidence(struct db *db, const char *pool, json_t **out, ingot_error *e)
+{
+	PGconn *c = C(db);
+	_cleanup_json_ json_t *rows = json_array();
+	PGresult *res;
+	int r;
+
+	/* One snapshot, as node_get's. */
+	if ((r = cmd(c, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", e)) < 0)
+		return r;
+	res = q(c, DB_SQL_POOL_EVIDENCE, e, &r, NULL, "s", pool);
+	rollback(c);   /* read only: nothing to keep */
+	if (!res)
+		return r;
+	for (int i = 0; i < PQntuples(res) && r == 0; i++) {
+		const char *col[DB_SQL_POOL_EVIDENCE_COLS];
+		for (int k = 0; k < DB_SQL_POOL_EVIDENCE_COLS; k++)
+			col[k] = PQgetisnull(res, i, k) ? NULL : PQgetvalue(res, i, k);
+		r = db_sql_evidence_row(rows, col, e);
+	}
+	PQclear(res);
+	if (r < 0)
+		return r;
+	*out = TAKE_PTR(rows);
+	return 0;
+}
+
 static int pg_nonce_forget(struct db *db, int64_t cutoff, ingot_error *e)
 {
 	int r;
@@ -318,6 +345,7 @@ static const struct db_backend pg_backend = {
 	.verdict_record = db_sql_verdict_record,
 	.node_get = pg_node_get,
 	.sweep_stale = pg_sweep_stale,
+	.pool_evidence = pg_pool_evidence,
 	.nonce_forget = pg_nonce_forget,
 	.node_counts = pg_node_counts,
 	.enrol_open = db_sql_enrol_open,

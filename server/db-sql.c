@@ -118,7 +118,9 @@ static int store_verdict(struct db *db, const struct db_verdict *v, ingot_error 
 	int r;
 
 	if ((r = db_sql_run(db, DB_SQL_VERDICT_INSERT, NULL, e, "ssisss", v->node, v->nonce, v->time, v->verdict,
-			    v->reason, v->ak_id)) < 0)
+			    v->reason, v->ak_id)) < 0 ||
+	    (v->evidence && (r = db_sql_run(db, DB_SQL_EVIDENCE_UPSERT, NULL, e, "ssisss", v->node, v->pool, v->time,
+					    v->verdict, v->nonce, v->evidence)) < 0))
 		return r;
 	return db_sql_run(db, DB_SQL_NODE_UPSERT, NULL, e, "sssii", v->node, v->verdict, v->reason, v->time,
 			  (int64_t)!strcmp(v->verdict, "admit"));
@@ -163,6 +165,27 @@ int db_sql_verdict_record(struct db *db, const struct db_verdict *v, ingot_error
 	if ((r = store_verdict(db, v, e)) < 0 || (r = db_sql_run(db, "COMMIT", NULL, e, "")) < 0)
 		db->sql->rollback(db);
 	return r;
+}
+
+static json_t *int_or_null(const char *s)
+{
+	return s ? json_integer(strtoll(s, NULL, 10)) : json_null();
+}
+
+int db_sql_evidence_row(json_t *out, const char *const col[DB_SQL_POOL_EVIDENCE_COLS], ingot_error *e)
+{
+	json_t *doc = col[1] ? json_loads(col[1], 0, NULL) : NULL;
+
+	/* written by store_verdict from our own JSON: anything else is a
+	 * database someone else wrote */
+	if (!json_is_object(doc)) {
+		json_decref(doc);
+		return ingot_fail(e, -EIO, "database: evidence of node %.255s: expected a JSON object", col[0]);
+	}
+	json_array_append_new(out, json_pack("{s:s,s:o,s:s?,s:o,s:s?,s:s?,s:o}", "node", col[0], "evidence", doc,
+					     "nonce", col[2], "time", int_or_null(col[3]), "verdict", col[4],
+					     "state", col[5], "last_admit", int_or_null(col[6])));
+	return 0;
 }
 
 int db_sql_mark_stale(struct db *db, const char *node, int64_t cutoff, int64_t now, const char *reason, int *changed,

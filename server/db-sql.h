@@ -50,6 +50,17 @@
 		"  moved " INT64 " NOT NULL,"                                \
 		"  state TEXT NOT NULL);"                                    \
 		"CREATE INDEX enrolments_node ON enrolments(node, status);", \
+		/* 4: each node's latest evidence as judged, for the pool  \
+		 * view (server/pool.h): the report with its quote and log, \
+		 * the nonce, the pool of the manifest judged against */    \
+		"CREATE TABLE evidence ("                                    \
+		"  node TEXT PRIMARY KEY,"                                   \
+		"  pool TEXT,"                                               \
+		"  time " INT64 " NOT NULL,"                                 \
+		"  verdict TEXT NOT NULL,"                                   \
+		"  nonce TEXT NOT NULL,"                                     \
+		"  doc TEXT NOT NULL);"                                      \
+		"CREATE INDEX evidence_pool ON evidence(pool, node);",       \
 	}
 
 #define DB_SQL_SCHEMA_TABLE "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)"
@@ -79,6 +90,15 @@
 	" VALUES ($1, $2, $3, $4, CASE WHEN CAST($5 AS BIGINT) = 1 THEN CAST($4 AS BIGINT) END)" \
 	" ON CONFLICT(node) DO UPDATE SET state = $2, reason = $3, time = $4,"                     \
 	" last_admit = CASE WHEN CAST($5 AS BIGINT) = 1 THEN CAST($4 AS BIGINT) ELSE nodes.last_admit END"
+
+/* node, pool, time, verdict, nonce, doc: the node's latest evidence */
+#define DB_SQL_EVIDENCE_UPSERT                                                        \
+	"INSERT INTO evidence (node, pool, time, verdict, nonce, doc) VALUES ($1, $2, $3, $4, $5, $6)" \
+	" ON CONFLICT(node) DO UPDATE SET pool = $2, time = $3, verdict = $4, nonce = $5, doc = $6"
+/* pool: the columns of db.h's pool_evidence, in order */
+#define DB_SQL_POOL_EVIDENCE                                                                 \
+	"SELECT e.node, e.doc, e.nonce, e.time, e.verdict, n.state, n.last_admit FROM evidence e" \
+	" LEFT JOIN nodes n ON n.node = e.node WHERE e.pool = $1 ORDER BY e.node"
 
 /* node */
 #define DB_SQL_NODE_GET "SELECT state, reason, time, last_admit FROM nodes WHERE node = $1"
@@ -154,6 +174,10 @@ int db_sql_enrol_open(struct db *db, const char *id, const char *node, const cha
 		      int64_t expires, int64_t proven_after, ingot_error *e);
 int db_sql_enrol_get(struct db *db, const char *id, struct db_enrolment *out, ingot_error *e);
 int db_sql_enrol_move(struct db *db, const char *id, int from, int to, int64_t now, int *changed, ingot_error *e);
+/* One row of DB_SQL_POOL_EVIDENCE, its columns as text (NULL for SQL
+ * NULL), appended to out as db.h's pool_evidence gives it. */
+#define DB_SQL_POOL_EVIDENCE_COLS 7
+int db_sql_evidence_row(json_t *out, const char *const col[DB_SQL_POOL_EVIDENCE_COLS], ingot_error *e);
 int db_sql_mark_stale(struct db *db, const char *node, int64_t cutoff, int64_t now, const char *reason, int *changed,
 		      ingot_error *e);
 

@@ -299,6 +299,32 @@ static int sqlite_sweep_stale(struct db *db, int64_t cutoff, int64_t now, const 
 	return 0;
 }
 
+static int sqlite_pool_evidence(struct db *db, const char *pool, json_t **out, ingot_error *e)
+{
+	sqlite3 *h = H(db);
+	sqlite3_stmt *st = NULL;
+	_cleanup_json_ json_t *rows = json_array();
+	int r;
+
+	if ((r = prepare(h, DB_SQL_POOL_EVIDENCE, &st, e)) < 0)
+		return r;
+	bind(st, "s", pool);
+	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
+		const char *col[DB_SQL_POOL_EVIDENCE_COLS];
+		for (int i = 0; i < DB_SQL_POOL_EVIDENCE_COLS; i++)
+			col[i] = (const char *)sqlite3_column_text(st, i);
+		if ((r = db_sql_evidence_row(rows, col, e)) < 0)
+			break;
+	}
+	sqlite3_finalize(st);
+	if (r < 0)
+		return r;
+	if (r != SQLITE_DONE)
+		return fail(h, e, "pool evidence");
+	*out = TAKE_PTR(rows);
+	return 0;
+}
+
 static int sqlite_nonce_forget(struct db *db, int64_t cutoff, ingot_error *e)
 {
 	return db_sql_run(db, DB_SQL_NONCE_FORGET, NULL, e, "i", cutoff);
@@ -358,6 +384,7 @@ static const struct db_backend sqlite_backend = {
 	.verdict_record = db_sql_verdict_record,
 	.node_get = sqlite_node_get,
 	.sweep_stale = sqlite_sweep_stale,
+	.pool_evidence = sqlite_pool_evidence,
 	.nonce_forget = sqlite_nonce_forget,
 	.node_counts = sqlite_node_counts,
 	.enrol_open = db_sql_enrol_open,

@@ -40,6 +40,12 @@ struct db_verdict {
 	const char *verdict;    /* admit | refuse | unverified | not-made | stale | drain */
 	const char *reason;     /* one line */
 	const char *ak_id;      /* or NULL */
+	/* The evidence as judged (JSON text: the node report, its
+	 * attestation the quote and log judged, server/pool.h) and the pool
+	 * of the manifest it was judged against: kept as the node's latest
+	 * (table evidence) in the verdict's transaction.  NULL: none. */
+	const char *evidence;
+	const char *pool;
 };
 
 /* An enrolment over the API (server/enrol.h), by the status it moved to. */
@@ -82,6 +88,10 @@ struct db_backend {
 	 * node, conditional on it still being so): *out an array of names. */
 	int (*sweep_stale)(struct db *db, int64_t cutoff, int64_t now, const char *reason, json_t **out,
 			   ingot_error *e);
+	/* The latest evidence of each node of pool, by node:
+	 * [{"node","evidence" (parsed),"nonce","time","verdict","state","last_admit"}]
+	 * (state and last_admit the node's now, from nodes). */
+	int (*pool_evidence)(struct db *db, const char *pool, json_t **out, ingot_error *e);
 	/* Forget nonces that expired before cutoff. */
 	int (*nonce_forget)(struct db *db, int64_t cutoff, ingot_error *e);
 	/* {"<state>": count, ...} over all nodes. */

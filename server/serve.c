@@ -32,6 +32,7 @@
 #include "server/db.h"
 #include "server/db-group.h"
 #include "server/enrol.h"
+#include "server/pool.h"
 #include "verify/boot-inputs.h"
 #include "verify/report-tuple.h"
 
@@ -180,6 +181,7 @@ struct request {
 	struct db_verdict v;                 /* a verdict stored */
 	struct boot_result res;
 	const struct manifest *judged;
+	char *evidence;                      /* the stored evidence document (pool view) */
 	struct timespec t0;
 };
 
@@ -597,6 +599,11 @@ static enum MHD_Result do_evidence(struct serve *s, struct MHD_Connection *conn,
 	one_line(res->reason);   /* stored, passed to the hook and answered alike */
 	rq->v = (struct db_verdict){ .node = node, .nonce = nonce, .time = now_s(), .verdict = boot_verdict_name(res->verdict),
 				     .reason = res->reason, .ak_id = res->qi.ak_id[0] ? res->qi.ak_id : NULL };
+	/* Kept as the node's latest with the verdict, for the pool view. */
+	rq->evidence = pool_evidence_doc(json_object_get(b, "report"), node, quote, log64, rq->v.time);
+	rq->v.evidence = rq->evidence;
+	rq->v.pool = rq->judged ? rq->judged->recipe.name :
+		json_string_value(json_object_get(json_object_get(b, "report"), "pool"));
 	defer(conn, rq, TAKE_PTR(b), evidence_answer);
 	db_group_verdict_commit(s->group, &rq->job, &rq->v, write_done, rq);
 	return MHD_YES;
@@ -617,6 +624,25 @@ static enum MHD_Result do_node(struct serve *s, struct MHD_Connection *conn, con
 	if (!o)
 		return reply_error(s, conn, 404, "nodes: node %s: never judged", node);
 	return reply_json(s, conn, 200, o);
+}
+
+static enum MHD_Result do_pool(struct serve *s, struct MHD_Connection *conn, const char *pool)
+{
+	_cleanup_json_ json_t *rows = NULL;
+	json_t *o = NULL;
+	ingot_error e = { 0 };
+
+	if (!node_name_ok(pool))
+		return reply_error(s, conn, 400, "pools: expected a pool name, got \"%.80s\"", pool);
+	struct db *d = pool_get(&s->pool);
+	int r = d->ops->pool_evidence(d, pool, &rows, &e);
+	pool_put(&s->pool, d);   /* the audit runs without holding it */
+	if (r < 0)
+		return reply_error(s, conn, 503, "pools: %s", e.msg);
+	pthread_rwlock_rdlock(&s->trust_mu);   /* the audit reads the trust */
+	unsigned status = pool_view(s->c, &s->trust, rows, pool, now_s(), &o, &e);
+	pthread_rwlock_unlock(&s->trust_mu);
+	return o ? reply_json(s, conn, 200, o) : reply_error(s, conn, status, "pools: %s", e.msg);
 }
 
 /* Trust-changing operations: "Authorization: Bearer TOKEN". */
@@ -868,6 +894,8 @@ static enum MHD_Result route(struct serve *s, struct MHD_Connection *conn, const
 		return get ? do_metrics(s, conn) : reply_error(s, conn, 405, "%s %s: expected GET", method, url);
 	if (!strncmp(url, "/v1/enrolments", 14) && (!url[14] || url[14] == '/'))
 		return route_enrol(s, conn, url, method, rq);
+	if (!strncmp(url, "/v1/pools/", 10))
+		return get ? do_pool(s, conn, url + 10) : reply_error(s, conn, 405, "%s %s: expected GET", method, url);
 	if (!strncmp(url, "/v1/nodes/", 10)) {
 		node = url + 10;
 		const char *op = strrchr(node, '/');
@@ -930,6 +958,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 	if (rq) {
 		strbuf_release(&rq->body);
 		json_decref(rq->doc);
+		free(rq->evidence);
 		free(rq);
 		*con_cls = NULL;
 	}

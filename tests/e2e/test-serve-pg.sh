@@ -17,7 +17,7 @@ UNIT=$BUILD_DIR/tests/test_serve_db
 psql -h "$PG_DIR" -p "$PG_PORT" -U ingot -d postgres -X -q -c 'CREATE DATABASE unit' || fail "CREATE DATABASE unit failed"
 INGOT_TEST_PG="host=$PG_DIR port=$PG_PORT user=ingot dbname=unit" "$UNIT" >unit.log 2>&1 ||
 	fail "test_serve_db on PostgreSQL: $(grep -E "FAIL|ERROR|error|open:" unit.log | head -8)"
-assert_eq 2 "$(grep -c 'PASSED  \] 6 test(s)' unit.log)" "unit groups passed (SQLite, PostgreSQL)"
+assert_eq 2 "$(grep -c 'PASSED  \] 7 test(s)' unit.log)" "unit groups passed (SQLite, PostgreSQL)"
 
 note "two replicas started together: the schema migrated once"
 serve_start a
@@ -25,7 +25,7 @@ A_PID=$SERVE_PID A=$URL
 serve_start b
 B_PID=$SERVE_PID B=$URL
 assert_ne "$A" "$B" "replica addresses"
-assert_eq "3|3" "$(db "SELECT count(*), max(version) FROM schema_version")" "schema versions"
+assert_eq "4|4" "$(db "SELECT count(*), max(version) FROM schema_version")" "schema versions"
 [ ! -e db.sqlite ] || fail "a SQLite file was created beside a PostgreSQL database"
 
 note "a nonce from A, evidence through B: admitted once, stored before the reply"
@@ -104,6 +104,17 @@ cp resp.out hist-a.json
 URL=$B expect_http 200 '"state":"admit"' GET /v1/nodes/node-2
 cmp -s hist-a.json resp.out || fail "history differs after the restart"
 assert_eq 8 "$(jq '.history | length' resp.out)" "node-2's history length"
+
+note "the pool view (each node's latest evidence, kept with its verdict) is the same from both"
+POOL=$(jq -r .recipe.name boot.manifest.json)
+assert_eq "node-1 node-2" "$(db "SELECT node FROM evidence WHERE pool = '$POOL' ORDER BY node" | tr '\n' ' ' | sed 's/ $//')" \
+	"evidence rows"
+URL=$A expect_http 200 '"schema":"ingot.audit/v1"' GET "/v1/pools/$POOL"
+jq -S 'del(.now)' resp.out >pool-a.json
+URL=$B expect_http 200 '"schema":"ingot.audit/v1"' GET "/v1/pools/$POOL"
+[ "$(jq -S 'del(.now)' resp.out)" = "$(cat pool-a.json)" ] || fail "pool view differs: A $(cat pool-a.json), B $(cat resp.out)"
+assert_eq "node-1 node-2" "$(jq -r '[.nodes[] | .node] | sort | join(" ")' resp.out)" "nodes in the view"
+URL=$A expect_http 404 "no manifest of this verifier names it" GET /v1/pools/no-such-pool
 
 SERVE_PID=$A_PID serve_stop
 SERVE_PID=$B_PID serve_stop

@@ -100,7 +100,7 @@ if command -v promtool >/dev/null; then promtool check metrics <resp.out || fail
 
 serve_stop
 assert_eq "9" "$(db "SELECT count(*) FROM verdicts")" "verdicts kept after a stop"
-assert_eq "3" "$(db "SELECT max(version) FROM schema_version")" "schema version"
+assert_eq "4" "$(db "SELECT max(version) FROM schema_version")" "schema version"
 # Issuing a nonce counts the node's held ones (server/db-sql.h
 # DB_SQL_NONCES_HELD) through the node index, not a scan of every unexpired nonce.
 assert_contains "$(db "EXPLAIN QUERY PLAN SELECT count(*) FROM nonces WHERE node = 'node-1' AND used IS NULL AND expires > 0")" \

@@ -3,7 +3,7 @@
  * with the verdict in one transaction, so two connections racing for one
  * nonce store exactly one verdict; the schema migrated once and a newer
  * one refused; the sweep; enrolments, one open per node and moved
- * conditionally.  SQLite always; PostgreSQL too when
+ * conditionally; each node's latest evidence, for the pool view.  SQLite always; PostgreSQL too when
  * INGOT_TEST_PG holds a libpq connection string to an empty database of
  * its own (tests/e2e/test-serve-pg.sh runs it so, on a private cluster). */
 #include "tests/unit/helpers.h"
@@ -61,7 +61,7 @@ static int setup_pg(void **state)
 {
 	(void)state;
 	snprintf(path, sizeof(path), "%s%s", DB_PG_PREFIX, pg);
-	sql("DROP TABLE IF EXISTS nonces, verdicts, nodes, enrolments, schema_version");
+	sql("DROP TABLE IF EXISTS nonces, verdicts, nodes, enrolments, evidence, schema_version");
 	return 0;
 }
 
@@ -301,6 +301,52 @@ static void test_enrolments(void **state)
 	d->ops->close(d);
 }
 
+/* Each node's latest evidence, kept in the verdict's transaction (one row
+ * a node, replaced), read back by pool with the node's state. */
+static void test_evidence(void **state)
+{
+	struct db *d = open_db();
+	ingot_error e = { 0 };
+	enum db_nonce n;
+	json_t *rows = NULL;
+	struct db_verdict v = { .node = "n1", .nonce = "e1", .time = 120, .verdict = "refuse", .reason = "no",
+				.evidence = "{\"time\":\"first\"}", .pool = "p" };
+
+	(void)state;
+	assert_int_equal(d->ops->nonce_issue(d, "n1", "e1", 100, 1000, 4, &e), 0);
+	assert_int_equal(d->ops->nonce_issue(d, "n1", "e2", 100, 1000, 4, &e), 0);
+	assert_int_equal(d->ops->nonce_issue(d, "n2", "e3", 100, 1000, 4, &e), 0);
+	assert_int_equal(d->ops->verdict_commit(d, &v, &n, &e), 0);
+	v.nonce = "e2", v.time = 130, v.verdict = "admit", v.evidence = "{\"time\":\"second\"}";
+	assert_int_equal(d->ops->verdict_commit(d, &v, &n, &e), 0);
+	/* a refused nonce stores no evidence either */
+	v.evidence = "{\"time\":\"replayed\"}";
+	assert_int_equal(d->ops->verdict_commit(d, &v, &n, &e), 0);
+	assert_int_equal(n, DB_NONCE_USED);
+	v.node = "n2", v.nonce = "e3", v.pool = "q";
+	assert_int_equal(d->ops->verdict_commit(d, &v, &n, &e), 0);
+	/* a verdict without evidence (the sweep's, an operator's) keeps it */
+	struct db_verdict drain = { .node = "n1", .time = 140, .verdict = "drain", .reason = "operator" };
+	assert_int_equal(d->ops->verdict_record(d, &drain, &e), 0);
+
+	assert_int_equal(d->ops->pool_evidence(d, "p", &rows, &e), 0);
+	assert_int_equal(json_array_size(rows), 1);
+	json_t *r = json_array_get(rows, 0);
+	assert_string_equal(json_string_value(json_object_get(r, "node")), "n1");
+	assert_string_equal(json_string_value(json_object_get(json_object_get(r, "evidence"), "time")), "second");
+	assert_string_equal(json_string_value(json_object_get(r, "nonce")), "e2");
+	assert_string_equal(json_string_value(json_object_get(r, "verdict")), "admit");
+	assert_int_equal(json_integer_value(json_object_get(r, "time")), 130);
+	assert_string_equal(json_string_value(json_object_get(r, "state")), "drain");
+	assert_int_equal(json_integer_value(json_object_get(r, "last_admit")), 130);
+	json_decref(rows);
+	assert_int_equal(d->ops->pool_evidence(d, "none", &rows, &e), 0);
+	assert_int_equal(json_array_size(rows), 0);
+	json_decref(rows);
+	assert_int_equal(sql("SELECT count(*) FROM evidence"), 2);
+	d->ops->close(d);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -310,6 +356,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_schema, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sweep, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_enrolments, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_evidence, setup, teardown),
 	};
 	int r = cmocka_run_group_tests_name("sqlite", tests, NULL, NULL);
 	if (!(pg = getenv("INGOT_TEST_PG")) || !*pg)
@@ -321,6 +368,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_schema, setup_pg, teardown_pg),
 		cmocka_unit_test_setup_teardown(test_sweep, setup_pg, teardown_pg),
 		cmocka_unit_test_setup_teardown(test_enrolments, setup_pg, teardown_pg),
+		cmocka_unit_test_setup_teardown(test_evidence, setup_pg, teardown_pg),
 	};
 	return r | cmocka_run_group_tests_name("postgresql", pg_tests, NULL, NULL);
 }
