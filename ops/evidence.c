@@ -95,7 +95,7 @@ int evidence_create(const struct evidence_opts *o, struct signing_key *const *ke
 	ncclv = json_string_value(json_object_get(res, "nccl_version"));
 	if (!gmtime_r(&o->date, &tm) || !strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%SZ", &tm))
 		return ingot_fail(e, -EINVAL, "evidence date out of range");
-	json_t *pred = json_pack("{s:s,s:o,s:o,s:o,s:{s:o,s:I,s:I,s:O},s:o,s:O,s:s,s:O}",
+	json_t *pred = json_pack("{s:s,s:o,s:o,s:o,s:{s:o,s:I,s:I,s:O},s:o,s:o,s:s,s:O}",
 		"kind", o->kind,
 		"recipe", str_or_null(m->recipe.name),
 		"manifest_serial", m->have & MF_VERSION ? json_integer((json_int_t)m->serial) : json_null(),
@@ -105,7 +105,7 @@ int evidence_create(const struct evidence_opts *o, struct signing_key *const *ke
 		"ranks", json_integer_value(json_object_get(res, "ranks")),
 		"gpus", json_object_get(res, "gpus") ?: json_null(),
 		"nccl_version", str_or_null(ncclv),
-		"tuple_nccl", str_or_null(manifest_tuple_nccl(m)),
+		"tuple_nccl", manifest_tuple_nccl(m) ? json_string(manifest_tuple_nccl(m)) : json_null(),
 		"date", date, "result", res);
 	if (!pred)
 		return ingot_fail(e, -ENOMEM, "out of memory");
