@@ -8,192 +8,279 @@
 #include "lib/escape.h"
 #include "lib/json.h"
 #include "lib/strbuf.h"
+#include "lib/xalloc.h"
 
 static int cmp_str(const void *x, const void *y)
 {
 	return strcmp(*(const char *const *)x, *(const char *const *)y);
 }
 
-void json_diff_fields(json_t *list, const char *prefix, const json_t *a, const json_t *b)
+static void add_change(struct diff_changes *l, const char *field, const json_t *a, const json_t *b)
+{
+	if (l->n == l->cap) {
+		l->cap = l->cap ? 2 * l->cap : 8;
+		l->v = xrealloc(l->v, l->cap * sizeof(*l->v));
+	}
+	l->v[l->n++] = (struct diff_change){ xstrdup(field), a, b };
+}
+
+void diff_changes_release(struct diff_changes *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		free(l->v[i].field);
+	free(l->v);
+	memset(l, 0, sizeof(*l));
+}
+
+/* Whether key is one of skip (NULL-terminated; skip itself may be NULL). */
+static bool skipped(const char *key, const char *const *skip)
+{
+	for (; skip && *skip; skip++)
+		if (!strcmp(key, *skip))
+			return true;
+	return false;
+}
+
+/* diff_fields, leaving out the members skip names of two objects. */
+static void diff_members(struct diff_changes *list, const char *prefix, const json_t *a, const json_t *b,
+			 const char *const *skip)
+{
+	size_t na = json_object_size(a), nb = json_object_size(b), n = 0;
+	_cleanup_free_ const char **keys = xcalloc(na + nb + 1, sizeof(*keys));
+	const char *k;
+	json_t *v;
+
+	json_object_foreach((json_t *)a, k, v)
+		if (!skipped(k, skip))
+			keys[n++] = k;
+	json_object_foreach((json_t *)b, k, v)
+		if (!skipped(k, skip) && !json_object_get(a, k))
+			keys[n++] = k;
+	qsort(keys, n, sizeof(*keys), cmp_str);
+	for (size_t i = 0; i < n; i++) {
+		_cleanup_free_ char *sub = xasprintf("%s%s%s", prefix, *prefix ? "." : "", keys[i]);
+		diff_fields(list, sub, json_object_get(a, keys[i]), json_object_get(b, keys[i]));
+	}
+}
+
+void diff_fields(struct diff_changes *list, const char *prefix, const json_t *a, const json_t *b)
 {
 	if (a && b && json_equal((json_t *)a, (json_t *)b))
 		return;
 	if (!a && !b)
 		return;
-	if (json_is_object(a) && json_is_object(b)) {
-		size_t na = json_object_size(a), nb = json_object_size(b), n = 0;
-		_cleanup_free_ const char **keys = calloc(na + nb + 1, sizeof(*keys));
-		const char *k;
-		json_t *v;
-
-		if (!keys)
-			return;
-		json_object_foreach((json_t *)a, k, v)
-			keys[n++] = k;
-		json_object_foreach((json_t *)b, k, v)
-			if (!json_object_get(a, k))
-				keys[n++] = k;
-		qsort(keys, n, sizeof(*keys), cmp_str);
-		for (size_t i = 0; i < n; i++) {
-			_cleanup_free_ char *sub = NULL;
-			if (asprintf(&sub, "%s%s%s", prefix, *prefix ? "." : "", keys[i]) < 0)
-				return;
-			json_diff_fields(list, sub, json_object_get(a, keys[i]), json_object_get(b, keys[i]));
-		}
-		return;
-	}
-	json_t *c = json_object();
-	json_object_set_new(c, "field", json_string(prefix));
-	if (a)
-		json_object_set(c, "a", (json_t *)a);
-	if (b)
-		json_object_set(c, "b", (json_t *)b);
-	json_array_append_new(list, c);
+	if (json_is_object(a) && json_is_object(b))
+		diff_members(list, prefix, a, b, NULL);
+	else
+		add_change(list, prefix, a, b);
 }
 
-struct keyed {
-	const char *key;
-	json_t *obj;
-};
-
-static int cmp_keyed(const void *x, const void *y)
+static int cmp_item(const void *x, const void *y)
 {
-	return strcmp(((const struct keyed *)x)->key, ((const struct keyed *)y)->key);
+	return strcmp(((const struct diff_item *)x)->key, ((const struct diff_item *)y)->key);
+}
+
+static void items_release(struct diff_items *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		diff_changes_release(&l->v[i].changes);
+	free(l->v);
+	memset(l, 0, sizeof(*l));
+}
+
+static void list_release(struct diff_list *l)
+{
+	items_release(&l->added);
+	items_release(&l->removed);
+	items_release(&l->changed);
+}
+
+void manifest_diff_release(struct manifest_diff *d)
+{
+	diff_changes_release(&d->tuple);
+	diff_changes_release(&d->other);
+	list_release(&d->artifacts);
+	list_release(&d->files);
+	memset(d, 0, sizeof(*d));
+}
+
+/* A top-level member of a manifest as written. */
+static const json_t *member(const struct manifest *m, const char *key)
+{
+	return json_object_get(m->doc, key);
 }
 
 /* Sorted view of a manifest list, refusing duplicate keys. */
 static int keyed_list(const char *name, const char *list, const char *key, const json_t *arr,
-		      struct keyed **out, size_t *n, ingot_error *e)
+		      struct diff_items *out, ingot_error *e)
 {
 	size_t cnt = json_array_size(arr), i;
-	struct keyed *v = calloc(cnt + 1, sizeof(*v));
+	_cleanup_free_ struct diff_item *v = xcalloc(cnt + 1, sizeof(*v));
 	json_t *it;
 
-	if (!v)
-		return ingot_fail(e, -ENOMEM, "out of memory");
 	json_array_foreach(arr, i, it) {
 		v[i].key = json_string_value(json_object_get(it, key));
 		v[i].obj = it;
-		if (!v[i].key) {
-			free(v);
+		if (!v[i].key)
 			return ingot_fail(e, -EINVAL, "%s: %s[%zu]: field '%s': expected a string",
 					  name, list, i, key);
-		}
 	}
-	qsort(v, cnt, sizeof(*v), cmp_keyed);
+	qsort(v, cnt, sizeof(*v), cmp_item);
 	for (i = 1; i < cnt; i++)
-		if (!strcmp(v[i - 1].key, v[i].key)) {
-			int r = ingot_fail(e, -EINVAL, "%s: %s: %s \"%s\" appears twice, expected unique",
-					   name, list, key, v[i].key);
-			free(v);
-			return r;
-		}
-	*out = v;
-	*n = cnt;
+		if (!strcmp(v[i - 1].key, v[i].key))
+			return ingot_fail(e, -EINVAL, "%s: %s: %s \"%s\" appears twice, expected unique",
+					  name, list, key, v[i].key);
+	out->v = TAKE_PTR(v);
+	out->n = cnt;
 	return 0;
 }
 
-/* Merge two sorted lists into {"added","removed","changed"}. */
-static int diff_list(const json_t *a, const json_t *b, const char *a_name, const char *b_name,
-		     const char *list, const char *key, json_t **out, ingot_error *e)
+static void push_item(struct diff_items *l, const struct diff_item *it)
 {
-	_cleanup_free_ struct keyed *va = NULL, *vb = NULL;
-	size_t na = 0, nb = 0, i = 0, j = 0;
-	json_t *added = json_array(), *removed = json_array(), *changed = json_array();
-	json_t *res = json_pack("{s:o,s:o,s:o}", "added", added, "removed", removed, "changed", changed);
+	l->v = xrealloc(l->v, (l->n + 1) * sizeof(*l->v));
+	l->v[l->n++] = *it;
+}
+
+/* Merge two sorted lists into added, removed and changed. */
+static int diff_list(const struct manifest *a, const struct manifest *b, const char *a_name,
+		     const char *b_name, const char *list, const char *key, struct diff_list *out,
+		     ingot_error *e)
+{
+	struct diff_items va = { 0 }, vb = { 0 };
+	size_t i = 0, j = 0;
 	int r;
 
-	r = keyed_list(a_name, list, key, json_object_get(a, list), &va, &na, e);
-	if (r == 0)
-		r = keyed_list(b_name, list, key, json_object_get(b, list), &vb, &nb, e);
-	if (r < 0) {
-		json_decref(res);
-		return r;
-	}
-	while (i < na || j < nb) {
-		int c = i == na ? 1 : j == nb ? -1 : strcmp(va[i].key, vb[j].key);
+	out->key = key;
+	if ((r = keyed_list(a_name, list, key, member(a, list), &va, e)) < 0 ||
+	    (r = keyed_list(b_name, list, key, member(b, list), &vb, e)) < 0)
+		goto out;
+	while (i < va.n || j < vb.n) {
+		int c = i == va.n ? 1 : j == vb.n ? -1 : strcmp(va.v[i].key, vb.v[j].key);
 		if (c < 0) {
-			json_array_append(removed, va[i++].obj);
+			push_item(&out->removed, &va.v[i++]);
 		} else if (c > 0) {
-			json_array_append(added, vb[j++].obj);
+			push_item(&out->added, &vb.v[j++]);
 		} else {
-			if (!json_equal(va[i].obj, vb[j].obj)) {
-				json_t *ch = json_array();
-				json_diff_fields(ch, "", va[i].obj, vb[j].obj);
-				json_array_append_new(changed, json_pack("{s:s,s:o}", key, va[i].key,
-									 "changes", ch));
+			if (!json_equal((json_t *)va.v[i].obj, (json_t *)vb.v[j].obj)) {
+				struct diff_item ch = { va.v[i].key, vb.v[j].obj, { 0 } };
+				diff_fields(&ch.changes, "", va.v[i].obj, vb.v[j].obj);
+				push_item(&out->changed, &ch);
 			}
 			i++, j++;
 		}
 	}
-	*out = res;
-	return 0;
+out:
+	free(va.v);
+	free(vb.v);
+	return r;
 }
 
-int manifest_diff(const json_t *a, const json_t *b, const char *a_name, const char *b_name,
-		  json_t **out, ingot_error *e)
+static size_t list_count(const struct diff_list *l)
 {
-	_cleanup_json_ json_t *res = json_object();
-	_cleanup_json_ json_t *rest_a = NULL, *rest_b = NULL;
-	json_t *tuple = json_array(), *other = json_array(), *arts = NULL, *files = NULL;
-	static const char *const lists[] = { "tuple", "artifacts", "files" };
+	return l->added.n + l->removed.n + l->changed.n;
+}
+
+int manifest_diff(const struct manifest *a, const struct manifest *b, const char *a_name,
+		  const char *b_name, struct manifest_diff *d, ingot_error *e)
+{
+	static const char *const lists[] = { "tuple", "artifacts", "files", NULL };
 	int r;
 
-	if (!json_is_object(a) || !json_is_object(b))
+	memset(d, 0, sizeof(*d));
+	if (!json_is_object(a->doc) || !json_is_object(b->doc))
 		return ingot_fail(e, -EINVAL, "manifest: expected two JSON objects");
-	json_object_set_new(res, "tuple", tuple);
-	json_object_set_new(res, "other", other);
-
-	json_diff_fields(tuple, "", json_object_get(a, "tuple"), json_object_get(b, "tuple"));
+	/* As written: a null tuple is a value, which the typed one is not. */
+	diff_fields(&d->tuple, "", member(a, "tuple"), member(b, "tuple"));
 	/* A tuple that is null on one side and an object on the other shows
 	 * as one whole-value change under the empty path; name it. */
-	for (size_t i = 0; i < json_array_size(tuple); i++) {
-		json_t *c = json_array_get(tuple, i);
-		if (!strcmp(json_string_value(json_object_get(c, "field")), ""))
-			json_object_set_new(c, "field", json_string("tuple"));
+	for (size_t i = 0; i < d->tuple.n; i++)
+		if (!*d->tuple.v[i].field) {
+			free(d->tuple.v[i].field);
+			d->tuple.v[i].field = xstrdup("tuple");
+		}
+	if ((r = diff_list(a, b, a_name, b_name, "artifacts", "name", &d->artifacts, e)) < 0 ||
+	    (r = diff_list(a, b, a_name, b_name, "files", "path", &d->files, e)) < 0) {
+		manifest_diff_release(d);
+		return r;
 	}
-
-	r = diff_list(a, b, a_name, b_name, "artifacts", "name", &arts, e);
-	if (r < 0)
-		return r;
-	json_object_set_new(res, "artifacts", arts);
-	r = diff_list(a, b, a_name, b_name, "files", "path", &files, e);
-	if (r < 0)
-		return r;
-	json_object_set_new(res, "files", files);
-
 	/* Everything else (recipe, serial, image, verity, measurement...). */
-	rest_a = json_deep_copy(a);
-	rest_b = json_deep_copy(b);
-	for (size_t i = 0; i < ARRAY_SIZE(lists); i++) {
-		json_object_del(rest_a, lists[i]);
-		json_object_del(rest_b, lists[i]);
-	}
-	json_diff_fields(other, "", rest_a, rest_b);
-
-	size_t n_art = json_array_size(json_object_get(arts, "added")) +
-		       json_array_size(json_object_get(arts, "removed")) +
-		       json_array_size(json_object_get(arts, "changed"));
-	size_t n_files = json_array_size(json_object_get(files, "added")) +
-			 json_array_size(json_object_get(files, "removed")) +
-			 json_array_size(json_object_get(files, "changed"));
-	int identical = !json_array_size(tuple) && !n_art && !n_files && !json_array_size(other);
-	json_object_set_new(res, "identical", json_boolean(identical));
-	json_t *unit = NULL;
-	if (diff_tuple_unit_warning(tuple, &unit) > 0)
-		json_object_set_new(res, "warnings", json_pack("[o]", unit));
-	json_object_set_new(res, "summary", json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}",
-		"tuple", (json_int_t)json_array_size(tuple),
-		"artifacts_added", (json_int_t)json_array_size(json_object_get(arts, "added")),
-		"artifacts_removed", (json_int_t)json_array_size(json_object_get(arts, "removed")),
-		"artifacts_changed", (json_int_t)json_array_size(json_object_get(arts, "changed")),
-		"files_added", (json_int_t)json_array_size(json_object_get(files, "added")),
-		"files_removed", (json_int_t)json_array_size(json_object_get(files, "removed")),
-		"files_changed", (json_int_t)json_array_size(json_object_get(files, "changed")),
-		"other", (json_int_t)json_array_size(other)));
-	*out = TAKE_PTR(res);
+	if (!json_equal(a->doc, b->doc))
+		diff_members(&d->other, "", a->doc, b->doc, lists);
+	d->identical = !d->tuple.n && !list_count(&d->artifacts) && !list_count(&d->files) && !d->other.n;
+	d->warned = diff_tuple_unit_warning(&d->tuple, &d->warning);
 	return 0;
 }
+
+/* ---- the JSON document ------------------------------------------------- */
+
+static json_t *changes_json(const struct diff_changes *l)
+{
+	json_t *arr = json_array();
+
+	for (size_t i = 0; arr && i < l->n; i++) {
+		json_t *c = json_pack("{s:s}", "field", l->v[i].field);
+		if (!c || (l->v[i].a && json_object_set(c, "a", (json_t *)l->v[i].a) < 0) ||
+		    (l->v[i].b && json_object_set(c, "b", (json_t *)l->v[i].b) < 0) ||
+		    json_array_append_new(arr, c) < 0) {
+			json_decref(arr);
+			return NULL;
+		}
+	}
+	return arr;
+}
+
+static json_t *objs_json(const struct diff_items *l)
+{
+	json_t *arr = json_array();
+
+	for (size_t i = 0; arr && i < l->n; i++)
+		if (json_array_append(arr, (json_t *)l->v[i].obj) < 0) {
+			json_decref(arr);
+			return NULL;
+		}
+	return arr;
+}
+
+static json_t *list_json(const struct diff_list *l)
+{
+	json_t *changed = json_array();
+
+	for (size_t i = 0; changed && i < l->changed.n; i++)
+		if (json_array_append_new(changed, json_pack("{s:s,s:o}", l->key, l->changed.v[i].key, "changes",
+							     changes_json(&l->changed.v[i].changes))) < 0) {
+			json_decref(changed);
+			return NULL;
+		}
+	return json_pack("{s:o,s:o,s:o}", "added", objs_json(&l->added), "removed", objs_json(&l->removed),
+			 "changed", changed);
+}
+
+json_t *manifest_diff_json(const struct manifest_diff *d)
+{
+	_cleanup_json_ json_t *res = json_pack("{s:b,s:o,s:o,s:o,s:o}", "identical", d->identical,
+					       "tuple", changes_json(&d->tuple), "other", changes_json(&d->other),
+					       "artifacts", list_json(&d->artifacts), "files", list_json(&d->files));
+
+	if (!res)
+		return NULL;
+	if (d->warned && json_object_set_new(res, "warnings", json_pack("[{s:s,s:s,s:s,s:s,s:s}]",
+		"rule", DIFF_UNIT_RULE_ID, "field", d->warning.field, "a", d->warning.a, "b", d->warning.b,
+		"source", DIFF_UNIT_RULE_SOURCE)) < 0)
+		return NULL;
+	if (json_object_set_new(res, "summary", json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}",
+		"tuple", (json_int_t)d->tuple.n,
+		"artifacts_added", (json_int_t)d->artifacts.added.n,
+		"artifacts_removed", (json_int_t)d->artifacts.removed.n,
+		"artifacts_changed", (json_int_t)d->artifacts.changed.n,
+		"files_added", (json_int_t)d->files.added.n,
+		"files_removed", (json_int_t)d->files.removed.n,
+		"files_changed", (json_int_t)d->files.changed.n,
+		"other", (json_int_t)d->other.n)) < 0)
+		return NULL;
+	return TAKE_PTR(res);
+}
+
+/* ---- the text review --------------------------------------------------- */
 
 /* sha1 and longer digests: 40+ hex digits. */
 static int is_long_hex(const char *s)
@@ -204,53 +291,53 @@ static int is_long_hex(const char *s)
 
 /* A value for the text review: strings bare, digests shortened the way
  * git shortens object names, anything else as compact JSON. */
+static void add_text(struct strbuf *sb, const char *s)
+{
+	if (is_long_hex(s))
+		strbuf_addf_escaped(sb, "%.16s..", s);
+	else
+		strbuf_add_escaped(sb, s, strlen(s));
+}
+
 static void add_value(struct strbuf *sb, const json_t *v)
 {
 	if (!v) {
 		strbuf_addstr(sb, "(absent)");
 	} else if (json_is_string(v)) {
-		const char *s = json_string_value(v);
-		if (is_long_hex(s))
-			strbuf_addf_escaped(sb, "%.16s..", s);
-		else
-			strbuf_add_escaped(sb, s, strlen(s));
+		add_text(sb, json_string_value(v));
 	} else {
 		_cleanup_free_ char *c = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT | JSON_SORT_KEYS);
 		strbuf_addstr(sb, c ? c : "?");
 	}
 }
 
-static void add_changes(struct strbuf *sb, const json_t *changes)
+static void add_changes(struct strbuf *sb, const struct diff_changes *changes)
 {
-	size_t i;
-	json_t *c;
-
-	json_array_foreach(changes, i, c) {
+	for (size_t i = 0; i < changes->n; i++) {
 		if (i)
 			strbuf_addstr(sb, "; ");
-		strbuf_addf_escaped(sb, "%s ", json_string_value(json_object_get(c, "field")));
-		add_value(sb, json_object_get(c, "a"));
+		strbuf_addf_escaped(sb, "%s ", changes->v[i].field);
+		add_value(sb, changes->v[i].a);
 		strbuf_addstr(sb, " -> ");
-		add_value(sb, json_object_get(c, "b"));
+		add_value(sb, changes->v[i].b);
 	}
 }
 
 static void add_file_entry(struct strbuf *sb, const json_t *f)
 {
-	const char *type = json_string_value(json_object_get(f, "type"));
-	const char *mode = json_string_value(json_object_get(f, "mode"));
-	json_t *sha = json_object_get(f, "sha256"), *target = json_object_get(f, "target");
+	struct manifest_entry en;
 
-	strbuf_addf_escaped(sb, " (%s", type ? type : "?");
-	if (mode)
-		strbuf_addf_escaped(sb, " %s", mode);
-	if (sha) {
+	manifest_entry_decode(f, &en);
+	strbuf_addf_escaped(sb, " (%s", en.type ? en.type : "?");
+	if (en.mode_text)
+		strbuf_addf_escaped(sb, " %s", en.mode_text);
+	if (en.sha256_hex) {
 		strbuf_addstr(sb, " sha256 ");
-		add_value(sb, sha);
+		add_text(sb, en.sha256_hex);
 	}
-	if (target) {
+	if (en.target) {
 		strbuf_addstr(sb, " -> ");
-		add_value(sb, target);
+		add_text(sb, en.target);
 	}
 	strbuf_addch(sb, ')');
 }
@@ -268,53 +355,48 @@ static void add_artifact_entry(struct strbuf *sb, const json_t *a)
 	strbuf_addch(sb, ')');
 }
 
-static void print_list(struct strbuf *sb, const json_t *sect, const char *title, const char *key,
+static void print_list(struct strbuf *sb, const struct diff_list *l, const char *title,
 		       void (*entry)(struct strbuf *, const json_t *))
 {
-	json_t *added = json_object_get(sect, "added"), *removed = json_object_get(sect, "removed");
-	json_t *changed = json_object_get(sect, "changed"), *it;
-	size_t i;
-
-	if (!json_array_size(added) && !json_array_size(removed) && !json_array_size(changed))
+	if (!list_count(l))
 		return;
 	strbuf_addf_escaped(sb, "%s:\n", title);
-	json_array_foreach(removed, i, it) {
-		strbuf_addf_escaped(sb, "  - %s", json_string_value(json_object_get(it, key)));
-		entry(sb, it);
+	for (size_t i = 0; i < l->removed.n; i++) {
+		strbuf_addf_escaped(sb, "  - %s", l->removed.v[i].key);
+		entry(sb, l->removed.v[i].obj);
 		strbuf_addch(sb, '\n');
 	}
-	json_array_foreach(added, i, it) {
-		strbuf_addf_escaped(sb, "  + %s", json_string_value(json_object_get(it, key)));
-		entry(sb, it);
+	for (size_t i = 0; i < l->added.n; i++) {
+		strbuf_addf_escaped(sb, "  + %s", l->added.v[i].key);
+		entry(sb, l->added.v[i].obj);
 		strbuf_addch(sb, '\n');
 	}
-	json_array_foreach(changed, i, it) {
-		strbuf_addf_escaped(sb, "  ~ %s: ", json_string_value(json_object_get(it, key)));
-		add_changes(sb, json_object_get(it, "changes"));
+	for (size_t i = 0; i < l->changed.n; i++) {
+		strbuf_addf_escaped(sb, "  ~ %s: ", l->changed.v[i].key);
+		add_changes(sb, &l->changed.v[i].changes);
 		strbuf_addch(sb, '\n');
 	}
 }
 
-static void print_fields(struct strbuf *sb, const json_t *list, const char *title)
+static void print_fields(struct strbuf *sb, const struct diff_changes *list, const char *title)
 {
-	size_t i, n_meas = 0;
-	json_t *c;
+	size_t n_meas = 0;
 
-	if (!json_array_size(list))
+	if (!list->n)
 		return;
 	strbuf_addf_escaped(sb, "%s:\n", title);
-	json_array_foreach(list, i, c) {
-		const char *f = json_string_value(json_object_get(c, "field"));
+	for (size_t i = 0; i < list->n; i++) {
+		const struct diff_change *c = &list->v[i];
 		/* The measurement follows from the image, verity root and the
 		 * rest of the manifest; one line says it moved (--json has it all). */
-		if (!strncmp(f, "measurement.", 12)) {
+		if (!strncmp(c->field, "measurement.", 12)) {
 			n_meas++;
 			continue;
 		}
-		strbuf_addf_escaped(sb, "  ~ %s: ", f);
-		add_value(sb, json_object_get(c, "a"));
+		strbuf_addf_escaped(sb, "  ~ %s: ", c->field);
+		add_value(sb, c->a);
 		strbuf_addstr(sb, " -> ");
-		add_value(sb, json_object_get(c, "b"));
+		add_value(sb, c->b);
 		strbuf_addch(sb, '\n');
 	}
 	if (n_meas)
@@ -322,36 +404,28 @@ static void print_fields(struct strbuf *sb, const json_t *list, const char *titl
 			    n_meas, n_meas == 1 ? "" : "s");
 }
 
-void manifest_diff_print(const json_t *diff, const char *a_name, const char *b_name, FILE *out)
+void manifest_diff_print(const struct manifest_diff *d, const char *a_name, const char *b_name, FILE *out)
 {
 	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
-	json_t *s = json_object_get(diff, "summary");
 
 	strbuf_init(&sb, 4096);
 	strbuf_addf_escaped(&sb, "--- %s\n+++ %s\n", a_name, b_name);
-	if (json_is_true(json_object_get(diff, "identical"))) {
+	if (d->identical) {
 		strbuf_addstr(&sb, "identical\n");
 		fputs(sb.buf, out);
 		return;
 	}
-	print_fields(&sb, json_object_get(diff, "tuple"), "tuple");
-	print_list(&sb, json_object_get(diff, "artifacts"), "artifacts", "name", add_artifact_entry);
-	print_list(&sb, json_object_get(diff, "files"), "files", "path", add_file_entry);
-	print_fields(&sb, json_object_get(diff, "other"), "other");
-	json_t *w = json_array_get(json_object_get(diff, "warnings"), 0);
-	if (w)
+	print_fields(&sb, &d->tuple, "tuple");
+	print_list(&sb, &d->artifacts, "artifacts", add_artifact_entry);
+	print_list(&sb, &d->files, "files", add_file_entry);
+	print_fields(&sb, &d->other, "other");
+	if (d->warned)
 		strbuf_addf(&sb, "warning: %s changes alone (%s -> %s): never upgrade one component "
 			    "alone; test and promote the tuple as a unit [%s; %s]\n",
-			    json_string_value(json_object_get(w, "field")),
-			    json_string_value(json_object_get(w, "a")),
-			    json_string_value(json_object_get(w, "b")),
-			    json_string_value(json_object_get(w, "rule")),
-			    json_string_value(json_object_get(w, "source")));
-#define N(k) json_integer_value(json_object_get(s, k))
-	strbuf_addf_escaped(&sb, "summary: tuple %lld changed; artifacts %lld added, %lld removed, %lld changed; "
-		    "files %lld added, %lld removed, %lld changed; other %lld changed\n",
-		    N("tuple"), N("artifacts_added"), N("artifacts_removed"), N("artifacts_changed"),
-		    N("files_added"), N("files_removed"), N("files_changed"), N("other"));
-#undef N
+			    d->warning.field, d->warning.a, d->warning.b, DIFF_UNIT_RULE_ID, DIFF_UNIT_RULE_SOURCE);
+	strbuf_addf_escaped(&sb, "summary: tuple %zu changed; artifacts %zu added, %zu removed, %zu changed; "
+		    "files %zu added, %zu removed, %zu changed; other %zu changed\n",
+		    d->tuple.n, d->artifacts.added.n, d->artifacts.removed.n, d->artifacts.changed.n,
+		    d->files.added.n, d->files.removed.n, d->files.changed.n, d->other.n);
 	fputs(sb.buf, out);
 }

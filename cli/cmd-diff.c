@@ -54,7 +54,7 @@ static const struct cli_command diff_cmd = {
 int cmd_diff(int argc, char **argv)
 {
 	_cleanup_mdoc_ struct mdoc a = { 0 }, b = { 0 };
-	_cleanup_json_ json_t *diff = NULL;
+	_cleanup_(manifest_diff_release) struct manifest_diff d = { 0 };
 	ingot_error e = { 0 };
 	bool json = false;
 	int c;
@@ -71,21 +71,24 @@ int cmd_diff(int argc, char **argv)
 				       argc - optind, argc - optind == 1 ? "" : "s");
 
 	if (mdoc_load(argv[optind], &a, &e) < 0 || mdoc_load(argv[optind + 1], &b, &e) < 0 ||
-	    manifest_diff(a.manifest->doc, b.manifest->doc, argv[optind], argv[optind + 1], &diff, &e) < 0)
+	    manifest_diff(a.manifest, b.manifest, argv[optind], argv[optind + 1], &d, &e) < 0)
 		return cli_error(&e, DIFF_BAD_INPUT);
 
 	if (json) {
-		json_object_set_new(diff, "a", json_string(argv[optind]));
-		json_object_set_new(diff, "b", json_string(argv[optind + 1]));
-		_cleanup_free_ char *s = json_canonical(diff, NULL);
+		_cleanup_json_ json_t *diff = manifest_diff_json(&d);
+		_cleanup_free_ char *s = NULL;
+		if (diff && (json_object_set_new(diff, "a", json_string(argv[optind])) < 0 ||
+			     json_object_set_new(diff, "b", json_string(argv[optind + 1])) < 0))
+			json_decref(TAKE_PTR(diff));
+		s = diff ? json_canonical(diff, NULL) : NULL;
 		if (!s)
 			return cli_error(&(ingot_error){ .msg = "diff: out of memory" }, DIFF_BAD_INPUT);
 		fputs(s, stdout);
 	} else {
-		manifest_diff_print(diff, argv[optind], argv[optind + 1], stdout);
+		manifest_diff_print(&d, argv[optind], argv[optind + 1], stdout);
 	}
 	if (fflush(stdout) != 0)
 		return cli_error(&(ingot_error){ .msg = "diff: cannot write to standard output" },
 				 DIFF_BAD_INPUT);
-	return json_is_true(json_object_get(diff, "identical")) ? DIFF_SAME : DIFF_DIFFERENT;
+	return d.identical ? DIFF_SAME : DIFF_DIFFERENT;
 }

@@ -10,12 +10,13 @@
 #include <string.h>
 
 #include "attest/quote.h"
-#include "keys/envelope.h"
+#include "keys/statement.h"
 #include "lib/cleanup.h"
 #include "lib/digest.h"
 #include "lib/json.h"
 #include "lib/privdir.h"
 #include "lib/time.h"
+#include "lib/xalloc.h"
 
 #define ENROLMENT_PEM_MAX 4096   /* RSA-4096 SubjectPublicKeyInfo PEM is < 1 KiB */
 
@@ -25,14 +26,12 @@ int enrolment_sign(const struct enroll_subject *s, time_t enrolled, const struct
 	_cleanup_json_ json_t *st = NULL;
 	char when[TIME_RFC3339_LEN];
 
-	st = json_pack("{s:s,s:[{s:s,s:{s:s}}],s:s,s:{s:s,s:s,s:s,s:s,s:s,s:s,s:s}}",
-		       "_type", STATEMENT_TYPE,
-		       "subject", "name", s->node, "digest", "sha256", s->ak_id,
-		       "predicateType", ENROLMENT_PREDICATE_TYPE,
-		       "predicate", "node", s->node, "ak_id", s->ak_id, "ak_name", s->ak_name,
-		       "ak_public_key", s->ak_pem, "ek_certificate_sha256", s->ek_cert_sha256,
-		       "ca_bundle_sha256", s->ca_bundle_sha256, "enrolled",
-		       time_format(enrolled, when));
+	st = statement_new(ENROLMENT_PREDICATE_TYPE, s->node, s->ak_id,
+			   json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:s}", "node", s->node, "ak_id", s->ak_id,
+				     "ak_name", s->ak_name, "ak_public_key", s->ak_pem,
+				     "ek_certificate_sha256", s->ek_cert_sha256,
+				     "ca_bundle_sha256", s->ca_bundle_sha256, "enrolled",
+				     time_format(enrolled, when)));
 	if (!st)
 		return ingot_fail(e, -ENOMEM, "out of memory");
 	return envelope_sign_statement(st, k, envelope, e);
@@ -59,35 +58,18 @@ static const char *str_field(const json_t *obj, const char *key, const char *pat
 	return json_string_value(v);
 }
 
-static int check_statement(const char *path, const json_t *st, struct enrolment *out,
+/* The record's predicate, and its one subject: the node, by its AK id. */
+static int check_statement(const char *path, const struct statement *st, struct enrolment *out,
 			   ingot_error *e)
 {
 	static const char *const fields[] = { "node", "ak_id", "ak_name", "ak_public_key",
 		"ek_certificate_sha256", "ca_bundle_sha256", "enrolled" };
-	const json_t *pred = json_object_get(st, "predicate"), *subj = json_object_get(st, "subject");
-	const json_t *v;
-	const char *key, *node, *ak_id, *ek, *pem, *s;
+	const json_t *pred = st->predicate, *v;
+	const char *key, *node, *ak_id, *ek, *pem, *s, *sname, *ssha;
 	_cleanup_ak_key_ struct ak_key *ak = NULL;
 	time_t t;
 	int r;
 
-	if (!json_is_object(st))
-		return bad(e, path, "payload", "an in-toto statement object");
-	json_object_foreach((json_t *)st, key, v)
-		if (strcmp(key, "_type") && strcmp(key, "subject") && strcmp(key, "predicateType") &&
-		    strcmp(key, "predicate"))
-			return ingot_fail_kind(e, -EINVAL, ENVELOPE_FAIL_MALFORMED,
-						 "%s: statement: unknown field '%.64s'", path, key);
-	s = json_string_value(json_object_get(st, "_type"));
-	if (!s || strcmp(s, STATEMENT_TYPE))
-		return bad(e, path, "statement._type", "\"" STATEMENT_TYPE "\"");
-	s = json_string_value(json_object_get(st, "predicateType"));
-	if (!s || strcmp(s, ENROLMENT_PREDICATE_TYPE))
-		return ingot_fail_kind(e, -EINVAL, ENVELOPE_FAIL_MALFORMED,
-					 "%s: statement.predicateType: expected \"%s\", got \"%.80s\"",
-					 path, ENROLMENT_PREDICATE_TYPE, s ? s : "?");
-	if (!json_is_object(pred))
-		return bad(e, path, "statement.predicate", "an object");
 	json_object_foreach((json_t *)pred, key, v) {
 		size_t i;
 		for (i = 0; i < sizeof(fields) / sizeof(*fields) && strcmp(key, fields[i]); i++)
@@ -123,69 +105,38 @@ static int check_statement(const char *path, const json_t *st, struct enrolment 
 		return ingot_fail_kind(e, -EINVAL, ENVELOPE_FAIL_MALFORMED,
 					 "%s: predicate.ak_id: expected %s (the id of ak_public_key), got %s",
 					 path, ak_key_id(ak), ak_id);
-	v = json_array_get(subj, 0);
-	if (!json_is_array(subj) || json_array_size(subj) != 1 ||
-	    !json_is_string(json_object_get(v, "name")) ||
-	    strcmp(json_string_value(json_object_get(v, "name")), node) ||
-	    !json_is_string(json_object_get(json_object_get(v, "digest"), "sha256")) ||
-	    strcmp(json_string_value(json_object_get(json_object_get(v, "digest"), "sha256")), ak_id))
+	if (!statement_one_subject(st, &sname, &ssha) || strcmp(sname, node) || strcmp(ssha, ak_id))
 		return bad(e, path, "statement.subject",
 			   "one entry naming the predicate's node with digest.sha256 = its ak_id");
 
 	snprintf(out->node, sizeof(out->node), "%s", node);
 	memcpy(out->ak_id, ak_id, sizeof(out->ak_id));
 	memcpy(out->ek_cert_sha256, ek, sizeof(out->ek_cert_sha256));
-	out->ak_pem = strdup(pem);
-	if (!out->ak_pem)
-		return ingot_fail_kind(e, -ENOMEM, ENVELOPE_FAIL_IO, "out of memory");
+	out->ak_pem = xstrdup(pem);
 	out->ak = TAKE_PTR(ak);
 	return 0;
 }
 
 /* The envelope of a record, read within ENROLMENT_FILE_MAX (a regular
- * file: not a FIFO, not /dev/zero behind a link), its signatures verified
- * against kr, then its payload parsed. */
-static int load_statement(const char *path, const struct keyring *kr, json_t **statement,
-			  ingot_error *e)
+ * file: not a FIFO, not /dev/zero behind a link), then opened as any
+ * statement (keys/statement.h). */
+int enrolment_load(const char *path, const struct keyring *kr, struct enrolment *out, ingot_error *e)
 {
+	_cleanup_statement_ struct statement st = { 0 };
 	_cleanup_free_ char *buf = NULL;
-	_cleanup_free_ uint8_t *payload = NULL;
-	_cleanup_json_ json_t *env = NULL, *inner = NULL;
-	struct verify_outcome out;
-	json_error_t je;
+	_cleanup_json_ json_t *env = NULL;
 	size_t len;
 	int r;
 
+	memset(out, 0, sizeof(*out));
 	if ((r = regfile_read(path, ENROLMENT_FILE_MAX, 0, &buf, &len, e)) < 0)
 		return ingot_set_kind(e, r, r == -EFBIG || r == -EINVAL ? ENVELOPE_FAIL_MALFORMED
 									 : ENVELOPE_FAIL_IO);
-	if ((r = json_read_buf(path, buf, len, &env, e)) < 0 ||
-	    (r = sigstore_bundle_envelope(path, env, &inner, e)) < 0)
+	if ((r = json_read_buf(path, buf, len, &env, e)) < 0)
 		return ingot_set_kind(e, r, r == -ENOMEM ? ENVELOPE_FAIL_IO : ENVELOPE_FAIL_MALFORMED);
-	if ((r = envelope_verify_signatures(path, inner ? inner : env, kr, &payload, &len, &out,
-					     e)) < 0)
+	if ((r = statement_verify(path, env, kr, ENROLMENT_PREDICATE_TYPE, &st, NULL, e)) < 0)
 		return r;
-	/* Authenticated from here on. */
-	*statement = json_loadb((const char *)payload, len, JSON_REJECT_DUPLICATES, &je);
-	if (!json_is_object(*statement)) {
-		json_decref(*statement);
-		*statement = NULL;
-		return ingot_fail_kind(e, -EBADMSG, ENVELOPE_FAIL_MALFORMED, "%s: payload: expected "
-				       "an in-toto statement object (JSON %d:%d: %s)", path, je.line,
-				       je.column, *je.text ? je.text : "not an object");
-	}
-	return 0;
-}
-
-int enrolment_load(const char *path, const struct keyring *kr, struct enrolment *out, ingot_error *e)
-{
-	_cleanup_json_ json_t *st = NULL;
-	int r;
-
-	memset(out, 0, sizeof(*out));
-	if ((r = load_statement(path, kr, &st, e)) < 0)
-		return r;
-	r = check_statement(path, st, out, e);
+	r = check_statement(path, &st, out, e);
 	if (r < 0)
 		enrolment_release(out);
 	return r;

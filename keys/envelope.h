@@ -82,16 +82,11 @@ struct verify_outcome {
 
 /* Only the envelope's shape, payloadType and signatures against kr
  * (threshold of distinct keys), for statements other than manifests; the
- * caller interprets *payload (authenticated on success). */
+ * caller interprets *payload (authenticated on success): keys/statement.h's
+ * statement_verify, the one opener of those. */
 int envelope_verify_signatures(const char *name, const json_t *env, const struct keyring *kr,
 			       uint8_t **payload, size_t *payload_len, struct verify_outcome *out,
 			       ingot_error *e);
-
-/* An envelope file read, its signatures verified (envelope_verify_signatures)
- * and only then its payload parsed: *statement is a JSON object, not yet
- * checked beyond that (the caller checks its type and predicate). */
-int envelope_load_statement(const char *path, const struct keyring *kr, json_t **statement,
-			    struct verify_outcome *out, ingot_error *e);
 
 /* Read and parse an envelope file (limit ENVELOPE_FILE_MAX); e->kind set. */
 int envelope_read_file(const char *path, json_t **env, ingot_error *e);

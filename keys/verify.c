@@ -385,32 +385,6 @@ int envelope_read_file(const char *path, json_t **env, ingot_error *e)
 	return 0;
 }
 
-int envelope_load_statement(const char *path, const struct keyring *kr, json_t **statement,
-			    struct verify_outcome *out, ingot_error *e)
-{
-	_cleanup_json_ json_t *env = NULL;
-	_cleanup_free_ uint8_t *payload = NULL;
-	struct verify_outcome tmp;
-	json_error_t je;
-	size_t len;
-	int r;
-
-	*statement = NULL;
-	if ((r = envelope_read_file(path, &env, e)) < 0 ||
-	    (r = envelope_verify_signatures(path, env, kr, &payload, &len, out ? out : &tmp, e)) < 0)
-		return r;
-	/* Authenticated from here on. */
-	*statement = json_loadb((const char *)payload, len, JSON_REJECT_DUPLICATES, &je);
-	if (!json_is_object(*statement)) {
-		json_decref(*statement);
-		*statement = NULL;
-		return ingot_fail_kind(e, -EBADMSG, ENVELOPE_FAIL_MALFORMED,
-					 "%s: payload: expected an in-toto statement object (JSON %d:%d: %s)", path,
-					 je.line, je.column, *je.text ? je.text : "not an object");
-	}
-	return 0;
-}
-
 int envelope_verify(const char *path, const struct keyring *kr, const struct verify_policy *p,
 		    struct manifest **manifest_out, struct verify_outcome *out, ingot_error *e)
 {

@@ -332,22 +332,19 @@ static int check_ref_subject(const char *name, size_t i, const json_t *s, struct
 	return 0;
 }
 
-int envelope_statement_parse(const char *name, const uint8_t *payload, size_t len,
-			     enum manifest_level level, json_t **statement, json_t **manifest,
-			     struct manifest_ref *ref, ingot_error *e)
+/* "\"X\"" or "a non-string", for messages. */
+#define GOT(v) json_is_string(v) ? "\"" : "", json_is_string(v) ? json_string_value(v) : "a non-string", \
+		json_is_string(v) ? "\"" : ""
+
+int statement_parse(const char *name, const uint8_t *payload, size_t len, const char *const *ptypes,
+		    json_t **statement, ingot_error *e)
 {
 	_cleanup_json_ json_t *st = NULL;
-	struct manifest_ref tmp;
 	json_error_t je;
-	json_t *subj, *pred, *image, *sbom, *v;
+	json_t *v;
 	const char *key;
-	bool v2;
-	size_t n;
-	int r;
+	size_t i;
 
-	if (!ref)
-		ref = &tmp;
-	memset(ref, 0, sizeof(*ref));
 	st = json_loadb((const char *)payload, len, JSON_REJECT_DUPLICATES, &je);
 	if (!st)
 		return ingot_fail(e, -EBADMSG, "%s: payload: invalid JSON at %d:%d: %s", name, je.line,
@@ -361,21 +358,40 @@ int envelope_statement_parse(const char *name, const uint8_t *payload, size_t le
 	v = json_object_get(st, "_type");
 	if (!json_is_string(v) || !statement_type_ok(json_string_value(v)))
 		return ingot_fail(e, -EINVAL, "%s: statement._type: expected \"%s\" (or v0.1), got %s%.64s%s", name,
-				  STATEMENT_TYPE, json_is_string(v) ? "\"" : "",
-				  json_is_string(v) ? json_string_value(v) : "a non-string",
-				  json_is_string(v) ? "\"" : "");
+				  STATEMENT_TYPE, GOT(v));
 	v = json_object_get(st, "predicateType");
-	v2 = json_is_string(v) && !strcmp(json_string_value(v), MANIFEST_HEAD_PREDICATE_TYPE);
-	if (!v2 && (!json_is_string(v) || strcmp(json_string_value(v), MANIFEST_PREDICATE_TYPE)))
-		return ingot_fail(e, -EINVAL, "%s: statement.predicateType: expected \"%s\" (or \"%s\"), got %s%.64s%s",
-				  name, MANIFEST_HEAD_PREDICATE_TYPE, MANIFEST_PREDICATE_TYPE,
-				  json_is_string(v) ? "\"" : "",
-				  json_is_string(v) ? json_string_value(v) : "a non-string",
-				  json_is_string(v) ? "\"" : "");
+	for (i = 0; ptypes[i] && !(json_is_string(v) && !strcmp(json_string_value(v), ptypes[i])); i++)
+		;
+	if (!ptypes[i])
+		return ingot_fail(e, -EINVAL, "%s: statement.predicateType: expected \"%s\"%s%s%s, got %s%.64s%s",
+				  name, ptypes[0], ptypes[1] ? " (or \"" : "", ptypes[1] ? ptypes[1] : "",
+				  ptypes[1] ? "\")" : "", GOT(v));
+	if (!json_is_object(json_object_get(st, "predicate")))
+		return ingot_fail(e, -EINVAL, "%s: statement.predicate: %s, expected an object", name,
+				  json_object_get(st, "predicate") ? "not an object" : "missing");
+	*statement = TAKE_PTR(st);
+	return 0;
+}
+
+int envelope_statement_parse(const char *name, const uint8_t *payload, size_t len,
+			     enum manifest_level level, json_t **statement, json_t **manifest,
+			     struct manifest_ref *ref, ingot_error *e)
+{
+	static const char *const ptypes[] = { MANIFEST_HEAD_PREDICATE_TYPE, MANIFEST_PREDICATE_TYPE, NULL };
+	_cleanup_json_ json_t *st = NULL;
+	struct manifest_ref tmp;
+	json_t *subj, *pred, *image, *sbom;
+	bool v2;
+	size_t n;
+	int r;
+
+	if (!ref)
+		ref = &tmp;
+	memset(ref, 0, sizeof(*ref));
+	if ((r = statement_parse(name, payload, len, ptypes, &st, e)) < 0)
+		return r;
+	v2 = !strcmp(json_string_value(json_object_get(st, "predicateType")), MANIFEST_HEAD_PREDICATE_TYPE);
 	pred = json_object_get(st, "predicate");
-	if (!pred)
-		return ingot_fail(e, -EINVAL, "%s: statement.predicate: missing, expected the manifest%s", name,
-				  v2 ? "'s head" : "");
 	char where[512];
 	snprintf(where, sizeof(where), "%s: predicate", name);
 	/* A head is small and always ingot's: checked in full even for

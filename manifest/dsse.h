@@ -116,8 +116,17 @@ int sigstore_bundle_envelope(const char *name, const json_t *doc, json_t **env, 
  * bytes parsed. */
 int manifest_read_file(const char *path, json_t **doc, uint8_t sha256[32], ingot_error *e);
 
+/* Parse a payload as an in-toto statement, the shape every statement
+ * ingot reads shares (keys/statement.h opens the signed ones): a JSON
+ * object of only _type (v1 or v0.1), subject, predicateType (one of
+ * ptypes, NULL-terminated; messages name the first two) and predicate
+ * (an object).  Subjects are the caller's: each predicate binds its own.
+ * *statement: new reference. */
+int statement_parse(const char *name, const uint8_t *payload, size_t len, const char *const *ptypes,
+		    json_t **statement, ingot_error *e);
+
 /* Parse a payload as an in-toto statement about an ingot manifest, the
- * one parser of both forms: statement type, predicate type, the manifest
+ * one parser of both forms: the statement (statement_parse), the manifest
  * (manifest_check_level; v2: the head, checked in full at either level)
  * and, for MANIFEST_FULL (v2: always), the subjects equal to the
  * manifest's image (and sbom) file name and sha256, v2's last one the

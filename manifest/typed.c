@@ -176,11 +176,18 @@ void manifest_free(struct manifest *m)
 int manifest_next_entry(const struct manifest *m, size_t *i, struct manifest_entry *f)
 {
 	const json_t *o = json_array_get(json_object_get(m->doc, "files"), *i);
-	const char *mode;
 
 	if (!o)
 		return 0;
 	(*i)++;
+	manifest_entry_decode(o, f);
+	return 1;
+}
+
+void manifest_entry_decode(const json_t *o, struct manifest_entry *f)
+{
+	const char *mode;
+
 	memset(f, 0, sizeof(*f));
 	f->path = str(o, "path");
 	f->type = str(o, "type");
@@ -195,5 +202,4 @@ int manifest_next_entry(const struct manifest *m, size_t *i, struct manifest_ent
 	f->minor = json_integer_value(json_object_get(o, "minor"));
 	f->sha256_hex = str(o, "sha256");
 	f->has_sha256 = hex32(o, "sha256", f->sha256, NULL);
-	return 1;
 }

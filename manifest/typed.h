@@ -118,6 +118,8 @@ static inline void manifest_freep(struct manifest **m) { manifest_free(*m); }
 /* The entries in order: *i starts at 0; 1 and *f filled while there is
  * one, then 0. */
 int manifest_next_entry(const struct manifest *m, size_t *i, struct manifest_entry *f);
+/* One files[] entry o as written (a diff's side, borrowed from doc). */
+void manifest_entry_decode(const json_t *o, struct manifest_entry *f);
 
 /* The sha256 PCR 15 the boot object predicts, as hex, or NULL: what an
  * auditor matches a quoted PCR 15 against to find the image. */

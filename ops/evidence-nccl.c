@@ -34,7 +34,9 @@ struct nccl_parse {
 	const char *name;
 	unsigned line;
 	json_t *res;
-	bool header, table, avg;
+	json_t *nodes, *gpus, *rows;   /* res's arrays, filled as the lines come */
+	json_int_t ranks;
+	bool header, table, avg, nccl_version;
 };
 
 static int fail_at(struct nccl_parse *p, ingot_error *e, const char *fmt, const char *got)
@@ -124,8 +126,10 @@ static void note_nccl_version(struct nccl_parse *p, const char *line)
 {
 	const char *v = strstr(line, "NCCL version ");
 	char ver[32];
-	if (v && sscanf(v + 13, "%31[0-9.]", ver) == 1)
+	if (v && sscanf(v + 13, "%31[0-9.]", ver) == 1) {
 		json_object_set_new(p->res, "nccl_version", json_string(ver));
+		p->nccl_version = true;
+	}
 }
 
 /* nccl-library=22105 -> "2.21.5" (NCCL_VERSION_CODE since 2.9: X*10000+Y*100+Z). */
@@ -138,9 +142,10 @@ static void note_tests_version(struct nccl_parse *p, const char *line)
 	if (sscanf(line, "# nccl-tests version %31s", ver) == 1)
 		json_object_set_new(p->res, "nccl_tests_version", json_string(ver));
 	if (lib && sscanf(lib, "nccl-library=%u", &code) == 1 && code >= 20900 &&
-	    !json_is_string(json_object_get(p->res, "nccl_version"))) {
+	    !p->nccl_version) {
 		snprintf(ver, sizeof(ver), "%u.%u.%u", code / 10000, code / 100 % 100, code % 100);
 		json_object_set_new(p->res, "nccl_version", json_string(ver));
+		p->nccl_version = true;
 	}
 }
 
@@ -153,11 +158,10 @@ static int parse_rank(struct nccl_parse *p, const char *line, ingot_error *e)
 		   &rank, &group, &pid, host, &dev, bus, model) < 6 || rank < 0)
 		return fail_at(p, e, "expected a device line \"#  Rank N Group N Pid N on HOST "
 			       "device N [BUS] MODEL\"", line);
-	json_object_set_new(p->res, "ranks",
-			    json_integer(json_integer_value(json_object_get(p->res, "ranks")) + 1));
-	add_unique(json_object_get(p->res, "nodes"), host);
+	json_object_set_new(p->res, "ranks", json_integer(++p->ranks));
+	add_unique(p->nodes, host);
 	if (*model)
-		add_unique(json_object_get(p->res, "gpus"), model);
+		add_unique(p->gpus, model);
 	return 0;
 }
 
@@ -225,7 +229,7 @@ static int parse_row(struct nccl_parse *p, char *line, ingot_error *e)
 			       "them (plain decimals: no sign, hex, nan or inf) and an integer (or "
 			       "N/A) for #wrong", copy);
 	}
-	if (json_array_size(json_object_get(p->res, "rows")) == NCCL_MAX_ROWS) {
+	if (json_array_size(p->rows) == NCCL_MAX_ROWS) {
 		json_decref(oop);
 		json_decref(ip);
 		return fail_at(p, e, "expected at most 4096 rows", copy);
@@ -233,7 +237,7 @@ static int parse_row(struct nccl_parse *p, char *line, ingot_error *e)
 	row = json_pack("{s:I,s:I,s:s,s:s,s:I,s:o,s:o}", "size", (json_int_t)size,
 			"count", (json_int_t)count, "type", tok[2], "redop", tok[3],
 			"root", (json_int_t)root, "out_of_place", oop, "in_place", ip);
-	if (!row || json_array_append_new(json_object_get(p->res, "rows"), row) < 0)
+	if (!row || json_array_append_new(p->rows, row) < 0)
 		return ingot_fail(e, -ENOMEM, "out of memory");
 	return 0;
 }
@@ -298,6 +302,8 @@ int evidence_parse_nccl(const char *name, const char *buf, size_t len, json_t **
 			"out_of_bounds", "out_of_bounds_ok", "avg_busbw");
 	if (!copy || !res)
 		return ingot_fail(e, -ENOMEM, "out of memory");
+	if (json_unpack(res, "{s:o,s:o,s:o}", "nodes", &p.nodes, "gpus", &p.gpus, "rows", &p.rows) < 0)
+		return ingot_fail(e, -ENOMEM, "out of memory");
 	p.res = res;
 	for (line = copy; line; line = next) {
 		next = strchr(line, '\n');
@@ -330,7 +336,7 @@ int evidence_parse_nccl(const char *name, const char *buf, size_t len, json_t **
 	if (!p.header)
 		return ingot_fail(e, -EINVAL, "%s: no \"# nThread N nGpus N ...\" header: expected "
 				  "the stdout of nccl-tests all_reduce_perf", name);
-	if (!json_array_size(json_object_get(res, "rows")))
+	if (!json_array_size(p.rows))
 		return ingot_fail(e, -EINVAL, "%s: no result rows: expected the size/count/busbw table",
 				  name);
 	if (!p.avg)

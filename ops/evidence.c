@@ -1,17 +1,19 @@
 /* Evidence statements: a parsed test result about one image, signed by the
- * runner.  Signing goes through keys/ (envelope_sign_statement), so an
+ * runner.  Signing goes through keys/statement.h (statement_sign), so an
  * evidence envelope is checked exactly like a manifest's. */
 #include "ops/evidence.h"
 
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "manifest/mdoc.h"
-#include "keys/envelope.h"
+#include "keys/statement.h"
 #include "lib/cleanup.h"
 #include "lib/digest.h"
 #include "lib/fileio.h"
 #include "lib/json.h"
+#include "lib/xalloc.h"
 #include "verify/promotion.h"
 
 int evidence_parse_json(const char *name, const char *kind, const char *buf, size_t len,
@@ -57,27 +59,6 @@ static json_t *str_or_null(const char *s)
 	return s && *s ? json_string(s) : json_null();
 }
 
-int sign_statement_keys(const json_t *st, struct signing_key *const *keys, size_t n_keys,
-			json_t **envelope, ingot_error *e)
-{
-	_cleanup_json_ json_t *env = NULL;
-	int r;
-
-	/* The payload is json_compact(st): equal for every key, so the
-	 * signatures of one-key envelopes can be gathered into the first. */
-	for (size_t i = 0; i < n_keys; i++) {
-		_cleanup_json_ json_t *one = NULL;
-		r = envelope_sign_statement(st, keys[i], i ? &one : &env, e);
-		if (r < 0)
-			return r;
-		if (one && json_array_extend(json_object_get(env, "signatures"),
-					     json_object_get(one, "signatures")) < 0)
-			return ingot_fail(e, -ENOMEM, "out of memory");
-	}
-	*envelope = TAKE_PTR(env);
-	return 0;
-}
-
 int evidence_create(const struct evidence_opts *o, struct signing_key *const *keys,
 		    size_t n_keys, json_t **envelope, ingot_error *e)
 {
@@ -114,7 +95,7 @@ int evidence_create(const struct evidence_opts *o, struct signing_key *const *ke
 	ncclv = json_string_value(json_object_get(res, "nccl_version"));
 	if (!gmtime_r(&o->date, &tm) || !strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%SZ", &tm))
 		return ingot_fail(e, -EINVAL, "evidence date out of range");
-	json_t *pred = json_pack("{s:s,s:o,s:o,s:o,s:{s:o,s:I,s:I,s:O},s:o,s:O,s:s,s:O}",
+	json_t *pred = json_pack("{s:s,s:o,s:o,s:o,s:{s:o,s:I,s:I,s:O},s:o,s:o,s:s,s:O}",
 		"kind", o->kind,
 		"recipe", str_or_null(m->recipe.name),
 		"manifest_serial", m->have & MF_VERSION ? json_integer((json_int_t)m->serial) : json_null(),
@@ -124,12 +105,69 @@ int evidence_create(const struct evidence_opts *o, struct signing_key *const *ke
 		"ranks", json_integer_value(json_object_get(res, "ranks")),
 		"gpus", json_object_get(res, "gpus") ?: json_null(),
 		"nccl_version", str_or_null(ncclv),
-		"tuple_nccl", json_object_get(json_object_get(m->tuple, "nccl"), "version") ?: json_null(),
+		"tuple_nccl", manifest_tuple_nccl(m) ? json_string(manifest_tuple_nccl(m)) : json_null(),
 		"date", date, "result", res);
 	if (!pred)
 		return ingot_fail(e, -ENOMEM, "out of memory");
 	r = image_statement(EVIDENCE_PREDICATE_TYPE, m, pred, &st, e);
 	if (r < 0)
 		return r;
-	return sign_statement_keys(st, keys, n_keys, envelope, e);
+	return statement_sign(st, keys, n_keys, envelope, e);
+}
+
+const char *manifest_tuple_nccl(const struct manifest *m)
+{
+	return json_string_value(json_object_get(json_object_get(m->tuple, "nccl"), "version"));
+}
+
+static void read_half(const json_t *half, struct nccl_half *h)
+{
+	const json_t *wrong = NULL, *busbw = NULL;
+
+	json_unpack((json_t *)half, "{s?o,s?o}", "wrong", &wrong, "busbw", &busbw);
+	h->validated = json_is_integer(wrong);
+	h->wrong = json_integer_value(wrong);
+	h->busbw = json_number_value(busbw);
+}
+
+void evidence_read(const json_t *pred, struct evidence *ev)
+{
+	const json_t *kind = NULL, *ncclv = NULL, *res = NULL, *nodes = NULL, *oob = NULL, *rows = NULL,
+		     *level = NULL, *passed = NULL, *counts = NULL, *fail = NULL, *result = NULL, *to = NULL, *row;
+	size_t i;
+
+	memset(ev, 0, sizeof(*ev));
+	/* Each object read once, every member optional and checked by type
+	 * below: a signed predicate of another shape fails its checks. */
+	json_unpack((json_t *)pred, "{s?o,s?o,s?o}", "kind", &kind, "nccl_version", &ncclv, "result", &res);
+	json_unpack((json_t *)res, "{s?o,s?o,s?o,s?o,s?o,s?o,s?o,s?o}", "nodes", &nodes, "out_of_bounds_ok", &oob,
+		    "rows", &rows, "level", &level, "passed", &passed, "counts", &counts, "result", &result,
+		    "rolled_back_to", &to);
+	json_unpack((json_t *)counts, "{s?o}", "fail", &fail);
+	ev->kind = json_string_value(kind);
+	ev->nccl_version = json_string_value(ncclv);
+	ev->nodes = json_array_size(nodes);
+	ev->has_out_of_bounds = json_is_boolean(oob);
+	ev->out_of_bounds_ok = json_is_true(oob);
+	ev->level = json_integer_value(level);
+	ev->passed = json_is_true(passed);
+	ev->failed = json_integer_value(fail);
+	ev->result = json_string_value(result);
+	ev->rolled_back_to = json_string_value(to);
+	ev->rows = xcalloc(json_array_size(rows) + 1, sizeof(*ev->rows));
+	json_array_foreach(rows, i, row) {
+		const json_t *size = NULL, *oop = NULL, *inp = NULL;
+		struct nccl_row *r = &ev->rows[ev->n_rows++];
+
+		json_unpack((json_t *)row, "{s?o,s?o,s?o}", "size", &size, "out_of_place", &oop, "in_place", &inp);
+		r->size = json_integer_value(size);
+		read_half(oop, &r->out_of_place);
+		read_half(inp, &r->in_place);
+	}
+}
+
+void evidence_release(struct evidence *ev)
+{
+	free(ev->rows);
+	memset(ev, 0, sizeof(*ev));
 }

@@ -6,12 +6,15 @@
 #ifndef INGOT_AUDIT_EVIDENCE_H
 #define INGOT_AUDIT_EVIDENCE_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <time.h>
 #include <jansson.h>
 
 #include "keys/key.h"
 #include "lib/err.h"
+#include "manifest/typed.h"
 
 #define EVIDENCE_INPUT_MAX (16u << 20)   /* a test log larger than this is refused */
 #define NCCL_MAX_ROWS 4096
@@ -51,12 +54,40 @@ struct evidence_opts {
 
 #define SIGN_MAX_KEYS 16
 
+/* An evidence predicate as `ingot promote` judges it, decoded once by
+ * evidence_read (strings borrowed from the predicate; a member absent or
+ * of another type reads as NULL, 0 or false, and a check of it fails). */
+struct nccl_half {
+	bool validated;               /* #wrong was a number (not "N/A") */
+	int64_t wrong;
+	double busbw;                 /* GB/s */
+};
+struct nccl_row {
+	int64_t size;                 /* bytes */
+	struct nccl_half out_of_place, in_place;
+};
+struct evidence {
+	const char *kind;
+	const char *nccl_version;     /* the NCCL the run used, or NULL */
+	/* nccl-tests */
+	size_t nodes;
+	bool has_out_of_bounds, out_of_bounds_ok;
+	struct nccl_row *rows;        /* own array */
+	size_t n_rows;
+	/* dcgm-diag */
+	int64_t level, failed;
+	bool passed;
+	/* rollback */
+	const char *result, *rolled_back_to;
+};
+void evidence_read(const json_t *predicate, struct evidence *ev);
+void evidence_release(struct evidence *ev);
+
+/* The NCCL version a manifest's tuple carries, or NULL. */
+const char *manifest_tuple_nccl(const struct manifest *m);
+
 /* Parse o->from by kind and sign the statement with every key: *envelope (new). */
 int evidence_create(const struct evidence_opts *o, struct signing_key *const *keys,
 		    size_t n_keys, json_t **envelope, ingot_error *e);
-
-/* Sign statement with every key in keys: one envelope, n signatures. */
-int sign_statement_keys(const json_t *statement, struct signing_key *const *keys, size_t n_keys,
-			json_t **envelope, ingot_error *e);
 
 #endif

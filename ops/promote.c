@@ -10,6 +10,7 @@
 #include "manifest/mdoc.h"
 #include "keys/envelope.h"
 #include "keys/keyring.h"
+#include "keys/statement.h"
 #include "lib/cleanup.h"
 #include "lib/digest.h"
 #include "lib/fileio.h"
@@ -54,46 +55,40 @@ static bool __attribute__((format(printf, 3, 4))) missed(char *why, size_t n, co
 }
 
 /* One half (out-of-place or in-place) of an all_reduce_perf row. */
-static bool nccl_half_meets(const struct ring_requirement *q, const json_t *row, int in_place,
+static bool nccl_half_meets(const struct ring_requirement *q, const struct nccl_row *row, int in_place,
 			    char *why, size_t n)
 {
-	const json_t *half = json_object_get(row, in_place ? "in_place" : "out_of_place");
-	const json_t *w = json_object_get(half, "wrong");
-	long long size = json_integer_value(json_object_get(row, "size"));
-	double bw = json_number_value(json_object_get(half, "busbw"));
+	const struct nccl_half *half = in_place ? &row->in_place : &row->out_of_place;
+	long long size = row->size;
 
 	/* Wrong results at any size are corruption, not just slowness. */
-	if (!json_is_integer(w))
+	if (!half->validated)
 		return missed(why, n, "run without data validation (#wrong N/A)");
-	if (json_integer_value(w))
-		return missed(why, n, "%lld wrong values at %lld bytes",
-			      (long long)json_integer_value(w), size);
-	if ((uint64_t)size >= q->min_bytes && bw < q->min_busbw)
-		return missed(why, n, "busbw %.2f GB/s %s at %lld bytes, policy needs >= %.2f", bw,
+	if (half->wrong)
+		return missed(why, n, "%lld wrong values at %lld bytes", (long long)half->wrong, size);
+	if ((uint64_t)size >= q->min_bytes && half->busbw < q->min_busbw)
+		return missed(why, n, "busbw %.2f GB/s %s at %lld bytes, policy needs >= %.2f", half->busbw,
 			      in_place ? "in-place" : "out-of-place", size, q->min_busbw);
 	return true;
 }
 
 static bool nccl_meets(const struct ring_requirement *q, const struct candidate *c,
-		       const json_t *pred, char *why, size_t n)
+		       const struct evidence *ev, char *why, size_t n)
 {
-	const json_t *res = json_object_get(pred, "result"), *row;
-	const char *ran = json_string_value(json_object_get(pred, "nccl_version"));
-	const json_t *oob = json_object_get(res, "out_of_bounds_ok");
-	size_t i, big = 0, nodes = json_array_size(json_object_get(res, "nodes"));
+	size_t big = 0;
 
-	if (nodes < q->min_nodes)
-		return missed(why, n, "ran on %zu node(s), policy needs %u", nodes, q->min_nodes);
-	if (ran && c->tuple_nccl && strcmp(ran, c->tuple_nccl))
-		return missed(why, n, "ran NCCL %s, but the image carries NCCL %s", ran,
+	if (ev->nodes < q->min_nodes)
+		return missed(why, n, "ran on %zu node(s), policy needs %u", ev->nodes, q->min_nodes);
+	if (ev->nccl_version && c->tuple_nccl && strcmp(ev->nccl_version, c->tuple_nccl))
+		return missed(why, n, "ran NCCL %s, but the image carries NCCL %s", ev->nccl_version,
 			      c->tuple_nccl);
-	if (!json_is_boolean(oob))
+	if (!ev->has_out_of_bounds)
 		return missed(why, n, "the run has no \"Out of bounds values\" line");
-	if (!json_is_true(oob))
+	if (!ev->out_of_bounds_ok)
 		return missed(why, n, "out-of-bounds values reported");
-	json_array_foreach(json_object_get(res, "rows"), i, row) {
-		big += (uint64_t)json_integer_value(json_object_get(row, "size")) >= q->min_bytes;
-		if (!nccl_half_meets(q, row, 0, why, n) || !nccl_half_meets(q, row, 1, why, n))
+	for (size_t i = 0; i < ev->n_rows; i++) {
+		big += (uint64_t)ev->rows[i].size >= q->min_bytes;
+		if (!nccl_half_meets(q, &ev->rows[i], 0, why, n) || !nccl_half_meets(q, &ev->rows[i], 1, why, n))
 			return false;
 	}
 	if (!big)
@@ -101,26 +96,21 @@ static bool nccl_meets(const struct ring_requirement *q, const struct candidate 
 	return true;
 }
 
-/* Whether one verified evidence predicate meets q; why says what not. */
-static bool meets(const struct ring_requirement *q, const struct candidate *c, const json_t *pred,
+/* Whether one verified piece of evidence meets q; why says what not. */
+static bool meets(const struct ring_requirement *q, const struct candidate *c, const struct evidence *ev,
 		  char *why, size_t n)
 {
-	const json_t *res = json_object_get(pred, "result");
-
 	if (!strcmp(q->kind, "nccl-tests"))
-		return nccl_meets(q, c, pred, why, n);
+		return nccl_meets(q, c, ev, why, n);
 	if (!strcmp(q->kind, "dcgm-diag")) {
-		json_int_t lvl = json_integer_value(json_object_get(res, "level"));
-		if (lvl < q->min_level)
+		if (ev->level < q->min_level)
 			return missed(why, n, "diagnostic level %lld, policy needs >= %u",
-				      (long long)lvl, q->min_level);
-		if (!json_is_true(json_object_get(res, "passed")))
-			return missed(why, n, "diagnostic did not pass (%lld failed)", (long long)
-				      json_integer_value(json_object_get(json_object_get(res, "counts"),
-									 "fail")));
+				      (long long)ev->level, q->min_level);
+		if (!ev->passed)
+			return missed(why, n, "diagnostic did not pass (%lld failed)", (long long)ev->failed);
 	} else if (!strcmp(q->kind, "rollback")) {
-		const char *to = json_string_value(json_object_get(res, "rolled_back_to"));
-		if (strcmp(json_string_value(json_object_get(res, "result")) ?: "", "pass"))
+		const char *to = ev->rolled_back_to;
+		if (strcmp(ev->result ?: "", "pass"))
 			return missed(why, n, "rollback drill did not pass");
 		if (!c->retire || !to || strcmp(to, c->retire))
 			return missed(why, n, "rolled back to %.16s..., not to the ring's previous image "
@@ -147,22 +137,25 @@ static int find_evidence(const struct ring_requirement *q, const struct candidat
 	if (r < 0)
 		return r;
 	for (size_t i = 0; i < n; i++) {
-		_cleanup_json_ json_t *pred = NULL;
+		_cleanup_statement_ struct statement st = { 0 };
 		ingot_error ve = { 0 };
 		char sha[65], bars[400];
-		if (statement_open(files[i], kr, EVIDENCE_PREDICATE_TYPE, &pred, sha, NULL, &ve) < 0) {
+		if (statement_open(files[i], kr, EVIDENCE_PREDICATE_TYPE, &st, NULL, &ve) < 0 ||
+		    image_subject(files[i], &st, sha, &ve) < 0) {
 			if (!refused++)
 				snprintf(first_refusal, sizeof(first_refusal), "%s", ve.msg);
 			continue;
 		}
-		if (strcmp(json_string_value(json_object_get(pred, "kind")) ?: "", q->kind))
+		_cleanup_(evidence_release) struct evidence ev;
+		evidence_read(st.predicate, &ev);
+		if (strcmp(ev.kind ?: "", q->kind))
 			continue;
 		if (strcmp(sha, c->image)) {
 			snprintf(why, sizeof(why), "%s is about image %.16s..., not %.16s...", files[i],
 				 sha, c->image);
 			continue;
 		}
-		if (!meets(q, c, pred, bars, sizeof(bars))) {
+		if (!meets(q, c, &ev, bars, sizeof(bars))) {
 			snprintf(why, sizeof(why), "%s: %s", files[i], bars);
 			continue;
 		}
@@ -273,7 +266,7 @@ static int write_promotion(const struct promote_opts *o, const struct ring_polic
 	if (!pred)
 		return ingot_fail(e, -ENOMEM, "out of memory");
 	if ((r = image_statement(PROMOTION_PREDICATE_TYPE, m, pred, &st, e)) < 0 ||
-	    (r = sign_statement_keys(st, keys, n_keys, &env, e)) < 0)
+	    (r = statement_sign(st, keys, n_keys, &env, e)) < 0)
 		return r;
 	if (mkdir_p(o->promotions_dir, 0755, e) < 0 ||
 	    asprintf(&res->path, "%s/%s-%04" PRIu64 PROMOTION_SUFFIX, o->promotions_dir, pol->name,
@@ -312,7 +305,7 @@ int promote_image(const struct promote_opts *o, struct signing_key *const *keys,
 		return ingot_set_kind(e, r, r == -ENOENT ? PROMOTE_FAIL_IO : PROMOTE_FAIL_MALFORMED);
 	}
 	c.image = md.manifest->have & MF_IMAGE ? md.manifest->image.sha256_hex : NULL;
-	c.tuple_nccl = json_string_value(json_object_get(json_object_get(md.manifest->tuple, "nccl"), "version"));
+	c.tuple_nccl = manifest_tuple_nccl(md.manifest);
 	if (!c.image) {
 		json_decref(f.evidence);
 		return ingot_fail_kind(e, -EINVAL, PROMOTE_FAIL_MALFORMED, "%s: image.sha256: "

@@ -1,6 +1,5 @@
 #include "verify/promotion.h"
 
-#include <dirent.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,117 +11,27 @@
 #include "lib/fileio.h"
 #include "lib/json.h"
 
-int image_statement(const char *ptype, const struct manifest *m, json_t *predicate, json_t **out,
-		    ingot_error *e)
-{
-	*out = json_pack("{s:s,s:[{s:s,s:{s:s}}],s:s,s:o}", "_type", STATEMENT_TYPE,
-			 "subject", "name", m->image.file,
-			 "digest", "sha256", m->have & MF_IMAGE ? m->image.sha256_hex : NULL,
-			 "predicateType", ptype, "predicate", predicate);
-	return *out ? 0 : ingot_fail(e, -ENOMEM, "out of memory");
-}
-
 static int statement_fail(ingot_error *e, const char *path, const char *what)
 {
 	return ingot_fail_kind(e, -EINVAL, ENVELOPE_FAIL_MALFORMED, "%s: %s", path, what);
 }
 
-int statement_open(const char *path, const struct keyring *kr, const char *ptype,
-		   json_t **predicate, char subject_sha256[65], struct verify_outcome *out,
-		   ingot_error *e)
+/* The promotion's image (its one subject) and the predicate's fields
+ * admission relies on. */
+static int promotion_parse(const char *path, const struct statement *st, struct promotion *p,
+			   ingot_error *e)
 {
-	_cleanup_json_ json_t *st = NULL;
-	json_t *subj, *v;
-	const char *key, *sha;
+	const json_t *jring = NULL, *jdate = NULL, *serial = NULL, *retires = NULL;
+	const char *ring, *date;
 	int r;
 
-	r = envelope_load_statement(path, kr, &st, out, e);
-	if (r < 0)
+	/* Every member optional here, checked by type below. */
+	json_unpack((json_t *)st->predicate, "{s?o,s?o,s?o,s?o}", "ring", &jring, "date", &jdate, "serial",
+		    &serial, "retires", &retires);
+	ring = json_string_value(jring);
+	date = json_string_value(jdate);
+	if ((r = image_subject(path, st, p->image_sha256, e)) < 0)
 		return r;
-	json_object_foreach(st, key, v)
-		if (strcmp(key, "_type") && strcmp(key, "subject") && strcmp(key, "predicateType") &&
-		    strcmp(key, "predicate"))
-			return ingot_fail_kind(e, -EINVAL, ENVELOPE_FAIL_MALFORMED,
-						 "%s: statement: unknown field '%.64s'", path, key);
-	v = json_object_get(st, "_type");
-	if (!json_is_string(v) || !statement_type_ok(json_string_value(v)))
-		return statement_fail(e, path, "statement._type: expected \"" STATEMENT_TYPE "\"");
-	v = json_object_get(st, "predicateType");
-	if (!json_is_string(v) || strcmp(json_string_value(v), ptype))
-		return ingot_fail_kind(e, -EINVAL, ENVELOPE_FAIL_MALFORMED,
-					 "%s: statement.predicateType: expected \"%s\", got \"%.80s\"",
-					 path, ptype, json_is_string(v) ? json_string_value(v) : "?");
-	subj = json_object_get(st, "subject");
-	sha = json_string_value(json_object_get(json_object_get(json_array_get(subj, 0), "digest"),
-						"sha256"));
-	if (!json_is_array(subj) || json_array_size(subj) != 1 || !sha || !is_sha256_hex(sha))
-		return statement_fail(e, path, "statement.subject: expected one image with a "
-				      "digest.sha256 of 64 hex digits");
-	if (!json_is_object(json_object_get(st, "predicate")))
-		return statement_fail(e, path, "statement.predicate: expected an object");
-	memcpy(subject_sha256, sha, 65);
-	*predicate = json_incref(json_object_get(st, "predicate"));
-	return 0;
-}
-
-static int cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-void statement_dir_free(char **paths, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		free(paths[i]);
-	free(paths);
-}
-
-int statement_dir_list(const char *dir, const char *suffix, char ***paths, size_t *n,
-		       ingot_error *e)
-{
-	DIR *d = opendir(dir);
-	char **v = NULL;
-	size_t cnt = 0, sl = strlen(suffix);
-	struct dirent *de;
-
-	if (!d)
-		return ingot_fail(e, -errno, "%s: cannot open directory: %s", dir, strerror(errno));
-	while ((de = readdir(d))) {
-		size_t nl = strlen(de->d_name);
-		if (de->d_name[0] == '.' || nl <= sl || strcmp(de->d_name + nl - sl, suffix))
-			continue;
-		if (cnt == STATEMENT_DIR_MAX) {
-			closedir(d);
-			statement_dir_free(v, cnt);
-			return ingot_fail(e, -E2BIG, "%s: more than %u *%s files", dir,
-					  STATEMENT_DIR_MAX, suffix);
-		}
-		char **nv = realloc(v, (cnt + 1) * sizeof(*v));
-		if (!nv || !(nv[cnt] = path_join(dir, de->d_name))) {
-			closedir(d);
-			statement_dir_free(nv ? nv : v, cnt);
-			return ingot_fail(e, -ENOMEM, "out of memory");
-		}
-		v = nv;
-		cnt++;
-	}
-	closedir(d);
-	if (cnt)
-		qsort(v, cnt, sizeof(*v), cmp_str);
-	*paths = v;
-	*n = cnt;
-	return 0;
-}
-
-/* The promotion predicate's fields admission relies on. */
-static int promotion_parse(const char *path, const char *sha, const json_t *pred,
-			   struct promotion *p, ingot_error *e)
-{
-	const char *ring = json_string_value(json_object_get(pred, "ring"));
-	const char *date = json_string_value(json_object_get(pred, "date"));
-	const json_t *serial = json_object_get(pred, "serial");
-	const json_t *retires = json_object_get(pred, "retires");
-
 	if (!ring || !*ring || strlen(ring) >= RING_NAME_MAX)
 		return statement_fail(e, path, "predicate.ring: expected a ring name");
 	if (!json_is_integer(serial) || json_integer_value(serial) < 1)
@@ -134,7 +43,6 @@ static int promotion_parse(const char *path, const char *sha, const json_t *pred
 		return statement_fail(e, path, "predicate.retires: expected null or a sha256");
 	snprintf(p->ring, sizeof(p->ring), "%s", ring);
 	p->serial = (uint64_t)json_integer_value(serial);
-	memcpy(p->image_sha256, sha, 65);
 	snprintf(p->retires, sizeof(p->retires), "%s",
 		 json_is_string(retires) ? json_string_value(retires) : "");
 	return 0;
@@ -157,13 +65,12 @@ int promotions_load(const char *dir, const struct keyring *kr, const char *ring,
 		return ingot_fail(e, -ENOMEM, "out of memory");
 	}
 	for (size_t i = 0; i < n; i++) {
-		_cleanup_json_ json_t *pred = NULL;
+		_cleanup_statement_ struct statement st = { 0 };
 		ingot_error pe = { 0 };
 		struct promotion p = { 0 };
-		char sha[65];
 
-		if (statement_open(paths[i], kr, PROMOTION_PREDICATE_TYPE, &pred, sha, NULL, &pe) < 0 ||
-		    promotion_parse(paths[i], sha, pred, &p, &pe) < 0) {
+		if (statement_open(paths[i], kr, PROMOTION_PREDICATE_TYPE, &st, NULL, &pe) < 0 ||
+		    promotion_parse(paths[i], &st, &p, &pe) < 0) {
 			/* A forged or broken statement is never used; say why once. */
 			if (!set->refused++ && !(set->why = strdup(pe.msg)))
 				break;

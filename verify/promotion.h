@@ -2,8 +2,7 @@
  * promoted to one ring (lab, canary, production) with a serial, and which
  * evidence justified it.  `ingot promote` writes them (ops/promote.c);
  * admission reads them here, below audit, so a node can check that its
- * image holds its ring.  Also the generic opener for ingot's own in-toto
- * statements (evidence, promotions): signatures first, then the shape. */
+ * image holds its ring.  The statements are opened by keys/statement.h. */
 #ifndef INGOT_VERIFY_PROMOTION_H
 #define INGOT_VERIFY_PROMOTION_H
 
@@ -12,8 +11,8 @@
 #include <time.h>
 #include <jansson.h>
 
-#include "keys/envelope.h"
 #include "keys/keyring.h"
+#include "keys/statement.h"
 #include "lib/err.h"
 
 #define EVIDENCE_PREDICATE_TYPE "https://ingot.dev/evidence/v1"
@@ -21,26 +20,6 @@
 #define PROMOTION_SUFFIX ".promotion.dsse.json"
 #define EVIDENCE_SUFFIX ".evidence.dsse.json"
 #define RING_NAME_MAX 64
-#define STATEMENT_DIR_MAX 4096     /* statements read from one directory */
-
-/* The in-toto statement with one image subject (what ingot signs about an
- * image besides its manifest): the manifest's image file and sha256. */
-int image_statement(const char *ptype, const struct manifest *m, json_t *predicate, json_t **out,
-		    ingot_error *e);
-
-/* Verify path's signatures against kr (its threshold of distinct keys),
- * then the statement: predicateType ptype, one subject with a sha256.
- * *predicate: new reference; subject_sha256 gets the subject's digest.
- * e->kind is an ENVELOPE_FAIL_* on failure. */
-int statement_open(const char *path, const struct keyring *kr, const char *ptype,
-		   json_t **predicate, char subject_sha256[65], struct verify_outcome *out,
-		   ingot_error *e);
-
-/* The files in dir whose names end in suffix, sorted (malloc'd array of
- * malloc'd paths, *n entries).  -ENOENT if dir is missing. */
-int statement_dir_list(const char *dir, const char *suffix, char ***paths, size_t *n,
-		       ingot_error *e);
-void statement_dir_free(char **paths, size_t n);
 
 struct promotion {
 	char *file;

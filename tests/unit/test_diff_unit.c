@@ -5,23 +5,20 @@
 #include "audit/diff.h"
 #include "lib/json.h"
 
-static json_t *changes(const char *a, const char *b)
-{
-	json_t *ja = json_loads(a, 0, NULL), *jb = json_loads(b, 0, NULL), *l = json_array();
-	assert_non_null(ja);
-	assert_non_null(jb);
-	json_diff_fields(l, "", ja, jb);
-	json_decref(ja);
-	json_decref(jb);
-	return l;
-}
-
 static int warned(const char *a, const char *b, const char *field)
 {
-	_cleanup_json_ json_t *l = changes(a, b), *w = NULL;
-	int r = diff_tuple_unit_warning(l, &w);
+	_cleanup_json_ json_t *ja = json_loads(a, 0, NULL), *jb = json_loads(b, 0, NULL);
+	struct diff_changes l = { 0 };
+	struct diff_warning w;
+	int r;
+
+	assert_non_null(ja);
+	assert_non_null(jb);
+	diff_fields(&l, "", ja, jb);
+	r = diff_tuple_unit_warning(&l, &w);
 	if (r > 0)
-		assert_string_equal(json_string_value(json_object_get(w, "field")), field);
+		assert_string_equal(w.field, field);
+	diff_changes_release(&l);
 	return r;
 }
 

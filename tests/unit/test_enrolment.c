@@ -34,18 +34,6 @@ static char *gen_ak_pem(void)
 	return s;
 }
 
-static struct signing_key *gen(const char *name)
-{
-	_cleanup_free_ char *base = th_path(dir, name), *kp = NULL;
-	struct signing_key *k = NULL;
-	ingot_error e = { 0 };
-
-	if (key_generate(KEY_ED25519, base, NULL, NULL, &e) < 0 || asprintf(&kp, "%s.key", base) < 0 ||
-	    signing_key_load(kp, &k, &e) < 0)
-		fail_msg("%s", e.msg);
-	return k;
-}
-
 static int setup(void **state)
 {
 	_cleanup_free_ char *ring = NULL, *pub = NULL;
@@ -54,8 +42,8 @@ static int setup(void **state)
 
 	if (th_mkdtemp(dir, sizeof(dir), "enrol") < 0)
 		return -1;
-	ka = gen("a");
-	kc = gen("c");
+	ka = th_signing_key(dir, "a");
+	kc = th_signing_key(dir, "c");
 	ring = th_path(dir, "ring.json");
 	pub = th_path(dir, "a.pub");
 	if (keyring_add(ring, pub, "verifier", 0, 0, &e) < 0 || keyring_load(ring, &ring_a, &e) < 0)

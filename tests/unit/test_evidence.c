@@ -269,6 +269,43 @@ static void test_rollback_json(void **state)
 	assert_non_null(strstr(e.msg, "c.json: expected a JSON object"));
 }
 
+/* The predicate promote judges, decoded once: the two-node run's rows
+ * as numbers, and a member of another type read as absent. */
+static void test_evidence_read(void **state)
+{
+	size_t len;
+	_cleanup_free_ char *buf = slurp(FX "all_reduce_perf-2node.txt", &len);
+	_cleanup_json_ json_t *res = NULL, *pred = NULL;
+	struct evidence ev;
+	ingot_error e = { 0 };
+	(void)state;
+
+	assert_int_equal(evidence_parse_nccl("x", buf, len, &res, &e), 0);
+	pred = json_pack("{s:s,s:s,s:O}", "kind", "nccl-tests", "nccl_version", "2.27.7", "result", res);
+	evidence_read(pred, &ev);
+	assert_string_equal(ev.kind, "nccl-tests");
+	assert_string_equal(ev.nccl_version, "2.27.7");
+	assert_int_equal(ev.nodes, 2);
+	assert_true(ev.has_out_of_bounds && ev.out_of_bounds_ok);
+	assert_int_equal(ev.n_rows, 31);
+	assert_int_equal(ev.rows[30].size, 8589934592LL);
+	assert_true(ev.rows[30].in_place.validated);
+	assert_int_equal(ev.rows[30].in_place.wrong, 0);
+	assert_true(ev.rows[30].in_place.busbw > 370.3 && ev.rows[30].in_place.busbw < 370.4);
+	evidence_release(&ev);
+
+	json_object_set_new(res, "out_of_bounds_ok", json_string("yes"));
+	json_object_set_new(json_object_get(json_array_get(json_object_get(res, "rows"), 0), "in_place"),
+			    "wrong", json_string("N/A"));
+	json_object_set_new(pred, "kind", json_integer(1));
+	evidence_read(pred, &ev);
+	assert_null(ev.kind);
+	assert_false(ev.has_out_of_bounds);
+	assert_false(ev.rows[0].in_place.validated);
+	assert_true(ev.rows[0].out_of_place.validated);
+	evidence_release(&ev);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -278,6 +315,7 @@ int main(void)
 		cmocka_unit_test(test_dcgm),
 		cmocka_unit_test(test_dcgm_refused),
 		cmocka_unit_test(test_rollback_json),
+		cmocka_unit_test(test_evidence_read),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
