@@ -13,6 +13,7 @@
 #include "lib/err.h"
 #include "manifest/typed.h"
 #include "verify/boot-inputs.h"
+#include "verify/node-report.h"
 
 /* One file of the manifests directory and what the audit made of it;
  * the manifest itself (pool = recipe.name, serial, predictions) is the
@@ -69,7 +70,7 @@ json_t *audit_result_row(const struct audit_result *r, size_t i);
 /* audit/ring-rollback.c: a "ring-rollback" finding when the report's ring
  * check met promotions below the serial its verifier had seen;
  * row["ring_serial"] = {ring, serial}. */
-void audit_ring_report(const json_t *rep, json_t *row);
+void audit_ring_report(const struct node_report *rep, json_t *row);
 /* The same finding on newer when its ring serial is below older's. */
 void audit_ring_compare(json_t *newer, const json_t *older);
 

@@ -6,24 +6,18 @@
 
 #include "audit/audit-private.h"
 
-void audit_ring_report(const json_t *rep, json_t *row)
+void audit_ring_report(const struct node_report *rep, json_t *row)
 {
-	const json_t *c;
-	size_t i;
-
-	json_array_foreach(json_object_get(rep, "checks"), i, c) {
-		const json_t *d = json_object_get(c, "details");
-		const json_t *served = json_object_get(d, "ring_serial"), *seen = json_object_get(d, "ring_serial_seen");
-		const char *ring = json_string_value(json_object_get(d, "ring"));
-		if (!json_is_string(json_object_get(c, "name")) || strcmp(json_string_value(json_object_get(c, "name")), "ring") ||
-		    !ring || !json_is_integer(served))
+	for (size_t i = 0; i < rep->n_checks; i++) {
+		const struct report_check *c = &rep->checks[i];
+		if (!c->ring || !c->has_ring_serial)
 			continue;
-		json_object_set_new(row, "ring_serial", json_pack("{s:s,s:I}", "ring", ring, "serial",
-								  json_integer_value(served)));
-		if (json_is_integer(seen) && json_integer_value(served) < json_integer_value(seen))
+		json_object_set_new(row, "ring_serial", json_pack("{s:s,s:I}", "ring", c->ring, "serial",
+								  (json_int_t)c->ring_serial));
+		if (c->has_ring_serial_seen && c->ring_serial < c->ring_serial_seen)
 			audit_add_finding(row, "ring-rollback", "ring %s: verified against promotions up to serial "
-					  "%lld, serial %lld was seen before", ring,
-					  (long long)json_integer_value(served), (long long)json_integer_value(seen));
+					  "%lld, serial %lld was seen before", c->ring,
+					  (long long)c->ring_serial, (long long)c->ring_serial_seen);
 	}
 }
 

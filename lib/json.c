@@ -250,14 +250,19 @@ int json_read_line(const char *name, const char *buf, size_t len, size_t *pos, j
 	return 0;
 }
 
-int json_read_file(const char *path, json_t **out, ingot_error *e)
+int json_read_file_max(const char *path, size_t max, json_t **out, ingot_error *e)
 {
 	_cleanup_free_ char *buf = NULL;
 	size_t len;
-	int r = read_file(path, INGOT_JSON_MAX, &buf, &len, e);
+	int r = read_file(path, max, &buf, &len, e);
 	if (r < 0)
 		return r;
 	return json_read_buf(path, buf, len, out, e);
+}
+
+int json_read_file(const char *path, json_t **out, ingot_error *e)
+{
+	return json_read_file_max(path, INGOT_JSON_MAX, out, e);
 }
 
 static int get_typed(const json_t *obj, const char *key, const char *what, json_type t,

@@ -52,7 +52,9 @@ int json_dump_spliced(const json_t *doc, size_t flags, const struct json_splice 
 /* A json_out appending to a struct strbuf (ctx). */
 int json_out_strbuf(void *sb, const char *buf, size_t len, ingot_error *e);
 
-/* Load a JSON file; errors name the file, line and column. */
+/* Load a JSON file of at most max bytes (-EFBIG over it); errors name the
+ * file, line and column.  json_read_file: at most INGOT_JSON_MAX. */
+int json_read_file_max(const char *path, size_t max, json_t **out, ingot_error *e);
 int json_read_file(const char *path, json_t **out, ingot_error *e);
 int json_read_buf(const char *name, const char *buf, size_t len, json_t **out, ingot_error *e);
 

@@ -4,9 +4,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/cleanup.h"
 #include "lib/escape.h"
+#include "lib/json.h"
 #include "lib/meta.h"
 #include "lib/strbuf.h"
+#include "lib/xalloc.h"
 
 static const char *const names[CHECK__COUNT] = {
 	[CHECK_SIGNATURE] = "signature", [CHECK_IMAGE] = "image", [CHECK_FILES] = "files",
@@ -174,4 +177,140 @@ void report_print_text(const struct verify_report *r, FILE *out)
 	}
 	fputs(sb.buf, out);
 	strbuf_release(&sb);
+}
+
+/* ---- a node report read back (the one reader of the JSON) ------------- */
+
+static const char *str_at(const json_t *o, const char *key)
+{
+	return json_string_value(json_object_get(o, key));
+}
+
+static bool int_at(const json_t *o, const char *key, int64_t *out)
+{
+	const json_t *v = json_object_get(o, key);
+	if (!json_is_integer(v))
+		return false;
+	*out = json_integer_value(v);
+	return true;
+}
+
+/* The probe probe_to_json described. */
+static struct node_probe *decode_probe(const json_t *probe)
+{
+	struct node_probe *p = xcalloc(1, sizeof(*p));
+	size_t i;
+	json_t *f;
+
+	json_array_foreach(json_object_get(probe, "facts"), i, f) {
+		const char *k = str_at(f, "key"), *src = str_at(f, "source");
+		if (!k)
+			continue;
+		if (json_is_true(json_object_get(f, "unreadable")))
+			probe_set_unreadable(p, k, "%s", src ? src : "report");
+		else
+			probe_set(p, k, str_at(f, "value"), src ? src : "report");
+	}
+	return p;
+}
+
+/* A files check's lists: changed entries are objects, missing and
+ * extra plain paths; an entry without a string path is left out. */
+static void decode_paths(struct report_check *c, const json_t *details)
+{
+	static const char *const lists[] = { "changed", "missing", "extra" };
+	size_t n = 0, i;
+	json_t *v;
+
+	for (size_t k = 0; k < ARRAY_SIZE(lists); k++)
+		n += json_array_size(json_object_get(details, lists[k]));
+	if (!n)
+		return;
+	c->paths = xcalloc(n, sizeof(*c->paths));
+	for (size_t k = 0; k < ARRAY_SIZE(lists); k++)
+		json_array_foreach(json_object_get(details, lists[k]), i, v) {
+			const json_t *path = k ? v : json_object_get(v, "path");
+			struct report_path *p = &c->paths[c->n_paths];
+			if (!json_is_string(path))
+				continue;
+			c->n_paths++;
+			p->list = lists[k];
+			p->path = json_string_value(path);
+			p->path_len = json_string_length(path);
+			if (!k) {
+				p->field = str_at(v, "field");
+				p->expected = json_object_get(v, "expected");
+				p->got = json_object_get(v, "got");
+			}
+		}
+}
+
+static void decode_check(struct report_check *c, const json_t *j)
+{
+	const json_t *d = json_object_get(j, "details");
+
+	c->name = str_at(j, "name");
+	c->status = str_at(j, "status");
+	c->summary = str_at(j, "summary");
+	if (c->name && !strcmp(c->name, "files"))
+		decode_paths(c, d);
+	if (c->name && !strcmp(c->name, "ring")) {
+		c->ring = str_at(d, "ring");
+		c->has_ring_serial = int_at(d, "ring_serial", &c->ring_serial);
+		c->has_ring_serial_seen = int_at(d, "ring_serial_seen", &c->ring_serial_seen);
+	}
+}
+
+struct node_report *node_report_decode(json_t *doc)
+{
+	struct node_report *r = xcalloc(1, sizeof(*r));
+	const json_t *node = json_object_get(doc, "node"), *checks = json_object_get(doc, "checks");
+	const json_t *att = json_object_get(doc, "attestation"), *quote = json_object_get(att, "quote");
+	size_t i;
+	json_t *c;
+
+	r->doc = json_incref(doc);
+	r->schema = str_at(doc, "schema");
+	r->time = str_at(doc, "time");
+	r->pool = str_at(doc, "pool");
+	r->verdict = str_at(doc, "verdict");
+	r->tuple_digest = str_at(doc, "tuple_digest");
+	r->node_id = str_at(node, "id");
+	r->hostname = str_at(node, "hostname");
+	r->machine_id = str_at(node, "machine_id");
+	if (json_array_size(checks))
+		r->checks = xcalloc(json_array_size(checks), sizeof(*r->checks));
+	json_array_foreach(checks, i, c)
+		decode_check(&r->checks[r->n_checks++], c);
+	r->probe = decode_probe(json_object_get(doc, "probe"));
+	r->attestation.present = json_is_object(att);
+	r->attestation.mode = str_at(att, "mode");
+	r->attestation.quote = json_is_object(quote) ? quote : NULL;
+	r->attestation.nonce = str_at(quote, "nonce");
+	r->attestation.pcrs = json_object_get(quote, "pcrs");
+	r->attestation.eventlog = str_at(att, "eventlog");
+	return r;
+}
+
+int node_report_load(const char *path, struct node_report **out, ingot_error *e)
+{
+	_cleanup_json_ json_t *doc = NULL;
+	int r = json_read_file(path, &doc, e);
+
+	if (r < 0)
+		return r;
+	*out = node_report_decode(doc);
+	return 0;
+}
+
+void node_report_free(struct node_report *r)
+{
+	if (!r)
+		return;
+	for (size_t i = 0; i < r->n_checks; i++)
+		free(r->checks[i].paths);
+	free(r->checks);
+	node_probe_free(r->probe);
+	json_decref(r->doc);
+	free(r);
 }
