@@ -290,21 +290,17 @@ static json_t *plain_text(const json_t *v)
 /* The paths a node's failed files check names, as drift entries. */
 static void refused_paths(const struct report_check *c, json_t *row)
 {
-	json_t *drift = json_object_get(row, "drift");
-
 	for (size_t i = 0; i < c->n_paths && i < REFUSED_PATHS_MAX; i++) {
 		const struct report_path *p = &c->paths[i];
 		_cleanup_strbuf_ struct strbuf field = STRBUF_INIT;
 		strbuf_add_escaped(&field, p->path, p->path_len);
 		if (!strcmp(p->list, "changed")) {
 			strbuf_addf_escaped(&field, " %s", p->field ? p->field : "?");
-			json_array_append_new(drift, json_pack("{s:s,s:o,s:o}", "field", field.buf,
-				"expected", plain_text(p->expected), "actual", plain_text(p->got)));
+			audit_add_drift(row, field.buf, plain_text(p->expected), plain_text(p->got));
 		} else {
 			bool missing = !strcmp(p->list, "missing");
-			json_array_append_new(drift, json_pack("{s:s,s:s,s:s}", "field", field.buf,
-				"expected", missing ? "listed" : "not listed",
-				"actual", missing ? "missing" : "present"));
+			audit_add_drift(row, field.buf, json_string(missing ? "listed" : "not listed"),
+					json_string(missing ? "missing" : "present"));
 		}
 	}
 }
@@ -352,9 +348,8 @@ static void check_tuple(const struct audit_manifest *want, const struct node_rep
 	json_object_foreach(json_object_get(vr.checks[CHECK_TUPLE].details, "fields"), k, v) {
 		if (json_is_true(json_object_get(v, "match")))
 			continue;
-		json_array_append_new(json_object_get(row, "drift"), json_pack("{s:s,s:O,s:o}",
-			"field", k, "expected", json_object_get(v, "manifest"),
-			"actual", plain_text(json_object_get(v, "node"))));
+		audit_add_drift(row, k, json_incref(json_object_get(v, "manifest")),
+				plain_text(json_object_get(v, "node")));
 	}
 	if (vr.checks[CHECK_TUPLE].status == ST_FAIL)
 		audit_add_finding(row, "drifted", "tuple: %s", vr.checks[CHECK_TUPLE].summary);
@@ -368,14 +363,20 @@ json_t *audit_node_report(struct audit_ctx *c, struct ak_cache *aks, const char 
 {
 	_cleanup_node_report_ struct node_report *rep = NULL;
 	ingot_error e = { 0 };
-	const char *node, *pool, *when;
-	time_t t;
 
 	if (node_report_load(path, &rep, &e) < 0) {
 		json_t *row = audit_new_row(file, NULL, file);
 		audit_add_finding(row, "malformed", "%s", e.msg);
 		return row;
 	}
+	return audit_report_row(c, aks, rep, file);
+}
+
+json_t *audit_report_row(struct audit_ctx *c, struct ak_cache *aks, const struct node_report *rep, const char *file)
+{
+	const char *node, *pool, *when;
+	time_t t;
+
 	node = rep->node_id;
 	pool = rep->pool;
 	/* Names go into tables and file-like keys: printable, no spaces. */
@@ -410,9 +411,8 @@ json_t *audit_node_report(struct audit_ctx *c, struct ak_cache *aks, const char 
 	else
 		runs = check_attestation(c, aks, node, rep, row);
 
-	if (!pool && runs)
-		pool = runs->m->recipe.name;
-	if (pool && !json_string_value(json_object_get(row, "pool")))
+	/* The row has the pool it was made with; else the booted image's. */
+	if (!pool && runs && (pool = runs->m->recipe.name))
 		json_object_set_new(row, "pool", json_string(pool));
 	const struct audit_manifest *cur = audit_pool_current(c, pool);
 	if (runs) {

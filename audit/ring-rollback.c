@@ -23,14 +23,15 @@ void audit_ring_report(const struct node_report *rep, json_t *row)
 
 void audit_ring_compare(json_t *newer, const json_t *older)
 {
-	const json_t *a = json_object_get(older, "ring_serial"), *b = json_object_get(newer, "ring_serial");
-	const char *ring = json_string_value(json_object_get(b, "ring"));
+	struct audit_row a, b;
 
-	if (a && b && ring && !strcmp(ring, json_string_value(json_object_get(a, "ring")) ?: "") &&
-	    json_integer_value(json_object_get(b, "serial")) < json_integer_value(json_object_get(a, "serial")))
+	audit_row_decode(older, &a);
+	audit_row_decode(newer, &b);
+	if (a.has_ring_serial && b.has_ring_serial && b.ring_serial_ring &&
+	    !strcmp(b.ring_serial_ring, a.ring_serial_ring ?: "") && b.ring_serial < a.ring_serial)
 		audit_add_finding(newer, "ring-rollback", "ring %s: the newest report verified against promotions "
-				  "up to serial %lld, an older one (%s) up to %lld", ring,
-				  (long long)json_integer_value(json_object_get(b, "serial")),
-				  json_string_value(json_object_get(older, "report")) ?: "?",
-				  (long long)json_integer_value(json_object_get(a, "serial")));
+				  "up to serial %lld, an older one (%s) up to %lld", b.ring_serial_ring,
+				  b.ring_serial, a.report ?: "?", a.ring_serial);
+	audit_row_release(&a);
+	audit_row_release(&b);
 }
