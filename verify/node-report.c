@@ -1,6 +1,7 @@
 #include "verify/node-report.h"
 
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -181,10 +182,29 @@ void report_print_text(const struct verify_report *r, FILE *out)
 
 /* ---- a node report read back (the one reader of the JSON) ------------- */
 
-static const char *str_at(const json_t *o, const char *key)
-{
-	return json_string_value(json_object_get(o, key));
-}
+#define M(path, type, member) { path, offsetof(type, member) }
+
+/* The report's strings, from the document. */
+static const struct json_str_member report_strings[] = {
+	M("schema", struct node_report, schema), M("time", struct node_report, time),
+	M("pool", struct node_report, pool), M("verdict", struct node_report, verdict),
+	M("tuple_digest", struct node_report, tuple_digest), M("node.id", struct node_report, node_id),
+	M("node.hostname", struct node_report, hostname),
+	M("node.machine_id", struct node_report, machine_id),
+	M("attestation.mode", struct node_report, attestation.mode),
+	M("attestation.quote.nonce", struct node_report, attestation.nonce),
+	M("attestation.eventlog", struct node_report, attestation.eventlog),
+};
+/* A check's, from its checks[] entry. */
+static const struct json_str_member check_strings[] = {
+	M("name", struct report_check, name), M("status", struct report_check, status),
+	M("summary", struct report_check, summary),
+};
+/* A probe fact's, from its facts[] entry. */
+struct fact { const char *key, *value, *source; };
+static const struct json_str_member fact_strings[] = {
+	M("key", struct fact, key), M("value", struct fact, value), M("source", struct fact, source),
+};
 
 static bool int_at(const json_t *o, const char *key, int64_t *out)
 {
@@ -203,13 +223,14 @@ static struct node_probe *decode_probe(const json_t *probe)
 	json_t *f;
 
 	json_array_foreach(json_object_get(probe, "facts"), i, f) {
-		const char *k = str_at(f, "key"), *src = str_at(f, "source");
-		if (!k)
+		struct fact x;
+		json_get_strings(f, fact_strings, ARRAY_SIZE(fact_strings), &x);
+		if (!x.key)
 			continue;
 		if (json_is_true(json_object_get(f, "unreadable")))
-			probe_set_unreadable(p, k, "%s", src ? src : "report");
+			probe_set_unreadable(p, x.key, "%s", x.source ? x.source : "report");
 		else
-			probe_set(p, k, str_at(f, "value"), src ? src : "report");
+			probe_set(p, x.key, x.value, x.source ? x.source : "report");
 	}
 	return p;
 }
@@ -238,7 +259,7 @@ static void decode_paths(struct report_check *c, const json_t *details)
 			p->path = json_string_value(path);
 			p->path_len = json_string_length(path);
 			if (!k) {
-				p->field = str_at(v, "field");
+				p->field = json_string_value(json_object_get(v, "field"));
 				p->expected = json_object_get(v, "expected");
 				p->got = json_object_get(v, "got");
 			}
@@ -249,13 +270,11 @@ static void decode_check(struct report_check *c, const json_t *j)
 {
 	const json_t *d = json_object_get(j, "details");
 
-	c->name = str_at(j, "name");
-	c->status = str_at(j, "status");
-	c->summary = str_at(j, "summary");
+	json_get_strings(j, check_strings, ARRAY_SIZE(check_strings), c);
 	if (c->name && !strcmp(c->name, "files"))
 		decode_paths(c, d);
 	if (c->name && !strcmp(c->name, "ring")) {
-		c->ring = str_at(d, "ring");
+		c->ring = json_string_value(json_object_get(d, "ring"));
 		c->has_ring_serial = int_at(d, "ring_serial", &c->ring_serial);
 		c->has_ring_serial_seen = int_at(d, "ring_serial_seen", &c->ring_serial_seen);
 	}
@@ -264,31 +283,21 @@ static void decode_check(struct report_check *c, const json_t *j)
 struct node_report *node_report_decode(json_t *doc)
 {
 	struct node_report *r = xcalloc(1, sizeof(*r));
-	const json_t *node = json_object_get(doc, "node"), *checks = json_object_get(doc, "checks");
+	const json_t *checks = json_object_get(doc, "checks");
 	const json_t *att = json_object_get(doc, "attestation"), *quote = json_object_get(att, "quote");
 	size_t i;
 	json_t *c;
 
 	r->doc = json_incref(doc);
-	r->schema = str_at(doc, "schema");
-	r->time = str_at(doc, "time");
-	r->pool = str_at(doc, "pool");
-	r->verdict = str_at(doc, "verdict");
-	r->tuple_digest = str_at(doc, "tuple_digest");
-	r->node_id = str_at(node, "id");
-	r->hostname = str_at(node, "hostname");
-	r->machine_id = str_at(node, "machine_id");
+	json_get_strings(doc, report_strings, ARRAY_SIZE(report_strings), r);
 	if (json_array_size(checks))
 		r->checks = xcalloc(json_array_size(checks), sizeof(*r->checks));
 	json_array_foreach(checks, i, c)
 		decode_check(&r->checks[r->n_checks++], c);
 	r->probe = decode_probe(json_object_get(doc, "probe"));
 	r->attestation.present = json_is_object(att);
-	r->attestation.mode = str_at(att, "mode");
 	r->attestation.quote = json_is_object(quote) ? quote : NULL;
-	r->attestation.nonce = str_at(quote, "nonce");
 	r->attestation.pcrs = json_object_get(quote, "pcrs");
-	r->attestation.eventlog = str_at(att, "eventlog");
 	return r;
 }
 
