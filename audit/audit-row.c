@@ -1,15 +1,32 @@
 /* The audit's rows and head read back as types (audit/audit-private.h):
  * the one place in audit/ that walks them. */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "audit/audit-private.h"
+#include "lib/cleanup.h"
+#include "lib/json.h"
 #include "lib/xalloc.h"
 
-static const char *str_at(const json_t *o, const char *key)
-{
-	return json_string_value(json_object_get(o, key));
-}
+#define M(path, type, member) { path, offsetof(type, member) }
+
+static const struct json_str_member row_strings[] = {
+	M("node", struct audit_row, node), M("pool", struct audit_row, pool),
+	M("report", struct audit_row, report), M("nonce", struct audit_row, nonce),
+	M("time", struct audit_row, time), M("group", struct audit_row, group),
+	M("verdict", struct audit_row, verdict), M("tuple_digest", struct audit_row, tuple_digest),
+	M("expected_tuple_digest", struct audit_row, expected_tuple_digest),
+	M("ring", struct audit_row, ring), M("ring_serial.ring", struct audit_row, ring_serial_ring),
+};
+static const struct json_str_member finding_strings[] = {
+	M("code", struct audit_row_finding, code), M("detail", struct audit_row_finding, detail),
+};
+static const struct json_str_member manifest_strings[] = {
+	M("file", struct audit_head_manifest, file), M("pool", struct audit_head_manifest, pool),
+	M("tuple_digest", struct audit_head_manifest, tuple_digest),
+	M("status", struct audit_head_manifest, status), M("error", struct audit_head_manifest, error),
+};
 
 void audit_row_decode(const json_t *row, struct audit_row *v)
 {
@@ -20,36 +37,23 @@ void audit_row_decode(const json_t *row, struct audit_row *v)
 
 	memset(v, 0, sizeof(*v));
 	v->doc = row;
-	v->node = str_at(row, "node");
-	v->pool = str_at(row, "pool");
-	v->report = str_at(row, "report");
-	v->nonce = str_at(row, "nonce");
-	v->time = str_at(row, "time");
-	v->group = str_at(row, "group");
-	v->verdict = str_at(row, "verdict");
-	v->tuple_digest = str_at(row, "tuple_digest");
-	v->expected_tuple_digest = str_at(row, "expected_tuple_digest");
+	json_get_strings(row, row_strings, ARRAY_SIZE(row_strings), v);
 	v->has_ring = json_object_get(row, "ring") != NULL;
-	v->ring = str_at(row, "ring");
 	v->has_serial = json_is_integer(serial);
 	v->serial = json_integer_value(serial);
 	v->cls = (int)json_integer_value(json_object_get(row, "class"));
 	v->has_ring_serial = rs != NULL;
-	v->ring_serial_ring = str_at(rs, "ring");
 	v->ring_serial = json_integer_value(json_object_get(rs, "serial"));
 	v->drift = xcalloc(json_array_size(drift) + 1, sizeof(*v->drift));
 	json_array_foreach(drift, i, x) {
 		struct audit_row_drift *d = &v->drift[v->n_drift++];
-		d->field = str_at(x, "field");
+		d->field = json_string_value(json_object_get(x, "field"));
 		d->expected = json_object_get(x, "expected");
 		d->actual = json_object_get(x, "actual");
 	}
 	v->findings = xcalloc(json_array_size(findings) + 1, sizeof(*v->findings));
-	json_array_foreach(findings, i, x) {
-		struct audit_row_finding *f = &v->findings[v->n_findings++];
-		f->code = str_at(x, "code");
-		f->detail = str_at(x, "detail");
-	}
+	json_array_foreach(findings, i, x)
+		json_get_strings(x, finding_strings, ARRAY_SIZE(finding_strings), &v->findings[v->n_findings++]);
 }
 
 void audit_row_release(struct audit_row *v)
@@ -66,17 +70,13 @@ void audit_head_decode(const json_t *head, struct audit_head *h)
 	json_t *m;
 
 	memset(h, 0, sizeof(*h));
-	h->now = str_at(head, "now");
+	h->now = json_string_value(json_object_get(head, "now"));
 	h->summary = json_object_get(head, "summary");
 	h->ignored = json_object_get(head, "ignored_reports");
 	h->manifests = xcalloc(json_array_size(mfs) + 1, sizeof(*h->manifests));
 	json_array_foreach(mfs, i, m) {
 		struct audit_head_manifest *hm = &h->manifests[h->n_manifests++];
-		hm->file = str_at(m, "file");
-		hm->pool = str_at(m, "pool");
-		hm->tuple_digest = str_at(m, "tuple_digest");
-		hm->status = str_at(m, "status");
-		hm->error = str_at(m, "error");
+		json_get_strings(m, manifest_strings, ARRAY_SIZE(manifest_strings), hm);
 		hm->has_error = json_object_get(m, "error") != NULL;
 		hm->serial = json_integer_value(json_object_get(m, "serial"));
 	}
