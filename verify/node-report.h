@@ -1,6 +1,7 @@
 /* The admission report: one entry per check, a verdict and the exit
  * status it maps to.  Written as JSON (verify/report.schema.json) for the
- * audit, and as a short human summary for the console. */
+ * audit, and as a short human summary for the console; read back off the
+ * node as struct node_report (below), the one reader of that JSON. */
 #ifndef INGOT_VERIFY_NODE_REPORT_H
 #define INGOT_VERIFY_NODE_REPORT_H
 
