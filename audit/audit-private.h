@@ -5,6 +5,7 @@
 #define INGOT_AUDIT_INTERNAL_H
 
 #include <dirent.h>
+#include <stdbool.h>
 #include <jansson.h>
 
 #include "audit/audit.h"
@@ -13,6 +14,7 @@
 #include "lib/err.h"
 #include "manifest/typed.h"
 #include "verify/boot-inputs.h"
+#include "verify/node-report.h"
 
 /* One file of the manifests directory and what the audit made of it;
  * the manifest itself (pool = recipe.name, serial, predictions) is the
@@ -67,10 +69,58 @@ struct audit_result {
 /* Row i parsed (a new reference; NULL only if the text was corrupted). */
 json_t *audit_result_row(const struct audit_result *r, size_t i);
 
+/* An audit row as a type: the row the checks build as JSON
+ * (audit_new_row, audit_add_finding; docs/audit.md "nodes") decoded
+ * once, in audit/audit-row.c, for every reader in audit/ (the order and
+ * the pool-wide checks, the renderers); none walks the row.  Strings
+ * point into doc; a member of another type reads as absent (NULL). */
+struct audit_row_drift {
+	const char *field;
+	const json_t *expected, *actual;   /* any JSON, as written; NULL when absent */
+};
+struct audit_row_finding {
+	const char *code, *detail;
+};
+struct audit_row {
+	const json_t *doc;      /* borrowed */
+	const char *node, *pool, *report, *nonce, *time, *group, *verdict;
+	const char *tuple_digest, *expected_tuple_digest;
+	bool has_ring;          /* a "ring" member (the RING column) ... */
+	const char *ring;       /* ... and its name */
+	bool has_serial;        /* serial is an integer */
+	long long serial;
+	int cls;                /* "class", 0 when absent */
+	bool has_ring_serial;   /* ring_serial {ring, serial}: the ring evidence it was verified against */
+	const char *ring_serial_ring;
+	long long ring_serial;  /* 0 when not an integer */
+	struct audit_row_drift *drift;
+	size_t n_drift;
+	struct audit_row_finding *findings;
+	size_t n_findings;
+};
+void audit_row_decode(const json_t *row, struct audit_row *v);
+void audit_row_release(struct audit_row *v);
+
+/* The result's head (AUDIT_SCHEMA document less its nodes), decoded. */
+struct audit_head_manifest {
+	const char *file, *pool, *tuple_digest, *status, *error;
+	bool has_error;         /* an "error" member */
+	long long serial;       /* 0 when not an integer */
+};
+struct audit_head {
+	const char *now;
+	struct audit_head_manifest *manifests;
+	size_t n_manifests;
+	const json_t *summary;  /* verdict -> count, in the head's order */
+	const json_t *ignored;  /* the ignored older reports' names */
+};
+void audit_head_decode(const json_t *head, struct audit_head *h);
+void audit_head_release(struct audit_head *h);
+
 /* audit/ring-rollback.c: a "ring-rollback" finding when the report's ring
  * check met promotions below the serial its verifier had seen;
  * row["ring_serial"] = {ring, serial}. */
-void audit_ring_report(const json_t *rep, json_t *row);
+void audit_ring_report(const struct node_report *rep, json_t *row);
 /* The same finding on newer when its ring serial is below older's. */
 void audit_ring_compare(json_t *newer, const json_t *older);
 
@@ -85,12 +135,14 @@ int audit_list_dir(const char *dir, const char *suffix, struct dirent ***out, in
 json_t *audit_new_row(const char *node, const char *pool, const char *file);
 void audit_add_finding(json_t *row, const char *code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+/* A drift entry {"field","expected","actual"} on the row (takes expected and actual). */
+void audit_add_drift(json_t *row, const char *field, json_t *expected, json_t *actual);
 /* Every check of one report file; never fails, problems become findings. */
 /* aks: the calling thread's parsed AKs (attest/quote.h), reused across its reports. */
 json_t *audit_node_report(struct audit_ctx *c, struct ak_cache *aks, const char *path, const char *file);
-/* The same checks of a report already parsed (file names it in the row);
+/* The same checks of a report already decoded (file names it in the row);
  * stale: a staleness judged by the caller, added as a "stale" finding. */
-json_t *audit_node_check(struct audit_ctx *c, struct ak_cache *aks, const json_t *rep, const char *file,
+json_t *audit_node_check(struct audit_ctx *c, struct ak_cache *aks, const struct node_report *rep, const char *file,
 			 const char *stale);
 
 #endif

@@ -51,23 +51,25 @@ static int code_rank(const char *code)
 	return (int)ARRAY_SIZE(finding_codes);
 }
 
-static void finish_row(json_t *row)
+/* The row's verdict (its worst finding) and class; returns the
+ * verdict's rank, an index in finding_codes (past its end: healthy). */
+static int finish_row(json_t *row, const struct audit_row *v, int *cls)
 {
-	json_t *f, *fs = json_object_get(row, "findings");
-	size_t i;
-	int best = (int)ARRAY_SIZE(finding_codes), cls = AUDIT_HEALTHY;
+	int best = (int)ARRAY_SIZE(finding_codes);
 	const char *verdict = "healthy";
 
-	json_array_foreach(fs, i, f) {
-		int rk = code_rank(json_string_value(json_object_get(f, "code")));
+	*cls = AUDIT_HEALTHY;
+	for (size_t i = 0; i < v->n_findings; i++) {
+		int rk = code_rank(v->findings[i].code);
 		if (rk < best) {
 			best = rk;
 			verdict = finding_codes[rk].code;
-			cls = finding_codes[rk].cls;
+			*cls = finding_codes[rk].cls;
 		}
 	}
 	json_object_set_new(row, "verdict", json_string(verdict));
-	json_object_set_new(row, "class", json_integer(cls));
+	json_object_set_new(row, "class", json_integer(*cls));
+	return best;
 }
 
 /* A node's row, sealed: its verdict and group set, the few fields the
@@ -103,19 +105,19 @@ static void seal(struct node_entry *ne, json_t *row)
 	if (!row)
 		xalloc_die();   /* rows are built with json_pack: NULL is out of memory */
 	entry_release(ne);
-	finish_row(row);
-	const char *td = json_string_value(json_object_get(row, "tuple_digest"));
-	const char *ex = json_string_value(json_object_get(row, "expected_tuple_digest"));
-	json_object_set_new(row, "group", json_string(strcmp(td, "-") ? td : ex ? ex : "-"));
-	ne->node = xstrdup(json_string_value(json_object_get(row, "node")));
-	ne->report = xdup_or_null(json_string_value(json_object_get(row, "report")));
-	ne->nonce = xdup_or_null(json_string_value(json_object_get(row, "nonce")));
-	ne->group = xstrdup(json_string_value(json_object_get(row, "group")));
-	const char *t = json_string_value(json_object_get(row, "time"));
-	if (!t || audit_parse_time(t, &ne->time) < 0)
+	struct audit_row v;
+	audit_row_decode(row, &v);
+	ne->rank = finish_row(row, &v, &ne->cls);
+	const char *td = v.tuple_digest, *ex = v.expected_tuple_digest;
+	/* (verdict, class and group replace members v does not point into) */
+	ne->group = xstrdup(strcmp(td, "-") ? td : ex ? ex : "-");
+	json_object_set_new(row, "group", json_string(ne->group));
+	ne->node = xstrdup(v.node);
+	ne->report = xdup_or_null(v.report);
+	ne->nonce = xdup_or_null(v.nonce);
+	if (!v.time || audit_parse_time(v.time, &ne->time) < 0)
 		ne->time = 0;
-	ne->cls = (int)json_integer_value(json_object_get(row, "class"));
-	ne->rank = code_rank(json_string_value(json_object_get(row, "verdict")));
+	audit_row_release(&v);
 	if (!(ne->row = json_compact(row, NULL)))
 		xalloc_die();
 	json_decref(row);
@@ -176,7 +178,9 @@ static void *worker_run(void *arg)
 	for (int i = w->first; i < w->n; i += w->stride) {
 		const struct audit_report *ar = w->c->o->reports_dir ? NULL : &w->c->o->reports[i];
 		if (ar) {
-			seal(&w->out[i], audit_node_check(w->c, aks, ar->report, ar->name, ar->stale));
+			/* the decoder takes its own reference; ar's stays the caller's */
+			_cleanup_node_report_ struct node_report *rep = node_report_decode(json_incref((json_t *)ar->report));
+			seal(&w->out[i], audit_node_check(w->c, aks, rep, ar->name, ar->stale));
 			continue;
 		}
 		_cleanup_free_ char *p = path_join(w->c->o->reports_dir, w->ents[i]->d_name);

@@ -22,3 +22,9 @@ void audit_add_finding(json_t *row, const char *code, const char *fmt, ...)
 	json_array_append_new(json_object_get(row, "findings"),
 			      json_pack("{s:s,s:s}", "code", code, "detail", sb.buf));
 }
+
+void audit_add_drift(json_t *row, const char *field, json_t *expected, json_t *actual)
+{
+	json_array_append_new(json_object_get(row, "drift"), json_pack("{s:s,s:o,s:o}", "field", field,
+								     "expected", expected, "actual", actual));
+}

@@ -22,7 +22,6 @@
 #include "lib/strbuf.h"
 #include "verify/node-report.h"
 #include "verify/nodeprobe.h"
-#include "verify/report-tuple.h"
 #include "verify/tuplecheck.h"
 
 json_t *audit_new_row(const char *node, const char *pool, const char *file)
@@ -33,9 +32,9 @@ json_t *audit_new_row(const char *node, const char *pool, const char *file)
 
 /* The report's event log, raw; -1 (and a finding) when it is missing or
  * not base64. */
-static int report_log_bytes(const json_t *att, uint8_t **raw, size_t *len, json_t *row)
+static int report_log_bytes(const struct node_report *rep, uint8_t **raw, size_t *len, json_t *row)
 {
-	const char *s = json_string_value(json_object_get(att, "eventlog"));
+	const char *s = rep->attestation.eventlog;
 
 	if (!s || base64_decode(s, strlen(s), raw, len) < 0) {
 		audit_add_finding(row, "log-mismatch", "attestation.eventlog: missing or not base64");
@@ -46,13 +45,13 @@ static int report_log_bytes(const json_t *att, uint8_t **raw, size_t *len, json_
 
 /* The report's event log, parsed; NULL (and a finding) when it is
  * missing or does not parse. */
-static struct eventlog *report_log(const json_t *att, struct eventlog *log, json_t *row)
+static struct eventlog *report_log(const struct node_report *rep, struct eventlog *log, json_t *row)
 {
 	_cleanup_free_ uint8_t *raw = NULL;
 	ingot_error e = { 0 };
 	size_t len;
 
-	if (report_log_bytes(att, &raw, &len, row) < 0)
+	if (report_log_bytes(rep, &raw, &len, row) < 0)
 		return NULL;
 	if (eventlog_parse("eventlog", raw, len, log, &e) < 0) {
 		audit_add_finding(row, "log-mismatch", "%s", e.msg);
@@ -162,9 +161,10 @@ static const struct audit_manifest *quoted_image(const struct audit_ctx *c, cons
  * manifest and firmware reference are picked by the PCRs the quote
  * claims; the verdict then proves them or refuses. */
 static const struct audit_manifest *check_measured_boot(struct audit_ctx *c, struct ak_cache *aks, const char *node,
-						   const json_t *att, const char *nonce, unsigned accept, json_t *row)
+						   const struct node_report *rep, const char *nonce, unsigned accept,
+						   json_t *row)
 {
-	const json_t *quote = json_object_get(att, "quote");
+	const json_t *quote = rep->attestation.quote;
 	const struct enrolled_ak *en = boot_trust_enrolled(c->trust, node);
 	const struct audit_manifest *hit;
 	struct pcr_values claimed;
@@ -175,7 +175,7 @@ static const struct audit_manifest *check_measured_boot(struct audit_ctx *c, str
 	struct boot_result res;
 	ingot_error e = { 0 };
 
-	if (pcr_values_from_json(json_object_get(quote, "pcrs"), "attestation.quote.pcrs", &claimed, &e) < 0) {
+	if (pcr_values_from_json(rep->attestation.pcrs, "attestation.quote.pcrs", &claimed, &e) < 0) {
 		audit_add_finding(row, "forged-quote", "%s", e.msg);
 		return NULL;
 	}
@@ -185,7 +185,7 @@ static const struct audit_manifest *check_measured_boot(struct audit_ctx *c, str
 		audit_add_finding(row, "boot-unchecked", "measured boot not checked: %s has no boot object", hit->file);
 		return NULL;
 	}
-	if (report_log_bytes(att, &raw, &len, row) < 0)
+	if (report_log_bytes(rep, &raw, &len, row) < 0)
 		return NULL;
 	/* The nonce follows the one rule already (checked with --nonces),
 	 * so only the log can fail to parse here. */
@@ -229,9 +229,9 @@ static const struct audit_manifest *check_measured_boot(struct audit_ctx *c, str
 /* Quote, AK, nonce, event log and image.  Returns the manifest the
  * quoted PCR proves the node booted, or NULL. */
 static const struct audit_manifest *check_attestation(struct audit_ctx *c, struct ak_cache *aks, const char *node,
-						 const json_t *att, json_t *row)
+						 const struct node_report *rep, json_t *row)
 {
-	const json_t *quote = json_object_get(att, "quote");
+	const json_t *quote = rep->attestation.quote;
 	const struct enrolled_ak *en = boot_trust_enrolled(c->trust, node);
 	struct attest_expect x = { .accept_weak = c->o->accept_weak, .log_quoted = 1, .ak_pem = en ? en->pem : NULL,
 				  .aks = aks };
@@ -242,22 +242,22 @@ static const struct audit_manifest *check_attestation(struct audit_ctx *c, struc
 	const char *claimed;
 	int proven;
 
-	if (!json_is_object(quote)) {
+	if (!quote) {
 		audit_add_finding(row, "unquoted", "report carries no TPM quote");
 		return NULL;
 	}
-	claimed = json_string_value(json_object_get(quote, "nonce"));
+	claimed = rep->attestation.nonce;
 	if (!claimed) {
 		audit_add_finding(row, "forged-quote", "attestation.quote: no nonce");
 		return NULL;
 	}
 	json_object_set_new(row, "nonce", json_string(claimed));
 	x.nonce_hex = issued_nonce(c, node, row, &x.accept_weak);
-	if (!strcmp(json_string_value(json_object_get(att, "mode")) ?: "", "measured-boot"))
-		return check_measured_boot(c, aks, node, att, x.nonce_hex, x.accept_weak, row);
+	if (!strcmp(rep->attestation.mode ?: "", "measured-boot"))
+		return check_measured_boot(c, aks, node, rep, x.nonce_hex, x.accept_weak, row);
 	/* ingot's post-boot PCR 15 measure: the log must replay to exactly
 	 * what the TPM quoted. */
-	x.log = report_log(att, &log, row);
+	x.log = report_log(rep, &log, row);
 	proven = attest_judge(quote, &x, &qi, &e) == 0;
 	if (qi.ak_id[0]) {
 		json_object_set_new(row, "ak", json_string(qi.ak_id));
@@ -288,35 +288,21 @@ static json_t *plain_text(const json_t *v)
 #define REFUSED_PATHS_MAX 8
 
 /* The paths a node's failed files check names, as drift entries. */
-static void refused_paths(const json_t *details, json_t *row)
+static void refused_paths(const struct report_check *c, json_t *row)
 {
-	static const struct { const char *list, *expected, *actual; } kinds[] = {
-		{ "changed", NULL, NULL }, { "missing", "listed", "missing" }, { "extra", "not listed", "present" },
-	};
-	json_t *drift = json_object_get(row, "drift");
-	size_t listed = 0, i;
-	json_t *v;
-
-	for (size_t k = 0; k < ARRAY_SIZE(kinds); k++)
-		json_array_foreach(json_object_get(details, kinds[k].list), i, v) {
-			_cleanup_strbuf_ struct strbuf field = STRBUF_INIT;
-			const json_t *path = kinds[k].expected ? v : json_object_get(v, "path");
-			if (!json_is_string(path))
-				continue;
-			if (listed++ == REFUSED_PATHS_MAX)
-				return;
-			strbuf_add_escaped(&field, json_string_value(path), json_string_length(path));
-			if (!kinds[k].expected) {
-				const char *f = json_string_value(json_object_get(v, "field"));
-				strbuf_addf_escaped(&field, " %s", f ? f : "?");
-				json_array_append_new(drift, json_pack("{s:s,s:o,s:o}", "field", field.buf,
-					"expected", plain_text(json_object_get(v, "expected")),
-					"actual", plain_text(json_object_get(v, "got"))));
-			} else {
-				json_array_append_new(drift, json_pack("{s:s,s:s,s:s}", "field", field.buf,
-					"expected", kinds[k].expected, "actual", kinds[k].actual));
-			}
+	for (size_t i = 0; i < c->n_paths && i < REFUSED_PATHS_MAX; i++) {
+		const struct report_path *p = &c->paths[i];
+		_cleanup_strbuf_ struct strbuf field = STRBUF_INIT;
+		strbuf_add_escaped(&field, p->path, p->path_len);
+		if (!strcmp(p->list, "changed")) {
+			strbuf_addf_escaped(&field, " %s", p->field ? p->field : "?");
+			audit_add_drift(row, field.buf, plain_text(p->expected), plain_text(p->got));
+		} else {
+			bool missing = !strcmp(p->list, "missing");
+			audit_add_drift(row, field.buf, json_string(missing ? "listed" : "not listed"),
+					json_string(missing ? "missing" : "present"));
 		}
+	}
 }
 
 /* The node's word on itself.  A check it reports failed is believed: a
@@ -325,49 +311,45 @@ static void refused_paths(const json_t *details, json_t *row)
  * rules.  A pass proves nothing beyond what the quote proves, so it is
  * never read.  The tuple and ring checks are redone from the facts and
  * ring serials the report carries (check_tuple, audit_ring_report). */
-static void check_refusals(const json_t *report, json_t *row)
+static void check_refusals(const struct node_report *rep, json_t *row)
 {
 	static const char *const believed[] = { "signature", "image", "files", "tpm", "rules" };
 	unsigned seen = 0;
-	size_t i;
-	json_t *c;
 
-	json_array_foreach(json_object_get(report, "checks"), i, c) {
-		const char *name = json_string_value(json_object_get(c, "name"));
-		const char *status = json_string_value(json_object_get(c, "status"));
-		const char *summary = json_string_value(json_object_get(c, "summary"));
+	for (size_t i = 0; i < rep->n_checks; i++) {
+		const struct report_check *c = &rep->checks[i];
+		const char *name = c->name;
 		size_t k = 0;
 
 		while (name && k < ARRAY_SIZE(believed) && strcmp(name, believed[k]))
 			k++;
 		/* each check once: a report cannot grow its row by repeating one */
-		if (!name || k == ARRAY_SIZE(believed) || (seen & (1u << k)) || !status || strcmp(status, "fail"))
+		if (!name || k == ARRAY_SIZE(believed) || (seen & (1u << k)) || !c->status ||
+		    strcmp(c->status, "fail"))
 			continue;
 		seen |= 1u << k;
 		audit_add_finding(row, "drifted", "the node's own %s check failed: %s", name,
-				  summary ? summary : "(no summary)");
+				  c->summary ? c->summary : "(no summary)");
 		if (!strcmp(name, "files"))
-			refused_paths(json_object_get(c, "details"), row);
+			refused_paths(c, row);
 	}
 }
 
-static void check_tuple(const struct audit_manifest *want, const json_t *report, json_t *row)
+static void check_tuple(const struct audit_manifest *want, const struct node_report *report, json_t *row)
 {
-	/* an unreadable fact stays unreadable: verify reported it as not
-	 * made, so the audit must not call it absent (drift) */
-	struct node_probe *p = probe_from_json(json_object_get(report, "probe"));
 	struct verify_report vr;
 
 	report_init(&vr);
-	tuplecheck_run(want->m->tuple, p, &vr);
+	/* an unreadable fact stays unreadable (node_report_decode): verify
+	 * reported it as not made, so the audit must not call it absent */
+	tuplecheck_run(want->m->tuple, report->probe, &vr);
 	const char *k;
 	json_t *v;
 	json_object_foreach(json_object_get(vr.checks[CHECK_TUPLE].details, "fields"), k, v) {
 		if (json_is_true(json_object_get(v, "match")))
 			continue;
-		json_array_append_new(json_object_get(row, "drift"), json_pack("{s:s,s:O,s:o}",
-			"field", k, "expected", json_object_get(v, "manifest"),
-			"actual", plain_text(json_object_get(v, "node"))));
+		audit_add_drift(row, k, json_incref(json_object_get(v, "manifest")),
+				plain_text(json_object_get(v, "node")));
 	}
 	if (vr.checks[CHECK_TUPLE].status == ST_FAIL)
 		audit_add_finding(row, "drifted", "tuple: %s", vr.checks[CHECK_TUPLE].summary);
@@ -375,15 +357,14 @@ static void check_tuple(const struct audit_manifest *want, const json_t *report,
 		/* not made (no GPU driver loaded, a fact unreadable): never healthy */
 		audit_add_finding(row, "unverified", "tuple: could not check: %s", vr.checks[CHECK_TUPLE].summary);
 	report_free(&vr);
-	node_probe_free(p);
 }
 
 json_t *audit_node_report(struct audit_ctx *c, struct ak_cache *aks, const char *path, const char *file)
 {
-	_cleanup_json_ json_t *rep = NULL;
+	_cleanup_node_report_ struct node_report *rep = NULL;
 	ingot_error e = { 0 };
 
-	if (json_read_file(path, &rep, &e) < 0) {
+	if (node_report_load(path, &rep, &e) < 0) {
 		json_t *row = audit_new_row(file, NULL, file);
 		audit_add_finding(row, "malformed", "%s", e.msg);
 		return row;
@@ -391,14 +372,14 @@ json_t *audit_node_report(struct audit_ctx *c, struct ak_cache *aks, const char 
 	return audit_node_check(c, aks, rep, file, NULL);
 }
 
-json_t *audit_node_check(struct audit_ctx *c, struct ak_cache *aks, const json_t *rep, const char *file,
+json_t *audit_node_check(struct audit_ctx *c, struct ak_cache *aks, const struct node_report *rep, const char *file,
 			 const char *stale)
 {
 	const char *node, *pool, *when;
 	time_t t;
 
-	node = json_string_value(json_object_get(json_object_get(rep, "node"), "id"));
-	pool = json_string_value(json_object_get(rep, "pool"));
+	node = rep->node_id;
+	pool = rep->pool;
 	/* Names go into tables and file-like keys: printable, no spaces. */
 	if (node && !attest_name_ok(node)) {
 		json_t *row = audit_new_row(file, NULL, file);
@@ -411,12 +392,11 @@ json_t *audit_node_check(struct audit_ctx *c, struct ak_cache *aks, const json_t
 	if (c->nodes && json_string_length(json_object_get(c->nodes, node ? node : "")))
 		pool = json_string_value(json_object_get(c->nodes, node));
 	json_t *row = audit_new_row(node ? node : file, pool, file);
-	const char *schema = json_string_value(json_object_get(rep, "schema"));
-	if (!node || !schema || strcmp(schema, "ingot.report/v1")) {
+	if (!node || !rep->schema || strcmp(rep->schema, "ingot.report/v1")) {
 		audit_add_finding(row, "malformed", "%s: expected schema ingot.report/v1 with node.id", file);
 		return row;
 	}
-	when = json_string_value(json_object_get(rep, "time"));
+	when = rep->time;
 	json_object_set_new(row, "time", when ? json_string(when) : json_null());
 	if (!when || audit_parse_time(when, &t) < 0)
 		audit_add_finding(row, "stale", "report time %s is not RFC 3339", when ? when : "(missing)");
@@ -428,16 +408,14 @@ json_t *audit_node_check(struct audit_ctx *c, struct ak_cache *aks, const json_t
 
 	audit_ring_report(rep, row);
 	check_refusals(rep, row);
-	const json_t *att = json_object_get(rep, "attestation");
 	const struct audit_manifest *runs = NULL;
-	if (!json_is_object(att))
+	if (!rep->attestation.present)
 		audit_add_finding(row, "unquoted", "report carries no attestation");
 	else
-		runs = check_attestation(c, aks, node, att, row);
+		runs = check_attestation(c, aks, node, rep, row);
 
-	if (!pool && runs)
-		pool = runs->m->recipe.name;
-	if (pool && !json_string_value(json_object_get(row, "pool")))
+	/* The row has the pool it was made with; else the booted image's. */
+	if (!pool && runs && (pool = runs->m->recipe.name))
 		json_object_set_new(row, "pool", json_string(pool));
 	const struct audit_manifest *cur = audit_pool_current(c, pool);
 	if (runs) {

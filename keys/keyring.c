@@ -218,15 +218,9 @@ static int keyring_from_json(const char *path, const json_t *doc, struct keyring
 
 int keyring_load(const char *path, struct keyring **out, ingot_error *e)
 {
-	_cleanup_free_ char *buf = NULL;
 	_cleanup_json_ json_t *doc = NULL;
-	size_t len;
-	int r;
+	int r = json_read_file_max(path, KEYRING_FILE_MAX, &doc, e);
 
-	r = read_file(path, KEYRING_FILE_MAX, &buf, &len, e);
-	if (r < 0)
-		return r;
-	r = json_read_buf(path, buf, len, &doc, e);
 	if (r < 0)
 		return r;
 	return keyring_from_json(path, doc, out, e);
@@ -341,7 +335,7 @@ int keyring_add(const char *path, const char *pub_path, const char *name, unsign
 		if (!old->has_roles && roles)
 			return ingot_fail(e, -EINVAL, "%s: an untyped keyring (no \"roles\"): --role applies to a "
 					  "keyring with roles (a new file)", path);
-		r = json_read_file(path, &doc, e);
+		r = json_read_file_max(path, KEYRING_FILE_MAX, &doc, e);
 		if (r < 0)
 			return r;
 	} else if (errno == ENOENT) {

@@ -112,23 +112,18 @@ static int check_signatures(const char *name, const json_t *env, const uint8_t *
 
 static int state_load(const char *path, json_t **out, ingot_error *e)
 {
-	_cleanup_free_ char *buf = NULL;
 	_cleanup_json_ json_t *st = NULL;
 	json_t *serials, *promotions, *v;
 	const char *key;
-	size_t len;
 	int r;
 
-	r = read_file(path, STATE_FILE_MAX, &buf, &len, e);
+	r = json_read_file_max(path, STATE_FILE_MAX, &st, e);
 	/* No file yet (a first boot): a fresh state, with every section a
 	 * later load has, so that recording into it works (only ENOENT). */
 	if (r == -ENOENT) {
 		*out = json_pack("{s:s,s:{},s:{}}", "schema", STATE_SCHEMA, "serials", "promotions");
 		return *out ? 0 : ingot_fail(e, -ENOMEM, "out of memory");
 	}
-	if (r < 0)
-		return r;
-	r = json_read_buf(path, buf, len, &st, e);
 	if (r < 0)
 		return r;
 	serials = json_object_get(st, "serials");

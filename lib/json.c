@@ -250,14 +250,19 @@ int json_read_line(const char *name, const char *buf, size_t len, size_t *pos, j
 	return 0;
 }
 
-int json_read_file(const char *path, json_t **out, ingot_error *e)
+int json_read_file_max(const char *path, size_t max, json_t **out, ingot_error *e)
 {
 	_cleanup_free_ char *buf = NULL;
 	size_t len;
-	int r = read_file(path, INGOT_JSON_MAX, &buf, &len, e);
+	int r = read_file(path, max, &buf, &len, e);
 	if (r < 0)
 		return r;
 	return json_read_buf(path, buf, len, out, e);
+}
+
+int json_read_file(const char *path, json_t **out, ingot_error *e)
+{
+	return json_read_file_max(path, INGOT_JSON_MAX, out, e);
 }
 
 static int get_typed(const json_t *obj, const char *key, const char *what, json_type t,
@@ -308,4 +313,26 @@ int json_set_hex(json_t *o, const char *key, const uint8_t *d, size_t len)
 		return -1;
 	hex_encode(d, len, hex);
 	return json_object_set_new(o, key, json_string(hex));
+}
+
+const json_t *json_get_path(const json_t *o, const char *path)
+{
+	char key[64];
+
+	while (o && *path) {
+		size_t l = strcspn(path, ".");
+		if (l >= sizeof(key))
+			return NULL;
+		memcpy(key, path, l);
+		key[l] = '\0';
+		o = json_object_get(o, key);
+		path += l + (path[l] == '.');
+	}
+	return o;
+}
+
+void json_get_strings(const json_t *o, const struct json_str_member *t, size_t n, void *base)
+{
+	for (size_t i = 0; i < n; i++)
+		*(const char **)((char *)base + t[i].off) = json_string_value(json_get_path(o, t[i].path));
 }

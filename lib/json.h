@@ -52,7 +52,9 @@ int json_dump_spliced(const json_t *doc, size_t flags, const struct json_splice 
 /* A json_out appending to a struct strbuf (ctx). */
 int json_out_strbuf(void *sb, const char *buf, size_t len, ingot_error *e);
 
-/* Load a JSON file; errors name the file, line and column. */
+/* Load a JSON file of at most max bytes (-EFBIG over it); errors name the
+ * file, line and column.  json_read_file: at most INGOT_JSON_MAX. */
+int json_read_file_max(const char *path, size_t max, json_t **out, ingot_error *e);
 int json_read_file(const char *path, json_t **out, ingot_error *e);
 int json_read_buf(const char *name, const char *buf, size_t len, json_t **out, ingot_error *e);
 
@@ -69,6 +71,17 @@ int json_get_str(const json_t *obj, const char *key, const char *what, const cha
 int json_get_int(const json_t *obj, const char *key, const char *what, json_int_t *out, ingot_error *e);
 int json_get_obj(const json_t *obj, const char *key, const char *what, json_t **out, ingot_error *e);
 int json_get_arr(const json_t *obj, const char *key, const char *what, json_t **out, ingot_error *e);
+
+/* A decoder's string members as one table: each row's dotted path
+ * ("node.id", from o) and where its value goes, a const char * at
+ * offsetof(the decoder's struct, member).  A member that is absent or
+ * not a string reads as NULL (a lenient decode: the reader decides). */
+struct json_str_member {
+	const char *path;
+	size_t off;
+};
+const json_t *json_get_path(const json_t *o, const char *path);
+void json_get_strings(const json_t *o, const struct json_str_member *t, size_t n, void *base);
 
 /* jansson 2.14 provides json_decrefp() for cleanup attributes. */
 #define _cleanup_json_ __attribute__((cleanup(json_decrefp)))

@@ -153,12 +153,10 @@ int manifest_parse(const char *name, json_t *doc, enum manifest_level level, str
 
 int manifest_load(const char *path, struct manifest **out, ingot_error *e)
 {
-	_cleanup_free_ char *buf = NULL;
 	_cleanup_json_ json_t *doc = NULL;
-	size_t len;
-	int r = read_file(path, MANIFEST_FILE_MAX, &buf, &len, e);
+	int r = json_read_file_max(path, MANIFEST_FILE_MAX, &doc, e);
 
-	if (r < 0 || (r = json_read_buf(path, buf, len, &doc, e)) < 0)
+	if (r < 0)
 		return r;
 	return manifest_parse(path, doc, MANIFEST_FULL, out, e);
 }

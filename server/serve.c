@@ -438,9 +438,10 @@ static unsigned nonce_status(enum db_nonce n)
  * about what no PCR covers (the loaded driver, the libraries) compared
  * with the manifest it booted; a contradiction refuses, a check not made
  * is "not-made", never an admission. */
-static void judge_report(const struct manifest *manifest, const json_t *report, const char *node, struct boot_result *res)
+static void judge_report(const struct manifest *manifest, const json_t *doc, const char *node, struct boot_result *res)
 {
-	const char *id = json_string_value(json_object_get(json_object_get(report, "node"), "id"));
+	_cleanup_node_report_ struct node_report *report = node_report_decode((json_t *)doc);
+	const char *id = report->node_id;
 	char why[INGOT_ERR_MSG - 64];
 
 	if (!id || strcmp(id, node)) {

@@ -51,14 +51,21 @@ static json_t *node_identity(const struct verify_opts *o, const char *root)
 			 "machine_id", mid && *mid ? json_string(mid) : json_null());
 }
 
+/* The header's members the manifest's document passes on as written
+ * (manifest/typed.h: the report header reads doc), whatever their type
+ * in an unverified one: header key, then the manifest's member and
+ * sub-member. */
+static const struct { const char *key, *member, *sub; } header_members[] = {
+	{ "recipe", "recipe", NULL }, { "serial", "serial", NULL }, { "expires", "expires", NULL },
+	{ "image_sha256", "image", "sha256" }, { "verity_root_hash", "verity", "root_hash" },
+};
+
 /* Manifest facts for the report header, whatever the signature says. */
 static void describe_manifest(struct verify_report *r, const char *path, const char *file_sha256,
-			      const json_t *m, const uint8_t *content_digest)
+			      const struct manifest *m, const uint8_t *content_digest)
 {
 	uint8_t cd[32], d[32];
 	char chex[65], hex[65];
-	const json_t *recipe = json_object_get(m, "recipe");
-	const json_t *tuple = json_object_get(m, "tuple");
 
 	r->manifest = json_pack("{s:s}", "path", path);
 	if (*file_sha256)
@@ -68,25 +75,21 @@ static void describe_manifest(struct verify_report *r, const char *path, const c
 	if (content_digest)
 		memcpy(cd, content_digest, sizeof(cd));
 	/* An unverified v2 head has no files[]: its digest would be of something else. */
-	if (content_digest || (json_object_get(m, "files") && attest_content_digest(m, cd) == 0)) {
+	if (content_digest || ((m->have & MF_FILES) && attest_content_digest(m->doc, cd) == 0)) {
 		hex_encode(cd, 32, chex);
 		json_object_set_new(r->manifest, "content_digest", json_string(chex));
 	}
-	const char *name = json_string_value(json_object_get(recipe, "name"));
-	json_object_set(r->manifest, "recipe", recipe ? (json_t *)recipe : json_null());
-	json_object_set(r->manifest, "serial", json_object_get(m, "serial") ?
-			json_object_get(m, "serial") : json_null());
-	json_object_set(r->manifest, "expires", json_object_get(m, "expires") ?
-			json_object_get(m, "expires") : json_null());
-	json_object_set(r->manifest, "image_sha256",
-			json_object_get(json_object_get(m, "image"), "sha256") ?: json_null());
-	json_object_set(r->manifest, "verity_root_hash",
-			json_object_get(json_object_get(m, "verity"), "root_hash") ?: json_null());
-	if (name)
-		r->pool = strdup(name);
-	if (json_is_object(tuple)) {
+	for (size_t i = 0; i < ARRAY_SIZE(header_members); i++) {
+		json_t *v = json_object_get(m->doc, header_members[i].member);
+		if (header_members[i].sub)
+			v = json_object_get(v, header_members[i].sub);
+		json_object_set(r->manifest, header_members[i].key, v ? v : json_null());
+	}
+	if (m->recipe.name)
+		r->pool = strdup(m->recipe.name);
+	if (json_is_object(m->tuple)) {
 		size_t len = 0;
-		_cleanup_free_ char *c = json_compact(tuple, &len);
+		_cleanup_free_ char *c = json_compact(m->tuple, &len);
 		if (c) {
 			sha256_buf(c, len, d);
 			hex_encode(d, 32, hex);
@@ -241,7 +244,7 @@ int verify_node(const struct verify_opts *o, struct verify_report *r, ingot_erro
 	bool have_cd;
 
 	check_signature(o, r, &m, file_sha256, cd, &have_cd);
-	describe_manifest(r, o->manifest_path, file_sha256, m ? m->doc : NULL, have_cd ? cd : NULL);
+	describe_manifest(r, o->manifest_path, file_sha256, m, have_cd ? cd : NULL);
 
 	/* Check before use: the probe runs the image's tools (nvidia-smi can
 	 * load nvidia.ko through nvidia-modprobe), so it runs none when the

@@ -43,13 +43,21 @@ static const char *type_of(mode_t m)
 	return "unknown";
 }
 
-static void add_path(struct files_result *r, const char *cat, const char *path)
+/* Past FILES_LIST_MAX a list stops growing and the details say so. */
+static void truncate_details(struct files_result *r)
 {
-	json_t *arr = json_object_get(r->details, cat);
+	r->truncated = true;
+	json_object_set_new(r->details, "truncated", json_true());
+}
+
+static void add_path(struct files_result *r, int list, const char *path)
+{
+	const char *cat = list == FILES_MISSING ? "missing" : "extra";
+	json_t *arr = r->listed[list];
 	if (json_array_size(arr) < FILES_LIST_MAX)
 		json_array_append_new(arr, json_string(path));
 	else
-		json_object_set_new(r->details, "truncated", json_true());
+		truncate_details(r);
 	if (json_array_size(r->evidence) < FILES_LIST_MAX) {
 		char *line = NULL;
 		if (asprintf(&line, "%s: %s", cat, path) >= 0)
@@ -61,12 +69,12 @@ static void add_path(struct files_result *r, const char *cat, const char *path)
 static void add_change(struct files_result *r, const char *path, const char *field,
 		       const char *expected, const char *got)
 {
-	json_t *arr = json_object_get(r->details, "changed");
+	json_t *arr = r->listed[FILES_CHANGED];
 	if (json_array_size(arr) < FILES_LIST_MAX)
 		json_array_append_new(arr, json_pack("{s:s, s:s, s:s, s:s}", "path", path,
 			"field", field, "expected", expected, "got", got));
 	else
-		json_object_set_new(r->details, "truncated", json_true());
+		truncate_details(r);
 	if (json_array_size(r->evidence) < FILES_LIST_MAX) {
 		char *line = NULL;
 		if (asprintf(&line, "changed: %s: %s: manifest %s, node %s", path, field,
@@ -168,7 +176,7 @@ static int check_entry(const char *root, const struct manifest_entry *m, const c
 			return ingot_fail(e, -errno, "files: %s: cannot stat: %s", path,
 					  strerror(errno));
 		r->missing++;
-		add_path(r, "missing", path);
+		add_path(r, FILES_MISSING, path);
 		return 0;
 	}
 	if (compare_entry(host, &st, m, path, r) > 0)
@@ -204,7 +212,7 @@ static int scan_extra(const char *root, const char *dir, const struct entry *v, 
 		if (bsearch(&key, v, n, sizeof(*v), entry_cmp) || ignored(p, ignore))
 			continue;
 		r->extra++;
-		add_path(r, "extra", p);
+		add_path(r, FILES_EXTRA, p);
 	}
 	closedir(d);
 	return 0;
@@ -221,8 +229,17 @@ int files_check(const char *root, const struct manifest *m, const char *const *i
 	if (!(m->have & MF_FILES))
 		return ingot_fail(e, -EINVAL, "manifest: field 'files': expected an array");
 	v = calloc(n ? n : 1, sizeof(*v));
-	out->details = json_pack("{s:[], s:[], s:[], s:b}", "missing", "extra", "changed",
-				 "truncated", 0);
+	json_t *changed = json_array(), *missing = json_array(), *extra = json_array();
+	out->details = changed && missing && extra ?
+		json_pack("{s:O, s:O, s:O, s:b}", "missing", missing, "extra", extra, "changed", changed,
+			  "truncated", 0) : NULL;
+	/* details holds the lists; the result writes to them directly */
+	out->listed[FILES_CHANGED] = changed;
+	out->listed[FILES_MISSING] = missing;
+	out->listed[FILES_EXTRA] = extra;
+	json_decref(changed);
+	json_decref(missing);
+	json_decref(extra);
 	out->evidence = json_array();
 	if (!v || !out->details || !out->evidence) {
 		files_result_free(out);
@@ -257,11 +274,10 @@ int files_check(const char *root, const struct manifest *m, const char *const *i
 
 bool files_result_clean(const struct files_result *r)
 {
-	static const char *const lists[] = { "missing", "extra", "changed" };
-	if (r->missing || r->extra || r->changed || json_is_true(json_object_get(r->details, "truncated")))
+	if (r->missing || r->extra || r->changed || r->truncated)
 		return false;
-	for (size_t i = 0; i < sizeof(lists) / sizeof(lists[0]); i++)
-		if (json_array_size(json_object_get(r->details, lists[i])))
+	for (size_t i = 0; i < ARRAY_SIZE(r->listed); i++)
+		if (json_array_size(r->listed[i]))
 			return false;
 	return json_array_size(r->evidence) == 0;
 }
@@ -271,4 +287,5 @@ void files_result_free(struct files_result *r)
 	json_decref(r->details);
 	json_decref(r->evidence);
 	r->details = r->evidence = NULL;
+	memset(r->listed, 0, sizeof(r->listed));
 }

@@ -18,7 +18,10 @@ struct files_result {
 	json_t *details;         /* {"missing":[path], "extra":[path],
 	                            "changed":[{"path","field","expected","got"}], "truncated":bool} */
 	json_t *evidence;        /* array of one-line findings ("changed: /x: sha256: ...") */
+	json_t *listed[3];       /* details' changed, missing, extra (borrowed), FILES_* */
+	bool truncated;          /* details' "truncated" */
 };
+enum { FILES_CHANGED, FILES_MISSING, FILES_EXTRA };
 
 /* m: the manifest, its entries (manifest_next_entry) compared.  ignore: NULL-terminated fnmatch(3)
  * globs on node paths (e.g. "/etc/machine-id") left out of every check.

@@ -1,12 +1,16 @@
 #include "verify/node-report.h"
 
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/cleanup.h"
 #include "lib/escape.h"
+#include "lib/json.h"
 #include "lib/meta.h"
 #include "lib/strbuf.h"
+#include "lib/xalloc.h"
 
 static const char *const names[CHECK__COUNT] = {
 	[CHECK_SIGNATURE] = "signature", [CHECK_IMAGE] = "image", [CHECK_FILES] = "files",
@@ -174,4 +178,148 @@ void report_print_text(const struct verify_report *r, FILE *out)
 	}
 	fputs(sb.buf, out);
 	strbuf_release(&sb);
+}
+
+/* ---- a node report read back (the one reader of the JSON) ------------- */
+
+#define M(path, type, member) { path, offsetof(type, member) }
+
+/* The report's strings, from the document. */
+static const struct json_str_member report_strings[] = {
+	M("schema", struct node_report, schema), M("time", struct node_report, time),
+	M("pool", struct node_report, pool), M("verdict", struct node_report, verdict),
+	M("tuple_digest", struct node_report, tuple_digest), M("node.id", struct node_report, node_id),
+	M("node.hostname", struct node_report, hostname),
+	M("node.machine_id", struct node_report, machine_id),
+	M("attestation.mode", struct node_report, attestation.mode),
+	M("attestation.quote.nonce", struct node_report, attestation.nonce),
+	M("attestation.eventlog", struct node_report, attestation.eventlog),
+};
+/* A check's, from its checks[] entry. */
+static const struct json_str_member check_strings[] = {
+	M("name", struct report_check, name), M("status", struct report_check, status),
+	M("summary", struct report_check, summary),
+};
+/* A probe fact's, from its facts[] entry. */
+struct fact { const char *key, *value, *source; };
+static const struct json_str_member fact_strings[] = {
+	M("key", struct fact, key), M("value", struct fact, value), M("source", struct fact, source),
+};
+
+static bool int_at(const json_t *o, const char *key, int64_t *out)
+{
+	const json_t *v = json_object_get(o, key);
+	if (!json_is_integer(v))
+		return false;
+	*out = json_integer_value(v);
+	return true;
+}
+
+/* The probe probe_to_json described. */
+static struct node_probe *decode_probe(const json_t *probe)
+{
+	struct node_probe *p = xcalloc(1, sizeof(*p));
+	size_t i;
+	json_t *f;
+
+	json_array_foreach(json_object_get(probe, "facts"), i, f) {
+		struct fact x;
+		json_get_strings(f, fact_strings, ARRAY_SIZE(fact_strings), &x);
+		if (!x.key)
+			continue;
+		if (json_is_true(json_object_get(f, "unreadable")))
+			probe_set_unreadable(p, x.key, "%s", x.source ? x.source : "report");
+		else
+			probe_set(p, x.key, x.value, x.source ? x.source : "report");
+	}
+	return p;
+}
+
+/* A files check's lists: changed entries are objects, missing and
+ * extra plain paths; an entry without a string path is left out. */
+static void decode_paths(struct report_check *c, const json_t *details)
+{
+	static const char *const lists[] = { "changed", "missing", "extra" };
+	size_t n = 0, i;
+	json_t *v;
+
+	for (size_t k = 0; k < ARRAY_SIZE(lists); k++)
+		n += json_array_size(json_object_get(details, lists[k]));
+	if (!n)
+		return;
+	c->paths = xcalloc(n, sizeof(*c->paths));
+	for (size_t k = 0; k < ARRAY_SIZE(lists); k++)
+		json_array_foreach(json_object_get(details, lists[k]), i, v) {
+			const json_t *path = k ? v : json_object_get(v, "path");
+			struct report_path *p = &c->paths[c->n_paths];
+			if (!json_is_string(path))
+				continue;
+			c->n_paths++;
+			p->list = lists[k];
+			p->path = json_string_value(path);
+			p->path_len = json_string_length(path);
+			if (!k) {
+				p->field = json_string_value(json_object_get(v, "field"));
+				p->expected = json_object_get(v, "expected");
+				p->got = json_object_get(v, "got");
+			}
+		}
+}
+
+static void decode_check(struct report_check *c, const json_t *j)
+{
+	const json_t *d = json_object_get(j, "details");
+
+	json_get_strings(j, check_strings, ARRAY_SIZE(check_strings), c);
+	if (c->name && !strcmp(c->name, "files"))
+		decode_paths(c, d);
+	if (c->name && !strcmp(c->name, "ring")) {
+		c->ring = json_string_value(json_object_get(d, "ring"));
+		c->has_ring_serial = int_at(d, "ring_serial", &c->ring_serial);
+		c->has_ring_serial_seen = int_at(d, "ring_serial_seen", &c->ring_serial_seen);
+	}
+}
+
+struct node_report *node_report_decode(json_t *doc)
+{
+	struct node_report *r = xcalloc(1, sizeof(*r));
+	const json_t *checks = json_object_get(doc, "checks");
+	const json_t *att = json_object_get(doc, "attestation"), *quote = json_object_get(att, "quote");
+	size_t i;
+	json_t *c;
+
+	r->doc = json_incref(doc);
+	json_get_strings(doc, report_strings, ARRAY_SIZE(report_strings), r);
+	if (json_array_size(checks))
+		r->checks = xcalloc(json_array_size(checks), sizeof(*r->checks));
+	json_array_foreach(checks, i, c)
+		decode_check(&r->checks[r->n_checks++], c);
+	r->probe = decode_probe(json_object_get(doc, "probe"));
+	r->attestation.present = json_is_object(att);
+	r->attestation.quote = json_is_object(quote) ? quote : NULL;
+	r->attestation.pcrs = json_object_get(quote, "pcrs");
+	return r;
+}
+
+int node_report_load(const char *path, struct node_report **out, ingot_error *e)
+{
+	_cleanup_json_ json_t *doc = NULL;
+	int r = json_read_file(path, &doc, e);
+
+	if (r < 0)
+		return r;
+	*out = node_report_decode(doc);
+	return 0;
+}
+
+void node_report_free(struct node_report *r)
+{
+	if (!r)
+		return;
+	for (size_t i = 0; i < r->n_checks; i++)
+		free(r->checks[i].paths);
+	free(r->checks);
+	node_probe_free(r->probe);
+	json_decref(r->doc);
+	free(r);
 }

@@ -11,16 +11,12 @@
 
 #include "manifest/typed.h"
 #include "verify/node-report.h"
-#include "verify/nodeprobe.h"
 
-/* The probe a report's "probe" member describes (probe_to_json's
- * inverse): a fact marked unreadable stays unreadable, so a comparison
- * needing it is "not made", never "absent". */
-struct node_probe *probe_from_json(const json_t *probe);
-
-/* CHECK_TUPLE of report against manifest's tuple: ST_PASS, ST_FAIL (the
+/* CHECK_TUPLE of report's probe (struct node_report, verify/node-report.h)
+ * against manifest's tuple: ST_PASS, ST_FAIL (the
  * node contradicts the manifest), ST_ERROR (not made), or ST_SKIP (the
  * manifest has no tuple); summary gets its one line. */
-enum check_status report_tuple_check(const struct manifest *manifest, const json_t *report, char *summary, size_t n);
+enum check_status report_tuple_check(const struct manifest *manifest, const struct node_report *report,
+				     char *summary, size_t n);
 
 #endif

@@ -17,9 +17,10 @@
 
 /* The tuple with probed values in place (new reference).  A declared
  * field whose node fact was unreadable keeps its declared value and is
- * listed in unread: the rules on it were not made for this node. */
+ * listed in unread (*first_unread: the first, for the summary): the
+ * rules on it were not made for this node. */
 static json_t *probed_tuple(const json_t *tuple, const struct node_probe *p, json_t *changed,
-			    json_t *unread)
+			    json_t *unread, const struct probe_fact **first_unread)
 {
 	json_t *t = json_deep_copy(tuple);
 	for (size_t i = 0; t && i < tuple_fields_n; i++) {
@@ -35,10 +36,17 @@ static json_t *probed_tuple(const json_t *tuple, const struct node_probe *p, jso
 		const struct probe_fact *f = probe_find(p, o->probe);
 		const char *v = f ? f->value : NULL;
 		char buf[128];
-		const json_t *grp = key ? json_object_get(t, group) : t;
-		if (f && f->unreadable && json_object_get(grp, key ? key : group))
+		/* Only fields the manifest's vendor world has (parent): a stray
+		 * probe value must not invent a component. */
+		json_t *parent = key ? json_object_get(t, group) : t;
+		const char *member = key ? key : group;
+		const json_t *declared = json_object_get(parent, member);
+		if (f && f->unreadable && declared) {
 			json_array_append_new(unread, json_pack("{s:s, s:s}", "field", o->probe,
 								"source", f->source));
+			if (!*first_unread)
+				*first_unread = f;
+		}
 		if (o->rules != RULES_PROBED || !v || strchr(v, ','))
 			continue;   /* absent or ambiguous: keep the declared value */
 		if (o->how == MATCH_VERSION || o->how == MATCH_PREFIX) {
@@ -46,27 +54,18 @@ static json_t *probed_tuple(const json_t *tuple, const struct node_probe *p, jso
 				continue;
 			v = buf;
 		}
-		json_t *parent = t;
-		if (key) {
-			parent = json_object_get(t, group);
-			if (!parent) {
-				/* Only fields the manifest's vendor world has: a stray
-				 * probe value must not invent a component. */
-				continue;
-			}
-		}
-		if (!key)
-			key = group;
-		const char *old = json_string_value(json_object_get(parent, key));
+		if (!parent)
+			continue;
+		const char *old = json_string_value(declared);
 		if (old && !strcmp(old, v))
 			continue;
 		/* Record before replacing: set_new frees the old value. */
 		json_array_append_new(changed, json_pack("{s:s, s:o, s:s}", "field", o->probe,
 			"manifest", old ? json_string(old) : json_null(), "node", v));
-		json_object_set_new(parent, key, json_string(v));
+		json_object_set_new(parent, member, json_string(v));
 		/* The branch follows the driver ("R580"); let the tuple derive it
 		 * again rather than contradict the probed version. */
-		if (!strcmp(group, "driver") && !strcmp(key, "version"))
+		if (!strcmp(group, "driver") && !strcmp(member, "version"))
 			json_object_del(parent, "branch");
 	}
 	return t;
@@ -86,7 +85,8 @@ void check_rules(const struct verify_opts *o, const struct manifest *m, const st
 		return;
 	}
 	json_t *changed = json_array(), *unread = json_array();
-	json_t *probed = probed_tuple(tuple, p, changed, unread);
+	const struct probe_fact *u = NULL;
+	json_t *probed = probed_tuple(tuple, p, changed, unread, &u);
 	const char *dir = o->rules_dir ? o->rules_dir : lint_default_rules_dir(dirbuf, sizeof(dirbuf));
 	if (!probed || tuple_from_json(probed, "probed tuple", &t, &e) < 0) {
 		report_set(r, CHECK_RULES, ST_ERROR, "%s", e.msg[0] ? e.msg : "out of memory");
@@ -109,15 +109,13 @@ void check_rules(const struct verify_opts *o, const struct manifest *m, const st
 	r->checks[CHECK_RULES].details = json_pack("{s:o, s:O, s:O, s:s}", "findings",
 		lint_report_to_json(rep), "probed_fields", changed, "unreadable_fields", unread,
 		"rules_dir", dir);
-	const json_t *u = json_array_get(unread, 0);
 	if (errors)
 		report_set(r, CHECK_RULES, ST_FAIL, "%s: %s", first->rule, first->message);
 	else if (u)
 		/* Rules that held for a declared value the node could not show
 		 * were not made for this node. */
 		report_set(r, CHECK_RULES, ST_ERROR, "not made: rules ran on the declared %s, "
-			   "unreadable on the node (%s)", json_string_value(json_object_get(u, "field")),
-			   json_string_value(json_object_get(u, "source")));
+			   "unreadable on the node (%s)", u->key, u->source);
 	else if (warnings)
 		report_set(r, CHECK_RULES, ST_WARN, "%s: %s", first->rule, first->message);
 	else

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "audit/audit.h"
+#include "audit/audit-private.h"
 #include "image/inspect-doc.h"
 #include "manifest/mdoc.h"
 #include "manifest/dsse.h"
@@ -198,6 +199,54 @@ static void test_html_escapes(void **state)
 	assert_null(strstr(buf, "<script"));
 }
 
+/* A row and a head read back as types (audit/audit-row.c): members of
+ * another type read as absent, drift and findings in the row's order. */
+static void test_row_decode(void **state)
+{
+	(void)state;
+	_cleanup_json_ json_t *row = json_loads("{\"node\":\"n1\",\"pool\":7,\"serial\":\"3\",\"class\":2,"
+		"\"ring\":null,\"ring_serial\":{\"ring\":\"prod\",\"serial\":4},"
+		"\"drift\":[{\"field\":\"cuda\",\"expected\":\"12.4\",\"actual\":null},{\"field\":1}],"
+		"\"findings\":[{\"code\":\"drifted\",\"detail\":\"x\"},{\"code\":\"stale\"}]}", 0, NULL);
+	struct audit_row v;
+
+	assert_non_null(row);
+	audit_row_decode(row, &v);
+	assert_string_equal(v.node, "n1");
+	assert_null(v.pool);
+	assert_false(v.has_serial);
+	assert_int_equal(v.cls, 2);
+	assert_true(v.has_ring);
+	assert_null(v.ring);
+	assert_true(v.has_ring_serial);
+	assert_string_equal(v.ring_serial_ring, "prod");
+	assert_int_equal(v.ring_serial, 4);
+	assert_int_equal(v.n_drift, 2);
+	assert_string_equal(v.drift[0].field, "cuda");
+	assert_string_equal(json_string_value(v.drift[0].expected), "12.4");
+	assert_true(json_is_null(v.drift[0].actual));
+	assert_null(v.drift[1].field);
+	assert_null(v.drift[1].expected);
+	assert_int_equal(v.n_findings, 2);
+	assert_string_equal(v.findings[1].code, "stale");
+	assert_null(v.findings[1].detail);
+	audit_row_release(&v);
+
+	_cleanup_json_ json_t *head = json_loads("{\"now\":\"t\",\"summary\":{\"healthy\":1},"
+		"\"manifests\":[{\"file\":\"a\",\"serial\":5,\"error\":null},{\"pool\":\"p\"}]}", 0, NULL);
+	struct audit_head h;
+	audit_head_decode(head, &h);
+	assert_string_equal(h.now, "t");
+	assert_int_equal(h.n_manifests, 2);
+	assert_true(h.manifests[0].has_error);
+	assert_null(h.manifests[0].error);
+	assert_int_equal(h.manifests[0].serial, 5);
+	assert_false(h.manifests[1].has_error);
+	assert_string_equal(h.manifests[1].pool, "p");
+	assert_null(h.ignored);
+	audit_head_release(&h);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -207,6 +256,7 @@ int main(void)
 		cmocka_unit_test(test_inspect_envelope),
 		cmocka_unit_test(test_run_errors),
 		cmocka_unit_test(test_html_escapes),
+		cmocka_unit_test(test_row_decode),
 	};
 	return cmocka_run_group_tests_name("audit", tests, NULL, NULL);
 }
