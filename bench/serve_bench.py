@@ -20,8 +20,12 @@ IDLE = int(os.environ.get("BENCH_SERVE_IDLE", "10000"))
 LIMITS = {"storm_s": 60, "p99_ms": 250, "rss_mib": 512}
 REFUSE_EVERY = 10   # every 10th node Secure Boot off, the next another node's AK
 MAX_BODY = 65536
-# No request thread waits for a commit (suspended connections): one per core.
-THREADS = min(os.cpu_count() or 2, 64)
+# No request thread waits for a commit (suspended connections), but one
+# still waits for the nonce pre-check's read and is preempted by the
+# committer and the load generator: two per core measured best (100,000
+# nodes, idle 2-core VM: 2 threads 34.2 s, p99 299 ms; 4 threads 28.7-29.7 s,
+# p99 232-235 ms; 8 threads 36.5 s, p99 300 ms; bench/results-serve-storm-100k.json).
+THREADS = min(2 * (os.cpu_count() or 2), 64)
 
 
 def log(*a):

@@ -188,7 +188,7 @@ int serve_config_load(const char *path, struct serve_config *c, ingot_error *e)
 	memset(c, 0, sizeof(*c));
 	*c = (struct serve_config){
 		.manifests = json_array(), .nonce_lifetime = 120, .sweep_interval = 60, .hook_timeout = 30,
-		.max_body = 4u << 20, .max_connections = 1024, .connection_timeout = 10, .threads = 2, .max_nonces = 4,
+		.max_body = 4u << 20, .max_connections = 1024, .connection_timeout = 10, .threads = 4, .max_nonces = 4,
 		.max_evidence = 60, .enrolment_ttl = ENROLL_TTL_DEFAULT,
 	};
 	if ((r = read_file(path, CONFIG_MAX, &buf, &len, e)) < 0)
