@@ -142,20 +142,26 @@ static inline void th_assert_trees_equal(const struct tree *a, const struct tree
 	}
 }
 
-/* The SubjectPublicKeyInfo PEM of k (malloc'd). */
-/* An Ed25519 signing key generated as DIR/NAME.key and DIR/NAME.pub. */
-static inline struct signing_key *th_signing_key(const char *dir, const char *name)
+/* A signing key of type t generated as DIR/NAME.key and DIR/NAME.pub. */
+static inline struct signing_key *th_signing_key_of(enum key_type t, const char *dir, const char *name)
 {
 	_cleanup_free_ char *base = th_path(dir, name), *kp = NULL;
 	struct signing_key *k = NULL;
 	ingot_error e = { 0 };
 
-	if (key_generate(KEY_ED25519, base, NULL, NULL, &e) < 0 || asprintf(&kp, "%s.key", base) < 0 ||
+	if (key_generate(t, base, NULL, NULL, &e) < 0 || asprintf(&kp, "%s.key", base) < 0 ||
 	    signing_key_load(kp, &k, &e) < 0)
 		fail_msg("%s", e.msg);
 	return k;
 }
 
+/* An Ed25519 one. */
+static inline struct signing_key *th_signing_key(const char *dir, const char *name)
+{
+	return th_signing_key_of(KEY_ED25519, dir, name);
+}
+
+/* The SubjectPublicKeyInfo PEM of k (malloc'd). */
 static inline char *pem_of(EVP_PKEY *k)
 {
 	BIO *b = BIO_new(BIO_s_mem());

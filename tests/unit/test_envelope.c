@@ -34,13 +34,7 @@ static char *image_path, *state_path;
 
 static struct signing_key *gen(enum key_type t, const char *name)
 {
-	_cleanup_free_ char *base = th_path(dir, name), *kp = NULL;
-	struct signing_key *k = NULL;
-	ingot_error e = { 0 };
-	if (key_generate(t, base, NULL, NULL, &e) < 0 || asprintf(&kp, "%s.key", base) < 0 ||
-	    signing_key_load(kp, &k, &e) < 0)
-		fail_msg("%s", e.msg);
-	return k;
+	return th_signing_key_of(t, dir, name);
 }
 
 static struct keyring *ring(const char *file, const char *const *pubs, unsigned threshold)
