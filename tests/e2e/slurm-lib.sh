@@ -14,6 +14,29 @@ slurm_found() {
 	done
 }
 
+# slurm_free_ports: a port P with P and P+1 free on 127.0.0.1, below the
+# kernel's ephemeral range (ip_local_port_range), where no outgoing
+# connection of another test can take it between this check and the bind.
+slurm_free_ports() {
+	python3 - <<'PY'
+import random, socket
+low = int(open("/proc/sys/net/ipv4/ip_local_port_range").read().split()[0])
+for _ in range(200):
+    p = random.randrange(10000, max(low - 2, 10001))
+    socks = []
+    try:
+        for q in (p, p + 1):
+            s = socket.socket(); socks.append(s); s.bind(("127.0.0.1", q))
+        print(p); break
+    except OSError:
+        pass
+    finally:
+        for s in socks: s.close()
+else:
+    raise SystemExit(1)
+PY
+}
+
 # slurm_cluster_start DIR NODE [NODE...]: the cluster in DIR (created),
 # slurmd for the first NODE (the others only exist in slurm.conf); sets
 # SLURM_CONF (exported: scontrol and the verifier's hook use it) and
@@ -26,7 +49,7 @@ slurm_cluster_start() {
 	chmod 0755 "$d" "$d/munge"
 	dd if=/dev/urandom of="$d/munge.key" bs=1024 count=1 status=none
 	chmod 0400 "$d/munge.key"
-	port=$((30000 + RANDOM % 20000))
+	port=$(slurm_free_ports) || { echo "no two free ports on 127.0.0.1 for slurmctld and slurmd" >&2; return 1; }
 	{
 		cat <<CONF
 # ingot's test cluster: loopback only, every daemon the test's own
