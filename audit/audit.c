@@ -178,8 +178,8 @@ static void *worker_run(void *arg)
 	for (int i = w->first; i < w->n; i += w->stride) {
 		const struct audit_report *ar = w->c->o->reports_dir ? NULL : &w->c->o->reports[i];
 		if (ar) {
-			/* the decoder takes its own reference; ar's stays the caller's */
-			_cleanup_node_report_ struct node_report *rep = node_report_decode(json_incref((json_t *)ar->report));
+			/* the decoder takes a reference of its own; ar's stays the caller's */
+			_cleanup_node_report_ struct node_report *rep = node_report_decode((json_t *)ar->report);
 			seal(&w->out[i], audit_node_check(w->c, aks, rep, ar->name, ar->stale));
 			continue;
 		}

@@ -137,7 +137,8 @@ struct node_report {
 	} attestation;
 };
 
-/* Decode doc (any JSON; takes a reference). */
+/* Decode doc (any JSON; the report takes a reference of its own, doc stays
+ * the caller's). */
 struct node_report *node_report_decode(json_t *doc);
 /* Read a report file (at most INGOT_JSON_MAX bytes) and decode it; an
  * error only when it cannot be read or is not JSON. */
