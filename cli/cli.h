@@ -27,6 +27,8 @@ int cmd_verify(int argc, char **argv);
 int cmd_attest(int argc, char **argv);
 /* ingot attest import (cli/cmd-import.c): argv[0] is "import". */
 int cmd_attest_import(int argc, char **argv);
+/* ingot attest fetch-manifest (cli/cmd-fetch-manifest.c): argv[0] is "fetch-manifest". */
+int cmd_attest_fetch_manifest(int argc, char **argv);
 int cmd_attest_enroll(int argc, char **argv);   /* ingot attest enroll */
 int cmd_audit(int argc, char **argv);
 int cmd_serve(int argc, char **argv);   /* cli/cmd-serve.c */

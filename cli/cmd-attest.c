@@ -64,6 +64,8 @@ static const struct cli_command attest_cmd = {
 "                              [--ak-pub PEM] [--accept-weak LIST]] [--pcrs SEL]\n"
 "    ingot attest push --verifier URL [--via PORT] [--node ID] [--ak DIR]\n"
 "                      [--tcti TCTI] [--eventlog FILE] [--report FILE]\n"
+"    ingot attest fetch-manifest --verifier URL --pool POOL --keyring FILE -o FILE\n"
+"                              (ingot attest fetch-manifest --help)\n"
 "    ingot attest enroll request|challenge|answer|finish|check ...\n"
 "                              (ingot attest enroll --help)\n",
 	.description =
@@ -798,6 +800,8 @@ int cmd_attest(int argc, char **argv)
 		return cmd_attest_enroll(argc - 1, argv + 1);   /* cli/cmd-enroll.c */
 	if (argc >= 2 && !strcmp(argv[1], "import"))
 		return cmd_attest_import(argc - 1, argv + 1);   /* cli/cmd-import.c */
+	if (argc >= 2 && !strcmp(argv[1], "fetch-manifest"))
+		return cmd_attest_fetch_manifest(argc - 1, argv + 1);   /* cli/cmd-fetch-manifest.c */
 	if (cli_wants_help(argc, argv)) {
 		cli_help(&attest_cmd, opts, stdout);
 		return EXIT_OK;

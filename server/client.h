@@ -9,15 +9,19 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "attest/nonce.h"
+#include "keys/keyring.h"
 #include "lib/err.h"
+#include "manifest/dsse.h"
 
 /* What failed (e->kind), for the caller's exit status. */
 enum verifier_fail {
 	VERIFIER_FAIL_TRANSPORT = 101,   /* not reached, timed out, not HTTP, not JSON */
 	VERIFIER_FAIL_REFUSED = 102,     /* the service refused the request (4xx/5xx): its one line */
 	VERIFIER_FAIL_NONCE = 103,       /* the nonce was used, expired or never issued (404/409/410) */
+	VERIFIER_FAIL_OTHER_IMAGE = 104, /* a manifest, signed, of another pool or image root */
 };
 
 struct verifier_verdict {
@@ -64,5 +68,33 @@ int verifier_evidence(struct verifier *v, const char *node, const char *nonce_he
  * VERIFIER_FAIL_NONCE for 404, 409 and 410). */
 int verifier_post(struct verifier *v, const char *path, const json_t *body, long timeout, json_t **reply,
 		  ingot_error *e);
+
+/* GET BASE PATH: the body of a 200 (at most max bytes: a larger one
+ * fails), *body malloc'd; a refusal fails as verifier_post's does. */
+int verifier_get(struct verifier *v, const char *path, size_t max, long timeout, char **body, size_t *len,
+		 ingot_error *e);
+
+/* What verifier_fetch_manifest fetched and checked. */
+struct fetched_manifest {
+	char recipe[256];                                /* the pool, recipe.name */
+	uint64_t serial;
+	char root[65];                                   /* verity.root_hash */
+	char file_list[MANIFEST_REF_NAME_MAX + 1];       /* v2: the bound file's name ("" for v1) */
+	char file_list_sha256[65];
+};
+
+/* The node's signed manifest from the verifier (GET /v1/manifests/POOL,
+ * docs/verifier.md), trusted only as far as the node's own keys go:
+ * signed by kr's threshold (the manifest role's keys, from the image),
+ * unexpired at now, of pool and describing the image root (the booted
+ * one: 64 hex digits), and the file list it binds (fetched too) of the
+ * signed sha256.  Then written, atomically: the envelope's bytes as
+ * signed to out, the file list beside it under its subject name, where
+ * `ingot verify --manifest out` finds it.  Nothing is written on a
+ * failure; e->kind: VERIFIER_FAIL_TRANSPORT or _REFUSED (not reached,
+ * or no manifest: not checked), ENVELOPE_FAIL_* (signature, expiry,
+ * shape, the file list's digest), VERIFIER_FAIL_OTHER_IMAGE. */
+int verifier_fetch_manifest(struct verifier *v, const char *pool, const char *root, const struct keyring *kr,
+			    time_t now, const char *out, struct fetched_manifest *fm, ingot_error *e);
 
 #endif

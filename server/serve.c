@@ -32,6 +32,7 @@
 #include "server/db.h"
 #include "server/db-group.h"
 #include "server/enrol.h"
+#include "server/manifests.h"
 #include "server/pool.h"
 #include "verify/boot-inputs.h"
 #include "verify/report-tuple.h"
@@ -646,6 +647,21 @@ static enum MHD_Result do_pool(struct serve *s, struct MHD_Connection *conn, con
 	return o ? reply_json(s, conn, 200, o) : reply_error(s, conn, status, "pools: %s", e.msg);
 }
 
+/* GET /v1/manifests/POOL[/NAME][?root=HEX] (server/manifests.h): the
+ * bytes as signed, so the node checks the very signature. */
+static enum MHD_Result do_manifests(struct serve *s, struct MHD_Connection *conn, const char *rest)
+{
+	const char *root = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "root");
+	char *body = NULL;
+	size_t len;
+	ingot_error e = { 0 };
+
+	pthread_rwlock_rdlock(&s->trust_mu);
+	unsigned status = manifests_get(s->c, &s->trust, rest, root, &body, &len, &e);
+	pthread_rwlock_unlock(&s->trust_mu);
+	return status == 200 ? reply_text(s, conn, 200, body, "application/json") : reply_error(s, conn, status, "%s", e.msg);
+}
+
 /* Trust-changing operations: "Authorization: Bearer TOKEN". */
 static int authorized(struct serve *s, struct MHD_Connection *conn, unsigned *status, const char **why)
 {
@@ -895,6 +911,8 @@ static enum MHD_Result route(struct serve *s, struct MHD_Connection *conn, const
 		return get ? do_metrics(s, conn) : reply_error(s, conn, 405, "%s %s: expected GET", method, url);
 	if (!strncmp(url, "/v1/enrolments", 14) && (!url[14] || url[14] == '/'))
 		return route_enrol(s, conn, url, method, rq);
+	if (!strncmp(url, "/v1/manifests/", 14))
+		return get ? do_manifests(s, conn, url + 14) : reply_error(s, conn, 405, "%s %s: expected GET", method, url);
 	if (!strncmp(url, "/v1/pools/", 10))
 		return get ? do_pool(s, conn, url + 10) : reply_error(s, conn, 405, "%s %s: expected GET", method, url);
 	if (!strncmp(url, "/v1/nodes/", 10)) {
