@@ -168,13 +168,15 @@ boot() {
 	[ ! -f "$FWREF" ] || cp "$FWREF" "$d/in/firmware-ref.dsse.json"
 	openssl rand -hex 32 > "$d/nonce"
 	cp "$d/nonce" "$d/in/nonce"
-	cp "$B.manifest.dsse.json" "$d/in/manifest.dsse.json"
-	# the file list the signed statement binds, found beside it by name
-	cp "$B.manifest.json" "$d/in/"
-	cp "$KEYRING" "$d/in/keyring.json"
 	[ -z "$action" ] || echo "$action" > "$d/in/action"
+	# No manifest or keyring in the input: the image holds its keyring and
+	# fetches the signed manifest from a verifier through its port.
 	local sock=""
-	case " $PUSH_CASES " in *" $c "*) ! push_input "$c" || sock=$T/port.sock ;; esac
+	case " $PUSH_CASES " in
+	*" $c "*) ! push_input "$c" || sock=$T/port.sock ;;
+	*) ! manifest_server "$c" || sock=$T/port.sock ;;
+	esac
+	[ -z "$sock" ] || printf 'INGOT_VERIFIER=http://127.0.0.1\nINGOT_VIA=/dev/virtio-ports/ingot.0\n' >"$d/in/verifier.env"
 	boot_evidence_in "$d" 64M
 	say "$c: booting (QEMU TCG, OVMF Secure Boot code + $vars, swtpm, production init -> systemd)"
 	t=$(date +%s)
@@ -219,6 +221,24 @@ INGOT_PUSH_REPORT=1
 INGOT_ATTEST_ARGS="--via /dev/virtio-ports/ingot.0 --node $NODE"
 ENV
 	say "$c: the guest pushes to the host's verifier through its port ingot.0 (relayed to $BOOT_VADDR)"
+}
+
+# manifest_server CASE: for a case that pushes nothing, a verifier that
+# only hands out $B's signed manifest (GET /v1/manifests): `ingot serve`
+# on loopback trusting KEYRING, relayed to the guest's port as a pushing
+# case's is.  Returns 1 (the image's pre-check then cannot check) when
+# it did not start.
+manifest_server() {
+	local v=$T/$1/manifests
+	mkdir -p "$v"
+	printf 'listen = 127.0.0.1:0\ndatabase = verifier.sqlite\nkeyring = %s\nmanifest = %s\nconnection-timeout = %s\n' \
+		"$KEYRING" "$B.manifest.dsse.json" "$BOOT_TIMEOUT" >"$v/verifier.conf"
+	"$INGOT" serve --config "$v/verifier.conf" >"$v/serve.out" 2>"$v/serve.err" &
+	BOOT_VERIFIER_PIDS+=($!)
+	for _ in $(seq 100); do grep -q '^listening on ' "$v/serve.out" 2>/dev/null && break; sleep 0.1; done
+	grep -q '^listening on ' "$v/serve.out" 2>/dev/null || { say "$1: no manifest server: $(tail -n 1 "$v/serve.err")"; return 1; }
+	boot_relay "$T/port.sock" "$(sed -n 's/^listening on //p' "$v/serve.out")" || return 1
+	say "$1: the guest fetches its manifest from a verifier through its port ingot.0"
 }
 
 # pushed CASE VERDICT WHY: CASE's guest pushed its evidence and the

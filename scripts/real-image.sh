@@ -296,7 +296,18 @@ rm -rf "$L" && mkdir -p "$L/tools/opt/ingot/bin" "$L/tools/opt/ingot/recipes"
 cp "$OUT/tools/ingot" "$L/tools/opt/ingot/bin/ingot"
 cp -r recipes/rules "$L/tools/opt/ingot/recipes/rules"
 tarball "$L/tools" "$LAY/ingot-tools.tar"
-cp -a verify/boot/image "$L/boot" && tarball "$L/boot" "$LAY/ingot-boot.tar"
+KEY=$OUT/signing
+[ -f "$KEY.key" ] || "$INGOT" keys generate -o "$KEY" >/dev/null
+rm -f "$OUT/keyring.json"
+# The test's one key, named for each role it signs in (docs/signing.md).
+"$INGOT" keys keyring add "$OUT/keyring.json" "$KEY.pub" --name real-image --role manifest,enrolment,firmware-ref >/dev/null
+# The image's own trust anchor for its manifest (/etc/ingot/keyring.json:
+# the manifest role's key only): the pre-check verifies the manifest it
+# fetches from the verifier against it.  In the verity-protected image,
+# measured in PCR 15, so the boot chain covers it.
+cp -a verify/boot/image "$L/boot" && mkdir -p "$L/boot/etc/ingot" &&
+	"$INGOT" keys keyring add "$L/boot/etc/ingot/keyring.json" "$KEY.pub" --name real-image --role manifest >/dev/null &&
+	tarball "$L/boot" "$LAY/ingot-boot.tar"
 cp -a verify/boot/test "$L/test" && tarball "$L/test" "$LAY/ingot-test-layer.tar"
 rm -rf "$L"
 
@@ -323,6 +334,8 @@ mapfile -t SETS < <(sed 's/^/--set=/' "$OUT/$NAME.vars")
 # kernel parameter, under another name.
 awk -v n="$NAME" '
 	$0 == "name: " n { print "name: " n "-test"; next }
+	# the pool the image fetches its manifest for (ingot-verify-boot)
+	$0 == "      pool=" n { print "      pool=" n "-test"; next }
 	$0 == "directories:" {
 		print "  # TEST LAYER: the boot test\047s evidence courier (verify/boot/test)"
 		print "  - name: ingot-test-layer\n    kind: tar\n    source: ${INGOT_TEST_LAYER}\n    sha256: ${INGOT_TEST_LAYER_SHA256}\n"
@@ -333,16 +346,12 @@ awk -v n="$NAME" '
 		sub(/panic=-1/, "panic=-1 no_timer_check")
 	}
 	{ print }' "$RECIPE" > "$OUT/$NAME-test.yaml.tmp"
-grep -q 'no_timer_check' "$OUT/$NAME-test.yaml.tmp" && grep -q '^  - name: ingot-test-layer' "$OUT/$NAME-test.yaml.tmp" ||
-	die "$RECIPE: the test recipe could not be derived (name, directories: and boot.cmdline lines expected)"
+grep -q 'no_timer_check' "$OUT/$NAME-test.yaml.tmp" && grep -q '^  - name: ingot-test-layer' "$OUT/$NAME-test.yaml.tmp" &&
+	grep -qx "      pool=$NAME-test" "$OUT/$NAME-test.yaml.tmp" ||
+	die "$RECIPE: the test recipe could not be derived (name, directories:, boot.cmdline and pool= lines expected)"
 mv "$OUT/$NAME-test.yaml.tmp" "$OUT/$NAME-test.yaml"
 rm -f "$OUT/$NAME.yaml"
 
-KEY=$OUT/signing
-[ -f "$KEY.key" ] || "$INGOT" keys generate -o "$KEY" >/dev/null
-rm -f "$OUT/keyring.json"
-# The test's one key, named for each role it signs in (docs/signing.md).
-"$INGOT" keys keyring add "$OUT/keyring.json" "$KEY.pub" --name real-image --role manifest,enrolment,firmware-ref >/dev/null
 # A pool the sourced rules refuse (its pool file's refused-by line) is a
 # finding, not a failed build: lint must refuse it by exactly those rules,
 # then the image is built with --no-lint for the record.

@@ -81,5 +81,18 @@ note "fetch-manifest: no verifier reached: could not check (20), nothing written
 serve_stop
 expect_exit 20 "$URL/v1/manifests/$POOL" fetch --verifier "$URL" --keyring image-keyring.json
 assert_eq "" "$(ls out)" "files written"
+note "a verifier that only holds the manifest (the boot test's), over a stream: both files on one connection"
+printf 'listen = 127.0.0.1:0\ndatabase = m.sqlite\nkeyring = keyring.json\nmanifest = boot.dsse.json\n' >serve.conf
+serve_start m
+if command -v socat >/dev/null; then
+	socat PTY,link="$T/port",rawer,wait-slave TCP:"${URL#http://}" 2>socat.err &
+	at_exit "kill $! 2>/dev/null"
+	for _ in $(seq 50); do [ -e "$T/port" ] && break; sleep 0.1; done
+	expect_exit 0 "manifest $POOL serial" fetch --verifier http://127.0.0.1 --via "$T/port" --keyring image-keyring.json
+	cmp -s "out/$LIST" boot.manifest.json || fail "the file list fetched over the stream differs"
+else
+	expect_exit 0 "manifest $POOL serial" fetch --verifier "$URL" --keyring image-keyring.json
+fi
+serve_stop
 expect_exit 64 "are required" "$INGOT" attest fetch-manifest --pool "$POOL" -o out/m --verifier "$URL"
 echo "manifests: fetched from the verifier, trusted only by the image's keyring"
