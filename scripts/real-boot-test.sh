@@ -16,7 +16,11 @@
 # keyring, the enrolled AK and the platform's signed firmware reference
 # (PCRs 0, 2 and PCR 7's variables), recorded from the first boot: no
 # weakness is accepted.  Every boot is bounded (INGOT_BOOT_TIMEOUT); a
-# boot that brings no evidence back is refused.
+# boot that brings no evidence back is refused.  No case's input holds a
+# manifest or keyring: the image's pre-check fetches its signed manifest
+# from a host verifier through the port ingot.0 (a pushing case's, else
+# one that only holds the case's manifest) and checks it against the
+# keyring baked into the image.
 #   kernel   (first: also the platform's reference boot, its firmware
 #            being the same as every other case's) the same image with a
 #            UKI of another kernel (Debian 12's 6.1), signed with the same

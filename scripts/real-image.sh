@@ -301,12 +301,12 @@ KEY=$OUT/signing
 rm -f "$OUT/keyring.json"
 # The test's one key, named for each role it signs in (docs/signing.md).
 "$INGOT" keys keyring add "$OUT/keyring.json" "$KEY.pub" --name real-image --role manifest,enrolment,firmware-ref >/dev/null
-# The image's own trust anchor for its manifest (/etc/ingot/keyring.json:
-# the manifest role's key only): the pre-check verifies the manifest it
-# fetches from the verifier against it.  In the verity-protected image,
-# measured in PCR 15, so the boot chain covers it.
-cp -a verify/boot/image "$L/boot" && mkdir -p "$L/boot/etc/ingot" &&
-	"$INGOT" keys keyring add "$L/boot/etc/ingot/keyring.json" "$KEY.pub" --name real-image --role manifest >/dev/null &&
+# The image's own trust anchor (/etc/ingot/keyring.json, these roles):
+# the pre-check verifies the manifest it fetches from the verifier by its
+# manifest role (and the enrolment record and firmware reference by
+# theirs).  In the verity-protected image, measured in PCR 15: the boot
+# chain covers it.
+cp -a verify/boot/image "$L/boot" && mkdir -p "$L/boot/etc/ingot" && cp "$OUT/keyring.json" "$L/boot/etc/ingot/keyring.json" &&
 	tarball "$L/boot" "$LAY/ingot-boot.tar"
 cp -a verify/boot/test "$L/test" && tarball "$L/test" "$LAY/ingot-test-layer.tar"
 rm -rf "$L"
