@@ -23,7 +23,7 @@ SOURCE = "ingot"
 DATE = "2026-12-04"
 
 
-SUBPAGES = [("attest", "enroll"), ("attest", "import")]
+SUBPAGES = [("attest", "enroll"), ("attest", "import"), ("attest", "fetch-manifest")]
 
 
 def help_text(ingot, args):
