@@ -64,17 +64,35 @@ expect_exit 20 "for image root aaaaaaaaaaaaaaaa" "$INGOT" attest fetch-manifest 
 	--root "$(printf 'a%.0s' $(seq 64))" -o out/m.dsse.json --verifier "$URL" --keyring image-keyring.json
 assert_eq "" "$(ls out)" "files written"
 
-note "fetch-manifest: a verifier that answers another image's manifest: refused (11)"
-mkdir -p www/v1/manifests && cp boot.dsse.json "www/v1/manifests/$POOL"
-python3 -u -m http.server 0 --bind 127.0.0.1 -d www >www.out 2>www.err &
+note "fetch-manifest: a verifier that answers another image's manifest, or another file list: refused (11)"
+# A lying verifier: answers each path (its query ignored) with a file of www.
+mkdir www && cp boot.dsse.json "www/_v1_manifests_$POOL"
+jq '.files[0].size += 1' boot.manifest.json >"www/_v1_manifests_${POOL}_$LIST"
+python3 -u - >www.out 2>www.err <<'PY' &
+import http.server, os
+class H(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        f = os.path.join("www", self.path.split("?")[0].replace("/", "_"))
+        body = open(f, "rb").read() if os.path.isfile(f) else b'{"error": "none", "status": 404}'
+        self.send_response(200 if os.path.isfile(f) else 404)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+s = http.server.HTTPServer(("127.0.0.1", 0), H)
+print("port", s.server_address[1], flush=True)
+s.serve_forever()
+PY
 WWW=$!
 at_exit "kill $WWW 2>/dev/null"
-for _ in $(seq 100); do grep -q 'port [0-9]*' www.out && break; sleep 0.05; done
-PORT=$(sed -n 's/.* port \([0-9]*\) .*/\1/p' www.out)
-[ -n "$PORT" ] || fail "no test HTTP server"
+for _ in $(seq 100); do grep -q '^port ' www.out && break; sleep 0.05; done
+LIAR=http://127.0.0.1:$(sed -n 's/^port //p' www.out)
+[ "$LIAR" != http://127.0.0.1: ] || fail "no test HTTP server: $(cat www.err)"
 expect_exit 11 "expected pool $POOL, root aaaaaaaaaaaaaaaa... (the booted image)" "$INGOT" attest fetch-manifest \
-	--pool "$POOL" --root "$(printf 'a%.0s' $(seq 64))" -o out/m.dsse.json --verifier "http://127.0.0.1:$PORT" \
+	--pool "$POOL" --root "$(printf 'a%.0s' $(seq 64))" -o out/m.dsse.json --verifier "$LIAR" \
 	--keyring image-keyring.json
+assert_eq "" "$(ls out)" "files written"
+expect_exit 11 "$LIST: sha256: expected $(jq -r '.payload' boot.dsse.json | base64 -d | jq -r '.subject[-1].digest.sha256')" \
+	fetch --verifier "$LIAR" --keyring image-keyring.json
 assert_eq "" "$(ls out)" "files written"
 
 note "fetch-manifest: no verifier reached: could not check (20), nothing written"
@@ -94,5 +112,9 @@ else
 	expect_exit 0 "manifest $POOL serial" fetch --verifier "$URL" --keyring image-keyring.json
 fi
 serve_stop
+if ! grep -q 'ingot.root=' /proc/cmdline; then
+	expect_exit 20 "/proc/cmdline: no ingot.root=" "$INGOT" attest fetch-manifest --pool "$POOL" -o out/m.dsse.json \
+		--verifier "$URL" --keyring image-keyring.json
+fi
 expect_exit 64 "are required" "$INGOT" attest fetch-manifest --pool "$POOL" -o out/m --verifier "$URL"
 echo "manifests: fetched from the verifier, trusted only by the image's keyring"
