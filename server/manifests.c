@@ -1,8 +1,11 @@
 /* GET /v1/manifests/POOL[/NAME] (server/manifests.h, docs/verifier.md). */
 #include "server/manifests.h"
 
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "attest/predict.h"
 #include "keys/envelope.h"
@@ -34,8 +37,26 @@ static int bound_name(const char *path, struct manifest_ref *ref, ingot_error *e
 	return envelope_statement_parse(path, payload, len, MANIFEST_REVIEW, NULL, &head, ref, e);
 }
 
+/* path opened for sending: a regular file of at most max bytes. */
+static unsigned open_file(const char *path, uint64_t max, int *fd, uint64_t *size, ingot_error *e)
+{
+	struct stat st;
+	int r = open_regular(path, O_RDONLY | O_CLOEXEC, &st, e);
+
+	if (r < 0)
+		return 500;
+	if ((uint64_t)st.st_size > max) {
+		close(r);
+		return ingot_fail(e, -EFBIG, "manifests: %s: %lld bytes, over the limit %llu", path,
+				  (long long)st.st_size, (unsigned long long)max), 500;
+	}
+	*fd = r;
+	*size = (uint64_t)st.st_size;
+	return 200;
+}
+
 unsigned manifests_get(const struct serve_config *c, const struct boot_trust *trust, const char *rest,
-		       const char *root, char **body, size_t *len, ingot_error *e)
+		       const char *root, int *fd, uint64_t *size, ingot_error *e)
 {
 	_cleanup_free_ char *pool = NULL, *file = NULL;
 	const char *slash = strchr(rest, '/'), *name = slash ? slash + 1 : NULL;
@@ -43,7 +64,7 @@ unsigned manifests_get(const struct serve_config *c, const struct boot_trust *tr
 	size_t at = 0;
 	struct manifest_ref ref;
 
-	*body = NULL;
+	*fd = -1;
 	pool = slash ? xstrndup(rest, (size_t)(slash - rest)) : xstrdup(rest);
 	if (!*pool || !attest_name_ok(pool) || strchr(pool, '/'))
 		return ingot_fail(e, -EINVAL, "manifests: expected a pool name, got \"%.80s\"", pool), 400;
@@ -68,12 +89,12 @@ unsigned manifests_get(const struct serve_config *c, const struct boot_trust *tr
 	/* trust->mf[i] was verified from c->manifests[i] (serve_start adds them in order) */
 	const char *path = json_string_value(json_array_get(c->manifests, at));
 	if (!name)
-		return read_file(path, ENVELOPE_FILE_MAX, body, len, e) < 0 ? 500 : 200;
+		return open_file(path, ENVELOPE_FILE_MAX, fd, size, e);
 	if (bound_name(path, &ref, e) < 0)
 		return 500;
 	if (strcmp(ref.name, name))
 		return ingot_fail(e, -ENOENT, "manifests: pool %s: its manifest (serial %llu) binds no file list %.80s",
 				  pool, (unsigned long long)best->serial, name), 404;
 	file = manifest_ref_path(path, NULL, &ref);
-	return read_file(file, MANIFEST_FILE_MAX, body, len, e) < 0 ? 500 : 200;
+	return open_file(file, MANIFEST_FILE_MAX, fd, size, e);
 }

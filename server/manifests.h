@@ -7,6 +7,7 @@
 #define INGOT_SERVER_MANIFESTS_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "lib/err.h"
 #include "server/serve.h"
@@ -18,10 +19,11 @@ struct boot_trust;
  * (64 hex digits) the envelope must describe.  Of the verifier's
  * manifests (c->manifests, verified into trust at start, in that order)
  * naming POOL (and, with root, that root), the one of highest serial.
- * Returns the HTTP status: 200 with *body (malloc'd, the file's bytes as
- * signed or bound) and *len, else the refusal's with e: 400 a bad pool,
- * name or root, 404 no such manifest or file list, 500 unreadable. */
+ * Returns the HTTP status: 200 with *fd open on the file (its bytes as
+ * signed or bound: the caller sends and closes it) and *size, else the
+ * refusal's with e: 400 a bad pool, name or root, 404 no such manifest
+ * or file list, 500 unreadable or over its size limit. */
 unsigned manifests_get(const struct serve_config *c, const struct boot_trust *trust, const char *rest,
-		       const char *root, char **body, size_t *len, ingot_error *e);
+		       const char *root, int *fd, uint64_t *size, ingot_error *e);
 
 #endif

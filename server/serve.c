@@ -206,16 +206,15 @@ static void defer(struct MHD_Connection *conn, struct request *rq, json_t *doc,
 	MHD_suspend_connection(conn);
 }
 
-static enum MHD_Result reply_text(struct serve *s, struct MHD_Connection *conn, unsigned status, char *text,
-				  const char *type)
+/* Queue resp (NULL: out of memory, no reply rather than a wrong one),
+ * counted by status. */
+static enum MHD_Result reply_response(struct serve *s, struct MHD_Connection *conn, unsigned status,
+				      struct MHD_Response *resp, const char *type)
 {
-	struct MHD_Response *resp = MHD_create_response_from_buffer(strlen(text), text, MHD_RESPMEM_MUST_FREE);
 	enum MHD_Result r;
 
-	if (!resp) {
-		free(text);
+	if (!resp)
 		return MHD_NO;
-	}
 	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, type);
 	MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
 	r = MHD_queue_response(conn, status, resp);
@@ -224,6 +223,16 @@ static enum MHD_Result reply_text(struct serve *s, struct MHD_Connection *conn, 
 		if (statuses[i] == status)
 			atomic_fetch_add(&s->by_status[i], 1);
 	return r;
+}
+
+static enum MHD_Result reply_text(struct serve *s, struct MHD_Connection *conn, unsigned status, char *text,
+				  const char *type)
+{
+	struct MHD_Response *resp = MHD_create_response_from_buffer(strlen(text), text, MHD_RESPMEM_MUST_FREE);
+
+	if (!resp)
+		free(text);
+	return reply_response(s, conn, status, resp, type);
 }
 
 /* Printable ASCII only, whatever a request or a log held: the line stays
@@ -648,18 +657,24 @@ static enum MHD_Result do_pool(struct serve *s, struct MHD_Connection *conn, con
 }
 
 /* GET /v1/manifests/POOL[/NAME][?root=HEX] (server/manifests.h): the
- * bytes as signed, so the node checks the very signature. */
+ * bytes as signed, so the node checks the very signature; sent from the
+ * file, so a request holds no copy of it. */
 static enum MHD_Result do_manifests(struct serve *s, struct MHD_Connection *conn, const char *rest)
 {
 	const char *root = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "root");
-	char *body = NULL;
-	size_t len;
+	uint64_t size = 0;
+	int fd = -1;
 	ingot_error e = { 0 };
 
 	pthread_rwlock_rdlock(&s->trust_mu);
-	unsigned status = manifests_get(s->c, &s->trust, rest, root, &body, &len, &e);
+	unsigned status = manifests_get(s->c, &s->trust, rest, root, &fd, &size, &e);
 	pthread_rwlock_unlock(&s->trust_mu);
-	return status == 200 ? reply_text(s, conn, 200, body, "application/json") : reply_error(s, conn, status, "%s", e.msg);
+	if (status != 200)
+		return reply_error(s, conn, status, "%s", e.msg);
+	struct MHD_Response *resp = MHD_create_response_from_fd64(size, fd);   /* closes fd */
+	if (!resp)
+		close(fd);
+	return reply_response(s, conn, 200, resp, "application/json");
 }
 
 /* Trust-changing operations: "Authorization: Bearer TOKEN". */
