@@ -296,8 +296,14 @@ rm -rf "$L" && mkdir -p "$L/tools/opt/ingot/bin" "$L/tools/opt/ingot/recipes"
 cp "$OUT/tools/ingot" "$L/tools/opt/ingot/bin/ingot"
 cp -r recipes/rules "$L/tools/opt/ingot/recipes/rules"
 tarball "$L/tools" "$LAY/ingot-tools.tar"
+# The signing key: an operator's (INGOT_REAL_KEY=PREFIX: PREFIX.key and
+# PREFIX.pub) or the repository's test-only key.  Its keyring is baked into
+# the image (below), so the key is an input of the image's bytes: a key
+# made afresh here would give every checkout other bytes than the pins.
 KEY=$OUT/signing
-[ -f "$KEY.key" ] || "$INGOT" keys generate -o "$KEY" >/dev/null
+KEYSRC=${INGOT_REAL_KEY:-recipes/real/test-only-signing}
+[ -f "$KEYSRC.key" ] && [ -f "$KEYSRC.pub" ] || die "INGOT_REAL_KEY: expected $KEYSRC.key and $KEYSRC.pub"
+install -m 600 "$KEYSRC.key" "$KEY.key" && install -m 644 "$KEYSRC.pub" "$KEY.pub"
 rm -f "$OUT/keyring.json"
 # The test's one key, named for each role it signs in (docs/signing.md).
 "$INGOT" keys keyring add "$OUT/keyring.json" "$KEY.pub" --name real-image --role manifest,enrolment,firmware-ref >/dev/null
