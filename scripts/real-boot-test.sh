@@ -175,22 +175,22 @@ boot() {
 	[ -z "$action" ] || echo "$action" > "$d/in/action"
 	# No manifest or keyring in the input: the image holds its keyring and
 	# fetches the signed manifest from a verifier through its port.
-	local sock=""
+	local sock="" watch=0
 	case " $PUSH_CASES " in
-	*" $c "*) ! push_input "$c" || sock=$T/port.sock ;;
+	*" $c "*) ! push_input "$c" || { sock=$T/port.sock; watch=${BOOT_SLURM:-0}; } ;;
 	*) ! manifest_server "$c" || sock=$T/port.sock ;;
 	esac
 	[ -z "$sock" ] || printf 'INGOT_VERIFIER=http://127.0.0.1\nINGOT_VIA=/dev/virtio-ports/ingot.0\n' >"$d/in/verifier.env"
 	boot_evidence_in "$d" 64M
 	say "$c: booting (QEMU TCG, OVMF Secure Boot code + $vars, swtpm, production init -> systemd)"
 	t=$(date +%s)
-	[ -z "$sock" ] || [ "$BOOT_SLURM" = 0 ] || boot_watch_start "$NODE" "$d/slurm-states"
+	[ "$watch" = 0 ] || boot_watch_start "$NODE" "$d/slurm-states"
 	BOOT_PORT_SOCK=$sock boot_start "$d" "$img" "$verity" 2048 -machine q35,smm=on \
 		-global driver=cfi.pflash01,property=secure,value=on \
 		-drive if=pflash,format=raw,unit=0,readonly=on,file="$OVMF/OVMF_CODE_4M.secboot.fd"
 	[ -z "$stop" ] || boot_stop_at "$stop"
 	boot_wait || rc=$?
-	[ -z "$sock" ] || [ "$BOOT_SLURM" = 0 ] || boot_watch_stop
+	[ "$watch" = 0 ] || boot_watch_stop
 	echo $(($(date +%s) - t)) > "$d/seconds"
 	say "$c: powered off after $(cat "$d/seconds") s (qemu exit $rc, console: $d/console.log)"
 	[ "$rc" = 0 ] || [ -n "$stop" ] || return 1
