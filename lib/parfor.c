@@ -7,13 +7,13 @@
 
 #include "lib/xalloc.h"
 
-struct shared {
+struct pf_shared {
 	const struct parfor *p;
 	atomic_size_t next, failed_at;   /* failed_at: n, or the least index failed */
 };
 
-struct worker {
-	struct shared *s;
+struct pf_thread {
+	struct pf_shared *s;
 	pthread_t th;
 	bool started;
 	size_t at;                       /* the least index this thread failed (n: none) */
@@ -23,8 +23,8 @@ struct worker {
 
 static void *work(void *arg)
 {
-	struct worker *w = arg;
-	struct shared *s = w->s;
+	struct pf_thread *w = arg;
+	struct pf_shared *s = w->s;
 	const struct parfor *p = s->p;
 	void *local = p->local_new ? p->local_new(p->ctx) : NULL;
 	size_t i;
@@ -66,8 +66,8 @@ static unsigned thread_count(const struct parfor *p)
 int parfor_run(const struct parfor *p, size_t *failed_at, ingot_error *e)
 {
 	unsigned nt = thread_count(p);
-	struct shared s = { .p = p };
-	struct worker *w;
+	struct pf_shared s = { .p = p };
+	struct pf_thread *w;
 	size_t at = p->n;
 	unsigned k0 = 0;
 	int r = 0;
