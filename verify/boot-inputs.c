@@ -4,7 +4,6 @@
 #include <dirent.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "keys/envelope.h"
 #include "keys/firmware-ref-envelope.h"
