@@ -4,17 +4,16 @@
 #include "ops/ring.h"
 
 #include <limits.h>
-#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <unistd.h>
 
 #include "lib/cleanup.h"
 #include "lib/fileio.h"
 #include "lib/json.h"
+#include "lib/parfor.h"
 #include "lib/xalloc.h"
 
 /* Finding codes, most severe first: a node's verdict is its first. */
@@ -163,31 +162,38 @@ static void pool_free(struct pool_rows *p)
 	strmap_free(&p->index, NULL);
 }
 
-struct audit_worker {
+struct report_batch {
 	struct audit_ctx *c;
 	struct dirent **ents;
 	struct node_entry *out;
-	int n, first, stride;
 };
 
-static void *worker_run(void *arg)
+static void *aks_new(void *ctx)
 {
-	struct audit_worker *w = arg;
-	struct ak_cache *aks = ak_cache_new();   /* this thread's: no locks */
+	(void)ctx;
+	return ak_cache_new();   /* the thread's own: no locks */
+}
 
-	for (int i = w->first; i < w->n; i += w->stride) {
-		const struct audit_report *ar = w->c->o->reports_dir ? NULL : &w->c->o->reports[i];
-		if (ar) {
-			/* the decoder takes a reference of its own; ar's stays the caller's */
-			_cleanup_node_report_ struct node_report *rep = node_report_decode((json_t *)ar->report);
-			seal(&w->out[i], audit_node_check(w->c, aks, rep, ar->name, ar->stale));
-			continue;
-		}
-		_cleanup_free_ char *p = path_join(w->c->o->reports_dir, w->ents[i]->d_name);
-		seal(&w->out[i], audit_node_report(w->c, aks, p, w->ents[i]->d_name));
-	}
+static void aks_free(void *aks)
+{
 	ak_cache_free(aks);
-	return NULL;
+}
+
+static int check_one(void *ctx, void *aks, size_t i, ingot_error *e)
+{
+	struct report_batch *b = ctx;
+	const struct audit_report *ar = b->c->o->reports_dir ? NULL : &b->c->o->reports[i];
+
+	(void)e;   /* a report's failure is its row, not the audit's */
+	if (ar) {
+		/* the decoder takes a reference of its own; ar's stays the caller's */
+		_cleanup_node_report_ struct node_report *rep = node_report_decode((json_t *)ar->report);
+		seal(&b->out[i], audit_node_check(b->c, aks, rep, ar->name, ar->stale));
+		return 0;
+	}
+	_cleanup_free_ char *p = path_join(b->c->o->reports_dir, b->ents[i]->d_name);
+	seal(&b->out[i], audit_node_report(b->c, aks, p, b->ents[i]->d_name));
+	return 0;
 }
 
 /* Reports are independent (the context is read-only while they are
@@ -195,33 +201,11 @@ static void *worker_run(void *arg)
  * whatever the thread count, so the result does not depend on it. */
 static void check_reports(struct audit_ctx *c, struct dirent **ents, int n, struct node_entry *out)
 {
-	unsigned jobs = c->o->jobs;
-	pthread_t tid[AUDIT_MAX_JOBS];
-	struct audit_worker w[AUDIT_MAX_JOBS];
-	unsigned started = 0;
+	struct report_batch b = { .c = c, .ents = ents, .out = out };
+	struct parfor pf = { .n = (size_t)n, .threads = c->o->jobs, .min_share = 16, .fn = check_one,
+			     .ctx = &b, .local_new = aks_new, .local_free = aks_free };
 
-	if (!jobs) {
-		long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-		jobs = cpus < 1 ? 1 : cpus > AUDIT_MAX_JOBS ? AUDIT_MAX_JOBS : (unsigned)cpus;
-	}
-	if (jobs > AUDIT_MAX_JOBS)
-		jobs = AUDIT_MAX_JOBS;
-	if ((unsigned)n < jobs * 16u)
-		jobs = 1;   /* not worth a thread */
-	for (unsigned k = 0; k < jobs; k++)
-		w[k] = (struct audit_worker){ .c = c, .ents = ents, .out = out, .n = n,
-					.first = (int)k, .stride = (int)jobs };
-	/* Thread 0's share runs here; if a thread cannot start, its share
-	 * runs here too. */
-	for (unsigned k = 1; k < jobs; k++) {
-		if (pthread_create(&tid[started], NULL, worker_run, &w[k]) == 0)
-			started++;
-		else
-			worker_run(&w[k]);
-	}
-	worker_run(&w[0]);
-	for (unsigned k = 0; k < started; k++)
-		pthread_join(tid[k], NULL);
+	parfor_run(&pf, NULL, NULL);
 }
 
 /* Several reports of one node: the newest counts, the others are

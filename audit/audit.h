@@ -101,6 +101,12 @@ int audit_worst_class(const struct audit_result *r);
  * streamed to out, or atomically to path. */
 int audit_write_json(const struct audit_result *r, FILE *out, ingot_error *e);
 int audit_save_json(const struct audit_result *r, const char *path, ingot_error *e);
+/* The same document as one compact line with sorted keys and a line
+ * break (a reply body), extra's members added to it (malloc'd; NULL
+ * with e only where a row's text is corrupted). */
+char *audit_result_compact(const struct audit_result *r, const json_t *extra, ingot_error *e);
+/* The document's "manifests" array (borrowed; docs/audit.md). */
+const json_t *audit_result_manifests(const struct audit_result *r);
 /* Node table grouped by tuple, drifted and failing nodes first. */
 void audit_print_table(const struct audit_result *r, FILE *out);
 /* One self-contained HTML page (inline CSS, no scripts), atomically. */

@@ -9,6 +9,7 @@
 #include "lib/cleanup.h"
 #include "lib/fileio.h"
 #include "lib/json.h"
+#include "lib/strbuf.h"
 #include "lib/xalloc.h"
 
 /* Here, not in audit.c: the driver calls into this file, so this file
@@ -82,13 +83,39 @@ static int next_row(void *ctx, json_t **elem, ingot_error *e)
 	return 0;
 }
 
-/* The bytes json_canonical(document) would give, a row at a time. */
-static int dump(const struct audit_result *r, const struct json_out *out, ingot_error *e)
+/* The bytes json_dumps(document, flags) would give, a row at a time,
+ * with head standing for r's, and a line break. */
+static int dump_as(const struct audit_result *r, const json_t *head, size_t flags, const struct json_out *out,
+		   ingot_error *e)
 {
 	struct row_iter it = { .r = r };
 	struct json_splice sp = { next_row, &it };
-	int rc = json_dump_spliced(r->head, JSON_CANONICAL_FLAGS, &sp, 1, out, NULL, e);
+	int rc = json_dump_spliced(head, flags, &sp, 1, out, NULL, e);
 	return rc < 0 ? rc : out->write(out->ctx, "\n", 1, e);
+}
+
+static int dump(const struct audit_result *r, const struct json_out *out, ingot_error *e)
+{
+	return dump_as(r, r->head, JSON_CANONICAL_FLAGS, out, e);
+}
+
+const json_t *audit_result_manifests(const struct audit_result *r)
+{
+	return json_object_get(r->head, "manifests");
+}
+
+char *audit_result_compact(const struct audit_result *r, const json_t *extra, ingot_error *e)
+{
+	_cleanup_json_ json_t *head = json_copy(r->head);   /* shallow: the rows stay text */
+	struct strbuf sb = STRBUF_INIT;
+
+	if (!head || json_object_update(head, (json_t *)extra) < 0)
+		xalloc_die();
+	if (dump_as(r, head, JSON_COMPACT | JSON_SORT_KEYS, &(struct json_out){ json_out_strbuf, &sb }, e) < 0) {
+		strbuf_release(&sb);
+		return NULL;
+	}
+	return strbuf_detach(&sb, NULL);
 }
 
 static int out_file(void *f, const char *buf, size_t len, ingot_error *e)

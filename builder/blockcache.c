@@ -87,7 +87,7 @@ static const struct bc_entry *lookup(struct block_cache *bc, const uint8_t key[3
 	return s && *s ? &bc->v[*s - 1] : NULL;
 }
 
-static int add_loaded(struct block_cache *bc, const struct bc_entry *ent, size_t *alloc)
+static void add_loaded(struct block_cache *bc, const struct bc_entry *ent, size_t *alloc)
 {
 	size_t *s;
 	if (bc->n == *alloc) {
@@ -99,10 +99,9 @@ static int add_loaded(struct block_cache *bc, const struct bc_entry *ent, size_t
 	idxmap_reserve(&bc->index, bc->n, entry_hash, bc);
 	s = idxmap_find(&bc->index, key_hash(ent->key), entry_is, bc, ent->key);
 	if (*s)
-		return 0;       /* the same block in two segments: first wins */
+		return;         /* the same block in two segments: first wins */
 	bc->v[bc->n] = *ent;
 	*s = ++bc->n;
-	return 0;
 }
 
 /* Settings and observed behaviour: the same settings under a library that
@@ -110,17 +109,15 @@ static int add_loaded(struct block_cache *bc, const struct bc_entry *ent, size_t
 int block_cache_compressor_id(sqfs_compressor_t *cmp, uint8_t cid[32], ingot_error *e)
 {
 	sqfs_compressor_config_t cfg;
-	_cleanup_free_ uint8_t *probe = malloc(PROBE_SIZE), *out = malloc(PROBE_SIZE);
+	_cleanup_free_ uint8_t *probe = xmalloc(PROBE_SIZE), *out = xmalloc(PROBE_SIZE);
 	EVP_MD_CTX *d = EVP_MD_CTX_new();
 	uint8_t head[16];
 	uint32_t x = 2463534242u;
 	sqfs_s32 n;
 	int ok;
 
-	if (!probe || !out || !d) {
-		EVP_MD_CTX_free(d);
+	if (!d)   /* OpenSSL's own allocation */
 		return ingot_fail(e, -ENOMEM, "out of memory");
-	}
 	memset(&cfg, 0, sizeof(cfg));
 	cmp->get_configuration(cmp, &cfg);
 	/* half text-like, half noise: both paths of a compressor */
@@ -147,7 +144,7 @@ int block_cache_compressor_id(sqfs_compressor_t *cmp, uint8_t cid[32], ingot_err
 	return ok ? 0 : ingot_fail(e, -EIO, "sha256 failed");
 }
 
-static int load_segment(struct block_cache *bc, const char *name, size_t *alloc)
+static void load_segment(struct block_cache *bc, const char *name, size_t *alloc)
 {
 	_cleanup_free_ char *idx = NULL, *data = NULL, *buf = NULL;
 	size_t len = 0, nl = strlen(name);
@@ -156,16 +153,15 @@ static int load_segment(struct block_cache *bc, const char *name, size_t *alloc)
 	int fd;
 
 	if (bc->n_seg >= MAX_SEGMENTS)
-		return 0;
-	if (asprintf(&idx, "%s/%s", bc->dir, name) < 0 ||
-	    asprintf(&data, "%s/%.*s.data", bc->dir, (int)(nl - 4), name) < 0)
-		return -ENOMEM;
+		return;
+	idx = xasprintf("%s/%s", bc->dir, name);
+	data = xasprintf("%s/%.*s.data", bc->dir, (int)(nl - 4), name);
 	if (read_file(idx, (size_t)1 << 30, &buf, &len, &ie) < 0 || len < IDX_HEAD ||
 	    memcmp(buf, IDX_MAGIC, IDX_HEAD) || (len - IDX_HEAD) % IDX_REC)
-		return 0;       /* not ours or damaged: ignored, never trusted */
+		return;         /* not ours or damaged: ignored, never trusted */
 	fd = open_regular(data, O_NOFOLLOW, &st, &ie);
 	if (fd < 0)
-		return 0;
+		return;
 	bc->seg_fd[bc->n_seg] = fd;
 	for (size_t p = IDX_HEAD; p < len; p += IDX_REC) {
 		const uint8_t *rec = (const uint8_t *)buf + p;
@@ -176,11 +172,9 @@ static int load_segment(struct block_cache *bc, const char *name, size_t *alloc)
 		ent.len = (uint32_t)le_get(rec + 72, 4);
 		if (ent.off > (uint64_t)st.st_size || ent.len > (uint64_t)st.st_size - ent.off)
 			continue;
-		if (add_loaded(bc, &ent, alloc) < 0)
-			return -ENOMEM;
+		add_loaded(bc, &ent, alloc);
 	}
 	bc->n_seg++;
-	return 0;
 }
 
 bool block_cache_pays(const sqfs_compressor_config_t *cfg)
@@ -198,33 +192,23 @@ bool block_cache_pays(const sqfs_compressor_config_t *cfg)
 int block_cache_open(const struct store *s, sqfs_compressor_t *cmp, struct block_cache **out,
 		     ingot_error *e)
 {
-	struct block_cache *bc = calloc(1, sizeof(*bc));
+	struct block_cache *bc = xcalloc(1, sizeof(*bc));
 	char hex[SHA256_HEX_LEN + 1];
 	struct dirent **names = NULL;
 	size_t alloc = 0;
 	int n, r = 0;
 
 	*out = NULL;
-	if (!bc)
-		return ingot_fail(e, -ENOMEM, "out of memory");
 	bc->s = s;
 	bc->new_fd = -1;
 	pthread_mutex_init(&bc->lock, NULL);
 	if ((r = block_cache_compressor_id(cmp, bc->cid, e)) < 0)
 		goto fail;
 	hex_encode(bc->cid, 16, hex);
-	if (asprintf(&bc->dir, "%s/blocks/%.32s", s->root, hex) < 0) {
-		bc->dir = NULL;
-		r = ingot_fail(e, -ENOMEM, "out of memory");
-		goto fail;
-	}
+	bc->dir = xasprintf("%s/blocks/%.32s", s->root, hex);
 	if ((r = mkdir_p(bc->dir, 0755, e)) < 0)
 		goto fail;
-	bc->seg_fd = calloc(MAX_SEGMENTS, sizeof(int));
-	if (!bc->seg_fd) {
-		r = ingot_fail(e, -ENOMEM, "out of memory");
-		goto fail;
-	}
+	bc->seg_fd = xcalloc(MAX_SEGMENTS, sizeof(int));
 	/* sorted: which segment wins a duplicate is the same every time */
 	n = scandir(bc->dir, &names, NULL, alphasort);
 	if (n < 0) {
@@ -233,15 +217,11 @@ int block_cache_open(const struct store *s, sqfs_compressor_t *cmp, struct block
 	}
 	for (int i = 0; i < n; i++) {
 		size_t l = strlen(names[i]->d_name);
-		if (r >= 0 && l > 4 && !strcmp(names[i]->d_name + l - 4, ".idx"))
-			r = load_segment(bc, names[i]->d_name, &alloc);
+		if (l > 4 && !strcmp(names[i]->d_name + l - 4, ".idx"))
+			load_segment(bc, names[i]->d_name, &alloc);
 		free(names[i]);
 	}
 	free(names);
-	if (r < 0) {
-		r = ingot_fail(e, r, "block cache %s: out of memory", bc->dir);
-		goto fail;
-	}
 	*out = bc;
 	return 0;
 fail:
@@ -279,12 +259,7 @@ static void record(struct block_cache *bc, const uint8_t key[32], const uint8_t 
 	}
 	if (bc->nn == bc->nalloc) {
 		size_t na = bc->nalloc ? bc->nalloc * 2 : 1024;
-		struct bc_entry *nv = realloc(bc->nv, na * sizeof(*nv));
-		if (!nv) {
-			bc->new_err = -ENOMEM;
-			goto out;
-		}
-		bc->nv = nv;
+		bc->nv = xrealloc(bc->nv, na * sizeof(*bc->nv));
 		bc->nalloc = na;
 	}
 	ent.off = bc->new_off;
@@ -345,11 +320,7 @@ static sqfs_object_t *ccmp_copy(const sqfs_object_t *obj)
 
 static sqfs_compressor_t *wrap_owned(struct block_cache *bc, sqfs_compressor_t *inner, uint32_t below)
 {
-	struct ccmp *c = calloc(1, sizeof(*c));
-	if (!c) {
-		sqfs_destroy(inner);
-		return NULL;
-	}
+	struct ccmp *c = xcalloc(1, sizeof(*c));
 	c->bc = bc;
 	c->below = below;
 	sqfs_cmp_wrap_init(&c->w, inner, cached_do_block, ccmp_copy);
@@ -394,11 +365,10 @@ int block_cache_commit(struct block_cache *bc, ingot_error *e)
 	}
 	clock_gettime(CLOCK_REALTIME, &ts);
 	/* names sort by time: older segments win duplicates */
-	if (asprintf(&base, "%s/%016llx-%ld", bc->dir,
-		     (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec,
-		     (long)getpid()) < 0 ||
-	    asprintf(&data, "%s.data", base) < 0 || asprintf(&idx, "%s.idx", base) < 0)
-		return ingot_fail(e, -ENOMEM, "out of memory");
+	base = xasprintf("%s/%016llx-%ld", bc->dir,
+			 (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec, (long)getpid());
+	data = xasprintf("%s.data", base);
+	idx = xasprintf("%s.idx", base);
 	r = store_tmp_commit(bc->new_fd, &bc->new_tmp, data, e);
 	bc->new_fd = -1;
 	if (r < 0)

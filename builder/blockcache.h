@@ -41,7 +41,7 @@ int block_cache_open(const struct store *s, sqfs_compressor_t *cmp, struct block
 		     ingot_error *e);
 /* A compressor that answers from the cache and records what it
  * compresses; it owns a copy of inner (libsquashfs copies it per worker
- * thread).  NULL when out of memory. */
+ * thread).  NULL when libsquashfs cannot copy inner. */
 sqfs_compressor_t *block_cache_wrap(struct block_cache *bc, sqfs_compressor_t *inner);
 /* The same for blocks shorter than below only; the others go straight to
  * inner.  With below = the block size, that is the fragment blocks (file

@@ -8,6 +8,7 @@
 
 #include "builder/unpack.h"
 #include "lib/cleanup.h"
+#include "lib/xalloc.h"
 
 static const struct suffix {
 	const char *ext;
@@ -97,11 +98,11 @@ static int walk_data(struct archive *outer, const struct deb_visitor *v, const c
 		     ingot_error *e)
 {
 	_cleanup_archive_ struct archive *inner = unpack_tar_reader();
-	_cleanup_free_ char *mbuf = malloc(UNPACK_MEMBER_BUF);
+	_cleanup_free_ char *mbuf = xmalloc(UNPACK_MEMBER_BUF);
 	struct ar_member m = { .outer = outer, .buf = mbuf };
 	int r;
 
-	if (!inner || !mbuf)
+	if (!inner)   /* libarchive's allocation */
 		return ingot_fail(e, -ENOMEM, "out of memory");
 	if (unpack_open_member(inner, &m) != ARCHIVE_OK)
 		return ingot_fail(e, -EINVAL, "%s: %s: %s", v->what, member, unpack_archive_error(inner));

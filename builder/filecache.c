@@ -135,9 +135,8 @@ static const uint8_t *run_get(struct run *rn, int fd, const struct fc_call *call
 
 static struct run *run_new(void)
 {
-	struct run *rn = malloc(sizeof(*rn));
-	if (rn)
-		rn->fd = -1;
+	struct run *rn = xmalloc(sizeof(*rn));
+	rn->fd = -1;
 	return rn;
 }
 
@@ -183,7 +182,7 @@ static const struct fc_entry *lookup(const struct file_cache *fc, const uint8_t 
 	return s && *s ? &fc->v[*s - 1] : NULL;
 }
 
-static int add_loaded(struct file_cache *fc, const struct fc_entry *ent)
+static void add_loaded(struct file_cache *fc, const struct fc_entry *ent)
 {
 	size_t *s;
 	if (fc->n == fc->alloc) {
@@ -195,10 +194,9 @@ static int add_loaded(struct file_cache *fc, const struct fc_entry *ent)
 	idxmap_reserve(&fc->index, fc->n, entry_hash, fc);
 	s = slot_for(fc, ent->sha, ent->size);
 	if (*s)
-		return 0;       /* in two segments: the older one wins */
+		return;         /* in two segments: the older one wins */
 	fc->v[fc->n] = *ent;
 	*s = ++fc->n;
-	return 0;
 }
 
 /* A record is used only if everything in it lies inside its segment and
@@ -240,9 +238,8 @@ static int load_segment(struct file_cache *fc, const char *name)
 		fc->ignored++;
 		return 0;
 	}
-	if (asprintf(&idx, "%s/%s", fc->dir, name) < 0 ||
-	    asprintf(&data, "%s/%.*s.data", fc->dir, (int)(nl - 4), name) < 0)
-		return -ENOMEM;
+	idx = xasprintf("%s/%s", fc->dir, name);
+	data = xasprintf("%s/%.*s.data", fc->dir, (int)(nl - 4), name);
 	if (read_file(idx, (size_t)1 << 30, &buf, &len, &ie) < 0 || len < IDX_HEAD ||
 	    memcmp(buf, IDX_MAGIC, sizeof(IDX_MAGIC)))
 		return 0;       /* not ours or damaged: ignored, never trusted */
@@ -269,11 +266,7 @@ static int load_segment(struct file_cache *fc, const char *name)
 		}
 		memcpy(ent.sha, rec, 32);
 		ent.size = le_get(rec + REC_SIZE, 8);
-		if (add_loaded(fc, &ent) < 0) {
-			close(ifd);
-			close(dfd);
-			return -ENOMEM;
-		}
+		add_loaded(fc, &ent);
 		p += rl;
 	}
 	fc->data_fd[fc->n_seg] = dfd;
@@ -285,15 +278,13 @@ static int load_segment(struct file_cache *fc, const char *name)
 int file_cache_open(const struct store *s, sqfs_compressor_t *cmp, uint32_t block_size,
 		    const struct tree *t, struct file_cache **out, ingot_error *e)
 {
-	struct file_cache *fc = calloc(1, sizeof(*fc));
+	struct file_cache *fc = xcalloc(1, sizeof(*fc));
 	uint8_t cid[32];
 	char hex[SHA256_HEX_LEN + 1];
 	struct dirent **names = NULL;
 	int n, r = 0;
 
 	*out = NULL;
-	if (!fc)
-		return ingot_fail(e, -ENOMEM, "out of memory");
 	fc->s = s;
 	fc->t = t;
 	fc->block_size = block_size;
@@ -303,20 +294,12 @@ int file_cache_open(const struct store *s, sqfs_compressor_t *cmp, uint32_t bloc
 	if ((r = block_cache_compressor_id(cmp, cid, e)) < 0)
 		goto fail;
 	hex_encode(cid, 16, hex);
-	if (asprintf(&fc->dir, "%s/files/%.32s", s->root, hex) < 0) {
-		fc->dir = NULL;
-		r = ingot_fail(e, -ENOMEM, "out of memory");
-		goto fail;
-	}
+	fc->dir = xasprintf("%s/files/%.32s", s->root, hex);
 	if ((r = mkdir_p(fc->dir, 0755, e)) < 0)
 		goto fail;
-	fc->data_fd = calloc(MAX_SEGMENTS, sizeof(int));
-	fc->idx_fd = calloc(MAX_SEGMENTS, sizeof(int));
-	fc->state = calloc(t->n ? t->n : 1, 1);
-	if (!fc->data_fd || !fc->idx_fd || !fc->state) {
-		r = ingot_fail(e, -ENOMEM, "out of memory");
-		goto fail;
-	}
+	fc->data_fd = xcalloc(MAX_SEGMENTS, sizeof(int));
+	fc->idx_fd = xcalloc(MAX_SEGMENTS, sizeof(int));
+	fc->state = xcalloc(t->n ? t->n : 1, 1);
 	/* sorted: which segment wins a duplicate is the same every time */
 	n = scandir(fc->dir, &names, NULL, alphasort);
 	if (n < 0) {
@@ -325,15 +308,11 @@ int file_cache_open(const struct store *s, sqfs_compressor_t *cmp, uint32_t bloc
 	}
 	for (int i = 0; i < n; i++) {
 		size_t l = strlen(names[i]->d_name);
-		if (r >= 0 && l > 4 && !strcmp(names[i]->d_name + l - 4, ".idx"))
-			r = load_segment(fc, names[i]->d_name);
+		if (l > 4 && !strcmp(names[i]->d_name + l - 4, ".idx"))
+			load_segment(fc, names[i]->d_name);
 		free(names[i]);
 	}
 	free(names);
-	if (r < 0) {
-		r = ingot_fail(e, r, "file cache %s: out of memory", fc->dir);
-		goto fail;
-	}
 	*out = fc;
 	return 0;
 fail:
@@ -361,6 +340,7 @@ int file_cache_get(struct file_cache *fc, const uint8_t sha256[32], uint64_t siz
 	uint64_t crc = 0;
 	int ifd, ok = 1;
 
+	(void)e;   /* kept for the callers: a damaged entry is a miss, and memory cannot fail */
 	memset(hit, 0, sizeof(*hit));
 	if (!ent)
 		return 0;
@@ -373,15 +353,11 @@ int file_cache_get(struct file_cache *fc, const uint8_t sha256[32], uint64_t siz
 	hit->tail_len = (uint32_t)le_get(head + REC_TAIL_LEN, 4);
 	hit->tail_off = le_get(head + REC_TAIL_OFF, 8);
 	memcpy(hit->sha1, head + REC_SHA1, 20);
-	raw = malloc((size_t)hit->n_calls * REC_CALL + 1);
-	hit->calls = calloc(hit->n_calls + 1, sizeof(*hit->calls));
-	buf = malloc(fc->block_size);
+	raw = xmalloc((size_t)hit->n_calls * REC_CALL + 1);
+	hit->calls = xcalloc(hit->n_calls + 1, sizeof(*hit->calls));
+	buf = xmalloc(fc->block_size);
 	if (!fc->get_run)
 		fc->get_run = run_new();
-	if (!raw || !hit->calls || !buf || !fc->get_run) {
-		file_cache_hit_free(hit);
-		return ingot_fail(e, -ENOMEM, "out of memory");
-	}
 	/* load_segment checked the bounds; the bytes are checked here */
 	if (pread_all(ifd, raw, (size_t)hit->n_calls * REC_CALL, ent->rec + REC_HEAD) < 0)
 		ok = 0;
@@ -431,9 +407,7 @@ int file_cache_read_tail(const struct fc_hit *hit, uint8_t *buf)
 static int replay(const struct fc_hit *hit, sqfs_block_writer_t *wr, const uint8_t *zero,
 		  struct run *rn, struct fc_patch *p)
 {
-	p->sizes = calloc(hit->n_calls + 1, sizeof(*p->sizes));
-	if (!p->sizes)
-		return SQFS_ERROR_ALLOC;
+	p->sizes = xcalloc(hit->n_calls + 1, sizeof(*p->sizes));
 	for (uint32_t k = 0; k < hit->n_calls; k++) {
 		const struct fc_call *c = &hit->calls[k];
 		bool sparse = c->flags & SQFS_BLK_IS_SPARSE;
@@ -468,10 +442,7 @@ int fc_patch_inode(sqfs_inode_generic_t **inode, const struct fc_patch *p)
 	if (in->payload_bytes_used)
 		return SQFS_ERROR_INTERNAL;   /* a tail that went in as blocks */
 	if (in->payload_bytes_available < need) {
-		sqfs_inode_generic_t *n = realloc(in, sizeof(*in) + need);
-		if (!n)
-			return SQFS_ERROR_ALLOC;
-		*inode = in = n;
+		*inode = in = xrealloc(in, sizeof(*in) + need);   /* libsquashfs' malloc'd inode */
 		in->payload_bytes_available = (sqfs_u32)need;
 	}
 	memcpy(in->extra, p->sizes, need);
@@ -528,8 +499,8 @@ static int append_idx(struct file_cache *fc, const void *rec, size_t len)
 {
 	int r;
 
-	if (!fc->idx_buf && !(fc->idx_buf = malloc(IDX_BUF)))
-		return write_all(fc->new_idx, rec, len);
+	if (!fc->idx_buf)
+		fc->idx_buf = xmalloc(IDX_BUF);
 	if (fc->idx_len + len > IDX_BUF && (r = flush_idx(fc)) < 0)
 		return r;
 	if (len > IDX_BUF)
@@ -544,11 +515,9 @@ static int write_record(struct file_cache *fc, size_t id, const struct fc_call *
 {
 	const struct tree_entry *ent = &fc->t->v[id];
 	size_t len = REC_HEAD + n * REC_CALL;
-	_cleanup_free_ uint8_t *rec = calloc(1, len);
+	_cleanup_free_ uint8_t *rec = xcalloc(1, len);
 	int r;
 
-	if (!rec)
-		return -ENOMEM;
 	memcpy(rec, ent->sha256, 32);
 	le_put(rec + REC_SIZE, ent->size, 8);
 	le_put(rec + REC_NCALLS, n, 4);
@@ -631,14 +600,10 @@ int file_cache_note(struct file_cache *fc, size_t id, const uint8_t sha1[20], co
 		goto out;
 	if (!fc->tail_off) {
 		size_t n = fc->t->n;
-		fc->tail_off = calloc(n, sizeof(*fc->tail_off));
-		fc->tail_len = calloc(n, sizeof(*fc->tail_len));
-		fc->crc_tail = calloc(n, sizeof(*fc->crc_tail));
-		fc->sha1 = calloc(n, sizeof(*fc->sha1));
-		if (!fc->tail_off || !fc->tail_len || !fc->crc_tail || !fc->sha1) {
-			r = -ENOMEM;
-			goto out;
-		}
+		fc->tail_off = xcalloc(n, sizeof(*fc->tail_off));
+		fc->tail_len = xcalloc(n, sizeof(*fc->tail_len));
+		fc->crc_tail = xcalloc(n, sizeof(*fc->crc_tail));
+		fc->sha1 = xcalloc(n, sizeof(*fc->sha1));
 	}
 	/* an all-zero tail is a sparse block in the inode, which a replay
 	 * would have to merge: such a file is simply not cached */
@@ -695,10 +660,10 @@ static int fcw_write(sqfs_block_writer_t *base, void *user, sqfs_u32 size, sqfs_
 	if (user && (flags & MARKER_FLAGS) == MARKER_FLAGS) {
 		struct fc_job *job = user;
 		*location = 0;
-		if (!fc->zero && !(fc->zero = calloc(1, fc->block_size)))
-			return SQFS_ERROR_ALLOC;
-		if (!fc->replay_run && !(fc->replay_run = run_new()))
-			return SQFS_ERROR_ALLOC;
+		if (!fc->zero)
+			fc->zero = xcalloc(1, fc->block_size);
+		if (!fc->replay_run)
+			fc->replay_run = run_new();
 		r = replay(&job->hit, w->inner, fc->zero, fc->replay_run, &job->patch);
 		/* the inode needs the patch only: the calls go now (memory per file) */
 		file_cache_hit_free(&job->hit);
@@ -735,9 +700,7 @@ static void fcw_destroy(sqfs_object_t *obj)
 
 sqfs_block_writer_t *file_cache_writer(struct file_cache *fc, sqfs_block_writer_t *inner)
 {
-	struct fc_writer *w = calloc(1, sizeof(*w));
-	if (!w)
-		return NULL;
+	struct fc_writer *w = xcalloc(1, sizeof(*w));
 	w->base.base.destroy = fcw_destroy;
 	w->base.write_data_block = fcw_write;
 	w->base.get_block_count = fcw_count;
@@ -751,14 +714,11 @@ sqfs_block_writer_t *file_cache_writer(struct file_cache *fc, sqfs_block_writer_
 static char *segment_base(const char *dir)
 {
 	struct timespec ts;
-	char *base;
 
 	clock_gettime(CLOCK_REALTIME, &ts);
-	if (asprintf(&base, "%s%s%016llx-%ld", dir ? dir : "", dir ? "/" : "",
-		     (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec,
-		     (long)getpid()) < 0)
-		return NULL;
-	return base;
+	return xasprintf("%s%s%016llx-%ld", dir ? dir : "", dir ? "/" : "",
+			 (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec,
+			 (long)getpid());
 }
 
 int file_cache_commit(struct file_cache *fc, ingot_error *e)
@@ -779,9 +739,9 @@ int file_cache_commit(struct file_cache *fc, ingot_error *e)
 	 * is dropped, the build stands */
 	if (fc->new_err || fc->new_fd < 0)
 		return 0;
-	if (!(base = segment_base(fc->dir)) ||
-	    asprintf(&data, "%s.data", base) < 0 || asprintf(&idx, "%s.idx", base) < 0)
-		return ingot_fail(e, -ENOMEM, "out of memory");
+	base = segment_base(fc->dir);
+	data = xasprintf("%s.data", base);
+	idx = xasprintf("%s.idx", base);
 	r = store_tmp_commit(fc->new_fd, &fc->new_tmp, data, e);
 	fc->new_fd = -1;
 	if (r < 0)
@@ -873,19 +833,16 @@ void file_cache_key(const uint8_t sha256[32], uint64_t size, char key[FILE_CACHE
 
 static int compact_record(struct compact *c, int dfd, const uint8_t *rec, size_t len)
 {
-	_cleanup_free_ uint8_t *out = malloc(len);
+	_cleanup_free_ uint8_t *out = xmalloc(len);
 	uint32_t n = (uint32_t)le_get(rec + REC_NCALLS, 4), tail_len = (uint32_t)le_get(rec + REC_TAIL_LEN, 4);
 	uint64_t size = le_get(rec + REC_SIZE, 8), at;
 	char key[FILE_CACHE_KEY_LEN];
 	int created = 0, r;
 
-	if (!out)
-		return -ENOMEM;
 	file_cache_key(rec, size, key);
 	if (!c->keep(c->ctx, rec, size))
 		goto drop;
-	if (!strmap_put(&c->seen, key, &created))
-		return -ENOMEM;
+	strmap_put(&c->seen, key, &created);
 	if (!created)
 		goto drop;       /* also in an older segment, which wins */
 	memcpy(out, rec, len);
@@ -933,8 +890,7 @@ static int compact_segment(struct compact *c, int dirfd, const char *name, uint6
 	size_t len = 0, nl = strlen(name), rl;
 	struct stat st, ist;
 
-	if (asprintf(&data, "%.*s.data", (int)(nl - 4), name) < 0)
-		return -ENOMEM;
+	data = xasprintf("%.*s.data", (int)(nl - 4), name);
 	/* regular files only, never through a symlink: anything else is not
 	 * ours (the segment counts as damaged) */
 	ifd = open_regular_at(dirfd, name, O_NOFOLLOW, &ist, &(ingot_error){ 0 });
@@ -1003,8 +959,7 @@ int file_cache_compact(const struct store *s, int pfd, const char *name, const c
 	/* sorted: the same entry wins a duplicate as in file_cache_open */
 	if ((r = dir_names_at(dfd, &names, &n)) < 0)
 		return ingot_fail(e, r, "%s: %s", dir, strerror(-r));
-	if (!(c.buf = malloc(SQFS_MAX_BLOCK_SIZE)))
-		r = -ENOMEM;
+	c.buf = xmalloc(SQFS_MAX_BLOCK_SIZE);
 	for (size_t i = 0; r >= 0 && i < n; i++) {
 		if (!is_idx(names[i]))
 			continue;
@@ -1015,11 +970,11 @@ int file_cache_compact(const struct store *s, int pfd, const char *name, const c
 	if (r < 0) {
 		r = ingot_fail(e, r, "file cache %s: %s", dir, strerror(-r));
 	} else if (!dry_run && c.idx_fd >= 0) {
-		if (!(base = segment_base(NULL)) || asprintf(&data, "%s.data", base) < 0 ||
-		    asprintf(&idx, "%s.idx", base) < 0)
-			r = ingot_fail(e, -ENOMEM, "out of memory");
+		base = segment_base(NULL);
+		data = xasprintf("%s.data", base);
+		idx = xasprintf("%s.idx", base);
 		/* the .data first: an .idx marks a complete segment */
-		else if ((r = store_tmp_commit_at(c.data_fd, &c.data_tmp, dfd, data, dir, e)) >= 0 &&
+		if ((r = store_tmp_commit_at(c.data_fd, &c.data_tmp, dfd, data, dir, e)) >= 0 &&
 			 (r = store_tmp_commit_at(c.idx_fd, &c.idx_tmp, dfd, idx, dir, e)) < 0)
 			unlinkat(dfd, data, 0);
 		c.data_fd = c.idx_fd = -1;

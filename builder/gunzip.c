@@ -18,6 +18,8 @@
 #include <isa-l/crc.h>
 #include <isa-l/igzip_lib.h>
 
+#include "lib/xalloc.h"
+
 #define IN_BUF (256u << 10)
 #define TRUNCATED "unexpected end of data (truncated or corrupt archive)"
 
@@ -59,9 +61,7 @@ static void start_member(struct gunzip *g)
 
 struct gunzip *gunzip_new(gunzip_pull_fn pull, void *ctx)
 {
-	struct gunzip *g = malloc(sizeof(*g));
-	if (!g)
-		return NULL;
+	struct gunzip *g = xmalloc(sizeof(*g));
 	isal_inflate_init(&g->st);
 	g->st.next_in = g->in;
 	g->st.avail_in = 0;
@@ -371,16 +371,14 @@ struct gunzip_ahead *gunzip_ahead_start(struct gunzip *g, size_t size, unsigned 
 {
 	struct gunzip_ahead *a;
 
-	if (nbuf < 2 || nbuf > AHEAD_MAX || !size || !(a = calloc(1, sizeof(*a))))
+	if (nbuf < 2 || nbuf > AHEAD_MAX || !size)
 		return NULL;
+	a = xcalloc(1, sizeof(*a));
 	a->g = g;
 	a->size = size;
 	a->nbuf = nbuf;
 	for (unsigned i = 0; i < nbuf; i++)
-		if (!(a->buf[i] = malloc(size))) {
-			ahead_free(a);
-			return NULL;
-		}
+		a->buf[i] = xmalloc(size);
 	if (pthread_mutex_init(&a->lock, NULL)) {
 		ahead_free(a);
 		return NULL;

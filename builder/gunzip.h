@@ -42,7 +42,7 @@ int gunzip_finish(struct gunzip *g, const char **why);
  * (docs/bench.md, "Inflate ahead").  The reader sees the same bytes and
  * the same error at the same place as through gunzip_read.  g and its
  * pull belong to the thread until gunzip_ahead_stop.  NULL when no
- * thread (or memory) is to be had: read g directly then. */
+ * thread is to be had: read g directly then. */
 struct gunzip_ahead;
 struct gunzip_ahead *gunzip_ahead_start(struct gunzip *g, size_t size, unsigned nbuf);
 /* The next decompressed bytes at *out, valid until the next call: n > 0,

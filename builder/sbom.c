@@ -153,10 +153,8 @@ static int scan_files(const struct recipe *r, const struct tree *t, const struct
 	for (size_t i = 0; i < t->n; i++)
 		n += t->v[i].type == TREE_FILE;
 	f->n_artifacts = r->n_artifacts;
-	f->sha1 = calloc(n ? n : 1, sizeof(*f->sha1));
-	f->owner = calloc(n ? n : 1, sizeof(*f->owner));
-	if (!f->sha1 || !f->owner)
-		return ingot_fail(e, -ENOMEM, "SBOM: out of memory");
+	f->sha1 = xcalloc(n ? n : 1, sizeof(*f->sha1));
+	f->owner = xcalloc(n ? n : 1, sizeof(*f->owner));
 	for (size_t i = 0; i < t->n; i++) {
 		if (t->v[i].type != TREE_FILE)
 			continue;
@@ -179,14 +177,12 @@ static int cmp_sha1(const void *a, const void *b)
  * The image's is over every file in it.  0 files: returns 0. */
 static int verification_code(const struct sbom_files *f, size_t owner, char hex[2 * SHA1_LEN + 1], ingot_error *e)
 {
-	_cleanup_free_ uint8_t (*v)[SHA1_LEN] = malloc((f->n ? f->n : 1) * SHA1_LEN);
+	_cleanup_free_ uint8_t (*v)[SHA1_LEN] = xmalloc((f->n ? f->n : 1) * SHA1_LEN);
 	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
 	uint8_t code[SHA1_LEN];
 	char one[2 * SHA1_LEN + 1];
 	size_t n = 0;
 
-	if (!v)
-		return ingot_fail(e, -ENOMEM, "SBOM: out of memory");
 	for (size_t i = 0; i < f->n; i++)
 		if (!owner || f->owner[i] == owner)
 			memcpy(v[n++], f->sha1[i], SHA1_LEN);
@@ -888,8 +884,8 @@ static int files_next(void *ctx, json_t **el, ingot_error *e)
 	*el = NULL;
 	if (!te)
 		return 0;
-	if (asprintf(&name, "./%s", te->path) < 0 ||
-	    !(*el = json_pack("{s:s,s:s,s:[o,o]}", "SPDXID", id, "fileName", name, "checksums",
+	name = xasprintf("./%s", te->path);
+	if (!(*el = json_pack("{s:s,s:s,s:[o,o]}", "SPDXID", id, "fileName", name, "checksums",
 			      checksum("SHA1", w->f->sha1[k], SHA1_LEN), checksum("SHA256", te->sha256, 32))))
 		return ingot_fail(e, -ENOMEM, "SBOM: out of memory");
 	return 0;

@@ -27,16 +27,13 @@ char *store_default_root(void)
 {
 	const char *x = getenv("XDG_CACHE_HOME");
 	const char *h;
-	char *r;
 
 	if (x && x[0] == '/')
 		return path_join(x, "ingot");
 	h = getenv("HOME");
 	if (!h || !*h)
 		return NULL;
-	if (asprintf(&r, "%s/.cache/ingot", h) < 0)
-		return NULL;
-	return r;
+	return xasprintf("%s/.cache/ingot", h);
 }
 
 /* A build waits while a gc runs (exclusive), never the other way round. */
@@ -44,8 +41,6 @@ static int take_lock(struct store *s, const char *root, ingot_error *e)
 {
 	_cleanup_free_ char *p = path_join(root, "lock");
 
-	if (!p)
-		return ingot_fail(e, -ENOMEM, "out of memory");
 	s->lock_fd = open(p, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
 	if (s->lock_fd < 0)
 		return ingot_fail(e, -errno, "%s: %s", p, strerror(errno));
@@ -79,8 +74,6 @@ int store_open(struct store *s, const char *root, ingot_error *e)
 		return r;
 	for (size_t i = 0; i < ARRAY_SIZE(subs); i++) {
 		_cleanup_free_ char *p = path_join(root, subs[i]);
-		if (!p)
-			return ingot_fail(e, -ENOMEM, "out of memory");
 		if (mkdir(p, 0755) < 0 && errno != EEXIST)
 			return ingot_fail(e, -errno, "%s: cannot create store directory: %s", p, strerror(errno));
 		if ((r = privdir_check(p, "store", why, e)) < 0)
@@ -90,12 +83,7 @@ int store_open(struct store *s, const char *root, ingot_error *e)
 	}
 	if ((r = take_lock(s, root, e)) < 0)
 		return r;
-	s->root = strdup(root);
-	if (!s->root) {
-		close(s->lock_fd);
-		s->lock_fd = -1;
-		return ingot_fail(e, -ENOMEM, "out of memory");
-	}
+	s->root = xstrdup(root);
 	return 0;
 }
 
@@ -112,12 +100,10 @@ int store_lock_exclusive(struct store *s, ingot_error *e)
 static char *hex_path(const struct store *s, const uint8_t sha256[32], bool fanout, const char *suffix)
 {
 	char hex[SHA256_HEX_LEN + 1];
-	char *p;
-	int r;
+
 	hex_encode(sha256, 32, hex);
-	r = fanout ? asprintf(&p, "%s/blobs/%.2s/%s", s->root, hex, hex)
-		   : asprintf(&p, "%s/unpacked/%s%s", s->root, hex, suffix);
-	return r < 0 ? NULL : p;
+	return fanout ? xasprintf("%s/blobs/%.2s/%s", s->root, hex, hex)
+		      : xasprintf("%s/unpacked/%s%s", s->root, hex, suffix);
 }
 
 char *store_unpacked_path(const struct store *s, const uint8_t artifact[32], const char *suffix)
@@ -129,10 +115,7 @@ int store_tmp_create(const struct store *s, const char *what, char **path, ingot
 {
 	int fd;
 
-	if (asprintf(path, "%s/tmp/%ld.%s.XXXXXX", s->root, (long)getpid(), what) < 0) {
-		*path = NULL;
-		return ingot_fail(e, -ENOMEM, "out of memory");
-	}
+	*path = xasprintf("%s/tmp/%ld.%s.XXXXXX", s->root, (long)getpid(), what);
 	fd = mkostemp(*path, O_CLOEXEC);
 	if (fd < 0 || fchmod(fd, BLOB_MODE) < 0) {
 		int err = errno;
@@ -196,8 +179,6 @@ int store_content_open(const struct store *s, const struct store_loc *loc, const
 	c->left = size;
 	c->path = loc && loc->packed ? store_unpacked_path(s, loc->pack, ".pack") : store_blob_path(s, sha256);
 	c->fd = -1;
-	if (!c->path)
-		return ingot_fail(e, -ENOMEM, "out of memory");
 	c->fd = open_regular(c->path, O_NOFOLLOW, NULL, e);
 	if (c->fd < 0) {
 		int err = c->fd;
@@ -250,8 +231,6 @@ int store_content_blob(const struct store *s, const struct store_loc *loc, const
 	int r;
 
 	*path = store_blob_path(s, sha256);
-	if (!*path)
-		return ingot_fail(e, -ENOMEM, "out of memory");
 	if (!loc || !loc->packed || store_has_blob(s, sha256))
 		return 0;
 	buf = xmalloc(COPY_BUF);
@@ -307,8 +286,7 @@ static int blob_dir(const struct store *s, const uint8_t sha256[32], ingot_error
 	_cleanup_free_ char *d = NULL;
 
 	hex_encode(sha256, 32, hex);
-	if (asprintf(&d, "%s/blobs/%.2s", s->root, hex) < 0)
-		return ingot_fail(e, -ENOMEM, "out of memory");
+	d = xasprintf("%s/blobs/%.2s", s->root, hex);
 	if (mkdir(d, 0755) < 0 && errno != EEXIST)
 		return ingot_fail(e, -errno, "%s: cannot create store directory: %s", d, strerror(errno));
 	return 0;
@@ -367,10 +345,6 @@ static int writer_finish(struct store_writer *w, const char *name, const uint8_t
 	}
 	w->fd = -1;
 	dst = store_blob_path(w->s, got);
-	if (!dst) {
-		store_writer_abort(w);
-		return ingot_fail(e, -ENOMEM, "out of memory");
-	}
 	/* The blobs/xx/ directory usually exists: create it only on demand. */
 	r = rename(w->tmp, dst) < 0 ? -errno : 0;
 	if (r == -ENOENT) {
@@ -493,8 +467,7 @@ static int verify_dir(const struct store *s, const char *sub, uint64_t *checked,
 	struct stat st;
 	int fd;
 
-	if (asprintf(&dir, "%s/blobs/%s", s->root, sub) < 0)
-		return ingot_fail(e, -ENOMEM, "out of memory");
+	dir = xasprintf("%s/blobs/%s", s->root, sub);
 	/* never through a symlink: what is checked is the store */
 	if ((fd = open_dir_at(AT_FDCWD, dir, &st)) == -ENOTDIR)
 		return ingot_fail(e, -ENOTDIR, "%s: expected a directory of blobs, got a %s", dir,
@@ -511,10 +484,6 @@ static int verify_dir(const struct store *s, const char *sub, uint64_t *checked,
 		if (de->d_name[0] == '.')
 			continue;
 		p = path_join(dir, de->d_name);
-		if (!p) {
-			r = ingot_fail(e, -ENOMEM, "out of memory");
-			break;
-		}
 		if (!is_sha256_hex(de->d_name) || strncmp(de->d_name, sub, 2)) {
 			r = ingot_fail(e, -EBADMSG, "%s: expected a blob named by its sha256, got '%s'", p, de->d_name);
 			break;
@@ -549,8 +518,6 @@ int store_verify(const struct store *s, uint64_t *checked, ingot_error *e)
 	int n, r = 0;
 
 	*checked = 0;
-	if (!blobs)
-		return ingot_fail(e, -ENOMEM, "out of memory");
 	/* Sorted, so the first bad blob reported is the same on every run. */
 	n = scandir(blobs, &names, NULL, alphasort);
 	if (n < 0)

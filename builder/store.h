@@ -43,7 +43,8 @@ struct store_loc {
 			      * hash it again */
 };
 
-/* Default root: $XDG_CACHE_HOME/ingot or ~/.cache/ingot. Caller frees. */
+/* Default root: $XDG_CACHE_HOME/ingot or ~/.cache/ingot. Caller frees;
+ * NULL when neither variable is set. */
 char *store_default_root(void);
 /* Opens (creating) the store at root, or at store_default_root() when
  * root is NULL, and holds a shared lock on STORE/lock until store_close:
@@ -54,7 +55,7 @@ int store_open(struct store *s, const char *root, ingot_error *e);
 int store_lock_exclusive(struct store *s, ingot_error *e);
 void store_close(struct store *s);
 
-/* unpacked/<hex of artifact><suffix> (malloc'd); it may not exist. */
+/* unpacked/<hex of artifact><suffix> (malloc'd, never NULL); it may not exist. */
 char *store_unpacked_path(const struct store *s, const uint8_t artifact[32], const char *suffix);
 /* Create tmp/<pid>.<what>.XXXXXX (mode 0644 whatever the umask); returns
  * the fd and the malloc'd name in *path. */
@@ -86,7 +87,7 @@ void store_content_close(struct store_content *c);
 int store_content_blob(const struct store *s, const struct store_loc *loc, const uint8_t sha256[32],
 		       uint64_t size, char **path, ingot_error *e);
 
-/* Path of a blob (malloc'd); it may not exist. */
+/* Path of a blob (malloc'd, never NULL); it may not exist. */
 char *store_blob_path(const struct store *s, const uint8_t sha256[32]);
 int store_has_blob(const struct store *s, const uint8_t sha256[32]);
 

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "lib/cleanup.h"
+#include "lib/idxmap.h"
 #include "lib/imgpath.h"
 #include "lib/xalloc.h"
 
@@ -24,7 +25,7 @@ void tree_free(struct tree *t)
 	for (size_t i = 0; i < t->n; i++)
 		entry_free(&t->v[i]);
 	free(t->v);
-	free(t->idx);
+	idxmap_free(&t->index);
 	tree_init(t);
 }
 
@@ -33,56 +34,23 @@ static int cmp_entry(const void *a, const void *b)
 	return strcmp(((const struct tree_entry *)a)->path, ((const struct tree_entry *)b)->path);
 }
 
-/* FNV-1a: simple, and the index only needs a good spread, not secrecy
- * (paths come from pinned artifacts). */
-static size_t hash_path(const char *s)
+static size_t entry_hash(const void *t, size_t i)
 {
-	uint64_t h = 1469598103934665603ull;
-	for (; *s; s++) {
-		h ^= (unsigned char)*s;
-		h *= 1099511628211ull;
-	}
-	return (size_t)(h ^ (h >> 29));
+	return idxmap_hash_str(((const struct tree *)t)->v[i].path);
 }
 
-/* Slot holding path, or the empty slot where it would go. */
-static size_t *index_slot(const struct tree *t, const char *path)
+static bool entry_is(const void *t, size_t i, const void *path)
 {
-	size_t mask = t->idx_cap - 1;
-	for (size_t i = hash_path(path) & mask;; i = (i + 1) & mask) {
-		size_t *slot = &t->idx[i];
-		if (!*slot || !strcmp(t->v[*slot - 1].path, path))
-			return slot;
-	}
-}
-
-/* (Re)build the index for the current order of v, sized for at least want entries. */
-static int index_rebuild(struct tree *t, size_t want)
-{
-	size_t cap = t->idx_cap ? t->idx_cap : 512;
-	size_t *nidx;
-
-	while (cap / 2 < want + 1)  /* keep the load factor <= 1/2 */
-		cap *= 2;
-	nidx = xcalloc(cap, sizeof(*nidx));
-	free(t->idx);
-	t->idx = nidx;
-	t->idx_cap = cap;
-	for (size_t i = 0; i < t->n; i++)
-		*index_slot(t, t->v[i].path) = i + 1;
-	return 0;
+	return !strcmp(((const struct tree *)t)->v[i].path, path);
 }
 
 struct tree_entry *tree_find(struct tree *t, const char *path)
 {
-	size_t *slot;
-	if (!t->idx_cap)
-		return NULL;
-	slot = index_slot(t, path);
-	return *slot ? &t->v[*slot - 1] : NULL;
+	size_t *slot = idxmap_find(&t->index, idxmap_hash_str(path), entry_is, t, path);
+	return slot && *slot ? &t->v[*slot - 1] : NULL;
 }
 
-static int dup_entry(struct tree_entry *dst, const struct tree_entry *src)
+static void dup_entry(struct tree_entry *dst, const struct tree_entry *src)
 {
 	*dst = *src;
 	/* A symlink's mode means nothing to Linux: mksquashfs, the kernel
@@ -91,14 +59,9 @@ static int dup_entry(struct tree_entry *dst, const struct tree_entry *src)
 	 * extracted image sees every link "changed"). */
 	if (dst->type == TREE_SYMLINK)
 		dst->mode = 0777;
-	dst->path = strdup(src->path);
-	dst->target = src->target ? strdup(src->target) : NULL;
-	dst->origin = strdup(src->origin ? src->origin : "?");
-	if (!dst->path || !dst->origin || (src->target && !dst->target)) {
-		entry_free(dst);
-		return -ENOMEM;
-	}
-	return 0;
+	dst->path = xstrdup(src->path);
+	dst->target = src->target ? xstrdup(src->target) : NULL;
+	dst->origin = xstrdup(src->origin ? src->origin : "?");
 }
 
 int tree_add(struct tree *t, const struct tree_entry *ent, bool replace, ingot_error *e)
@@ -120,8 +83,7 @@ int tree_add(struct tree *t, const struct tree_entry *ent, bool replace, ingot_e
 			return ingot_fail(e, -EEXIST, "%s: path '%s' also written by '%s' (mark one artifact 'replace: true' to say which wins)",
 					  ent->origin ? ent->origin : "?", ent->path, old->origin);
 		struct tree_entry nw;
-		if (dup_entry(&nw, ent) < 0)
-			return ingot_fail(e, -ENOMEM, "out of memory");
+		dup_entry(&nw, ent);
 		entry_free(old);
 		*old = nw;
 		return 0;
@@ -132,11 +94,10 @@ int tree_add(struct tree *t, const struct tree_entry *ent, bool replace, ingot_e
 		t->v = nv;
 		t->alloc = na;
 	}
-	if ((t->n + 1) * 2 > t->idx_cap && index_rebuild(t, t->n + 1) < 0)
-		return ingot_fail(e, -ENOMEM, "out of memory");
-	if (dup_entry(&t->v[t->n], ent) < 0)
-		return ingot_fail(e, -ENOMEM, "out of memory");
-	*index_slot(t, t->v[t->n].path) = t->n + 1;
+	idxmap_reserve(&t->index, t->n, entry_hash, t);
+	dup_entry(&t->v[t->n], ent);
+	/* Its slot: the reserve may have moved the one tree_find saw. */
+	*idxmap_find(&t->index, idxmap_hash_str(ent->path), entry_is, t, ent->path) = t->n + 1;
 	t->n++;
 	t->sorted = false;
 	return 0;
@@ -151,10 +112,8 @@ int tree_finalize(struct tree *t, ingot_error *e)
 	 * missing ones and refusing any ancestor that is not a directory
 	 * (a file under a file, or a path through a symlink). */
 	for (size_t i = 0; i < n0; i++) {
-		_cleanup_free_ char *p = strdup(t->v[i].path);
+		_cleanup_free_ char *p = xstrdup(t->v[i].path);
 		char *slash;
-		if (!p)
-			return ingot_fail(e, -ENOMEM, "out of memory");
 		while ((slash = strrchr(p, '/'))) {
 			*slash = '\0';
 			struct tree_entry *par = tree_find(t, p);
@@ -173,8 +132,7 @@ int tree_finalize(struct tree *t, ingot_error *e)
 	}
 	if (t->n) /* qsort(NULL, 0, ...) is undefined behaviour */
 		qsort(t->v, t->n, sizeof(*t->v), cmp_entry);
-	if (index_rebuild(t, t->n) < 0)
-		return ingot_fail(e, -ENOMEM, "out of memory");
+	idxmap_rebuild(&t->index, t->n, entry_hash, t);
 	t->sorted = true;
 	return 0;
 }

@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include "builder/store.h"
 #include "image/filetype.h"
+#include "lib/idxmap.h"
 #include "lib/err.h"
 
 struct tree_entry {
@@ -30,11 +31,9 @@ struct tree {
 	struct tree_entry *v;
 	size_t n, alloc;
 	bool sorted;
-	/* Open-addressing hash index path -> position in v (slot holds
-	 * index + 1, 0 = empty), so tree_add/tree_find stay O(1) on
+	/* path -> position in v, so tree_add/tree_find stay O(1) on
 	 * images with 100k+ entries.  Private to tree.c. */
-	size_t *idx;
-	size_t idx_cap;      /* power of two, or 0 */
+	struct idxmap index;
 };
 
 void tree_init(struct tree *t);

@@ -317,11 +317,9 @@ static int make_initrd(const struct boot_parts *bp, uint32_t mtime, struct strbu
 {
 	static const char *const dirs[] = { "dev", "lib", "lib/modules", "proc", "sys", "sysroot", "tmp" };
 	size_t n = ARRAY_SIZE(dirs) + 1 + bp->b->n_modules, k = 0;
-	_cleanup_free_ struct cpio_entry *v = calloc(n, sizeof(*v));
-	_cleanup_free_ char *names = calloc(bp->b->n_modules + 1, 80);
+	_cleanup_free_ struct cpio_entry *v = xcalloc(n, sizeof(*v));
+	_cleanup_free_ char *names = xcalloc(bp->b->n_modules + 1, 80);
 
-	if (!v || !names)
-		return ingot_fail(e, -ENOMEM, "out of memory");
 	for (size_t i = 0; i < ARRAY_SIZE(dirs); i++)
 		v[k++] = (struct cpio_entry){ dirs[i], S_IFDIR | 0755, NULL, 0 };
 	v[k++] = (struct cpio_entry){ "init", S_IFREG | 0755, bp->init.data, bp->init.len };

@@ -220,9 +220,7 @@ int write_all(int fd, const void *buf, size_t len)
 char *path_join(const char *a, const char *b)
 {
 	size_t la = strlen(a);
-	char *r = malloc(la + strlen(b) + 2);
-	if (!r)
-		return NULL;
+	char *r = xmalloc(la + strlen(b) + 2);
 	if (la && a[la - 1] == '/')
 		sprintf(r, "%s%s", a, b);
 	else

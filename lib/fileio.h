@@ -79,7 +79,7 @@ int write_file_atomic(const char *path, const void *buf, size_t len, mode_t mode
 /* mkdir -p with mode for created components. */
 int mkdir_p(const char *path, mode_t mode, ingot_error *e);
 
-/* path_join("a", "b") -> "a/b" (malloc'd). */
+/* path_join("a", "b") -> "a/b" (malloc'd, never NULL: lib/xalloc.h). */
 char *path_join(const char *a, const char *b);
 /* Directory part of path ("." if none), malloc'd. */
 char *path_dirname(const char *path);

@@ -10,6 +10,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,6 +20,16 @@ struct idxmap {
 	size_t *slots;
 	size_t cap;     /* 0 or a power of two */
 };
+
+/* FNV-1a of a string key, the one lib/strmap.c uses too: keys here are
+ * not chosen to collide (a bad spread costs probes, not results). */
+static inline size_t idxmap_hash_str(const char *s)
+{
+	uint64_t h = 14695981039346656037ull;
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ull;
+	return (size_t)h;
+}
 
 typedef size_t (*idxmap_hash_fn)(const void *ctx, size_t i);
 typedef bool (*idxmap_is_fn)(const void *ctx, size_t i, const void *key);

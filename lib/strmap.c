@@ -4,17 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/idxmap.h"
 #include "lib/xalloc.h"
-
-/* FNV-1a: keys here are short and not chosen to collide with each other's
- * slots at a cost that matters (a bad pool costs probes, not verdicts). */
-static size_t hash_str(const char *s)
-{
-	uint64_t h = 14695981039346656037ull;
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ull;
-	return (size_t)h;
-}
 
 static struct strmap_slot *find(const struct strmap *m, const char *key, size_t h)
 {
@@ -30,7 +21,7 @@ void *strmap_get(const struct strmap *m, const char *key)
 {
 	if (!m->cap)
 		return NULL;
-	struct strmap_slot *s = find(m, key, hash_str(key));
+	struct strmap_slot *s = find(m, key, idxmap_hash_str(key));
 	return s->key ? s->value : NULL;
 }
 
@@ -49,7 +40,7 @@ static void grow(struct strmap *m)
 
 void **strmap_put(struct strmap *m, const char *key, int *created)
 {
-	size_t h = hash_str(key);
+	size_t h = idxmap_hash_str(key);
 	struct strmap_slot *s;
 
 	if ((m->n + 1) * 2 > m->cap)

@@ -55,12 +55,12 @@ static const char *stale_reason(const struct serve_config *c, const json_t *row,
 }
 
 /* A valid manifest of the verifier names pool (in the audit's list). */
-static int pool_known(const json_t *doc, const char *pool)
+static int pool_known(const json_t *manifests, const char *pool)
 {
 	size_t i;
 	json_t *m;
 
-	json_array_foreach(json_object_get(doc, "manifests"), i, m) {
+	json_array_foreach(manifests, i, m) {
 		const char *status = json_string_value(json_object_get(m, "status"));
 		if (!strcmp(json_string_value(json_object_get(m, "pool")) ?: "", pool) && status &&
 		    (!strcmp(status, "ok") || !strcmp(status, "expired")))
@@ -69,35 +69,16 @@ static int pool_known(const json_t *doc, const char *pool)
 	return 0;
 }
 
-/* The audit's JSON document of res, parsed. */
-static int audit_doc(const struct audit_result *res, json_t **out, ingot_error *e)
-{
-	_cleanup_free_ char *text = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&text, &len);
-	int r;
-
-	if (!f)
-		xalloc_die();
-	r = audit_write_json(res, f, e);
-	if (fclose(f) != 0 && r == 0)
-		r = ingot_fail(e, -ENOMEM, "pools: cannot hold the audit's document");
-	if (r < 0)
-		return r;
-	if (!(*out = json_loadb(text, len, 0, NULL)))
-		return ingot_fail(e, -EIO, "pools: the audit's document does not parse");
-	return 0;
-}
-
 unsigned pool_view(const struct serve_config *c, const struct boot_trust *trust, const json_t *rows, const char *pool,
-		   int64_t now, json_t **out, ingot_error *e)
+		   int64_t now, char **out, ingot_error *e)
 {
 	size_t n = json_array_size(rows), nm = json_array_size(c->manifests), i;
 	_cleanup_free_ struct audit_report *reps = xcalloc(n + 1, sizeof(*reps));
 	_cleanup_free_ const char **mf = xcalloc(nm + 1, sizeof(*mf));
 	_cleanup_free_ char *why = xcalloc(n + 1, 256);
 	_cleanup_audit_result_ struct audit_result *res = NULL;
-	json_t *row, *doc = NULL;
+	_cleanup_json_ json_t *extra = NULL;
+	json_t *row;
 
 	*out = NULL;
 	json_array_foreach(rows, i, row) {
@@ -124,15 +105,13 @@ unsigned pool_view(const struct serve_config *c, const struct boot_trust *trust,
 		.mixed_ok = c->mixed_vendors ? &pool : NULL,
 		.n_mixed_ok = c->mixed_vendors,
 	};
-	if (audit_run(&o, &res, e) < 0 || audit_doc(res, &doc, e) < 0)
+	if (audit_run(&o, &res, e) < 0)
 		return 500;
-	if (!pool_known(doc, pool)) {
-		json_decref(doc);
+	if (!pool_known(audit_result_manifests(res), pool)) {
 		ingot_fail(e, -ENOENT, "pool %s: no manifest of this verifier names it", pool);
 		return 404;
 	}
-	json_object_set_new(doc, "pool", json_string(pool));
-	json_object_set_new(doc, "stale_after", json_integer(c->stale_after));
-	*out = doc;
-	return 200;
+	if (!(extra = json_pack("{s:s,s:I}", "pool", pool, "stale_after", (json_int_t)c->stale_after)))
+		xalloc_die();
+	return (*out = audit_result_compact(res, extra, e)) ? 200 : 500;
 }

@@ -21,11 +21,11 @@ char *pool_evidence_doc(const json_t *report, const char *node, const json_t *qu
 /* The audit document (schema ingot.audit/v1, "pool" and "stale_after"
  * added) of pool over rows (db.h's pool_evidence) at now, judged by the
  * verifier's trust (its keyrings, records and references, loaded once)
- * and its configuration's manifests.  Returns the
- * HTTP status: 200 with *out, else the refusal's with e (404: no manifest
+ * and its configuration's manifests, as the reply's text (compact, keys
+ * sorted, malloc'd).  Returns the HTTP status: 200 with *out, else the refusal's with e (404: no manifest
  * of the verifier names the pool; 500: the audit could not run). */
 struct boot_trust;
 unsigned pool_view(const struct serve_config *c, const struct boot_trust *trust, const json_t *rows, const char *pool,
-		   int64_t now, json_t **out, ingot_error *e);
+		   int64_t now, char **out, ingot_error *e);
 
 #endif

@@ -640,7 +640,7 @@ static enum MHD_Result do_node(struct serve *s, struct MHD_Connection *conn, con
 static enum MHD_Result do_pool(struct serve *s, struct MHD_Connection *conn, const char *pool)
 {
 	_cleanup_json_ json_t *rows = NULL;
-	json_t *o = NULL;
+	char *o = NULL;
 	ingot_error e = { 0 };
 
 	if (!node_name_ok(pool))
@@ -653,7 +653,7 @@ static enum MHD_Result do_pool(struct serve *s, struct MHD_Connection *conn, con
 	pthread_rwlock_rdlock(&s->trust_mu);   /* the audit reads the trust */
 	unsigned status = pool_view(s->c, &s->trust, rows, pool, now_s(), &o, &e);
 	pthread_rwlock_unlock(&s->trust_mu);
-	return o ? reply_json(s, conn, 200, o) : reply_error(s, conn, status, "pools: %s", e.msg);
+	return o ? reply_text(s, conn, 200, o, "application/json") : reply_error(s, conn, status, "pools: %s", e.msg);
 }
 
 /* GET /v1/manifests/POOL[/NAME][?root=HEX] (server/manifests.h): the

@@ -2,11 +2,8 @@
 #include "verify/boot-inputs.h"
 
 #include <dirent.h>
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "keys/envelope.h"
 #include "keys/firmware-ref-envelope.h"
@@ -14,6 +11,7 @@
 #include "lib/digest.h"
 #include "lib/fileio.h"
 #include "lib/json.h"
+#include "lib/parfor.h"
 #include "lib/str.h"
 #include "lib/xalloc.h"
 
@@ -218,78 +216,36 @@ static int only_json(const struct dirent *d)
 
 /* Loading a directory of enrolment records on every core: each record's
  * signature check and AK parse are independent, and 100,000 of them took
- * minutes on one.  Records are loaded into their reserved slots, claimed
- * in name order; the first (by name) that fails fails them all. */
+ * minutes on one.  Records are loaded into their reserved slots, in name
+ * order; the first (by name) that fails fails them all. */
 struct dir_load {
 	const struct boot_trust *t;
 	struct enrolment *slot;          /* t->en + t->n_en: one per name */
 	const char *dir;
 	struct dirent **ents;
-	int n;
-	atomic_int next, failed_at;      /* failed_at: n, or the least index failed */
 };
 
-struct dir_worker {
-	struct dir_load *l;
-	pthread_t th;
-	int at, r;                       /* the least index this worker failed (n: none) */
-	ingot_error e;
-};
-
-static void *dir_worker(void *arg)
+static int load_one(void *ctx, void *local, size_t i, ingot_error *e)
 {
-	struct dir_worker *w = arg;
-	struct dir_load *l = w->l;
-	int i;
+	struct dir_load *l = ctx;
+	_cleanup_free_ char *p = path_join(l->dir, l->ents[i]->d_name);
 
-	while ((i = atomic_fetch_add(&l->next, 1)) < l->n && i < atomic_load(&l->failed_at)) {
-		_cleanup_free_ char *p = path_join(l->dir, l->ents[i]->d_name);
-		ingot_error e = { 0 };
-		int r = boot_trust_load_enrolment(l->t, p, &l->slot[i], &e);
-		if (r < 0 && i < w->at) {
-			w->at = i, w->r = r, w->e = e;
-			int f = atomic_load(&l->failed_at);
-			while (i < f && !atomic_compare_exchange_weak(&l->failed_at, &f, i))
-				;
-		}
-	}
-	return NULL;
+	(void)local;
+	return boot_trust_load_enrolment(l->t, p, &l->slot[i], e);
 }
 
 static int add_enrolment_dir(struct boot_trust *t, const char *dir, struct dirent **ents, int n, ingot_error *e)
 {
-	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-	size_t nw = cpus < 1 ? 1 : cpus > 16 ? 16 : (size_t)cpus, started = 0;
-	struct dir_load l = { .t = t, .dir = dir, .ents = ents, .n = n };
-	struct dir_worker *w;
-	int r = 0, at = n;
+	struct dir_load l = { .t = t, .dir = dir, .ents = ents };
+	struct parfor pf = { .n = (size_t)n, .min_share = 4, .stop = true, .fn = load_one, .ctx = &l };
+	int r;
 
 	if (n == 0)
 		return 0;
 	reserve_enrolments(t, (size_t)n);
 	l.slot = t->en + t->n_en;
 	memset(l.slot, 0, (size_t)n * sizeof(*l.slot));
-	atomic_init(&l.next, 0);
-	atomic_init(&l.failed_at, n);
-	if ((size_t)n < 4 * nw)
-		nw = 1;
-	w = xcalloc(nw, sizeof(*w));
-	for (size_t i = 0; i < nw; i++) {
-		w[i].l = &l, w[i].at = n;
-		/* The calling thread is a worker too (and the only one if
-		 * none can be started). */
-		if (i > 0 && pthread_create(&w[i].th, NULL, dir_worker, &w[i]) == 0)
-			started |= (size_t)1 << i;
-	}
-	dir_worker(&w[0]);
-	for (size_t i = 1; i < nw; i++)
-		if (started & ((size_t)1 << i))
-			pthread_join(w[i].th, NULL);
-	for (size_t i = 0; i < nw; i++)
-		if (w[i].at < at)
-			at = w[i].at, r = w[i].r, *e = w[i].e;
-	free(w);
-	if (r < 0) {
+	if ((r = parfor_run(&pf, NULL, e)) < 0) {
 		for (int i = 0; i < n; i++)
 			enrolment_release(&l.slot[i]);
 		return r;
