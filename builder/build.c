@@ -102,16 +102,12 @@ static void *worker(void *arg)
  * small packages) starts at once instead of last, which would leave one
  * worker decompressing it alone.  Sizes of the sources as they are now;
  * only the schedule depends on them, never the result. */
-static int schedule(struct pool *p)
+static void schedule(struct pool *p)
 {
 	size_t n = p->r->n_artifacts;
-	uint64_t *size = calloc(n + 1, sizeof(*size));
+	_cleanup_free_ uint64_t *size = xcalloc(n + 1, sizeof(*size));
 
-	p->order = calloc(n + 1, sizeof(*p->order));
-	if (!size || !p->order) {
-		free(size);
-		return -ENOMEM;
-	}
+	p->order = xcalloc(n + 1, sizeof(*p->order));
 	for (size_t i = 0; i < n; i++) {
 		struct stat st;
 		size[i] = stat(p->r->artifacts[i].path, &st) == 0 ? (uint64_t)st.st_size : 0;
@@ -123,8 +119,6 @@ static int schedule(struct pool *p)
 			p->order[j] = p->order[j - 1];
 			p->order[j - 1] = t;
 		}
-	free(size);
-	return 0;
 }
 
 static int list_artifacts(struct pool *p, unsigned workers, ingot_error *e)
@@ -133,8 +127,7 @@ static int list_artifacts(struct pool *p, unsigned workers, ingot_error *e)
 	pthread_t tids[64];
 	unsigned started = 0;
 
-	if (schedule(p) < 0)
-		return ingot_fail(e, -ENOMEM, "out of memory");
+	schedule(p);
 
 	if (workers < 1)
 		workers = 1;
@@ -377,13 +370,11 @@ static int outputs_commit(struct outputs *o, struct build_result *res, ingot_err
 static int out_name(const char *dir, const char *name, const char *ext, char **out, ingot_error *e)
 {
 	size_t n = strlen(name), m = strlen(ext);
-	_cleanup_free_ char *base = malloc(n + m + 1);
-	*out = NULL;
-	if (base) {
-		memcpy(base, name, n);
-		memcpy(base + n, ext, m + 1);
-		*out = path_join(dir, base);
-	}
+	_cleanup_free_ char *base = xmalloc(n + m + 1);
+
+	memcpy(base, name, n);
+	memcpy(base + n, ext, m + 1);
+	*out = path_join(dir, base);
 	return *out ? 0 : ingot_fail(e, -ENOMEM, "out of memory");
 }
 
@@ -487,13 +478,11 @@ static int build_uki(const struct build_opts *o, const struct recipe *r, const s
 		     struct outputs *out, json_t *manifest, ingot_error *e)
 {
 	_cleanup_strbuf_ struct strbuf efi = STRBUF_INIT;
-	_cleanup_free_ char *base = NULL;
+	_cleanup_free_ char *base = xasprintf("%s.efi", r->name);
 	struct boot_kernel kernel;
 	json_t *boot = NULL;
 	int rc;
 
-	if (asprintf(&base, "%s.efi", r->name) < 0)
-		return ingot_fail(e, -ENOMEM, "out of memory");
 	if ((rc = uki_build(r, vi, base, &efi, &boot, &kernel, e)) < 0)
 		return rc;
 	if (!o->no_lint && (rc = kabi_check(r, t, s, &kernel, e)) < 0) {
@@ -518,8 +507,8 @@ static int run_build(const struct build_opts *o, struct recipe *r, struct store 
 	struct image_info ii = { 0 };
 	struct verity_info vi = { 0 };
 	uint8_t salt[32];
-	_cleanup_free_ uint64_t *sizes = calloc(r->n_artifacts + 1, sizeof(*sizes));
-	_cleanup_free_ struct unpack_stats *stats = calloc(r->n_artifacts + 1, sizeof(*stats));
+	_cleanup_free_ uint64_t *sizes = xcalloc(r->n_artifacts + 1, sizeof(*sizes));
+	_cleanup_free_ struct unpack_stats *stats = xcalloc(r->n_artifacts + 1, sizeof(*stats));
 	struct unpack_limits lim = { .entries = o->max_entries, .bytes = o->max_unpacked_bytes };
 	size_t cached = 0, compact = 0, canonical = 0;
 	uint8_t manifest_sha256[32];
@@ -527,8 +516,6 @@ static int run_build(const struct build_opts *o, struct recipe *r, struct store 
 	struct sync_ahead sync_image = { 0 }, sync_verity = { 0 };
 	int rc;
 
-	if (!sizes || !stats)
-		return ingot_fail(e, -ENOMEM, "out of memory");
 	rc = build_stage_tree(r, s, o->workers, &lim, o->progress, o->progress_ctx, &t, &cached,
 			      stats, e);
 	if (rc < 0)
@@ -553,10 +540,7 @@ static int run_build(const struct build_opts *o, struct recipe *r, struct store 
 	io.workers = o->workers ? o->workers : 1;
 	io.mtime = r->epoch;
 	/* the SBOM's SHA-1s, made as the image is written (no second read) */
-	if (!(sha1 = calloc(t.n ? t.n : 1, sizeof(*sha1)))) {
-		rc = ingot_fail(e, -ENOMEM, "out of memory");
-		goto done;
-	}
+	sha1 = xcalloc(t.n ? t.n : 1, sizeof(*sha1));
 	io.sha1 = sha1;
 	if ((rc = mkdir_p(o->outdir, 0755, e)) < 0)
 		goto done;
@@ -635,11 +619,7 @@ static int run_lint(const struct build_opts *o, const struct recipe *r, struct b
 	if (rc < 0)
 		return ingot_prefix(e, "lint");
 	nerr = lint_report_errors(rep);
-	res->warnings = calloc(rep->n + 1, sizeof(char *));
-	if (!res->warnings) {
-		lint_report_free(rep);
-		return ingot_fail(e, -ENOMEM, "out of memory");
-	}
+	res->warnings = xcalloc(rep->n + 1, sizeof(char *));
 	for (size_t i = 0; i < rep->n; i++) {
 		const struct lint_finding *f = &rep->v[i];
 		if (f->severity == LINT_ERROR) {
@@ -648,12 +628,8 @@ static int run_lint(const struct build_opts *o, const struct recipe *r, struct b
 						f->where ? f->where : r->file, nerr, nerr == 1 ? "" : "s", f->rule, f->message);
 			continue;
 		}
-		if (asprintf(&res->warnings[res->lint_warnings], "%s: lint: %s: %s",
-			     f->where ? f->where : r->file, f->rule, f->message) < 0) {
-			rc = ingot_fail(e, -ENOMEM, "out of memory");
-			break;
-		}
-		res->lint_warnings++;
+		res->warnings[res->lint_warnings++] = xasprintf("%s: lint: %s: %s",
+								f->where ? f->where : r->file, f->rule, f->message);
 	}
 	lint_report_free(rep);
 	return rc;
@@ -676,10 +652,7 @@ int ingot_build(const struct build_opts *o, struct build_result *res, ingot_erro
 		goto out;
 	if ((rc = store_open(&s, o->store, e)) < 0)
 		goto out;
-	if (!(res->name = strdup(r->name))) {
-		rc = ingot_fail(e, -ENOMEM, "out of memory");
-		goto out;
-	}
+	res->name = xstrdup(r->name);
 	if ((rc = out_name(o->outdir, r->name, ".sqfs", &res->image_path, e)) < 0 ||
 	    (rc = out_name(o->outdir, r->name, ".verity", &res->verity_path, e)) < 0 ||
 	    (rc = out_name(o->outdir, r->name, ".manifest.json", &res->manifest_path, e)) < 0 ||

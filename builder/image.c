@@ -153,14 +153,12 @@ static bool node_is_dir(const struct writer *w, size_t i)
 static int link_nodes(struct writer *w, ingot_error *e)
 {
 	const struct tree *t = w->t;
-	_cleanup_free_ size_t *parent = calloc(w->n + 1, sizeof(*parent));
+	_cleanup_free_ size_t *parent = xcalloc(w->n + 1, sizeof(*parent));
 	_cleanup_free_ size_t *fill = NULL;
 
-	w->nodes = calloc(w->n + 1, sizeof(*w->nodes));
-	w->children = calloc(w->n + 1, sizeof(*w->children));
-	w->by_num = calloc(w->n + 1, sizeof(*w->by_num));
-	if (!parent || !w->nodes || !w->children || !w->by_num)
-		return ingot_fail(e, -ENOMEM, "%s: out of memory", w->name);
+	w->nodes = xcalloc(w->n + 1, sizeof(*w->nodes));
+	w->children = xcalloc(w->n + 1, sizeof(*w->children));
+	w->by_num = xcalloc(w->n + 1, sizeof(*w->by_num));
 
 	for (size_t i = 0; i < w->n; i++) {
 		const char *path = t->v[i].path;
@@ -405,10 +403,10 @@ static void *verify_packs(void *arg)
 {
 	struct verifier *v = arg;
 	const struct tree *t = v->w->t;
-	uint8_t *buf = malloc(VERIFY_BUF);
+	uint8_t *buf = xmalloc(VERIFY_BUF);
 	EVP_MD_CTX *md = EVP_MD_CTX_new();
 
-	for (size_t i = 0; i < t->n && buf && md && !atomic_load(&v->stop); i++) {
+	for (size_t i = 0; i < t->n && md && !atomic_load(&v->stop); i++) {
 		const struct tree_entry *ent = &t->v[i];
 		struct store_content c;
 		ingot_error ie = { 0 };
@@ -430,7 +428,7 @@ static void *verify_packs(void *arg)
 			break;
 		}
 	}
-	if (!buf || !md)
+	if (!md)
 		v->bad = SIZE_MAX - 1;   /* out of memory: not verified */
 	free(buf);
 	EVP_MD_CTX_free(md);
@@ -514,10 +512,8 @@ static int encode_dev(const struct tree_entry *ent, uint32_t *out)
 static sqfs_inode_generic_t *simple_inode(const struct tree_entry *ent)
 {
 	size_t extra = ent->type == TREE_SYMLINK ? strlen(ent->target) : 0;
-	sqfs_inode_generic_t *in = calloc(1, sizeof(*in) + extra);
+	sqfs_inode_generic_t *in = xcalloc(1, sizeof(*in) + extra);
 
-	if (!in)
-		return NULL;
 	switch (ent->type) {
 	case TREE_SYMLINK:
 		in->base.type = SQFS_INODE_SLINK;
@@ -610,7 +606,7 @@ static int write_inode(struct writer *w, size_t i, ingot_error *e)
 	} else {
 		in = simple_inode(ent);
 		if (!in)
-			return ingot_fail(e, -ENOMEM, "%s: out of memory", w->name);
+			return ingot_fail(e, -EINVAL, "%s: /%s: no inode for its type", w->name, ent->path);
 		if (ent->type == TREE_CHR || ent->type == TREE_BLK) {
 			if (encode_dev(ent, &in->data.dev.devno) < 0)
 				return ingot_fail(e, -ERANGE, "%s: /%s: rdev: expected major < 4096 "
@@ -687,9 +683,9 @@ static int writer_setup(struct writer *w, const struct image_opts *o, ingot_erro
 	w->dm = sqfs_meta_writer_create(w->file, w->cmp, SQFS_META_WRITER_KEEP_IN_MEMORY);
 	w->dirwr = w->dm ? sqfs_dir_writer_create(w->dm, 0) : NULL;
 	w->block_size = o->block_size;
-	w->buf = malloc(o->block_size);
-	w->tail = malloc(o->block_size);
-	if (!w->blkwr || !w->frag || !w->ids || !w->im || !w->dm || !w->dirwr || !w->buf || !w->tail)
+	w->buf = xmalloc(o->block_size);
+	w->tail = xmalloc(o->block_size);
+	if (!w->blkwr || !w->frag || !w->ids || !w->im || !w->dm || !w->dirwr)
 		return ingot_fail(e, -ENOMEM, "%s: out of memory", w->name);
 	/* without that thread (or its memory) the SHA-1s are made inline */
 	if (o->sha1 && (w->sha1_md = EVP_MD_CTX_new()))
@@ -702,8 +698,9 @@ static int writer_setup(struct writer *w, const struct image_opts *o, ingot_erro
 	if (w->store && !o->no_file_cache && o->sha1) {
 		if ((r = file_cache_open(w->store, w->cmp, o->block_size, w->t, &w->fc, e)) < 0)
 			return ingot_prefix(e, "%s", w->name);
-		if (!(w->fcw = file_cache_writer(w->fc, w->blkwr)) || !(w->cached = calloc(w->n + 1, 1)))
+		if (!(w->fcw = file_cache_writer(w->fc, w->blkwr)))
 			return ingot_fail(e, -ENOMEM, "%s: out of memory", w->name);
+		w->cached = xcalloc(w->n + 1, 1);
 		for (size_t i = 0; i < w->n; i++)
 			w->cached[i] = w->t->v[i].type == TREE_FILE &&
 				       file_cache_has(w->fc, w->t->v[i].sha256, w->t->v[i].size);

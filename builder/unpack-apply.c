@@ -12,14 +12,13 @@
 #include "lib/escape.h"
 #include "lib/fileio.h"
 #include "lib/imgpath.h"
+#include "lib/xalloc.h"
 
 bool unpack_glob_match(const char *pattern, const char *path)
 {
-	_cleanup_free_ char *p = strdup(path);
+	_cleanup_free_ char *p = xstrdup(path);
 	char *slash;
 
-	if (!p)
-		return false;
 	for (;;) {
 		if (fnmatch(pattern, p, 0) == 0)
 			return true;
@@ -35,11 +34,9 @@ bool unpack_glob_match(const char *pattern, const char *path)
  * it would put the file somewhere the recipe does not say. */
 static int check_ancestors(const struct artifact *a, struct tree *t, const char *path, const char *raw, ingot_error *e)
 {
-	_cleanup_free_ char *p = strdup(path);
+	_cleanup_free_ char *p = xstrdup(path);
 	char *slash;
 
-	if (!p)
-		return ingot_fail(e, -ENOMEM, "out of memory");
 	while ((slash = strrchr(p, '/'))) {
 		struct tree_entry *par;
 		*slash = '\0';
@@ -90,7 +87,7 @@ int unpack_apply(const struct artifact *a, const struct tree *listing, struct tr
 				keep = !unpack_glob_match(a->exclude[j], rel);
 			if (!keep)
 				continue;
-			img = a->dest && *a->dest ? path_join(a->dest, rel) : strdup(rel);
+			img = a->dest && *a->dest ? path_join(a->dest, rel) : xstrdup(rel);
 			if (!img)
 				return ingot_fail(e, -ENOMEM, "out of memory");
 			ent.path = img;

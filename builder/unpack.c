@@ -69,9 +69,7 @@ static int normalize(struct reader *rd, const char *raw, const char *what, char 
 	n = strlen(p);
 	while (n > 1 && p[n - 1] == '/')
 		n--;
-	*out = strndup(p, n);
-	if (!*out)
-		return ingot_fail(rd->e, -ENOMEM, "out of memory");
+	*out = xstrndup(p, n);
 	if (imgpath_check(*out, "path", &sub) < 0) {
 		free(*out);
 		*out = NULL;
@@ -324,8 +322,8 @@ static int hash_sink(void *md, const char *buf, size_t len)
 
 int unpack_source_begin(struct unpack_source *src, int fd)
 {
-	*src = (struct unpack_source){ .fd = fd, .md = sha256_begin(), .buf = malloc(DATA_BUF) };
-	if (!src->md || !src->buf) {
+	*src = (struct unpack_source){ .fd = fd, .md = sha256_begin(), .buf = xmalloc(DATA_BUF) };
+	if (!src->md) {
 		unpack_source_end(src, NULL);
 		return -ENOMEM;
 	}
@@ -432,17 +430,11 @@ int unpack_read_member(struct archive *a, size_t max, char **out, size_t *len)
 	for (;;) {
 		la_ssize_t k;
 		if (n == cap) {
-			char *nb;
 			if (cap >= max) {
 				free(buf);
 				return -EFBIG;
 			}
-			nb = realloc(buf, cap * 2 + 1);
-			if (!nb) {
-				free(buf);
-				return -ENOMEM;
-			}
-			buf = nb;
+			buf = xrealloc(buf, cap * 2 + 1);
 			cap *= 2;
 		}
 		k = archive_read_data(a, buf + n, cap - n);
@@ -544,10 +536,9 @@ static int read_control(void *ctx, struct archive *outer, const char *member, in
 static int read_data(void *ctx, struct archive *inner, const char *member, ingot_error *e)
 {
 	struct reader *rd = ctx;
-	_cleanup_free_ char *what = NULL;
+	_cleanup_free_ char *what = xasprintf("%s: %s", rd->a->source, member);
 
-	if (asprintf(&what, "%s: %s", rd->a->source, member) < 0)
-		return ingot_fail(e, -ENOMEM, "out of memory");
+	(void)e;
 	return read_archive(rd, inner, what);
 }
 
@@ -556,10 +547,10 @@ static int read_data(void *ctx, struct archive *inner, const char *member, ingot
 static int list_deb(struct reader *rd, struct unpack_source *src)
 {
 	_cleanup_archive_ struct archive *outer = archive_read_new();
-	_cleanup_free_ char *what = NULL;
+	_cleanup_free_ char *what = xasprintf("%s: %s", rd->a->name, rd->a->source);
 	struct deb_visitor v = { .ctx = rd, .control = read_control, .data = read_data };
 
-	if (!outer || asprintf(&what, "%s: %s", rd->a->name, rd->a->source) < 0)
+	if (!outer)
 		return ingot_fail(rd->e, -ENOMEM, "out of memory");
 	archive_read_support_format_ar(outer);
 	if (unpack_source_open(outer, src) != ARCHIVE_OK)
