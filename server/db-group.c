@@ -104,6 +104,7 @@ static void *committer(void *arg)
 	struct db_group *g = arg;
 	struct db_group_job **jobs = xcalloc(GROUP_MAX, sizeof(*jobs));
 
+	pthread_setname_np(pthread_self(), "ingot-commit");   /* its CPU, apart in top -H */
 	pthread_mutex_lock(&g->mu);
 	for (;;) {
 		while (!g->head && !g->stopping)
