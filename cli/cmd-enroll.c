@@ -378,9 +378,19 @@ static int do_remote(const struct args *a)
 	verifier_close(&v);
 	if (r < 0)
 		return verifier_status(&e);
-	printf("enrolment %s: node %s, AK %s: proven; awaiting the operator's approval\n",
-	       json_string_value(json_object_get(ch, "id")), a->node,
-	       json_string_value(json_object_get(rep, "ak_id")));
+	/* Approved at once when the EK certificate chained to the verifier's
+	 * EK CA allow-list (ek-ca); the reply says why not otherwise. */
+	const char *approval = json_string_value(json_object_get(rep, "approval"));
+	if (!strcmp(json_string_value(json_object_get(rep, "status")) ?: "", "approved"))
+		printf("enrolment %s: node %s, AK %s: approved by %s: record %s\n",
+		       json_string_value(json_object_get(ch, "id")), a->node,
+		       json_string_value(json_object_get(rep, "ak_id")), approval ? approval : "the verifier",
+		       json_string_value(json_object_get(rep, "record")));
+	else
+		printf("enrolment %s: node %s, AK %s: proven; awaiting the operator's approval%s%s%s\n",
+		       json_string_value(json_object_get(ch, "id")), a->node,
+		       json_string_value(json_object_get(rep, "ak_id")), approval ? " (" : "", approval ? approval : "",
+		       approval ? ")" : "");
 	return EXIT_OK;
 }
 

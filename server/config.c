@@ -34,6 +34,7 @@ void serve_config_free(struct serve_config *c)
 	free(c->hook);
 	free(c->token_file);
 	free(c->enrolment_ca);
+	free(c->ek_ca);
 	free(c->enrolment_key);
 	memset(c, 0, sizeof(*c));
 }
@@ -110,12 +111,12 @@ static int set(struct serve_config *c, const char *dir, const char *k, const cha
 		slot = &c->listen;
 	} else if (!strcmp(k, "database") || !strcmp(k, "keyring") || !strcmp(k, "enrolments") ||
 		   !strcmp(k, "firmware-refs") || !strcmp(k, "token-file") || !strcmp(k, "enrolment-ca") ||
-		   !strcmp(k, "enrolment-key")) {
+		   !strcmp(k, "enrolment-key") || !strcmp(k, "ek-ca")) {
 		*want = "a path";
 		slot = !strcmp(k, "database") ? &c->database : !strcmp(k, "keyring") ? &c->keyring :
 		       !strcmp(k, "enrolments") ? &c->enrolments : !strcmp(k, "firmware-refs") ? &c->firmware_refs :
 		       !strcmp(k, "enrolment-ca") ? &c->enrolment_ca : !strcmp(k, "enrolment-key") ? &c->enrolment_key :
-		       &c->token_file;
+		       !strcmp(k, "ek-ca") ? &c->ek_ca : &c->token_file;
 		if (slot == &c->database && !strncmp(v, "sqlite:", 7) && v[7])
 			v += 7;
 		free(*slot);
@@ -231,7 +232,7 @@ int serve_config_load(const char *path, struct serve_config *c, ingot_error *e)
 				  !c->listen ? "listen" : !c->database ? "database" : !mkeys ? "keyring" : "manifest");
 	/* Enrolment over the API makes records: it needs where they go, the
 	 * key that signs them and the operator's token that approves them. */
-	if ((c->enrolment_ca || c->enrolment_key) && (!c->enrolment_ca || !c->enrolment_key || !c->enrolments ||
+	if ((c->enrolment_ca || c->enrolment_key || c->ek_ca) && (!c->enrolment_ca || !c->enrolment_key || !c->enrolments ||
 						       !c->token_file))
 		return ingot_fail(e, -EINVAL, "%s: %s: expected it to be set for enrolment over the API "
 				  "(enrolment-ca, enrolment-key, enrolments, token-file)", path,

@@ -21,6 +21,7 @@ struct db_group {
 	pthread_cond_t work;
 	struct db_group_job *head, **tail;
 	int stopping, stopped, running;
+	uint64_t seq;   /* the order writes were handed over in */
 	atomic_ullong commits, writes;
 };
 
@@ -42,10 +43,16 @@ static int job_run_alone(struct db *db, struct db_group_job *j)
 
 /* By node: replicas committing groups that touch the same nodes (a
  * replayed nonce, one node's two requests) take their row locks in the
- * same order, so they wait for each other instead of deadlocking. */
+ * same order, so they wait for each other instead of deadlocking.  Then
+ * in the order handed over: a nonce is answered before its write is
+ * committed, so its evidence can be queued behind it in one group, and
+ * must find it stored. */
 static int by_node(const void *a, const void *b)
 {
-	return strcmp((*(struct db_group_job *const *)a)->node, (*(struct db_group_job *const *)b)->node);
+	const struct db_group_job *x = *(struct db_group_job *const *)a, *y = *(struct db_group_job *const *)b;
+	int c = strcmp(x->node, y->node);
+
+	return c ? c : x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
 static void run_group(struct db_group *g, struct db_group_job **jobs, size_t n)
@@ -97,6 +104,7 @@ static void *committer(void *arg)
 	struct db_group *g = arg;
 	struct db_group_job **jobs = xcalloc(GROUP_MAX, sizeof(*jobs));
 
+	pthread_setname_np(pthread_self(), "ingot-commit");   /* its CPU, apart in top -H */
 	pthread_mutex_lock(&g->mu);
 	for (;;) {
 		while (!g->head && !g->stopping)
@@ -183,6 +191,7 @@ static void submit(struct db_group *g, struct db_group_job *j)
 	memset(&j->e, 0, sizeof(j->e));
 	pthread_mutex_lock(&g->mu);
 	if (!(stopped = g->stopped)) {
+		j->seq = g->seq++;
 		*g->tail = j;
 		g->tail = &j->next;
 		pthread_cond_signal(&g->work);

@@ -37,6 +37,7 @@ struct db_group_job {
 	void (*done)(void *arg);
 	void *arg;
 	int alone;
+	uint64_t seq;
 	struct db_group_job *next;
 };
 

@@ -340,6 +340,7 @@ static const struct db_backend pg_backend = {
 	.name = "postgresql",
 	.close = pg_close,
 	.nonce_issue = db_sql_nonce_issue,
+	.nonces_held = db_sql_nonces_held,
 	.nonce_check = pg_nonce_check,
 	.verdict_commit = db_sql_verdict_commit,
 	.verdict_record = db_sql_verdict_record,

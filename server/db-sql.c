@@ -83,6 +83,11 @@ out:
 	return r;
 }
 
+int db_sql_nonces_held(struct db *db, const char *node, int64_t now, int64_t *held, ingot_error *e)
+{
+	return value(db, DB_SQL_NONCES_HELD, held, e, "si", node, now);
+}
+
 int db_sql_nonce_issue_tx(struct db *db, const char *node, const char *nonce, int64_t now, int64_t expires,
 			  unsigned max, ingot_error *e)
 {
@@ -92,7 +97,7 @@ int db_sql_nonce_issue_tx(struct db *db, const char *node, const char *nonce, in
 	/* Count and insert under a lock: racing requests (or replicas)
 	 * cannot both take the last slot. */
 	if ((db->sql->lock_node && (r = db_sql_run(db, db->sql->lock_node, NULL, e, "s", node)) < 0) ||
-	    (r = value(db, DB_SQL_NONCES_HELD, &held, e, "si", node, now)) < 0)
+	    (r = db_sql_nonces_held(db, node, now, &held, e)) < 0)
 		return r;
 	if (held >= max)
 		return ingot_fail(e, -EBUSY, "node %s holds %lld unused nonces, at most %u", node, (long long)held, max);

@@ -160,6 +160,7 @@ int db_sql_run(struct db *db, const char *sql, int *changes, ingot_error *e, con
 int db_sql_migrate(struct db *db, ingot_error *e);
 int db_sql_nonce_issue(struct db *db, const char *node, const char *nonce, int64_t now, int64_t expires,
 		       unsigned max, ingot_error *e);
+int db_sql_nonces_held(struct db *db, const char *node, int64_t now, int64_t *held, ingot_error *e);
 /* The same two inside the caller's write transaction (server/db-group.c
  * runs many in one): no BEGIN, no COMMIT. */
 int db_sql_nonce_issue_tx(struct db *db, const char *node, const char *nonce, int64_t now, int64_t expires,

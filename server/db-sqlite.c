@@ -379,6 +379,7 @@ static const struct db_backend sqlite_backend = {
 	.name = "sqlite",
 	.close = sqlite_close,
 	.nonce_issue = db_sql_nonce_issue,
+	.nonces_held = db_sql_nonces_held,
 	.nonce_check = sqlite_nonce_check,
 	.verdict_commit = db_sql_verdict_commit,
 	.verdict_record = db_sql_verdict_record,

@@ -72,6 +72,10 @@ struct db_backend {
 	 * past max per enrolled node. */
 	int (*nonce_issue)(struct db *db, const char *node, const char *nonce, int64_t now, int64_t expires,
 			   unsigned max, ingot_error *e);
+	/* How many unused, unexpired nonces node holds at now: a read, for
+	 * answering a nonce request before its write is committed
+	 * (nonce_issue still decides what is stored). */
+	int (*nonces_held)(struct db *db, const char *node, int64_t now, int64_t *held, ingot_error *e);
 	/* A read, for refusing early; db_verdict_commit decides. */
 	int (*nonce_check)(struct db *db, const char *node, const char *nonce, int64_t now, enum db_nonce *out,
 			   ingot_error *e);

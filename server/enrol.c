@@ -7,6 +7,8 @@
 #include <string.h>
 
 #include "lib/cleanup.h"
+#include "lib/digest.h"
+#include "lib/fileio.h"
 #include "lib/json.h"
 #include "lib/xalloc.h"
 
@@ -33,16 +35,25 @@ static int id_ok(const char *id)
 	return strlen(id) == ENROLL_ID_HEX && strspn(id, "0123456789abcdef") == ENROLL_ID_HEX;
 }
 
-unsigned enrol_request(struct db *d, const char *ca, int64_t ttl, const json_t *req, int64_t now,
+unsigned enrol_request(struct db *d, const char *ca, const char *ek_ca, int64_t ttl, const json_t *req, int64_t now,
 		       json_t **challenge, ingot_error *e)
 {
 	_cleanup_json_ json_t *ch = NULL, *st = NULL;
 	_cleanup_free_ char *text = NULL;
 	struct enroll_subject s;
-	int r;
+	int r = -EPERM;
 
 	*challenge = NULL;
-	if ((r = enroll_check_request("enrolment", req, ca, (time_t)now, &s, e)) < 0)
+	/* The allow-list first: the state then names its bundle, which the
+	 * answer's approval looks for.  Refused by it (another CA, expired):
+	 * the operator's bundle decides, and its refusal is the answer. */
+	if (ek_ca)
+		r = enroll_check_request("enrolment", req, ek_ca, (time_t)now, &s, e);
+	if (r == -EPERM && (r = enroll_check_request("enrolment", req, ca, (time_t)now, &s, e)) < 0 && ek_ca) {
+		size_t n = strlen(e->msg);
+		snprintf(e->msg + n, sizeof(e->msg) - n, " (nor to ek-ca %s)", ek_ca);
+	}
+	if (r < 0)
 		return status_of(r);
 	r = enroll_challenge(&s, (time_t)now, (unsigned)ttl, &ch, &st, e);
 	enroll_subject_release(&s);
@@ -78,9 +89,33 @@ static unsigned get(struct db *d, const char *id, struct db_enrolment *out, json
 	return 200;
 }
 
-unsigned enrol_answer(struct db *d, const char *id, const json_t *answer, int64_t now, json_t **reply,
-		      ingot_error *e)
+/* Whether the bundle an enrolment chained to (sha, as its state says)
+ * is the EK CA allow-list at ek_ca as it is now: a CA removed from the
+ * file since the request approves nothing. */
+static int by_allow_list(const char *ek_ca, const char *sha, const char **why)
 {
+	_cleanup_free_ char *buf = NULL;
+	char hex[SHA256_HEX_LEN + 1];
+	uint8_t md[SHA256_LEN];
+	ingot_error e = { 0 };
+	size_t len;
+
+	*why = "no ek-ca is configured";
+	if (!ek_ca)
+		return 0;
+	*why = "ek-ca cannot be read";
+	if (read_file(ek_ca, ENROLL_CA_MAX, &buf, &len, &e) < 0)
+		return 0;
+	sha256_buf(buf, len, md);
+	hex_encode(md, sizeof(md), hex);
+	*why = "its EK certificate does not chain to ek-ca";
+	return !strcmp(hex, sha);
+}
+
+unsigned enrol_answer(struct db *d, const char *id, const json_t *answer, int64_t now, const char *ek_ca,
+		      json_t **reply, int *by_ek_ca, ingot_error *e)
+{
+	const char *why = NULL;
 	_cleanup_json_ json_t *st = NULL;
 	struct db_enrolment row = { 0 };
 	struct enroll_subject s;
@@ -89,6 +124,7 @@ unsigned enrol_answer(struct db *d, const char *id, const json_t *answer, int64_
 	int changed = 0, r;
 
 	*reply = NULL;
+	*by_ek_ca = 0;
 	if ((status = get(d, id, &row, &st, e)) != 200)
 		goto out;
 	if (row.status != DB_ENROL_PENDING) {
@@ -112,9 +148,12 @@ unsigned enrol_answer(struct db *d, const char *id, const json_t *answer, int64_
 	r = d->ops->enrol_move(d, id, DB_ENROL_PENDING, DB_ENROL_PROVEN, now, &changed, e);
 	if (r == 0 && !changed)
 		r = ingot_fail(e, -EALREADY, "enrolments %s: already answered: refusing a replayed answer", id);
-	if (r == 0)
-		*reply = json_pack("{s:s,s:s,s:s,s:s,s:s}", "id", id, "node", s.node, "status", "proven", "ak_id",
-				   s.ak_id, "ek_certificate_sha256", s.ek_cert_sha256);
+	if (r == 0) {
+		*by_ek_ca = by_allow_list(ek_ca, s.ca_bundle_sha256, &why);
+		*reply = json_pack("{s:s,s:s,s:s,s:s,s:s,s:s}", "id", id, "node", s.node, "status", "proven", "ak_id",
+				   s.ak_id, "ek_certificate_sha256", s.ek_cert_sha256, "approval",
+				   *by_ek_ca ? "ek-ca" : why);
+	}
 	enroll_subject_release(&s);
 	status = r == 0 ? 200 : r == -EALREADY ? 409 : 503;
 out:

@@ -77,6 +77,9 @@ struct serve {
 	/* record files refused at a nonce request: node -> struct refused */
 	pthread_mutex_t refused_mu;
 	struct strmap refused;
+	/* nonces answered, their writes not yet committed: node -> struct issuing */
+	pthread_mutex_t issuing_mu;
+	struct strmap issuing;
 	/* the per-node evidence rate: node -> struct rate */
 	pthread_mutex_t rate_mu;
 	struct strmap rates;
@@ -399,18 +402,79 @@ static int enrolled_now(struct serve *s, const char *node)
 	return enrolled;
 }
 
-static enum MHD_Result nonce_answer(struct serve *s, struct MHD_Connection *conn, struct request *rq)
-{
-	char when[TIME_RFC3339_LEN];
+/* A nonce is answered before its write is durable (docs/verifier.md
+ * "Nonces"): a nonce lost before its commit is refused at evidence time
+ * as unknown, so the node only retries.  Its write belongs to the
+ * committer until written() runs; until then the node's entry lists it,
+ * for the per-node limit and for evidence that comes before the commit. */
+struct nonce_write {
+	struct db_group_job job;
+	struct serve *s;
+	struct issuing *of;
+	struct nonce_write *next;   /* of's other writes */
+	char node[256];
+	char nonce[2 * NONCE_BYTES + 1];
+};
 
-	if (rq->job.r == -EBUSY)
-		return reply_error(s, conn, 429, "nonce: %s", rq->job.e.msg);
-	if (rq->job.r < 0)
-		return reply_error(s, conn, 503, "nonce: %s", rq->job.e.msg);
-	atomic_fetch_add(&s->nonces_issued, 1);
-	return reply_json(s, conn, 200, json_pack("{s:s,s:s,s:s,s:I}", "node", rq->job.node, "nonce", rq->nonce,
-						  "expires", time_format((time_t)rq->job.expires, when), "lifetime",
-						  (json_int_t)s->c->nonce_lifetime));
+struct issuing {
+	struct nonce_write *head;
+};
+
+/* List w under its node; returns how many of the node's other nonces
+ * are still uncommitted. */
+static unsigned issuing_add(struct serve *s, struct nonce_write *w)
+{
+	unsigned others = 0;
+	int created;
+
+	pthread_mutex_lock(&s->issuing_mu);
+	void **slot = strmap_put(&s->issuing, w->node, &created);
+	if (created)
+		*slot = xcalloc(1, sizeof(struct issuing));
+	w->of = *slot;
+	for (const struct nonce_write *o = w->of->head; o; o = o->next)
+		others++;
+	w->next = w->of->head;
+	w->of->head = w;
+	pthread_mutex_unlock(&s->issuing_mu);
+	return others;
+}
+
+static void issuing_drop(struct serve *s, struct nonce_write *w)
+{
+	pthread_mutex_lock(&s->issuing_mu);
+	for (struct nonce_write **p = &w->of->head; *p; p = &(*p)->next)
+		if (*p == w) {
+			*p = w->next;
+			break;
+		}
+	pthread_mutex_unlock(&s->issuing_mu);
+}
+
+/* Whether node's nonce was answered here and its write is still queued
+ * (then the evidence's write is queued behind it: db-group.c). */
+static int issuing_has(struct serve *s, const char *node, const char *nonce)
+{
+	int found = 0;
+
+	pthread_mutex_lock(&s->issuing_mu);
+	const struct issuing *is = strmap_get(&s->issuing, node);
+	for (const struct nonce_write *w = is ? is->head : NULL; w && !found; w = w->next)
+		found = !strcmp(w->nonce, nonce);
+	pthread_mutex_unlock(&s->issuing_mu);
+	return found;
+}
+
+/* The committer's word on a nonce already answered: stored, or not (then
+ * its evidence is refused as unknown). */
+static void nonce_written(void *arg)
+{
+	struct nonce_write *w = arg;
+
+	if (w->job.r < 0 && w->job.r != -ECANCELED)
+		logf_(w->s, "nonce for %s not stored (its evidence will be refused): %s", w->node, w->job.e.msg);
+	issuing_drop(w->s, w);
+	free(w);
 }
 
 static enum MHD_Result do_nonce(struct serve *s, struct MHD_Connection *conn, struct request *rq)
@@ -419,7 +483,9 @@ static enum MHD_Result do_nonce(struct serve *s, struct MHD_Connection *conn, st
 	enum MHD_Result mr = parse_body(s, conn, rq, "nonce", &b);
 	const char *why = NULL, *node;
 	uint8_t raw[NONCE_BYTES];
-	int64_t now = now_s(), exp = now + s->c->nonce_lifetime;
+	int64_t now = now_s(), exp = now + s->c->nonce_lifetime, held = 0;
+	char when[TIME_RFC3339_LEN];
+	ingot_error e = { 0 };
 
 	if (!b)
 		return mr;
@@ -434,9 +500,31 @@ static enum MHD_Result do_nonce(struct serve *s, struct MHD_Connection *conn, st
 	if (RAND_bytes(raw, sizeof(raw)) != 1)
 		return reply_error(s, conn, 500, "nonce: the random generator failed");
 	hex_encode(raw, sizeof(raw), rq->nonce);
-	defer(conn, rq, TAKE_PTR(b), nonce_answer);
-	db_group_nonce_issue(s->group, &rq->job, node, rq->nonce, now, exp, s->c->max_nonces, write_done, rq);
-	return MHD_YES;
+	struct nonce_write *w = xcalloc(1, sizeof(*w));
+	w->s = s;
+	snprintf(w->node, sizeof(w->node), "%s", node);
+	memcpy(w->nonce, rq->nonce, sizeof(w->nonce));
+	/* The limit, decided before answering: this replica's uncommitted
+	 * nonces (counted first: one committed meanwhile is then in the
+	 * read) and the stored ones.  Two racing requests each count the
+	 * other; the commit checks the limit again (replicas). */
+	unsigned others = issuing_add(s, w);
+	struct db *d = pool_get(&s->pool);
+	int r = d->ops->nonces_held(d, node, now, &held, &e);
+	pool_put(&s->pool, d);
+	if (r < 0 || held + others >= s->c->max_nonces) {
+		issuing_drop(s, w);
+		free(w);
+		if (r < 0)
+			return reply_error(s, conn, 503, "nonce: %s", e.msg);
+		return reply_error(s, conn, 429, "nonce: node %s holds %lld unused nonces, at most %u", node,
+				   (long long)(held + others), s->c->max_nonces);
+	}
+	db_group_nonce_issue(s->group, &w->job, w->node, w->nonce, now, exp, s->c->max_nonces, nonce_written, w);
+	atomic_fetch_add(&s->nonces_issued, 1);
+	return reply_json(s, conn, 200, json_pack("{s:s,s:s,s:s,s:I}", "node", node, "nonce", rq->nonce, "expires",
+						  time_format((time_t)exp, when), "lifetime",
+						  (json_int_t)s->c->nonce_lifetime));
 }
 
 static unsigned nonce_status(enum db_nonce n)
@@ -598,10 +686,15 @@ static enum MHD_Result do_evidence(struct serve *s, struct MHD_Connection *conn,
 		return reply_error(s, conn, 400, "evidence: eventlog: expected base64");
 	if (nonce_parse(nonce, raw, &raw_len, NULL) < 0)
 		return reply_error(s, conn, 400, "evidence: nonce: expected %d-%d hex digits", 2 * NONCE_MIN, 2 * NONCE_MAX);
-	struct db *d = pool_get(&s->pool);
-	/* A read first: no judging for a nonce that cannot be consumed. */
-	int r = d->ops->nonce_check(d, node, nonce, now_s(), &ns, &e);
-	pool_put(&s->pool, d);
+	/* A read first: no judging for a nonce that cannot be consumed.  One
+	 * answered here whose write is still queued is looked for first (once
+	 * committed it is dropped from the list, and the read sees it). */
+	int r = 0;
+	if (!issuing_has(s, node, nonce)) {
+		struct db *d = pool_get(&s->pool);
+		r = d->ops->nonce_check(d, node, nonce, now_s(), &ns, &e);
+		pool_put(&s->pool, d);
+	}
 	if (r < 0)
 		return reply_error(s, conn, 503, "evidence: %s", e.msg);
 	if (ns != DB_NONCE_OK)
@@ -765,31 +858,11 @@ static enum MHD_Result do_enrol_request(struct serve *s, struct MHD_Connection *
 		return reply_error(s, conn, 409, "enrolments: node %s: already enrolled (remove its record "
 				   "from the enrolments directory to enrol another AK)", node);
 	struct db *d = pool_get(&s->pool);
-	unsigned st = enrol_request(d, s->c->enrolment_ca, s->c->enrolment_ttl, b, now_s(), &ch, &e);
+	unsigned st = enrol_request(d, s->c->enrolment_ca, s->c->ek_ca, s->c->enrolment_ttl, b, now_s(), &ch, &e);
 	pool_put(&s->pool, d);
 	if (st == 200)
 		logf_(s, "enrolment %s: node %s: challenged", json_string_value(json_object_get(ch, "id")), node);
 	return reply_enrol(s, conn, st, ch, &e);
-}
-
-/* POST /v1/enrolments/ID/answer: the TPM's proof; open too. */
-static enum MHD_Result do_enrol_answer(struct serve *s, struct MHD_Connection *conn, const struct request *rq,
-				       const char *id)
-{
-	_cleanup_json_ json_t *b = NULL;
-	enum MHD_Result mr = parse_body(s, conn, rq, "answer", &b);
-	json_t *rep = NULL;
-	ingot_error e = { 0 };
-
-	if (!b)
-		return mr;
-	struct db *d = pool_get(&s->pool);
-	unsigned st = enrol_answer(d, id, b, now_s(), &rep, &e);
-	pool_put(&s->pool, d);
-	if (st == 200)
-		logf_(s, "enrolment %s: node %s: proven, awaiting approval", id,
-		      json_string_value(json_object_get(rep, "node")));
-	return reply_enrol(s, conn, st, rep, &e);
 }
 
 /* The signed record in the enrolments directory, added to the trust:
@@ -820,31 +893,73 @@ static unsigned enrol_record(struct serve *s, const struct enroll_subject *subj,
 	return st;
 }
 
-/* POST /v1/enrolments/ID/approve + the token: the operator's consent. */
-static enum MHD_Result do_enrol_approve(struct serve *s, struct MHD_Connection *conn, const char *id)
+/* Approve proven enrolment id (by: who approved, for the log): the
+ * record signed and trusted; 200 and *rep, or the refusal's status. */
+static unsigned enrol_approve(struct serve *s, const char *id, const char *by, json_t **rep, ingot_error *e)
 {
 	_cleanup_free_ char *path = NULL;
 	struct enroll_subject subj;
-	unsigned st;
-	const char *why;
-	ingot_error e = { 0 };
 	int64_t now = now_s();
 
-	if (!authorized(s, conn, &st, &why))
-		return reply_error(s, conn, st, "approve: %s", why);
 	struct db *d = pool_get(&s->pool);
-	st = enrol_approve_take(d, id, now, &subj, &e);
-	if (st == 200 && (st = enrol_record(s, &subj, now, &path, &e)) != 200) {
+	unsigned st = enrol_approve_take(d, id, now, &subj, e);
+	if (st == 200 && (st = enrol_record(s, &subj, now, &path, e)) != 200) {
 		enrol_approve_undo(d, id, now);
 		enroll_subject_release(&subj);
 	}
 	pool_put(&s->pool, d);
 	if (st != 200)
-		return reply_error(s, conn, st, "approve: %s", e.msg);
-	logf_(s, "enrolment %s: node %s: approved: AK %s, record %s", id, subj.node, subj.ak_id, path);
-	json_t *rep = json_pack("{s:s,s:s,s:s,s:s,s:s}", "id", id, "node", subj.node, "status", "approved", "ak_id",
-				subj.ak_id, "record", path);
+		return st;
+	logf_(s, "enrolment %s: node %s: approved by %s: AK %s, record %s", id, subj.node, by, subj.ak_id, path);
+	*rep = json_pack("{s:s,s:s,s:s,s:s,s:s,s:s}", "id", id, "node", subj.node, "status", "approved", "ak_id",
+			 subj.ak_id, "record", path, "approval", by);
 	enroll_subject_release(&subj);
+	return 200;
+}
+
+/* POST /v1/enrolments/ID/approve + the token: the operator's consent. */
+static enum MHD_Result do_enrol_approve(struct serve *s, struct MHD_Connection *conn, const char *id)
+{
+	json_t *rep = NULL;
+	unsigned st;
+	const char *why;
+	ingot_error e = { 0 };
+
+	if (!authorized(s, conn, &st, &why))
+		return reply_error(s, conn, st, "approve: %s", why);
+	if ((st = enrol_approve(s, id, "operator", &rep, &e)) != 200)
+		return reply_error(s, conn, st, "approve: %s", e.msg);
+	return reply_json(s, conn, 200, rep);
+}
+
+/* POST /v1/enrolments/ID/answer: the TPM's proof; open too.  An EK
+ * certificate that chained to ek-ca is approved here: the activation
+ * just proved the AK is on the TPM holding that EK. */
+static enum MHD_Result do_enrol_answer(struct serve *s, struct MHD_Connection *conn, const struct request *rq,
+				       const char *id)
+{
+	_cleanup_json_ json_t *b = NULL;
+	enum MHD_Result mr = parse_body(s, conn, rq, "answer", &b);
+	json_t *rep = NULL;
+	ingot_error e = { 0 };
+	int by_ek_ca = 0;
+
+	if (!b)
+		return mr;
+	struct db *d = pool_get(&s->pool);
+	unsigned st = enrol_answer(d, id, b, now_s(), s->c->ek_ca, &rep, &by_ek_ca, &e);
+	pool_put(&s->pool, d);
+	if (st != 200 || !by_ek_ca) {
+		if (st == 200)
+			logf_(s, "enrolment %s: node %s: proven, awaiting the operator's approval (%s)", id,
+			      json_string_value(json_object_get(rep, "node")),
+			      json_string_value(json_object_get(rep, "approval")));
+		return reply_enrol(s, conn, st, rep, &e);
+	}
+	json_decref(rep);
+	rep = NULL;
+	if ((st = enrol_approve(s, id, "ek-ca", &rep, &e)) != 200)
+		return reply_error(s, conn, st, "answer: proven, but not approved by ek-ca: %s", e.msg);
 	return reply_json(s, conn, 200, rep);
 }
 
@@ -1182,6 +1297,7 @@ static struct serve *serve_alloc(const struct serve_config *c)
 	pthread_cond_init(&s->stop_cv, NULL);
 	pthread_mutex_init(&s->rate_mu, NULL);
 	pthread_mutex_init(&s->refused_mu, NULL);
+	pthread_mutex_init(&s->issuing_mu, NULL);
 	pthread_rwlock_init(&s->trust_mu, NULL);
 	return s;
 }
@@ -1274,6 +1390,8 @@ void serve_stop(struct serve *s)
 	pthread_cond_destroy(&s->stop_cv);
 	strmap_free(&s->rates, free);
 	strmap_free(&s->refused, free);
+	strmap_free(&s->issuing, free);
+	pthread_mutex_destroy(&s->issuing_mu);
 	pthread_mutex_destroy(&s->refused_mu);
 	pthread_mutex_destroy(&s->rate_mu);
 	free(s);

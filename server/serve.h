@@ -40,6 +40,7 @@ struct serve_config {
 	char *token_file;          /* NULL: trust-changing operations refused */
 	/* enrolment over the API (server/enrol.h): on when enrolment_ca is set */
 	char *enrolment_ca;        /* PEM bundle EK certificates must chain to */
+	char *ek_ca;               /* PEM bundle whose EKs are approved without the operator, or NULL */
 	char *enrolment_key;       /* the enrolment role's signing key */
 	int64_t enrolment_ttl;     /* seconds a challenge stays answerable */
 	size_t max_body;           /* bytes */

@@ -12,6 +12,8 @@ serve_start
 note "a good boot: admitted, stored before the reply, hook told"
 N1=$(nonce_for node-1)
 assert_eq 64 "${#N1}" "nonce length (hex)"
+# Answered before its write is durable (test-serve-nonce-early): stored soon after.
+for _ in $(seq 50); do [ -n "$(db "SELECT node FROM nonces WHERE nonce='$N1'")" ] && break; sleep 0.1; done
 assert_eq "node-1" "$(db "SELECT node FROM nonces WHERE nonce='$N1'")" "nonce stored for its node"
 evidence good node-1 "$N1"
 expect_http 200 '"verdict":"admit"' POST /v1/evidence ev.json

@@ -114,6 +114,14 @@ static void test_nonce_rules(void **state)
 	assert_int_equal(n, DB_NONCE_OK);
 	assert_int_equal(d->ops->verdict_commit(d, &v, &n, &e), 0);
 	assert_int_equal(n, DB_NONCE_USED);
+	/* the read a nonce request's limit is decided by: unused, unexpired */
+	int64_t held = -1;
+	assert_int_equal(d->ops->nonces_held(d, "n1", 100, &held, &e), 0);
+	assert_int_equal(held, 3);   /* bb, a1, a2 (aa used) */
+	assert_int_equal(d->ops->nonces_held(d, "n1", 160, &held, &e), 0);
+	assert_int_equal(held, 1);   /* a2 */
+	assert_int_equal(d->ops->nonces_held(d, "n3", 100, &held, &e), 0);
+	assert_int_equal(held, 0);
 	v.node = "n2", v.nonce = "bb";
 	assert_int_equal(d->ops->verdict_commit(d, &v, &n, &e), 0);
 	assert_int_equal(n, DB_NONCE_UNKNOWN);
