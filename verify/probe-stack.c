@@ -166,9 +166,13 @@ int probe_cuda(struct node_probe *p)
 	if (probe_glob(p, "/usr/local/cuda*/version.json", &g) == 0) {
 		for (size_t i = 0; i < g.gl_pathc; i++) {
 			json_t *j = json_load_file(g.gl_pathv[i], 0, NULL);
-			json_t *cuda = j ? json_object_get(j, "cuda") : NULL;
-			const char *v = json_string_value(json_object_get(cuda, "version"));
-			int r = v ? probe_set(p, "cuda.version", v, probe_node_rel(p, g.gl_pathv[i])) : 0;
+			json_t *version = NULL;
+			const char *v;
+			int r;
+
+			json_unpack(j, "{s?{s?o}}", "cuda", "version", &version);
+			v = json_string_value(version);
+			r = v ? probe_set(p, "cuda.version", v, probe_node_rel(p, g.gl_pathv[i])) : 0;
 			json_decref(j);
 			TRY(r);
 		}
@@ -260,7 +264,7 @@ int probe_amdgpu_driver(struct node_probe *p)
  * in newer releases) with asic.market_name and vbios.version. */
 int probe_amd_smi_parse(struct node_probe *p, const char *out, const char *where)
 {
-	json_t *j, *list;
+	json_t *j, *list = NULL;
 	size_t i;
 	json_t *g;
 	struct strbuf models = STRBUF_INIT, vbios = STRBUF_INIT;
@@ -268,12 +272,21 @@ int probe_amd_smi_parse(struct node_probe *p, const char *out, const char *where
 	int r = 0;
 
 	j = json_loads(out, 0, NULL);
-	list = json_is_array(j) ? j : json_object_get(j, "gpu_data");
+	if (json_is_array(j))
+		list = j;
+	else
+		json_unpack(j, "{s?o}", "gpu_data", &list);
 	strbuf_init(&models, 64);
 	strbuf_init(&vbios, 64);
 	json_array_foreach(list, i, g) {
-		const char *m = json_string_value(json_object_get(json_object_get(g, "asic"), "market_name"));
-		const char *v = json_string_value(json_object_get(json_object_get(g, "vbios"), "version"));
+		json_t *asic = NULL, *vb = NULL, *jm = NULL, *jv = NULL;
+		const char *m, *v;
+
+		json_unpack(g, "{s?o s?o}", "asic", &asic, "vbios", &vb);
+		json_unpack(asic, "{s?o}", "market_name", &jm);
+		json_unpack(vb, "{s?o}", "version", &jv);
+		m = json_string_value(jm);
+		v = json_string_value(jv);
 		count++;
 		if (m && !strstr(models.buf, m))
 			strbuf_addf(&models, "%s%s", models.len ? "," : "", m);
