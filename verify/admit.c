@@ -13,6 +13,7 @@
 #include "lib/fileio.h"
 #include "lib/json.h"
 #include "lib/time.h"
+#include "lib/xalloc.h"
 #include "manifest/schema.h"
 #include "verify/checks.h"
 #include "verify/filecheck.h"
@@ -22,7 +23,7 @@
 static char *rfc3339(time_t t)
 {
 	char buf[TIME_RFC3339_LEN];
-	return strdup(time_format(t, buf));
+	return xstrdup(time_format(t, buf));
 }
 
 static char *read_node_line(const char *root, const char *abs)
@@ -44,7 +45,7 @@ static json_t *node_identity(const struct verify_opts *o, const char *root)
 	char hn[256] = "";
 	if (!strcmp(root, "/") && gethostname(hn, sizeof(hn) - 1) == 0 && hn[0]) {
 		free(host);
-		host = strdup(hn);
+		host = xstrdup(hn);
 	}
 	const char *id = o->node_id ? o->node_id : host && *host ? host : mid && *mid ? mid : "unknown";
 	return json_pack("{s:s, s:o, s:o}", "id", id,
@@ -95,14 +96,14 @@ static void describe_manifest(struct verify_report *r, const char *path, const c
 	for (size_t i = 0; i < H__N; i++)
 		json_object_set(r->manifest, header_keys[i], hv[i] ? hv[i] : json_null());
 	if (m->recipe.name)
-		r->pool = strdup(m->recipe.name);
+		r->pool = xstrdup(m->recipe.name);
 	if (json_is_object(m->tuple)) {
 		size_t len = 0;
 		_cleanup_free_ char *c = json_compact(m->tuple, &len);
 		if (c) {
 			sha256_buf(c, len, d);
 			hex_encode(d, 32, hex);
-			r->tuple_digest = strdup(hex);
+			r->tuple_digest = xstrdup(hex);
 		}
 	}
 }

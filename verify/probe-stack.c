@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "lib/cleanup.h"
+#include "lib/xalloc.h"
 #include "lib/modinfo.h"
 #include "lib/fileio.h"
 #include "lib/strbuf.h"
@@ -45,7 +46,7 @@ static char *version_after(const char *name, const char *prefix)
 	size_t n = probe_version_len(name + l);
 	if (!n || name[l + n] != '\0')
 		return NULL;
-	return strndup(name + l, n);
+	return xstrndup(name + l, n);
 }
 
 /* "RCCL version 2.30.7" embedded in a library (RCCL's file names carry
@@ -81,10 +82,10 @@ static char *embedded_version(const char *path, const char *marker)
 		while (v + n < base + len && probe_is_version_char((unsigned char)v[n]))
 			n++;
 		if (n && isdigit((unsigned char)v[0])) {
-			_cleanup_free_ char *tmp = strndup(v, n);
-			size_t vl = tmp ? probe_version_len(tmp) : 0;
+			_cleanup_free_ char *tmp = xstrndup(v, n);
+			size_t vl = probe_version_len(tmp);
 			if (vl) {
-				res = strndup(v, vl);
+				res = xstrndup(v, vl);
 				break;
 			}
 		}
@@ -108,18 +109,14 @@ int probe_library(struct node_probe *p, const char *key, const char *libname,
 	_cleanup_free_ char *prefix = NULL;
 	int r = 0;
 
-	if (asprintf(&prefix, "%s.so.", libname) < 0)
-		return -ENOMEM;
+	prefix = xasprintf("%s.so.", libname);
 	strbuf_init(&vals, 64);
 	strbuf_init(&srcs, 256);
 	for (size_t d = 0; d < ARRAY_SIZE(lib_dirs) + n_extra; d++) {
 		const char *dir = d < ARRAY_SIZE(lib_dirs) ? lib_dirs[d] : extra_dirs[d - ARRAY_SIZE(lib_dirs)];
 		_cleanup_free_ char *pat = NULL;
 		_cleanup_glob_ glob_t g = { 0 };
-		if (asprintf(&pat, "%s/%s*", dir, prefix) < 0) {
-			r = -ENOMEM;
-			break;
-		}
+		pat = xasprintf("%s/%s*", dir, prefix);
 		if (probe_glob(p, pat, &g) < 0)
 			continue;
 		for (size_t i = 0; i < g.gl_pathc; i++) {
@@ -199,8 +196,8 @@ int probe_rocm(struct node_probe *p)
 			const char *rel = probe_node_rel(p, g.gl_pathv[i]);
 			_cleanup_free_ char *txt = probe_read_trimmed(p, rel);
 			_cleanup_free_ char *v = txt ? probe_first_version(txt) : NULL;
-			_cleanup_free_ char *prefix = strndup(rel, strlen(rel) - strlen("/.info/version"));
-			if (!v || !prefix)
+			_cleanup_free_ char *prefix = xstrndup(rel, strlen(rel) - strlen("/.info/version"));
+			if (!v)
 				continue;
 			TRY(probe_set(p, "rocm.version", v, rel));
 			TRY(probe_set(p, "rocm.prefix", prefix, rel));
@@ -297,8 +294,7 @@ int probe_amd_smi_parse(struct node_probe *p, const char *out, const char *where
 		char cnt[24];
 		_cleanup_free_ char *src = NULL;
 		snprintf(cnt, sizeof(cnt), "%u", count);
-		if (asprintf(&src, "%s static --asic --vbios --json", where) < 0)
-			r = -ENOMEM;
+		src = xasprintf("%s static --asic --vbios --json", where);
 		if (!r && models.len) r = probe_set(p, "gpu.model", models.buf, src);
 		if (!r) r = probe_set(p, "gpu.count", cnt, src);
 		if (!r && vbios.len) r = probe_set(p, "firmware.vbios", vbios.buf, src);
