@@ -62,8 +62,10 @@ int statement_peek(const char *name, const json_t *env, struct statement *st, in
 		return r;
 	st->doc = json_loadb((const char *)payload, len, 0, NULL);
 	json_unpack(st->doc, "{s?o}", "predicate", &pred);
-	if (!json_is_object(pred))
+	if (!json_is_object(pred)) {
+		statement_release(st);
 		return ingot_fail(e, -EBADMSG, "%s: expected a statement with a predicate object", name);
+	}
 	st->predicate = pred;
 	return 0;
 }

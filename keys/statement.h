@@ -51,7 +51,8 @@ int statement_open(const char *path, const struct keyring *kr, const char *ptype
 
 /* The statement inside env, its signatures NOT checked: for describing
  * what an envelope that failed verification claims, never for trusting
- * it.  0 with *st's predicate an object, or -EBADMSG (e may be NULL). */
+ * it.  0 with *st's predicate an object, or a negative errno (-EBADMSG:
+ * no predicate object) with *st empty; e may be NULL. */
 int statement_peek(const char *name, const json_t *env, struct statement *st, ingot_error *e);
 
 /* A new Statement v1 with one subject (name, digest.sha256) and
