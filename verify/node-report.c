@@ -224,12 +224,12 @@ static struct node_probe *decode_probe(const json_t *probe)
  * extra plain paths; an entry without a string path is left out. */
 static void decode_paths(struct report_check *c, const json_t *details)
 {
-	static const char *const names[] = { "changed", "missing", "extra" };
-	json_t *lists[ARRAY_SIZE(names)] = { NULL }, *v;
+	static const char *const lists_named[] = { "changed", "missing", "extra" };
+	json_t *lists[ARRAY_SIZE(lists_named)] = { NULL }, *v;
 	size_t n = 0, i;
 
-	json_unpack((json_t *)details, "{s?o s?o s?o}", names[0], &lists[0], names[1], &lists[1],
-		    names[2], &lists[2]);
+	json_unpack((json_t *)details, "{s?o s?o s?o}", lists_named[0], &lists[0],
+		    lists_named[1], &lists[1], lists_named[2], &lists[2]);
 	for (size_t k = 0; k < ARRAY_SIZE(lists); k++)
 		n += json_array_size(lists[k]);
 	if (!n)
@@ -246,7 +246,7 @@ static void decode_paths(struct report_check *c, const json_t *details)
 			if (!json_is_string(path))
 				continue;
 			c->n_paths++;
-			p->list = names[k];
+			p->list = lists_named[k];
 			p->path = json_string_value(path);
 			p->path_len = json_string_length(path);
 			p->field = json_string_value(field);
