@@ -56,7 +56,8 @@ static size_t sorted_members(const json_t *o, bool side_b, const char *const *sk
 
 	json_object_foreach((json_t *)o, k, x)
 		if (!skipped(k, skip))
-			v[n++] = side_b ? (struct side_member){ k, NULL, x } : (struct side_member){ k, x, NULL };
+			v[n++] = side_b ? (struct side_member){ k, NULL, x }
+					: (struct side_member){ k, x, NULL };
 	qsort(v, n, sizeof(*v), cmp_member);
 	return n;
 }
@@ -231,7 +232,8 @@ int manifest_diff(const struct manifest *a, const struct manifest *b, const char
 			free(d->tuple.v[i].field);
 			d->tuple.v[i].field = xstrdup("tuple");
 		}
-	if ((r = diff_list(sa.artifacts, sb.artifacts, a_name, b_name, "artifacts", "name", &d->artifacts, e)) < 0 ||
+	if ((r = diff_list(sa.artifacts, sb.artifacts, a_name, b_name, "artifacts", "name",
+			   &d->artifacts, e)) < 0 ||
 	    (r = diff_list(sa.files, sb.files, a_name, b_name, "files", "path", &d->files, e)) < 0) {
 		manifest_diff_release(d);
 		return r;
