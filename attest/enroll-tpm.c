@@ -227,15 +227,19 @@ int tpm_enroll_request(struct tpm *t, const char *ak_dir, const char *node,
 	return *request ? 0 : ingot_fail(e, -ENOMEM, "out of memory");
 }
 
-static int challenge_parse(const char *name, const json_t *ch, TPM2B_ID_OBJECT *blob,
+/* The challenge, decoded: *id (borrowed from ch), the blob and the secret. */
+static int challenge_parse(const char *name, const json_t *ch, const char **idp, TPM2B_ID_OBJECT *blob,
 			   TPM2B_ENCRYPTED_SECRET *secret, ingot_error *e)
 {
 	_cleanup_free_ uint8_t *b = NULL, *s = NULL;
-	const json_t *jb = json_object_get(ch, "credential_blob"), *js = json_object_get(ch, "secret");
-	const char *f = json_string_value(json_object_get(ch, "format"));
-	const char *id = json_string_value(json_object_get(ch, "id"));
+	json_t *jb = NULL, *js = NULL, *jf = NULL, *jid = NULL;
+	const char *f, *id;
 	size_t bl, sl, off = 0, off2 = 0;
 
+	json_unpack((json_t *)ch, "{s?o s?o s?o s?o}", "credential_blob", &jb, "secret", &js,
+		    "format", &jf, "id", &jid);
+	f = json_string_value(jf);
+	id = json_string_value(jid);
 	if (!json_is_object(ch) || !f || strcmp(f, ENROLL_CHALLENGE_FORMAT) || !id ||
 	    strlen(id) != ENROLL_ID_HEX)
 		return ingot_fail(e, -EINVAL, "%s: expected an %s document with an id",
@@ -247,6 +251,7 @@ static int challenge_parse(const char *name, const json_t *ch, TPM2B_ID_OBJECT *
 	    off2 != sl)
 		return ingot_fail(e, -EINVAL, "%s: credential_blob/secret: expected base64 of a "
 				  "marshalled TPM2B_ID_OBJECT and TPM2B_ENCRYPTED_SECRET", name);
+	*idp = id;
 	return 0;
 }
 
@@ -261,11 +266,12 @@ int tpm_enroll_answer(struct tpm *t, const char *ak_dir, const json_t *challenge
 	TPMT_TK_AUTH *ticket = NULL;
 	ESYS_TR primary = ESYS_TR_NONE, ak = ESYS_TR_NONE, ek = ESYS_TR_NONE, sess = ESYS_TR_NONE;
 	_cleanup_free_ char *pem = NULL;
+	const char *id = NULL;
 	char hex[2 * sizeof(cert->buffer) + 1];
 	TSS2_RC rc;
 	int r;
 
-	if ((r = challenge_parse(challenge_name, challenge, &blob, &secret, e)) < 0)
+	if ((r = challenge_parse(challenge_name, challenge, &id, &blob, &secret, e)) < 0)
 		return r;
 	if ((r = tpm_ak_load(t, ak_dir, &primary, &ak, &pem, e)) < 0)
 		return r;
@@ -295,8 +301,8 @@ int tpm_enroll_answer(struct tpm *t, const char *ak_dir, const json_t *challenge
 	}
 	hex_encode(cert->buffer, cert->size, hex);
 	OPENSSL_cleanse(cert->buffer, sizeof(cert->buffer));
-	*answer = json_pack("{s:s,s:s,s:s}", "format", ENROLL_ANSWER_FORMAT, "id",
-			    json_string_value(json_object_get(challenge, "id")), "credential", hex);
+	*answer = json_pack("{s:s,s:s,s:s}", "format", ENROLL_ANSWER_FORMAT, "id", id,
+			    "credential", hex);
 	OPENSSL_cleanse(hex, sizeof(hex));
 	r = *answer ? 0 : ingot_fail(e, -ENOMEM, "out of memory");
 out:

@@ -199,19 +199,22 @@ int enroll_make_credential(EVP_PKEY *ek, const uint8_t *name, size_t name_len,
 /* ---- documents ---------------------------------------------------------- */
 
 /* doc is an object with "format": format and string members among
- * fields (all required); name in messages. */
+ * fields (all required); name in messages.  val[i] gets fields[i]'s
+ * string (borrowed from doc): the document decoded. */
 static int doc_check(const char *name, const json_t *doc, const char *format,
-		     const char *const *fields, size_t n, ingot_error *e)
+		     const char *const *fields, size_t n, const char **val, ingot_error *e)
 {
-	const char *key, *f;
+	const char *key, *f = NULL;
 	json_t *v;
 
 	if (!json_is_object(doc))
 		return ingot_fail(e, -EINVAL, "%s: expected a JSON object (%s)", name, format);
-	f = json_string_value(json_object_get(doc, "format"));
+	json_unpack((json_t *)doc, "{s?s}", "format", &f);
 	if (!f || strcmp(f, format))
 		return ingot_fail(e, -EINVAL, "%s: format: expected \"%s\", got \"%.64s\"", name,
 				  format, f ? f : "?");
+	for (size_t i = 0; i < n; i++)
+		val[i] = NULL;
 	json_object_foreach((json_t *)doc, key, v) {
 		size_t i;
 		for (i = 0; i < n && strcmp(key, fields[i]); i++)
@@ -220,24 +223,19 @@ static int doc_check(const char *name, const json_t *doc, const char *format,
 			return ingot_fail(e, -EINVAL, "%s: unknown field '%.64s'", name, key);
 		if (!json_is_string(v) || strlen(json_string_value(v)) != json_string_length(v))
 			return ingot_fail(e, -EINVAL, "%s: %.64s: expected a string", name, key);
+		if (i < n)
+			val[i] = json_string_value(v);
 	}
 	for (size_t i = 0; i < n; i++)
-		if (!json_object_get(doc, fields[i]))
+		if (!val[i])
 			return ingot_fail(e, -EINVAL, "%s: %s: missing", name, fields[i]);
 	return 0;
 }
 
-static const char *field(const json_t *doc, const char *key)
-{
-	return json_string_value(json_object_get(doc, key));
-}
-
-static int b64_field(const char *name, const json_t *doc, const char *key, uint8_t **out,
+static int b64_field(const char *name, const char *key, const char *val, uint8_t **out,
 		     size_t *len, ingot_error *e)
 {
-	const json_t *v = json_object_get(doc, key);
-
-	if (base64_decode(json_string_value(v), json_string_length(v), out, len) < 0)
+	if (base64_decode(val, strlen(val), out, len) < 0)
 		return ingot_fail(e, -EINVAL, "%s: %s: expected base64", name, key);
 	return 0;
 }
@@ -430,6 +428,7 @@ int enroll_check_request(const char *name, const json_t *req, const char *ca_pat
 			 struct enroll_subject *out, ingot_error *e)
 {
 	static const char *const fields[] = { "node", "ek_certificate", "ak_public" };
+	const char *val[ARRAY_SIZE(fields)];
 	_cleanup_free_ uint8_t *ek = NULL, *ak = NULL;
 	size_t ek_len, ak_len;
 	int r;
@@ -438,12 +437,12 @@ int enroll_check_request(const char *name, const json_t *req, const char *ca_pat
 
 	memset(out, 0, sizeof(*out));
 	snprintf(what, sizeof(what), "%.200s: node", name);
-	if ((r = doc_check(name, req, ENROLL_REQUEST_FORMAT, fields, 3, e)) < 0 ||
-	    (r = enroll_node_check(what, field(req, "node"), e)) < 0 ||
-	    (r = b64_field(name, req, "ek_certificate", &ek, &ek_len, e)) < 0 ||
-	    (r = b64_field(name, req, "ak_public", &ak, &ak_len, e)) < 0)
+	if ((r = doc_check(name, req, ENROLL_REQUEST_FORMAT, fields, 3, val, e)) < 0 ||
+	    (r = enroll_node_check(what, val[0], e)) < 0 ||
+	    (r = b64_field(name, fields[1], val[1], &ek, &ek_len, e)) < 0 ||
+	    (r = b64_field(name, fields[2], val[2], &ak, &ak_len, e)) < 0)
 		return r;
-	snprintf(out->node, sizeof(out->node), "%s", field(req, "node"));
+	snprintf(out->node, sizeof(out->node), "%s", val[0]);
 	/* The AK first: pure parsing, so a fuzzer reaches it without a CA. */
 	if ((r = check_ak(name, ak, ak_len, out, e)) < 0 ||
 	    (r = check_ek_cert(name, ek, ek_len, ca_path, now, out, e)) < 0)
@@ -527,20 +526,25 @@ static int state_dir_check(const char *dir, ingot_error *e)
 int enroll_state_store(const char *dir, const json_t *state, ingot_error *e)
 {
 	_cleanup_free_ char *path = NULL;
-	int r = id_check("state", field(state, "id"), e);
+	const char *id = NULL;
+	int r;
 
-	if (r < 0)
+	json_unpack((json_t *)state, "{s?s}", "id", &id);   /* enroll_challenge's own */
+	if ((r = id_check("state", id, e)) < 0)
 		return r;
 	if ((r = mkdir_p(dir, 0700, e)) < 0 || (r = state_dir_check(dir, e)) < 0)
 		return r;
-	if (!(path = state_path(dir, field(state, "id"), "json")))
+	if (!(path = state_path(dir, id, "json")))
 		return ingot_fail(e, -ENOMEM, "out of memory");
 	return json_write_file(path, state, 0600, e);
 }
 
 static const char *const answer_fields[] = { "id", "credential" };
+enum { A_ID, A_CREDENTIAL, A__N };
 static const char *const state_fields[] = { "id", "expires", "credential_sha256", "node",
 	"ak_id", "ak_name", "ak_public_key", "ek_certificate_sha256", "ca_bundle_sha256" };
+enum { S_ID, S_EXPIRES, S_CREDENTIAL_SHA256, S_NODE, S_AK_ID, S_AK_NAME, S_AK_PUBLIC_KEY,
+       S_EK_CERTIFICATE_SHA256, S_CA_BUNDLE_SHA256, S__N };
 
 /* A state as enroll_challenge wrote it: its own id (the file's name), and
  * an AK id that is its public key's, so a record cannot name one AK and
@@ -548,19 +552,19 @@ static const char *const state_fields[] = { "id", "expires", "credential_sha256"
 static int state_check(const char *path, const json_t *st, const char *id, ingot_error *e)
 {
 	char ak_id[SHA256_HEX_LEN + 1];
+	const char *s[S__N];
 	int r;
 
-	if ((r = doc_check(path, st, ENROLL_STATE_FORMAT, state_fields,
-			   ARRAY_SIZE(state_fields), e)) < 0)
+	if ((r = doc_check(path, st, ENROLL_STATE_FORMAT, state_fields, S__N, s, e)) < 0)
 		return r;
-	if (strcmp(field(st, "id"), id))
+	if (strcmp(s[S_ID], id))
 		return ingot_fail(e, -EINVAL, "%s: id: expected %s (the file's name), got %.64s",
-				  path, id, field(st, "id"));
-	if ((r = attest_ak_id_pem(field(st, "ak_public_key"), ak_id, e)) < 0)
+				  path, id, s[S_ID]);
+	if ((r = attest_ak_id_pem(s[S_AK_PUBLIC_KEY], ak_id, e)) < 0)
 		return ingot_prefix(e, "%s: ak_public_key", path);
-	if (strcmp(ak_id, field(st, "ak_id")))
+	if (strcmp(ak_id, s[S_AK_ID]))
 		return ingot_fail(e, -EINVAL, "%s: ak_id: expected %s (the id of ak_public_key), "
-				  "got %.64s", path, ak_id, field(st, "ak_id"));
+				  "got %.64s", path, ak_id, s[S_AK_ID]);
 	return 0;
 }
 
@@ -575,14 +579,15 @@ int enroll_state_take(const char *dir, const json_t *answer, const char *answer_
 {
 	_cleanup_free_ char *from = NULL, *to = NULL, *buf = NULL;
 	_cleanup_close_ int fd = -1;
-	const char *id = field(answer, "id");
+	const char *a[A__N], *id;
 	size_t len;
 	int r;
 
 	*state = NULL;
-	if ((r = doc_check(answer_name, answer, ENROLL_ANSWER_FORMAT, answer_fields, 2, e)) < 0 ||
-	    (r = id_check(answer_name, id, e)) < 0 || (r = state_dir_check(dir, e)) < 0)
+	if ((r = doc_check(answer_name, answer, ENROLL_ANSWER_FORMAT, answer_fields, A__N, a, e)) < 0 ||
+	    (r = id_check(answer_name, a[A_ID], e)) < 0 || (r = state_dir_check(dir, e)) < 0)
 		return r;
+	id = a[A_ID];
 	from = state_path(dir, id, "json");
 	to = state_path(dir, id, "used");
 	if (!from || !to)
@@ -619,27 +624,26 @@ int enroll_finish(const json_t *state, const json_t *answer, const char *answer_
 		  struct enroll_subject *out, ingot_error *e)
 {
 	uint8_t cred[ENROLL_CREDENTIAL_LEN], md[SHA256_LEN], want[SHA256_LEN];
-	const char *c = field(answer, "credential");
+	const char *s[S__N], *a[A__N], *c;
 	char buf[TIME_RFC3339_LEN];
 	time_t until;
 	int r;
 
 	memset(out, 0, sizeof(*out));
-	if ((r = doc_check("challenge state", state, ENROLL_STATE_FORMAT, state_fields,
-			       ARRAY_SIZE(state_fields), e)) < 0 ||
-	    (r = doc_check(answer_name, answer, ENROLL_ANSWER_FORMAT, answer_fields, 2, e)) < 0)
+	if ((r = doc_check("challenge state", state, ENROLL_STATE_FORMAT, state_fields, S__N, s, e)) < 0 ||
+	    (r = doc_check(answer_name, answer, ENROLL_ANSWER_FORMAT, answer_fields, A__N, a, e)) < 0)
 		return r;
-	if (strcmp(field(state, "id"), field(answer, "id")))
+	c = a[A_CREDENTIAL];
+	if (strcmp(s[S_ID], a[A_ID]))
 		return ingot_fail(e, -EPERM, "%s: id: expected %s, got %.64s", answer_name,
-				  field(state, "id"), field(answer, "id"));
-	if (time_parse(field(state, "expires"), &until) < 0 ||
-	    hex_decode(field(state, "credential_sha256"), want, sizeof(want)) < 0)
+				  s[S_ID], a[A_ID]);
+	if (time_parse(s[S_EXPIRES], &until) < 0 ||
+	    hex_decode(s[S_CREDENTIAL_SHA256], want, sizeof(want)) < 0)
 		return ingot_fail(e, -EINVAL, "challenge state %s: expires/credential_sha256: malformed",
-				  field(state, "id"));
+				  s[S_ID]);
 	if (now >= until)
 		return ingot_fail(e, -ETIME, "%s: challenge %s expired at %s (now %s): ask for a new one",
-				  answer_name, field(state, "id"), field(state, "expires"),
-				  time_format(now, buf));
+				  answer_name, s[S_ID], s[S_EXPIRES], time_format(now, buf));
 	if (strlen(c) != 2 * sizeof(cred) || hex_decode(c, cred, sizeof(cred)) < 0)
 		return ingot_fail(e, -EINVAL, "%s: credential: expected %zu hex digits", answer_name,
 				  2 * sizeof(cred));
@@ -653,19 +657,17 @@ int enroll_finish(const json_t *state, const json_t *answer, const char *answer_
 
 int enroll_state_subject(const json_t *state, struct enroll_subject *out, ingot_error *e)
 {
+	const char *s[S__N];
 	int r;
 
 	memset(out, 0, sizeof(*out));
-	if ((r = doc_check("challenge state", state, ENROLL_STATE_FORMAT, state_fields,
-			   ARRAY_SIZE(state_fields), e)) < 0)
+	if ((r = doc_check("challenge state", state, ENROLL_STATE_FORMAT, state_fields, S__N, s, e)) < 0)
 		return r;
-	snprintf(out->node, sizeof(out->node), "%s", field(state, "node"));
-	snprintf(out->ak_id, sizeof(out->ak_id), "%s", field(state, "ak_id"));
-	snprintf(out->ak_name, sizeof(out->ak_name), "%s", field(state, "ak_name"));
-	snprintf(out->ek_cert_sha256, sizeof(out->ek_cert_sha256), "%s",
-		 field(state, "ek_certificate_sha256"));
-	snprintf(out->ca_bundle_sha256, sizeof(out->ca_bundle_sha256), "%s",
-		 field(state, "ca_bundle_sha256"));
-	out->ak_pem = strdup(field(state, "ak_public_key"));
+	snprintf(out->node, sizeof(out->node), "%s", s[S_NODE]);
+	snprintf(out->ak_id, sizeof(out->ak_id), "%s", s[S_AK_ID]);
+	snprintf(out->ak_name, sizeof(out->ak_name), "%s", s[S_AK_NAME]);
+	snprintf(out->ek_cert_sha256, sizeof(out->ek_cert_sha256), "%s", s[S_EK_CERTIFICATE_SHA256]);
+	snprintf(out->ca_bundle_sha256, sizeof(out->ca_bundle_sha256), "%s", s[S_CA_BUNDLE_SHA256]);
+	out->ak_pem = strdup(s[S_AK_PUBLIC_KEY]);
 	return out->ak_pem ? 0 : ingot_fail(e, -ENOMEM, "out of memory");
 }

@@ -23,10 +23,11 @@ int firmware_authority_cert(const struct eventlog_event *ev, uint8_t out[32])
 	return 0;
 }
 
-static int hex32_member(const json_t *o, const char *key, const char *what, const char *field, uint8_t out[32],
+/* v: the member key's value, or NULL. */
+static int hex32_member(const json_t *v, const char *key, const char *what, const char *field, uint8_t out[32],
 			ingot_error *e)
 {
-	const char *s = json_string_value(json_object_get(o, key));
+	const char *s = json_string_value(v);
 
 	if (!s || !is_sha256_hex(s) || hex_decode(s, out, 32) < 0)
 		return ingot_fail(e, -EINVAL, "%s: %s%s: expected 64 lower-case hex digits, got %s", what, field, key,
@@ -54,14 +55,20 @@ int firmware_ref_from_json(const json_t *j, const char *what, struct firmware_re
 {
 	static const char *const top[] = { "schema", "platform", "pcrs", "pcr7", NULL };
 	static const char *const p7[] = { "variables", "authorities", NULL };
-	const char *schema = json_string_value(json_object_get(j, "schema"));
-	const char *platform = json_string_value(json_object_get(j, "platform"));
-	const json_t *pcrs = json_object_get(json_object_get(j, "pcrs"), "sha256");
-	const json_t *pcr7 = json_object_get(j, "pcr7"), *vars, *auth, *v;
-	const char *k;
+	json_t *jschema = NULL, *jplatform = NULL, *banks = NULL, *pcrs = NULL, *pcr0 = NULL, *pcr2 = NULL;
+	json_t *pcr7 = NULL, *vars = NULL, *auth = NULL, *v;
+	const char *schema, *platform, *k;
 	size_t i;
 	int r;
 
+	/* Every member optional here, so that each gets its own line below. */
+	json_unpack((json_t *)j, "{s?o s?o s?o s?o}", "schema", &jschema, "platform", &jplatform,
+		    "pcrs", &banks, "pcr7", &pcr7);
+	json_unpack(banks, "{s?o}", "sha256", &pcrs);
+	json_unpack(pcrs, "{s?o s?o}", "0", &pcr0, "2", &pcr2);
+	json_unpack(pcr7, "{s?o s?o}", "variables", &vars, "authorities", &auth);
+	schema = json_string_value(jschema);
+	platform = json_string_value(jplatform);
 	memset(out, 0, sizeof(*out));
 	if (!json_is_object(j))
 		return ingot_fail(e, -EINVAL, "%s: expected a JSON object", what);
@@ -72,15 +79,13 @@ int firmware_ref_from_json(const json_t *j, const char *what, struct firmware_re
 	if (!platform || !attest_name_ok(platform) || strlen(platform) >= sizeof(out->platform))
 		return ingot_fail(e, -EINVAL, "%s: platform: expected 1-127 printable characters without spaces", what);
 	snprintf(out->platform, sizeof(out->platform), "%s", platform);
-	if (json_object_size(json_object_get(j, "pcrs")) != 1 || json_object_size(pcrs) != 2)
+	if (json_object_size(banks) != 1 || json_object_size(pcrs) != 2)
 		return ingot_fail(e, -EINVAL, "%s: pcrs: expected exactly {\"sha256\": {\"0\", \"2\"}}", what);
-	if ((r = hex32_member(pcrs, "0", what, "pcrs.sha256.", out->pcr0, e)) < 0 ||
-	    (r = hex32_member(pcrs, "2", what, "pcrs.sha256.", out->pcr2, e)) < 0)
+	if ((r = hex32_member(pcr0, "0", what, "pcrs.sha256.", out->pcr0, e)) < 0 ||
+	    (r = hex32_member(pcr2, "2", what, "pcrs.sha256.", out->pcr2, e)) < 0)
 		return r;
 	if (!json_is_object(pcr7) || (r = unknown_key(pcr7, p7, what, "pcr7.", e)) < 0)
 		return r < 0 ? r : ingot_fail(e, -EINVAL, "%s: pcr7: expected an object", what);
-	vars = json_object_get(pcr7, "variables");
-	auth = json_object_get(pcr7, "authorities");
 	if (!json_is_object(vars) || json_object_size(vars) > FIRMWARE_REF_MAX)
 		return ingot_fail(e, -EINVAL, "%s: pcr7.variables: expected an object of at most %d", what,
 				  FIRMWARE_REF_MAX);
@@ -91,7 +96,7 @@ int firmware_ref_from_json(const json_t *j, const char *what, struct firmware_re
 		if (!*k || strlen(k) >= sizeof(out->vars[0].name))
 			return ingot_fail(e, -EINVAL, "%s: pcr7.variables: expected names of 1-63 characters", what);
 		snprintf(out->vars[out->nvars].name, sizeof(out->vars[0].name), "%s", k);
-		if ((r = hex32_member(vars, k, what, "pcr7.variables.", out->vars[out->nvars].digest, e)) < 0)
+		if ((r = hex32_member(v, k, what, "pcr7.variables.", out->vars[out->nvars].digest, e)) < 0)
 			return r;
 		out->nvars++;
 	}

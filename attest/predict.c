@@ -160,15 +160,15 @@ static json_t *measurement_for(const json_t *manifest, int pcr, bool head, ingot
 {
 	_cleanup_strbuf_ struct strbuf ev = STRBUF_INIT;
 	uint8_t img[32], root[32], cd[32];
-	json_t *m, *have;
+	json_t *m, *have = NULL;   /* measurement.pcr */
 	const char *name;
 
 	strbuf_init(&ev, 256);
 	if (event_data(manifest, &ev, img, root, cd, head, &name, e) < 0)
 		return NULL;
-	have = json_object_get(manifest, "measurement");
-	if (pcr < 0 && json_is_integer(json_object_get(have, "pcr")))
-		pcr = (int)json_integer_value(json_object_get(have, "pcr"));
+	json_unpack((json_t *)manifest, "{s?{s?o}}", "measurement", "pcr", &have);
+	if (pcr < 0 && json_is_integer(have))
+		pcr = (int)json_integer_value(have);
 	else if (pcr < 0)
 		pcr = ATTEST_DEFAULT_PCR;
 	if (pcr >= PCR_COUNT) {
@@ -206,10 +206,12 @@ static int check_measurement(const json_t *manifest, bool head, unsigned *pcr, i
 	if (!want)
 		return e ? e->code : -EINVAL;
 	if (!json_equal(want, have)) {
-		const char *got = json_string_value(json_object_get(have, "event_data"));
+		const char *got = NULL, *expected = NULL;
+
+		json_unpack(have, "{s?s}", "event_data", &got);
+		json_unpack(want, "{s?s}", "event_data", &expected);
 		return ingot_fail(e, -EBADMSG, "manifest: measurement: expected event data '%s' and its digests, got '%.300s'",
-				  json_string_value(json_object_get(want, "event_data")),
-				  got ? got : "(other digests)");
+				  expected, got ? got : "(other digests)");
 	}
 	if (pcr)
 		*pcr = (unsigned)n;

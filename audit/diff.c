@@ -10,11 +10,6 @@
 #include "lib/strbuf.h"
 #include "lib/xalloc.h"
 
-static int cmp_str(const void *x, const void *y)
-{
-	return strcmp(*(const char *const *)x, *(const char *const *)y);
-}
-
 static void add_change(struct diff_changes *l, const char *field, const json_t *a, const json_t *b)
 {
 	if (l->n == l->cap) {
@@ -41,25 +36,54 @@ static bool skipped(const char *key, const char *const *skip)
 	return false;
 }
 
-/* diff_fields, leaving out the members skip names of two objects. */
+/* One member name and its value on each side (NULL where absent). */
+struct side_member {
+	const char *key;
+	const json_t *a, *b;
+};
+
+static int cmp_member(const void *x, const void *y)
+{
+	return strcmp(((const struct side_member *)x)->key, ((const struct side_member *)y)->key);
+}
+
+/* o's members but skip's, sorted by name, each value on side a or b. */
+static size_t sorted_members(const json_t *o, bool side_b, const char *const *skip, struct side_member *v)
+{
+	const char *k;
+	json_t *x;
+	size_t n = 0;
+
+	json_object_foreach((json_t *)o, k, x)
+		if (!skipped(k, skip))
+			v[n++] = side_b ? (struct side_member){ k, NULL, x }
+					: (struct side_member){ k, x, NULL };
+	qsort(v, n, sizeof(*v), cmp_member);
+	return n;
+}
+
+/* diff_fields, leaving out the members skip names of two objects: both
+ * sides' members merged by name, in name order. */
 static void diff_members(struct diff_changes *list, const char *prefix, const json_t *a, const json_t *b,
 			 const char *const *skip)
 {
-	size_t na = json_object_size(a), nb = json_object_size(b), n = 0;
-	_cleanup_free_ const char **keys = xcalloc(na + nb + 1, sizeof(*keys));
-	const char *k;
-	json_t *v;
+	size_t na = json_object_size(a), nb = json_object_size(b), i = 0, j = 0;
+	_cleanup_free_ struct side_member *va = xcalloc(na + 1, sizeof(*va));
+	_cleanup_free_ struct side_member *vb = xcalloc(nb + 1, sizeof(*vb));
 
-	json_object_foreach((json_t *)a, k, v)
-		if (!skipped(k, skip))
-			keys[n++] = k;
-	json_object_foreach((json_t *)b, k, v)
-		if (!skipped(k, skip) && !json_object_get(a, k))
-			keys[n++] = k;
-	qsort(keys, n, sizeof(*keys), cmp_str);
-	for (size_t i = 0; i < n; i++) {
-		_cleanup_free_ char *sub = xasprintf("%s%s%s", prefix, *prefix ? "." : "", keys[i]);
-		diff_fields(list, sub, json_object_get(a, keys[i]), json_object_get(b, keys[i]));
+	na = sorted_members(a, false, skip, va);
+	nb = sorted_members(b, true, skip, vb);
+	while (i < na || j < nb) {
+		int c = i == na ? 1 : j == nb ? -1 : strcmp(va[i].key, vb[j].key);
+		struct side_member m = c < 0 ? va[i] : vb[j];
+		_cleanup_free_ char *sub = NULL;
+
+		if (!c)
+			m.a = va[i].a;
+		i += c <= 0;
+		j += c >= 0;
+		sub = xasprintf("%s%s%s", prefix, *prefix ? "." : "", m.key);
+		diff_fields(list, sub, m.a, m.b);
 	}
 }
 
@@ -104,10 +128,18 @@ void manifest_diff_release(struct manifest_diff *d)
 	memset(d, 0, sizeof(*d));
 }
 
-/* A top-level member of a manifest as written. */
-static const json_t *member(const struct manifest *m, const char *key)
+/* The lists a diff compares, as written (a null tuple is a value, which
+ * the typed one is not). */
+struct diff_side {
+	const json_t *tuple, *artifacts, *files;
+};
+
+static struct diff_side diff_side(const struct manifest *m)
 {
-	return json_object_get(m->doc, key);
+	json_t *tuple = NULL, *artifacts = NULL, *files = NULL;
+
+	json_unpack(m->doc, "{s?o s?o s?o}", "tuple", &tuple, "artifacts", &artifacts, "files", &files);
+	return (struct diff_side){ tuple, artifacts, files };
 }
 
 /* Sorted view of a manifest list, refusing duplicate keys. */
@@ -119,7 +151,7 @@ static int keyed_list(const char *name, const char *list, const char *key, const
 	json_t *it;
 
 	json_array_foreach(arr, i, it) {
-		v[i].key = json_string_value(json_object_get(it, key));
+		json_unpack(it, "{s?s}", key, &v[i].key);   /* NULL unless a string */
 		v[i].obj = it;
 		if (!v[i].key)
 			return ingot_fail(e, -EINVAL, "%s: %s[%zu]: field '%s': expected a string",
@@ -142,7 +174,7 @@ static void push_item(struct diff_items *l, const struct diff_item *it)
 }
 
 /* Merge two sorted lists into added, removed and changed. */
-static int diff_list(const struct manifest *a, const struct manifest *b, const char *a_name,
+static int diff_list(const json_t *la, const json_t *lb, const char *a_name,
 		     const char *b_name, const char *list, const char *key, struct diff_list *out,
 		     ingot_error *e)
 {
@@ -151,8 +183,8 @@ static int diff_list(const struct manifest *a, const struct manifest *b, const c
 	int r;
 
 	out->key = key;
-	if ((r = keyed_list(a_name, list, key, member(a, list), &va, e)) < 0 ||
-	    (r = keyed_list(b_name, list, key, member(b, list), &vb, e)) < 0)
+	if ((r = keyed_list(a_name, list, key, la, &va, e)) < 0 ||
+	    (r = keyed_list(b_name, list, key, lb, &vb, e)) < 0)
 		goto out;
 	while (i < va.n || j < vb.n) {
 		int c = i == va.n ? 1 : j == vb.n ? -1 : strcmp(va.v[i].key, vb.v[j].key);
@@ -184,13 +216,15 @@ int manifest_diff(const struct manifest *a, const struct manifest *b, const char
 		  const char *b_name, struct manifest_diff *d, ingot_error *e)
 {
 	static const char *const lists[] = { "tuple", "artifacts", "files", NULL };
+	struct diff_side sa, sb;
 	int r;
 
 	memset(d, 0, sizeof(*d));
 	if (!json_is_object(a->doc) || !json_is_object(b->doc))
 		return ingot_fail(e, -EINVAL, "manifest: expected two JSON objects");
-	/* As written: a null tuple is a value, which the typed one is not. */
-	diff_fields(&d->tuple, "", member(a, "tuple"), member(b, "tuple"));
+	sa = diff_side(a);
+	sb = diff_side(b);
+	diff_fields(&d->tuple, "", sa.tuple, sb.tuple);
 	/* A tuple that is null on one side and an object on the other shows
 	 * as one whole-value change under the empty path; name it. */
 	for (size_t i = 0; i < d->tuple.n; i++)
@@ -198,8 +232,9 @@ int manifest_diff(const struct manifest *a, const struct manifest *b, const char
 			free(d->tuple.v[i].field);
 			d->tuple.v[i].field = xstrdup("tuple");
 		}
-	if ((r = diff_list(a, b, a_name, b_name, "artifacts", "name", &d->artifacts, e)) < 0 ||
-	    (r = diff_list(a, b, a_name, b_name, "files", "path", &d->files, e)) < 0) {
+	if ((r = diff_list(sa.artifacts, sb.artifacts, a_name, b_name, "artifacts", "name",
+			   &d->artifacts, e)) < 0 ||
+	    (r = diff_list(sa.files, sb.files, a_name, b_name, "files", "path", &d->files, e)) < 0) {
 		manifest_diff_release(d);
 		return r;
 	}
@@ -344,8 +379,11 @@ static void add_file_entry(struct strbuf *sb, const json_t *f)
 
 static void add_artifact_entry(struct strbuf *sb, const json_t *a)
 {
-	const char *kind = json_string_value(json_object_get(a, "kind"));
-	json_t *sha = json_object_get(a, "sha256");
+	json_t *jkind = NULL, *sha = NULL;
+	const char *kind;
+
+	json_unpack((json_t *)a, "{s?o s?o}", "kind", &jkind, "sha256", &sha);
+	kind = json_string_value(jkind);
 
 	strbuf_addf_escaped(sb, " (%s", kind ? kind : "?");
 	if (sha) {

@@ -192,7 +192,11 @@ static int report_nonces(struct audit_ctx *c, ingot_error *e)
 {
 	for (size_t i = 0; i < c->o->n_reports; i++) {
 		const struct audit_report *ar = &c->o->reports[i];
-		const char *node = json_string_value(json_object_get(json_object_get(ar->report, "node"), "id"));
+		json_t *id = NULL;
+		const char *node;
+
+		json_unpack((json_t *)ar->report, "{s?{s?o}}", "node", "id", &id);
+		node = json_string_value(id);
 		if (!ar->nonce || !node)
 			continue;
 		if (check_nonce(ar->nonce) < 0)
@@ -252,7 +256,7 @@ static void load_one_manifest(struct audit_ctx *c, const char *path, struct audi
 	/* The prediction is recomputed from the signed content (a head
 	 * alone carries the file list's digest, signed, in its place). */
 	if (r == 0)
-		r = json_object_get(pm->m->doc, "files") ? attest_check_measurement(pm->m->doc, NULL, &e)
+		r = pm->m->have & MF_FILES ? attest_check_measurement(pm->m->doc, NULL, &e)
 							 : attest_check_head_measurement(pm->m->doc, NULL, &e);
 	if (r == 0) {
 		/* A UKI image's PCR 15 holds its init's event (attest/verdict.h). */

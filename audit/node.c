@@ -344,12 +344,15 @@ static void check_tuple(const struct audit_manifest *want, const struct node_rep
 	 * reported it as not made, so the audit must not call it absent */
 	tuplecheck_run(want->m->tuple, report->probe, &vr);
 	const char *k;
-	json_t *v;
-	json_object_foreach(json_object_get(vr.checks[CHECK_TUPLE].details, "fields"), k, v) {
-		if (json_is_true(json_object_get(v, "match")))
+	json_t *fields = NULL, *v;
+	json_unpack(vr.checks[CHECK_TUPLE].details, "{s?o}", "fields", &fields);
+	json_object_foreach(fields, k, v) {
+		json_t *match = NULL, *manifest = NULL, *node = NULL;
+
+		json_unpack(v, "{s?o s?o s?o}", "match", &match, "manifest", &manifest, "node", &node);
+		if (json_is_true(match))
 			continue;
-		audit_add_drift(row, k, json_incref(json_object_get(v, "manifest")),
-				plain_text(json_object_get(v, "node")));
+		audit_add_drift(row, k, json_incref(manifest), plain_text(node));
 	}
 	if (vr.checks[CHECK_TUPLE].status == ST_FAIL)
 		audit_add_finding(row, "drifted", "tuple: %s", vr.checks[CHECK_TUPLE].summary);

@@ -4,6 +4,7 @@
 
 #include "manifest/mdoc.h"
 #include "lib/cleanup.h"
+#include "lib/xalloc.h"
 #include "lib/json.h"
 #include "lib/strbuf.h"
 
@@ -73,10 +74,8 @@ static void add_tuple(struct strbuf *sb, const char *prefix, const json_t *t)
 	const char *k;
 	json_t *v;
 	size_t n = json_object_size(t), i = 0;
-	_cleanup_free_ const char **keys = calloc(n + 1, sizeof(*keys));
+	_cleanup_free_ const char **keys = xcalloc(n + 1, sizeof(*keys));
 
-	if (!keys)
-		return;
 	json_object_foreach((json_t *)t, k, v)
 		keys[i++] = k;
 	for (i = 0; i < n; i++)
@@ -89,14 +88,11 @@ static void add_tuple(struct strbuf *sb, const char *prefix, const json_t *t)
 	for (i = 0; i < n; i++) {
 		_cleanup_free_ char *sub = NULL;
 		v = json_object_get(t, keys[i]);
-		if (asprintf(&sub, "%s%s%s", prefix, *prefix ? "." : "", keys[i]) < 0)
-			return;
+		sub = xasprintf("%s%s%s", prefix, *prefix ? "." : "", keys[i]);
 		if (json_is_object(v)) {
 			add_tuple(sb, sub, v);
 		} else {
-			_cleanup_free_ char *label = NULL;
-			if (asprintf(&label, "  %s", sub) < 0)
-				return;
+			_cleanup_free_ char *label = xasprintf("  %s", sub);
 			add_scalar(sb, label, v);
 		}
 	}

@@ -250,9 +250,9 @@ static int open_image(struct reader *rd, ingot_error *e)
 		return rfail(rd, r, "id table", e);
 	rd->dr = sqfs_dir_reader_create(&rd->super, rd->cmp, rd->file, 0);
 	rd->data = sqfs_data_reader_create(rd->file, rd->super.block_size, rd->cmp, 0);
-	rd->buf = malloc(rd->super.block_size);
+	rd->buf = xmalloc(rd->super.block_size);
 	rd->md = EVP_MD_CTX_new();
-	if (!rd->dr || !rd->data || !rd->buf || !rd->md)
+	if (!rd->dr || !rd->data || !rd->md)
 		return ingot_fail(e, -ENOMEM, "%s: out of memory", rd->name);
 	r = sqfs_data_reader_load_fragment_table(rd->data, &rd->super);
 	if (r)
@@ -365,16 +365,10 @@ static int walk(struct reader *rd, const sqfs_tree_node_t *dir, const char *pref
 		if (n->inode->base.inode_number == 0 || n->inode->base.inode_number > rd->super.inode_count)
 			return ingot_fail(e, -EBADMSG, "%s: corrupted inode of %s/%.64s: number %u, expected 1..%u",
 					  rd->name, prefix, name, n->inode->base.inode_number, rd->super.inode_count);
-		if (asprintf(&path, "%s/%s", prefix, name) < 0)
-			return ingot_fail(e, -ENOMEM, "%s: out of memory", rd->name);
+		path = xasprintf("%s/%s", prefix, name);
 		if (es->n == es->alloc) {
 			size_t na = es->alloc ? 2 * es->alloc : 256;
-			struct image_entry *nv = realloc(es->v, na * sizeof(*nv));
-			if (!nv) {
-				free(path);
-				return ingot_fail(e, -ENOMEM, "%s: out of memory", rd->name);
-			}
-			es->v = nv;
+			es->v = xrealloc(es->v, na * sizeof(*es->v));
 			es->alloc = na;
 		}
 		/* Counted first so the path is freed with the list on error. */
@@ -416,11 +410,9 @@ static int count_inodes(const sqfs_tree_node_t *dir, uint8_t *seen, uint32_t *di
 
 static int check_inode_count(struct reader *rd, ingot_error *e)
 {
-	_cleanup_free_ uint8_t *seen = calloc(rd->super.inode_count / 8 + 1, 1);
+	_cleanup_free_ uint8_t *seen = xcalloc(rd->super.inode_count / 8 + 1, 1);
 	uint32_t distinct = 1;   /* the root */
 
-	if (!seen)
-		return ingot_fail(e, -ENOMEM, "%s: out of memory", rd->name);
 	count_inodes(rd->root, seen, &distinct);
 	if (distinct != rd->super.inode_count)
 		return ingot_fail(e, -EBADMSG, "%s: corrupted image: the superblock counts %u inodes, the directory tree reaches %u",

@@ -107,9 +107,7 @@ static void *flusher_main(void *arg)
 static void writeback_hint(struct fd_file *f, uint64_t end)
 {
 	if (!f->fl) {
-		struct flusher *fl = calloc(1, sizeof(*fl));
-		if (!fl)
-			return;
+		struct flusher *fl = xcalloc(1, sizeof(*fl));
 		pthread_mutex_init(&fl->lock, NULL);
 		pthread_cond_init(&fl->cond, NULL);
 		f->fl = fl;   /* done = 0: the first hint covers the file from its start */
@@ -239,10 +237,8 @@ static int fd_truncate(sqfs_file_t *base, sqfs_u64 size)
 
 sqfs_file_t *sqfs_fd_file(int fd, uint64_t size)
 {
-	struct fd_file *f = calloc(1, sizeof(*f));
+	struct fd_file *f = xcalloc(1, sizeof(*f));
 
-	if (!f)
-		return NULL;
 	f->base.base.destroy = fd_file_destroy;
 	f->base.base.copy = NULL;
 	f->base.read_at = fd_read_at;
@@ -397,11 +393,7 @@ static sqfs_object_t *guard_copy(const sqfs_object_t *obj)
 /* Takes ownership of inner (destroyed on failure). */
 static sqfs_compressor_t *guard_wrap(sqfs_compressor_t *inner)
 {
-	struct sqfs_cmp_wrap *g = calloc(1, sizeof(*g));
-	if (!g) {
-		sqfs_destroy(inner);
-		return NULL;
-	}
+	struct sqfs_cmp_wrap *g = xcalloc(1, sizeof(*g));
 	sqfs_cmp_wrap_init(g, inner, guard_do_block, guard_copy);
 	return &g->base;
 }

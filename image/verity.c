@@ -31,6 +31,7 @@
 #include <openssl/evp.h>
 
 #include "lib/cleanup.h"
+#include "lib/xalloc.h"
 #include "lib/fileio.h"
 #include "lib/le.h"
 #include "lib/digest.h"
@@ -349,7 +350,7 @@ static int reopen_direct(int fd)
 static int level0(struct vctx *c, const struct layout *l, uint8_t root[32],
 		  uint8_t *image_sha256)
 {
-	_cleanup_free_ uint8_t *hb = calloc(HBATCH, VBLOCK);
+	_cleanup_free_ uint8_t *hb = xcalloc(HBATCH, VBLOCK);
 	_cleanup_close_ int dfd = c->check ? -1 : reopen_direct(c->image_fd);
 	struct sha_worker sw = { 0 };
 	struct reader rd;
@@ -359,7 +360,7 @@ static int level0(struct vctx *c, const struct layout *l, uint8_t root[32],
 	int r;
 
 	r = reader_start(&rd, dfd >= 0 ? dfd : c->image_fd, l->data_blocks);
-	if (r < 0 || !hb) {
+	if (r < 0) {
 		reader_free(&rd);
 		return ingot_fail(c->e, r == -EAGAIN ? r : -ENOMEM, "%s: %s", c->image_name,
 				  r == -EAGAIN ? "cannot start a thread" : "out of memory");
@@ -431,12 +432,10 @@ static int level0(struct vctx *c, const struct layout *l, uint8_t root[32],
  * by us, or compared equal to what we computed), then the root. */
 static int upper_levels(struct vctx *c, const struct layout *l, uint8_t root[32])
 {
-	_cleanup_free_ uint8_t *in = malloc((size_t)HBATCH * VBLOCK);
-	_cleanup_free_ uint8_t *out = calloc(HBATCH, VBLOCK);
+	_cleanup_free_ uint8_t *in = xmalloc((size_t)HBATCH * VBLOCK);
+	_cleanup_free_ uint8_t *out = xcalloc(HBATCH, VBLOCK);
 	int r;
 
-	if (!in || !out)
-		return ingot_fail(c->e, -ENOMEM, "%s: out of memory", c->hash_name);
 	for (int lv = 1; lv < l->levels; lv++) {
 		uint64_t src = 0, out_first = 0;
 		size_t fill = 0;
@@ -491,10 +490,10 @@ static int run_tree(struct vctx *c, const struct layout *l, const uint8_t *salt,
 {
 	_cleanup_(md_freep) EVP_MD_CTX *salted = EVP_MD_CTX_new();
 	_cleanup_(md_freep) EVP_MD_CTX *work = EVP_MD_CTX_new();
-	_cleanup_free_ uint8_t *cmp = c->check ? malloc((size_t)HBATCH * VBLOCK) : NULL;
+	_cleanup_free_ uint8_t *cmp = c->check ? xmalloc((size_t)HBATCH * VBLOCK) : NULL;
 	int r;
 
-	if (!salted || !work || (c->check && !cmp))
+	if (!salted || !work)
 		return ingot_fail(c->e, -ENOMEM, "%s: out of memory", c->hash_name);
 	if (!EVP_DigestInit_ex(salted, EVP_sha256(), NULL) ||
 	    !EVP_DigestUpdate(salted, salt, salt_len))
@@ -534,12 +533,8 @@ void verity_uuid_for_salt(const uint8_t *salt, uint32_t salt_len, uint8_t uuid[1
 {
 	static const char tag[] = "ingot-verity-uuid-v1"; /* hashed with its NUL */
 	uint8_t d[32];
-	_cleanup_free_ uint8_t *buf = malloc(sizeof(tag) + salt_len);
+	_cleanup_free_ uint8_t *buf = xmalloc(sizeof(tag) + salt_len);
 
-	if (!buf) {
-		memset(uuid, 0, 16);
-		return;
-	}
 	memcpy(buf, tag, sizeof(tag));
 	memcpy(buf + sizeof(tag), salt, salt_len);
 	sha256_buf(buf, sizeof(tag) + salt_len, d);
@@ -588,12 +583,10 @@ int verity_build(int image_fd, const char *image_name, int verity_fd, const char
 	struct vctx c = { .image_name = image_name, .hash_name = verity_name,
 			  .image_fd = image_fd, .hash_fd = verity_fd, .e = e };
 	struct verity_info vi = { 0 };
-	_cleanup_free_ uint8_t *blk0 = calloc(1, VBLOCK);
+	_cleanup_free_ uint8_t *blk0 = xcalloc(1, VBLOCK);
 	struct layout l;
 	int r;
 
-	if (!blk0)
-		return ingot_fail(e, -ENOMEM, "%s: out of memory", verity_name);
 	if (salt_len > sizeof(vi.salt))
 		return ingot_fail(e, -EINVAL, "%s: salt: expected at most %zu bytes, got %u",
 				  verity_name, sizeof(vi.salt), salt_len);
@@ -658,10 +651,10 @@ static int sb_decode(const uint8_t *sb, const char *name, uint64_t *data_blocks,
 static int hash_prefix(int fd, const char *name, uint64_t len, uint8_t out[32], ingot_error *e)
 {
 	_cleanup_(md_freep) EVP_MD_CTX *md = EVP_MD_CTX_new();
-	_cleanup_free_ uint8_t *buf = malloc(CHUNK);
+	_cleanup_free_ uint8_t *buf = xmalloc(CHUNK);
 	uint64_t off = 0;
 
-	if (!md || !buf || !EVP_DigestInit_ex(md, EVP_sha256(), NULL))
+	if (!md || !EVP_DigestInit_ex(md, EVP_sha256(), NULL))
 		return ingot_fail(e, -ENOMEM, "%s: out of memory", name);
 	while (off < len) {
 		size_t n = len - off < CHUNK ? (size_t)(len - off) : CHUNK;

@@ -50,6 +50,26 @@ int statement_verify(const char *name, const json_t *env, const struct keyring *
 	return 0;
 }
 
+int statement_peek(const char *name, const json_t *env, struct statement *st, ingot_error *e)
+{
+	_cleanup_free_ uint8_t *payload = NULL;
+	json_t *pred = NULL;
+	size_t len = 0;
+	int r;
+
+	memset(st, 0, sizeof(*st));
+	if ((r = envelope_parse(name, env, &payload, &len, e)) < 0)
+		return r;
+	st->doc = json_loadb((const char *)payload, len, 0, NULL);
+	json_unpack(st->doc, "{s?o}", "predicate", &pred);
+	if (!json_is_object(pred)) {
+		statement_release(st);
+		return ingot_fail(e, -EBADMSG, "%s: expected a statement with a predicate object", name);
+	}
+	st->predicate = pred;
+	return 0;
+}
+
 int statement_open(const char *path, const struct keyring *kr, const char *ptype, struct statement *st,
 		   struct verify_outcome *out, ingot_error *e)
 {

@@ -49,6 +49,12 @@ int statement_verify(const char *name, const json_t *env, const struct keyring *
 int statement_open(const char *path, const struct keyring *kr, const char *ptype, struct statement *st,
 		   struct verify_outcome *out, ingot_error *e);
 
+/* The statement inside env, its signatures NOT checked: for describing
+ * what an envelope that failed verification claims, never for trusting
+ * it.  0 with *st's predicate an object, or a negative errno (-EBADMSG:
+ * no predicate object) with *st empty; e may be NULL. */
+int statement_peek(const char *name, const json_t *env, struct statement *st, ingot_error *e);
+
 /* A new Statement v1 with one subject (name, digest.sha256) and
  * predicate (its reference taken, also on failure); NULL: out of memory. */
 json_t *statement_new(const char *ptype, const char *subject_name, const char *subject_sha256,

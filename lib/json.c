@@ -315,24 +315,3 @@ int json_set_hex(json_t *o, const char *key, const uint8_t *d, size_t len)
 	return json_object_set_new(o, key, json_string(hex));
 }
 
-const json_t *json_get_path(const json_t *o, const char *path)
-{
-	char key[64];
-
-	while (o && *path) {
-		size_t l = strcspn(path, ".");
-		if (l >= sizeof(key))
-			return NULL;
-		memcpy(key, path, l);
-		key[l] = '\0';
-		o = json_object_get(o, key);
-		path += l + (path[l] == '.');
-	}
-	return o;
-}
-
-void json_get_strings(const json_t *o, const struct json_str_member *t, size_t n, void *base)
-{
-	for (size_t i = 0; i < n; i++)
-		*(const char **)((char *)base + t[i].off) = json_string_value(json_get_path(o, t[i].path));
-}

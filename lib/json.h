@@ -72,16 +72,11 @@ int json_get_int(const json_t *obj, const char *key, const char *what, json_int_
 int json_get_obj(const json_t *obj, const char *key, const char *what, json_t **out, ingot_error *e);
 int json_get_arr(const json_t *obj, const char *key, const char *what, json_t **out, ingot_error *e);
 
-/* A decoder's string members as one table: each row's dotted path
- * ("node.id", from o) and where its value goes, a const char * at
- * offsetof(the decoder's struct, member).  A member that is absent or
- * not a string reads as NULL (a lenient decode: the reader decides). */
-struct json_str_member {
-	const char *path;
-	size_t off;
-};
-const json_t *json_get_path(const json_t *o, const char *path);
-void json_get_strings(const json_t *o, const struct json_str_member *t, size_t n, void *base);
+/* A decoder lists each object's members in one json_unpack(o,
+ * "{s?o s?o ...}", ...): every member optional and taken as it is, so a
+ * member of another type reads as absent (json_string_value and friends
+ * give NULL, 0, false) without hiding the others (a lenient decode: the
+ * reader decides). */
 
 /* jansson 2.14 provides json_decrefp() for cleanup attributes. */
 #define _cleanup_json_ __attribute__((cleanup(json_decrefp)))

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "lib/cleanup.h"
+#include "lib/xalloc.h"
 #include "lib/json.h"
 
 #define NCCL_COLS 13
@@ -168,11 +169,9 @@ static int parse_rank(struct nccl_parse *p, const char *line, ingot_error *e)
 static int parse_table_head(struct nccl_parse *p, char *line, ingot_error *e)
 {
 	char *tok[NCCL_COLS + 1];
-	_cleanup_free_ char *copy = strdup(line);
+	_cleanup_free_ char *copy = xstrdup(line);
 	size_t n = split(line + 1, tok, NCCL_COLS);
 
-	if (!copy)
-		return ingot_fail(e, -ENOMEM, "out of memory");
 	if (n != NCCL_COLS)
 		return fail_at(p, e, "expected the all_reduce_perf table header \"size count type "
 			       "redop root time algbw busbw #wrong time algbw busbw #wrong\"", copy);
@@ -203,14 +202,12 @@ static json_t *half_row(char **tok)
 static int parse_row(struct nccl_parse *p, char *line, ingot_error *e)
 {
 	char *tok[NCCL_COLS + 1];
-	_cleanup_free_ char *copy = strdup(line);
+	_cleanup_free_ char *copy = xstrdup(line);
 	uint64_t size, count;
 	int64_t root;
 	size_t n;
 	json_t *oop, *ip, *row;
 
-	if (!copy)
-		return ingot_fail(e, -ENOMEM, "out of memory");
 	if (!p->table)
 		return fail_at(p, e, "expected the table header before data rows", copy);
 	n = split(line, tok, NCCL_COLS);
@@ -245,13 +242,11 @@ static int parse_row(struct nccl_parse *p, char *line, ingot_error *e)
 static int parse_comment(struct nccl_parse *p, char *line, ingot_error *e)
 {
 	const char *body = line + 1 + strspn(line + 1, " ");
-	_cleanup_free_ char *toks = strdup(line + 1);
+	_cleanup_free_ char *toks = xstrdup(line + 1);
 	char *tok[8];
 	uint64_t oob;
 	double avg;
 
-	if (!toks)
-		return ingot_fail(e, -ENOMEM, "out of memory");
 
 	if (!strncmp(body, "nccl-tests version ", 19)) {
 		note_tests_version(p, line);
@@ -296,11 +291,11 @@ int evidence_parse_nccl(const char *name, const char *buf, size_t len, json_t **
 	if (memchr(buf, '\0', len))
 		return ingot_fail(e, -EINVAL, "%s: expected text output of all_reduce_perf, found a "
 				  "NUL byte", name);
-	copy = strndup(buf, len);
+	copy = xstrndup(buf, len);
 	res = json_pack("{s:s,s:n,s:n,s:i,s:[],s:[],s:[],s:n,s:n,s:n}", "test", "all_reduce_perf",
 			"nccl_tests_version", "nccl_version", "ranks", 0, "nodes", "gpus", "rows",
 			"out_of_bounds", "out_of_bounds_ok", "avg_busbw");
-	if (!copy || !res)
+	if (!res)
 		return ingot_fail(e, -ENOMEM, "out of memory");
 	if (json_unpack(res, "{s:o,s:o,s:o}", "nodes", &p.nodes, "gpus", &p.gpus, "rows", &p.rows) < 0)
 		return ingot_fail(e, -ENOMEM, "out of memory");

@@ -20,6 +20,7 @@ int evidence_parse_json(const char *name, const char *kind, const char *buf, siz
 			json_t **result, ingot_error *e)
 {
 	_cleanup_json_ json_t *doc = NULL;
+	json_t *jres = NULL, *jto = NULL;
 	const char *res, *to;
 	int r;
 
@@ -29,8 +30,9 @@ int evidence_parse_json(const char *name, const char *kind, const char *buf, siz
 	if (!json_is_object(doc))
 		return ingot_fail(e, -EINVAL, "%s: expected a JSON object (the runner's result)", name);
 	if (!strcmp(kind, "rollback")) {
-		res = json_string_value(json_object_get(doc, "result"));
-		to = json_string_value(json_object_get(doc, "rolled_back_to"));
+		json_unpack(doc, "{s?o s?o}", "result", &jres, "rolled_back_to", &jto);
+		res = json_string_value(jres);
+		to = json_string_value(jto);
 		if (!res || (strcmp(res, "pass") && strcmp(res, "fail")))
 			return ingot_fail(e, -EINVAL, "%s: result: expected \"pass\" or \"fail\"", name);
 		if (!to || !is_sha256_hex(to))
@@ -67,8 +69,8 @@ int evidence_create(const struct evidence_opts *o, struct signing_key *const *ke
 	_cleanup_json_ json_t *res = NULL, *st = NULL;
 	char date[32], host[256] = "";
 	const struct manifest *m;
-	const json_t *nodes;
-	const char *node = o->node, *ncclv;
+	json_t *nodes = NULL, *ncclv = NULL, *ranks = NULL, *gpus = NULL;
+	const char *node = o->node;
 	struct tm tm;
 	size_t len;
 	int r;
@@ -87,12 +89,14 @@ int evidence_create(const struct evidence_opts *o, struct signing_key *const *ke
 	if (r < 0)
 		return r;
 
-	nodes = json_object_get(res, "nodes");
+	/* The runner's result as the parser gave it: the members the
+	 * predicate repeats, each optional. */
+	json_unpack(res, "{s?o s?o s?o s?o}", "nodes", &nodes, "nccl_version", &ncclv, "ranks", &ranks,
+		    "gpus", &gpus);
 	if (!node && json_array_size(nodes))
 		node = json_string_value(json_array_get(nodes, 0));
 	if (!node && gethostname(host, sizeof(host) - 1) == 0)
 		node = host;
-	ncclv = json_string_value(json_object_get(res, "nccl_version"));
 	if (!gmtime_r(&o->date, &tm) || !strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%SZ", &tm))
 		return ingot_fail(e, -EINVAL, "evidence date out of range");
 	json_t *pred = json_pack("{s:s,s:o,s:o,s:o,s:{s:o,s:I,s:I,s:O},s:o,s:o,s:s,s:O}",
@@ -102,9 +106,9 @@ int evidence_create(const struct evidence_opts *o, struct signing_key *const *ke
 		"node", str_or_null(node),
 		"topology", "label", str_or_null(o->topology),
 		"nodes", (json_int_t)(json_array_size(nodes) ? json_array_size(nodes) : 1),
-		"ranks", json_integer_value(json_object_get(res, "ranks")),
-		"gpus", json_object_get(res, "gpus") ?: json_null(),
-		"nccl_version", str_or_null(ncclv),
+		"ranks", json_integer_value(ranks),
+		"gpus", gpus ?: json_null(),
+		"nccl_version", str_or_null(json_string_value(ncclv)),
 		"tuple_nccl", manifest_tuple_nccl(m) ? json_string(manifest_tuple_nccl(m)) : json_null(),
 		"date", date, "result", res);
 	if (!pred)
@@ -117,7 +121,10 @@ int evidence_create(const struct evidence_opts *o, struct signing_key *const *ke
 
 const char *manifest_tuple_nccl(const struct manifest *m)
 {
-	return json_string_value(json_object_get(json_object_get(m->tuple, "nccl"), "version"));
+	json_t *v = NULL;
+
+	json_unpack((json_t *)m->tuple, "{s?{s?o}}", "nccl", "version", &v);
+	return json_string_value(v);
 }
 
 static void read_half(const json_t *half, struct nccl_half *h)

@@ -12,6 +12,7 @@
 #include "keys/keyring.h"
 #include "keys/statement.h"
 #include "lib/cleanup.h"
+#include "lib/xalloc.h"
 #include "lib/digest.h"
 #include "lib/fileio.h"
 #include "lib/json.h"
@@ -268,10 +269,10 @@ static int write_promotion(const struct promote_opts *o, const struct ring_polic
 	if ((r = image_statement(PROMOTION_PREDICATE_TYPE, m, pred, &st, e)) < 0 ||
 	    (r = statement_sign(st, keys, n_keys, &env, e)) < 0)
 		return r;
-	if (mkdir_p(o->promotions_dir, 0755, e) < 0 ||
-	    asprintf(&res->path, "%s/%s-%04" PRIu64 PROMOTION_SUFFIX, o->promotions_dir, pol->name,
-		     serial) < 0 ||
-	    json_write_file(res->path, env, 0644, e) < 0)
+	if (mkdir_p(o->promotions_dir, 0755, e) < 0)
+		return ingot_set_kind(e, -EIO, PROMOTE_FAIL_IO);
+	res->path = xasprintf("%s/%s-%04" PRIu64 PROMOTION_SUFFIX, o->promotions_dir, pol->name, serial);
+	if (json_write_file(res->path, env, 0644, e) < 0)
 		return ingot_set_kind(e, -EIO, PROMOTE_FAIL_IO);
 	res->serial = serial;
 	res->n_evidence = json_array_size(evidence);

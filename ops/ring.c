@@ -7,6 +7,7 @@
 
 #include "keys/keyring.h"
 #include "lib/cleanup.h"
+#include "lib/xalloc.h"
 #include "verify/promotion.h"
 
 int rings_load(const char *promotions_dir, const char *keyring_path, struct promotion_set **out,
@@ -22,9 +23,7 @@ int rings_load(const char *promotions_dir, const char *keyring_path, struct prom
 		return ingot_fail(e, -EINVAL, "--promotions needs --promotion-keyring");
 	if ((r = keyring_load_role(keyring_path, KEY_ROLE_PROMOTION, true, &kr, e)) < 0)
 		return r;
-	*out = calloc(1, sizeof(**out));
-	if (!*out)
-		return ingot_fail(e, -ENOMEM, "audit: out of memory");
+	*out = xcalloc(1, sizeof(**out));
 	return promotions_load(promotions_dir, kr, NULL, *out, e);
 }
 

@@ -7,11 +7,13 @@
 #include "attest/predict.h"
 #include "keys/envelope.h"
 #include "keys/keyring.h"
+#include "keys/statement.h"
 #include "lib/cleanup.h"
 #include "lib/digest.h"
 #include "lib/fileio.h"
 #include "lib/json.h"
 #include "lib/time.h"
+#include "lib/xalloc.h"
 #include "manifest/schema.h"
 #include "verify/checks.h"
 #include "verify/filecheck.h"
@@ -21,7 +23,7 @@
 static char *rfc3339(time_t t)
 {
 	char buf[TIME_RFC3339_LEN];
-	return strdup(time_format(t, buf));
+	return xstrdup(time_format(t, buf));
 }
 
 static char *read_node_line(const char *root, const char *abs)
@@ -43,7 +45,7 @@ static json_t *node_identity(const struct verify_opts *o, const char *root)
 	char hn[256] = "";
 	if (!strcmp(root, "/") && gethostname(hn, sizeof(hn) - 1) == 0 && hn[0]) {
 		free(host);
-		host = strdup(hn);
+		host = xstrdup(hn);
 	}
 	const char *id = o->node_id ? o->node_id : host && *host ? host : mid && *mid ? mid : "unknown";
 	return json_pack("{s:s, s:o, s:o}", "id", id,
@@ -53,12 +55,22 @@ static json_t *node_identity(const struct verify_opts *o, const char *root)
 
 /* The header's members the manifest's document passes on as written
  * (manifest/typed.h: the report header reads doc), whatever their type
- * in an unverified one: header key, then the manifest's member and
- * sub-member. */
-static const struct { const char *key, *member, *sub; } header_members[] = {
-	{ "recipe", "recipe", NULL }, { "serial", "serial", NULL }, { "expires", "expires", NULL },
-	{ "image_sha256", "image", "sha256" }, { "verity_root_hash", "verity", "root_hash" },
+ * in an unverified one, in the header's order. */
+enum { H_RECIPE, H_SERIAL, H_EXPIRES, H_IMAGE_SHA256, H_VERITY_ROOT, H__N };
+static const char *const header_keys[H__N] = {
+	"recipe", "serial", "expires", "image_sha256", "verity_root_hash",
 };
+
+static void header_members(const json_t *doc, json_t *v[H__N])
+{
+	json_t *image = NULL, *verity = NULL;
+
+	memset(v, 0, H__N * sizeof(*v));
+	json_unpack((json_t *)doc, "{s?o s?o s?o s?o s?o}", "recipe", &v[H_RECIPE], "serial",
+		    &v[H_SERIAL], "expires", &v[H_EXPIRES], "image", &image, "verity", &verity);
+	json_unpack(image, "{s?o}", "sha256", &v[H_IMAGE_SHA256]);
+	json_unpack(verity, "{s?o}", "root_hash", &v[H_VERITY_ROOT]);
+}
 
 /* Manifest facts for the report header, whatever the signature says. */
 static void describe_manifest(struct verify_report *r, const char *path, const char *file_sha256,
@@ -66,6 +78,7 @@ static void describe_manifest(struct verify_report *r, const char *path, const c
 {
 	uint8_t cd[32], d[32];
 	char chex[65], hex[65];
+	json_t *hv[H__N];
 
 	r->manifest = json_pack("{s:s}", "path", path);
 	if (*file_sha256)
@@ -79,21 +92,18 @@ static void describe_manifest(struct verify_report *r, const char *path, const c
 		hex_encode(cd, 32, chex);
 		json_object_set_new(r->manifest, "content_digest", json_string(chex));
 	}
-	for (size_t i = 0; i < ARRAY_SIZE(header_members); i++) {
-		json_t *v = json_object_get(m->doc, header_members[i].member);
-		if (header_members[i].sub)
-			v = json_object_get(v, header_members[i].sub);
-		json_object_set(r->manifest, header_members[i].key, v ? v : json_null());
-	}
+	header_members(m->doc, hv);
+	for (size_t i = 0; i < H__N; i++)
+		json_object_set(r->manifest, header_keys[i], hv[i] ? hv[i] : json_null());
 	if (m->recipe.name)
-		r->pool = strdup(m->recipe.name);
+		r->pool = xstrdup(m->recipe.name);
 	if (json_is_object(m->tuple)) {
 		size_t len = 0;
 		_cleanup_free_ char *c = json_compact(m->tuple, &len);
 		if (c) {
 			sha256_buf(c, len, d);
 			hex_encode(d, 32, hex);
-			r->tuple_digest = strdup(hex);
+			r->tuple_digest = xstrdup(hex);
 		}
 	}
 }
@@ -103,17 +113,12 @@ static void describe_manifest(struct verify_report *r, const char *path, const c
  * parsed only then, and never trusted. */
 static struct manifest *unverified_manifest(const char *path, const json_t *doc)
 {
-	_cleanup_free_ uint8_t *payload = NULL;
-	_cleanup_json_ json_t *st = NULL;
+	_cleanup_statement_ struct statement st = { 0 };
 	ingot_error e = { 0 };
-	size_t plen = 0;
-	json_t *pred;
 
-	if (envelope_parse(path, doc, &payload, &plen, &e) < 0)
+	if (statement_peek(path, doc, &st, &e) < 0)
 		return NULL;
-	st = json_loadb((const char *)payload, plen, 0, NULL);
-	pred = json_object_get(st, "predicate");
-	return json_is_object(pred) ? manifest_decode(path, pred, MANIFEST_REVIEW) : NULL;
+	return manifest_decode(path, (json_t *)st.predicate, MANIFEST_REVIEW);
 }
 
 /* Signature, expiry and rollback through the keyring; *m gets the

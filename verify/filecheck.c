@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "lib/cleanup.h"
+#include "lib/xalloc.h"
 #include "lib/digest.h"
 #include "lib/fileio.h"
 
@@ -59,10 +60,8 @@ static void add_path(struct files_result *r, int list, const char *path)
 	else
 		truncate_details(r);
 	if (json_array_size(r->evidence) < FILES_LIST_MAX) {
-		char *line = NULL;
-		if (asprintf(&line, "%s: %s", cat, path) >= 0)
-			json_array_append_new(r->evidence, json_string(line));
-		free(line);
+		_cleanup_free_ char *line = xasprintf("%s: %s", cat, path);
+		json_array_append_new(r->evidence, json_string(line));
 	}
 }
 
@@ -76,11 +75,9 @@ static void add_change(struct files_result *r, const char *path, const char *fie
 	else
 		truncate_details(r);
 	if (json_array_size(r->evidence) < FILES_LIST_MAX) {
-		char *line = NULL;
-		if (asprintf(&line, "changed: %s: %s: manifest %s, node %s", path, field,
-			     expected, got) >= 0)
-			json_array_append_new(r->evidence, json_string(line));
-		free(line);
+		_cleanup_free_ char *line = xasprintf("changed: %s: %s: manifest %s, node %s", path,
+						      field, expected, got);
+		json_array_append_new(r->evidence, json_string(line));
 	}
 }
 
@@ -203,11 +200,7 @@ static int scan_extra(const char *root, const char *dir, const struct entry *v, 
 	while ((de = readdir(d))) {
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
-		_cleanup_free_ char *p = NULL;
-		if (asprintf(&p, "%s/%s", strcmp(dir, "/") ? dir : "", de->d_name) < 0) {
-			closedir(d);
-			return ingot_fail(e, -ENOMEM, "files: out of memory");
-		}
+		_cleanup_free_ char *p = xasprintf("%s/%s", strcmp(dir, "/") ? dir : "", de->d_name);
 		struct entry key = { .path = p };
 		if (bsearch(&key, v, n, sizeof(*v), entry_cmp) || ignored(p, ignore))
 			continue;
@@ -228,7 +221,7 @@ int files_check(const char *root, const struct manifest *m, const char *const *i
 	memset(out, 0, sizeof(*out));
 	if (!(m->have & MF_FILES))
 		return ingot_fail(e, -EINVAL, "manifest: field 'files': expected an array");
-	v = calloc(n ? n : 1, sizeof(*v));
+	v = xcalloc(n ? n : 1, sizeof(*v));
 	json_t *changed = json_array(), *missing = json_array(), *extra = json_array();
 	out->details = changed && missing && extra ?
 		json_pack("{s:O, s:O, s:O, s:b}", "missing", missing, "extra", extra, "changed", changed,
@@ -241,7 +234,7 @@ int files_check(const char *root, const struct manifest *m, const char *const *i
 	json_decref(missing);
 	json_decref(extra);
 	out->evidence = json_array();
-	if (!v || !out->details || !out->evidence) {
+	if (!out->details || !out->evidence) {
 		files_result_free(out);
 		return ingot_fail(e, -ENOMEM, "files: out of memory");
 	}

@@ -36,7 +36,7 @@ void report_init(struct verify_report *r)
 	memset(r, 0, sizeof(*r));
 	for (int i = 0; i < CHECK__COUNT; i++) {
 		r->checks[i].status = ST_SKIP;
-		r->checks[i].summary = strdup("not run");
+		r->checks[i].summary = xstrdup("not run");
 		r->checks[i].evidence = json_array();
 	}
 }
@@ -101,20 +101,19 @@ void report_finish(struct verify_report *r)
 		r->verdict = "refuse";
 		r->outcome = REPORT_REFUSE;
 		r->decided = (enum check_id)decided;
-		r->reason = strdup(r->checks[decided].summary);
+		r->reason = xstrdup(r->checks[decided].summary);
 		return;
 	}
 	for (int i = 0; i < CHECK__COUNT; i++)
 		if (r->checks[i].status == ST_ERROR) {
 			r->verdict = "could-not-check";
 			r->outcome = REPORT_CANNOT_CHECK;
-			if (asprintf(&r->reason, "%s: %s", names[i], r->checks[i].summary) < 0)
-				r->reason = NULL;
+			r->reason = xasprintf("%s: %s", names[i], r->checks[i].summary);
 			return;
 		}
 	r->verdict = "admit";
 	r->outcome = REPORT_ADMIT;
-	r->reason = strdup("all checks passed");
+	r->reason = xstrdup("all checks passed");
 }
 
 json_t *report_to_json(const struct verify_report *r)
@@ -148,11 +147,12 @@ json_t *report_to_json(const struct verify_report *r)
 
 void report_print_text(const struct verify_report *r, FILE *out)
 {
-	const char *id = json_string_value(json_object_get(r->node, "id"));
+	const char *id = NULL;
 	/* Paths and versions in summaries come from the manifest and the
 	 * node: escaped (lib/escape.h) before they reach a terminal or log. */
 	struct strbuf sb = STRBUF_INIT;
 
+	json_unpack(r->node, "{s?s}", "id", &id);   /* NULL unless a string */
 	strbuf_addf_escaped(&sb, "ingot verify: %s (exit %d): %s\n", r->verdict, r->exit_status,
 		r->reason ? r->reason : "");
 	strbuf_addf_escaped(&sb, "  node %s, pool %s, tuple %.16s\n", id ? id : "?", r->pool ? r->pool : "?",
@@ -182,33 +182,13 @@ void report_print_text(const struct verify_report *r, FILE *out)
 
 /* ---- a node report read back (the one reader of the JSON) ------------- */
 
-#define M(path, type, member) { path, offsetof(type, member) }
+/* Each object's members are listed in one json_unpack, all optional and
+ * taken as they are ("o"): a member of another type reads as absent
+ * below (json_string_value and friends give NULL, 0 or false), so one
+ * odd member never hides the others. */
 
-/* The report's strings, from the document. */
-static const struct json_str_member report_strings[] = {
-	M("schema", struct node_report, schema), M("time", struct node_report, time),
-	M("pool", struct node_report, pool), M("verdict", struct node_report, verdict),
-	M("tuple_digest", struct node_report, tuple_digest), M("node.id", struct node_report, node_id),
-	M("node.hostname", struct node_report, hostname),
-	M("node.machine_id", struct node_report, machine_id),
-	M("attestation.mode", struct node_report, attestation.mode),
-	M("attestation.quote.nonce", struct node_report, attestation.nonce),
-	M("attestation.eventlog", struct node_report, attestation.eventlog),
-};
-/* A check's, from its checks[] entry. */
-static const struct json_str_member check_strings[] = {
-	M("name", struct report_check, name), M("status", struct report_check, status),
-	M("summary", struct report_check, summary),
-};
-/* A probe fact's, from its facts[] entry. */
-struct fact { const char *key, *value, *source; };
-static const struct json_str_member fact_strings[] = {
-	M("key", struct fact, key), M("value", struct fact, value), M("source", struct fact, source),
-};
-
-static bool int_at(const json_t *o, const char *key, int64_t *out)
+static bool int_of(const json_t *v, int64_t *out)
 {
-	const json_t *v = json_object_get(o, key);
 	if (!json_is_integer(v))
 		return false;
 	*out = json_integer_value(v);
@@ -219,18 +199,23 @@ static bool int_at(const json_t *o, const char *key, int64_t *out)
 static struct node_probe *decode_probe(const json_t *probe)
 {
 	struct node_probe *p = xcalloc(1, sizeof(*p));
+	json_t *facts = NULL, *f;
 	size_t i;
-	json_t *f;
 
-	json_array_foreach(json_object_get(probe, "facts"), i, f) {
-		struct fact x;
-		json_get_strings(f, fact_strings, ARRAY_SIZE(fact_strings), &x);
-		if (!x.key)
+	json_unpack((json_t *)probe, "{s?o}", "facts", &facts);
+	json_array_foreach(facts, i, f) {
+		json_t *key = NULL, *value = NULL, *source = NULL, *unreadable = NULL;
+		const char *src;
+
+		json_unpack(f, "{s?o s?o s?o s?o}", "key", &key, "value", &value, "source", &source,
+			    "unreadable", &unreadable);
+		if (!json_is_string(key))
 			continue;
-		if (json_is_true(json_object_get(f, "unreadable")))
-			probe_set_unreadable(p, x.key, "%s", x.source ? x.source : "report");
+		src = json_is_string(source) ? json_string_value(source) : "report";
+		if (json_is_true(unreadable))
+			probe_set_unreadable(p, json_string_value(key), "%s", src);
 		else
-			probe_set(p, x.key, x.value, x.source ? x.source : "report");
+			probe_set(p, json_string_value(key), json_string_value(value), src);
 	}
 	return p;
 }
@@ -239,65 +224,93 @@ static struct node_probe *decode_probe(const json_t *probe)
  * extra plain paths; an entry without a string path is left out. */
 static void decode_paths(struct report_check *c, const json_t *details)
 {
-	static const char *const lists[] = { "changed", "missing", "extra" };
+	static const char *const lists_named[] = { "changed", "missing", "extra" };
+	json_t *lists[ARRAY_SIZE(lists_named)] = { NULL }, *v;
 	size_t n = 0, i;
-	json_t *v;
 
+	json_unpack((json_t *)details, "{s?o s?o s?o}", lists_named[0], &lists[0],
+		    lists_named[1], &lists[1], lists_named[2], &lists[2]);
 	for (size_t k = 0; k < ARRAY_SIZE(lists); k++)
-		n += json_array_size(json_object_get(details, lists[k]));
+		n += json_array_size(lists[k]);
 	if (!n)
 		return;
 	c->paths = xcalloc(n, sizeof(*c->paths));
 	for (size_t k = 0; k < ARRAY_SIZE(lists); k++)
-		json_array_foreach(json_object_get(details, lists[k]), i, v) {
-			const json_t *path = k ? v : json_object_get(v, "path");
+		json_array_foreach(lists[k], i, v) {
+			json_t *path = k ? v : NULL, *field = NULL, *expected = NULL, *got = NULL;
 			struct report_path *p = &c->paths[c->n_paths];
+
+			if (!k)
+				json_unpack(v, "{s?o s?o s?o s?o}", "path", &path, "field", &field,
+					    "expected", &expected, "got", &got);
 			if (!json_is_string(path))
 				continue;
 			c->n_paths++;
-			p->list = lists[k];
+			p->list = lists_named[k];
 			p->path = json_string_value(path);
 			p->path_len = json_string_length(path);
-			if (!k) {
-				p->field = json_string_value(json_object_get(v, "field"));
-				p->expected = json_object_get(v, "expected");
-				p->got = json_object_get(v, "got");
-			}
+			p->field = json_string_value(field);
+			p->expected = expected;
+			p->got = got;
 		}
 }
 
 static void decode_check(struct report_check *c, const json_t *j)
 {
-	const json_t *d = json_object_get(j, "details");
+	json_t *name = NULL, *status = NULL, *summary = NULL, *d = NULL;
+	json_t *ring = NULL, *serial = NULL, *seen = NULL;
 
-	json_get_strings(j, check_strings, ARRAY_SIZE(check_strings), c);
+	json_unpack((json_t *)j, "{s?o s?o s?o s?o}", "name", &name, "status", &status, "summary",
+		    &summary, "details", &d);
+	c->name = json_string_value(name);
+	c->status = json_string_value(status);
+	c->summary = json_string_value(summary);
 	if (c->name && !strcmp(c->name, "files"))
 		decode_paths(c, d);
 	if (c->name && !strcmp(c->name, "ring")) {
-		c->ring = json_string_value(json_object_get(d, "ring"));
-		c->has_ring_serial = int_at(d, "ring_serial", &c->ring_serial);
-		c->has_ring_serial_seen = int_at(d, "ring_serial_seen", &c->ring_serial_seen);
+		json_unpack(d, "{s?o s?o s?o}", "ring", &ring, "ring_serial", &serial,
+			    "ring_serial_seen", &seen);
+		c->ring = json_string_value(ring);
+		c->has_ring_serial = int_of(serial, &c->ring_serial);
+		c->has_ring_serial_seen = int_of(seen, &c->ring_serial_seen);
 	}
 }
 
 struct node_report *node_report_decode(json_t *doc)
 {
 	struct node_report *r = xcalloc(1, sizeof(*r));
-	const json_t *checks = json_object_get(doc, "checks");
-	const json_t *att = json_object_get(doc, "attestation"), *quote = json_object_get(att, "quote");
+	json_t *schema = NULL, *time = NULL, *pool = NULL, *verdict = NULL, *digest = NULL;
+	json_t *node = NULL, *id = NULL, *hostname = NULL, *machine_id = NULL;
+	json_t *checks = NULL, *probe = NULL, *att = NULL, *mode = NULL, *quote = NULL, *eventlog = NULL;
+	json_t *nonce = NULL, *pcrs = NULL, *c;
 	size_t i;
-	json_t *c;
 
 	r->doc = json_incref(doc);
-	json_get_strings(doc, report_strings, ARRAY_SIZE(report_strings), r);
+	json_unpack(doc, "{s?o s?o s?o s?o s?o s?o s?o s?o s?o}", "schema", &schema, "time", &time,
+		    "pool", &pool, "verdict", &verdict, "tuple_digest", &digest, "node", &node,
+		    "checks", &checks, "probe", &probe, "attestation", &att);
+	json_unpack(node, "{s?o s?o s?o}", "id", &id, "hostname", &hostname, "machine_id", &machine_id);
+	json_unpack(att, "{s?o s?o s?o}", "mode", &mode, "quote", &quote, "eventlog", &eventlog);
+	json_unpack(quote, "{s?o s?o}", "nonce", &nonce, "pcrs", &pcrs);
+	r->schema = json_string_value(schema);
+	r->time = json_string_value(time);
+	r->pool = json_string_value(pool);
+	r->verdict = json_string_value(verdict);
+	r->tuple_digest = json_string_value(digest);
+	r->node_id = json_string_value(id);
+	r->hostname = json_string_value(hostname);
+	r->machine_id = json_string_value(machine_id);
 	if (json_array_size(checks))
 		r->checks = xcalloc(json_array_size(checks), sizeof(*r->checks));
 	json_array_foreach(checks, i, c)
 		decode_check(&r->checks[r->n_checks++], c);
-	r->probe = decode_probe(json_object_get(doc, "probe"));
+	r->probe = decode_probe(probe);
 	r->attestation.present = json_is_object(att);
+	r->attestation.mode = json_string_value(mode);
 	r->attestation.quote = json_is_object(quote) ? quote : NULL;
-	r->attestation.pcrs = json_object_get(quote, "pcrs");
+	r->attestation.nonce = json_string_value(nonce);
+	r->attestation.pcrs = pcrs;
+	r->attestation.eventlog = json_string_value(eventlog);
 	return r;
 }
 

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "lib/cleanup.h"
+#include "lib/xalloc.h"
 #include "lib/fileio.h"
 #include "lib/strbuf.h"
 #include "verify/probe-private.h"
@@ -74,10 +75,7 @@ static int probe_tools(struct node_probe *p)
 		exe[t] = tool_find(p->root, tools[t].name);
 		if (!exe[t])
 			continue;
-		if (!(where[t] = strdup(probe_node_rel(p, exe[t])))) {
-			r = -ENOMEM;
-			goto out;
-		}
+		where[t] = xstrdup(probe_node_rel(p, exe[t]));
 		if (probe_get(p, tools[t].key))
 			continue;   /* a file answered */
 		if (p->no_tools) {
@@ -170,14 +168,11 @@ out:
 
 static int probe_run(const char *root, bool no_tools, struct node_probe **out, ingot_error *e)
 {
-	struct node_probe *p = calloc(1, sizeof(*p));
+	struct node_probe *p = xcalloc(1, sizeof(*p));
 	_cleanup_free_ char *status = NULL;
 	int r;
 
-	if (!p || !(p->root = strdup(root && *root ? root : "/"))) {
-		free(p);
-		return ingot_fail(e, -ENOMEM, "probe: out of memory");
-	}
+	p->root = xstrdup(root && *root ? root : "/");
 	p->no_tools = no_tools;
 	status = probe_dpkg_status(p);
 

@@ -52,13 +52,9 @@ int probe_set(struct node_probe *p, const char *key, const char *value, const ch
 	if (f) {
 		if (f->value || !value)
 			return 0;   /* first found value wins; not-found never overrides */
-		char *v = strdup(value), *s = strdup(source);
-		if (!v || !s) {
-			free(v); free(s);
-			return -ENOMEM;
-		}
 		free(f->value); free(f->source);
-		f->value = v; f->source = s;
+		f->value = xstrdup(value);
+		f->source = xstrdup(source);
 		return 0;
 	}
 	if (p->n == p->alloc) {
@@ -68,14 +64,10 @@ int probe_set(struct node_probe *p, const char *key, const char *value, const ch
 		p->alloc = na;
 	}
 	f = &p->v[p->n];
-	f->key = strdup(key);
-	f->value = value ? strdup(value) : NULL;
-	f->source = strdup(source);
+	f->key = xstrdup(key);
+	f->value = value ? xstrdup(value) : NULL;
+	f->source = xstrdup(source);
 	f->unreadable = false;
-	if (!f->key || (value && !f->value) || !f->source) {
-		free(f->key); free(f->value); free(f->source);
-		return -ENOMEM;
-	}
 	p->n++;
 	return 0;
 }
@@ -88,12 +80,11 @@ static int fact_cmp(const void *a, const void *b)
 json_t *probe_to_json(const struct node_probe *p)
 {
 	json_t *facts = json_array();
-	struct probe_fact *sorted = malloc((p->n ? p->n : 1) * sizeof(*sorted));
-	if (!facts || !sorted) {
-		json_decref(facts);
-		free(sorted);
+	struct probe_fact *sorted;
+
+	if (!facts)
 		return NULL;
-	}
+	sorted = xmalloc((p->n ? p->n : 1) * sizeof(*sorted));
 	memcpy(sorted, p->v, p->n * sizeof(*sorted));
 	qsort(sorted, p->n, sizeof(*sorted), fact_cmp);
 	for (size_t i = 0; i < p->n; i++) {
@@ -113,10 +104,7 @@ char *probe_path(const struct node_probe *p, const char *abs)
 	while (*abs == '/')
 		abs++;
 	if (!strcmp(p->root, "/")) {
-		char *r = malloc(strlen(abs) + 2);
-		if (r)
-			sprintf(r, "/%s", abs);
-		return r;
+		return xasprintf("/%s", abs);
 	}
 	return path_join(p->root, abs);
 }
@@ -194,7 +182,7 @@ char *probe_first_version(const char *text)
 			continue;
 		size_t n = probe_version_len(s);
 		if (n)
-			return strndup(s, n);
+			return xstrndup(s, n);
 	}
 	return NULL;
 }
@@ -205,9 +193,7 @@ char *probe_parse_nvrm_version(const char *text, int *open_flavor)
 	const char *km;
 	if (!line)
 		return NULL;
-	_cleanup_free_ char *first = strndup(line, strcspn(line, "\n"));
-	if (!first)
-		return NULL;
+	_cleanup_free_ char *first = xstrndup(line, strcspn(line, "\n"));
 	/* "NVIDIA UNIX Open Kernel Module for x86_64  580.95.05  Release Build ..."
 	 * versus the proprietary "NVIDIA UNIX x86_64 Kernel Module  580.95.05 ..." */
 	if (open_flavor)
@@ -223,7 +209,7 @@ static char *debian_upstream(const char *v)
 	if (colon)
 		v = colon + 1;
 	size_t n = strcspn(v, "-~+");
-	return strndup(v, n);
+	return xstrndup(v, n);
 }
 
 char *probe_parse_dpkg_version(const char *status, const char *const *packages, char **pkg_out)
@@ -233,10 +219,8 @@ char *probe_parse_dpkg_version(const char *status, const char *const *packages, 
 	while (*s) {
 		const char *end = strstr(s, "\n\n");
 		size_t len = end ? (size_t)(end - s) : strlen(s);
-		_cleanup_free_ char *st = strndup(s, len);
+		_cleanup_free_ char *st = xstrndup(s, len);
 		char pkg[256] = "", ver[256] = "", stat[256] = "";
-		if (!st)
-			return NULL;
 		char *save = NULL;
 		for (char *l = strtok_r(st, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
 			if (!strncmp(l, "Package: ", 9))
@@ -255,7 +239,7 @@ char *probe_parse_dpkg_version(const char *status, const char *const *packages, 
 					: !strcmp(pkg, packages[i]);
 				if (match) {
 					if (pkg_out)
-						*pkg_out = strdup(pkg);
+						*pkg_out = xstrdup(pkg);
 					return debian_upstream(ver);
 				}
 			}

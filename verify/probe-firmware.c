@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "lib/cleanup.h"
+#include "lib/xalloc.h"
 #include "lib/strbuf.h"
 
 #define DEVICES_MAX 256   /* devices (NICs, interfaces, switches) asked, at most */
@@ -78,8 +79,7 @@ static int note_bad(char **bad, const char *fmt, ...)
 static int add_entry(struct strbuf *vals, const char *model, const char *rev)
 {
 	_cleanup_free_ char *entry = NULL;
-	if (asprintf(&entry, "%s=%s", model ? model : "unknown", rev) < 0)
-		return -ENOMEM;
+	entry = xasprintf("%s=%s", model ? model : "unknown", rev);
 	add_distinct(vals, entry);
 	return 0;
 }
@@ -117,8 +117,7 @@ static int ib_device(struct node_probe *p, const char *rel, struct strbuf *vals,
 {
 	_cleanup_free_ char *fw = probe_read_trimmed(p, rel);
 	_cleanup_free_ char *board_path = NULL, *board = NULL;
-	if (asprintf(&board_path, "%.*s/board_id", (int)(strlen(rel) - strlen("/fw_ver")), rel) < 0)
-		return -ENOMEM;
+	board_path = xasprintf("%.*s/board_id", (int)(strlen(rel) - strlen("/fw_ver")), rel);
 	board = probe_read_trimmed(p, board_path);
 	const char *rev = fw ? clean_rev(fw) : NULL;
 	if (!rev)
@@ -154,8 +153,7 @@ static int ethtool_file(const struct node_probe *p, const char *ifname, char *dr
 {
 	_cleanup_free_ char *rel = NULL, *txt = NULL;
 	char *save = NULL;
-	if (asprintf(&rel, "/run/ingot/ethtool/%s", ifname) < 0)
-		return -ENOMEM;
+	rel = xasprintf("/run/ingot/ethtool/%s", ifname);
 	if (!(txt = probe_read_trimmed(p, rel)))
 		return -ENOENT;
 	driver[0] = fw[0] = '\0';

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "lib/cleanup.h"
+#include "lib/xalloc.h"
 #include "lib/fileio.h"
 #include "lib/modinfo.h"
 #include "lib/strbuf.h"
@@ -35,8 +36,7 @@ static int probe_nvidia_ko(struct node_probe *p)
 	for (size_t k = 0; k < ARRAY_SIZE(pats); k++) {
 		_cleanup_free_ char *pat = NULL;
 		_cleanup_glob_ glob_t g = { 0 };
-		if (asprintf(&pat, pats[k], kver) < 0)
-			return -ENOMEM;
+		pat = xasprintf(pats[k], kver);
 		if (probe_glob(p, pat, &g) < 0)
 			continue;
 		for (size_t i = 0; i < g.gl_pathc; i++) {
@@ -50,8 +50,8 @@ static int probe_nvidia_ko(struct node_probe *p)
 				/* e names the host path; the report names the node's. */
 				const char *why = strncmp(e.msg, g.gl_pathv[i], strlen(g.gl_pathv[i]))
 					? e.msg : e.msg + strlen(g.gl_pathv[i]) + 2;
-				if (!bad && asprintf(&bad, "%s: %s", src, why) < 0)
-					return -ENOMEM;
+				if (!bad)
+					bad = xasprintf("%s: %s", src, why);
 				continue;
 			}
 			const char *v = modinfo_get(&mi, "version");
@@ -59,12 +59,12 @@ static int probe_nvidia_ko(struct node_probe *p)
 			const char *vm = modinfo_get(&mi, "vermagic");
 			if (v)
 				r = probe_setf(p, "driver.ko_version", v, "%s (.modinfo version)", src);
-			else if (!bad && asprintf(&bad, "%s: .modinfo has no version", src) < 0)
-				r = -ENOMEM;
+			else if (!bad)
+				bad = xasprintf("%s: .modinfo has no version", src);
 			if (!r && l)
 				r = probe_setf(p, "driver.ko_license", l, "%s (.modinfo license)", src);
 			/* The kernel release the module was built for: vermagic's first word. */
-			_cleanup_free_ char *kv = vm ? strndup(vm, strcspn(vm, " ")) : NULL;
+			_cleanup_free_ char *kv = vm ? xstrndup(vm, strcspn(vm, " ")) : NULL;
 			if (!r && kv && *kv)
 				r = probe_setf(p, "driver.ko_vermagic", kv, "%s (.modinfo vermagic)", src);
 			modinfo_free(&mi);
@@ -157,8 +157,7 @@ int probe_nvidia_smi_parse(struct node_probe *p, char *out, const char *where)
 		char cnt[24];
 		_cleanup_free_ char *src = NULL;
 		snprintf(cnt, sizeof(cnt), "%u", count);
-		if (asprintf(&src, "%s --query-gpu=name,driver_version,vbios_version", where) < 0)
-			r = -ENOMEM;
+		src = xasprintf("%s --query-gpu=name,driver_version,vbios_version", where);
 		if (!r) r = probe_set(p, "gpu.model", models.buf, src);
 		if (!r) r = probe_set(p, "gpu.count", cnt, src);
 		if (!r) r = probe_set(p, "gpu.driver_version", driver, src);
@@ -231,8 +230,8 @@ int probe_gsp_firmware(struct node_probe *p)
 			const char *start = end;
 			while (start > rel && start[-1] != '/')
 				start--;
-			_cleanup_free_ char *ver = strndup(start, (size_t)(end - start));
-			if (ver && probe_version_len(ver) == strlen(ver) && !strstr(vals.buf, ver))
+			_cleanup_free_ char *ver = xstrndup(start, (size_t)(end - start));
+			if (probe_version_len(ver) == strlen(ver) && !strstr(vals.buf, ver))
 				strbuf_addf(&vals, "%s%s", vals.len ? "," : "", ver);
 		}
 		src = pats[k];

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "lib/cleanup.h"
+#include "lib/xalloc.h"
 #include "lib/modinfo.h"
 #include "lib/fileio.h"
 #include "lib/strbuf.h"
@@ -45,7 +46,7 @@ static char *version_after(const char *name, const char *prefix)
 	size_t n = probe_version_len(name + l);
 	if (!n || name[l + n] != '\0')
 		return NULL;
-	return strndup(name + l, n);
+	return xstrndup(name + l, n);
 }
 
 /* "RCCL version 2.30.7" embedded in a library (RCCL's file names carry
@@ -81,10 +82,10 @@ static char *embedded_version(const char *path, const char *marker)
 		while (v + n < base + len && probe_is_version_char((unsigned char)v[n]))
 			n++;
 		if (n && isdigit((unsigned char)v[0])) {
-			_cleanup_free_ char *tmp = strndup(v, n);
-			size_t vl = tmp ? probe_version_len(tmp) : 0;
+			_cleanup_free_ char *tmp = xstrndup(v, n);
+			size_t vl = probe_version_len(tmp);
 			if (vl) {
-				res = strndup(v, vl);
+				res = xstrndup(v, vl);
 				break;
 			}
 		}
@@ -108,18 +109,14 @@ int probe_library(struct node_probe *p, const char *key, const char *libname,
 	_cleanup_free_ char *prefix = NULL;
 	int r = 0;
 
-	if (asprintf(&prefix, "%s.so.", libname) < 0)
-		return -ENOMEM;
+	prefix = xasprintf("%s.so.", libname);
 	strbuf_init(&vals, 64);
 	strbuf_init(&srcs, 256);
 	for (size_t d = 0; d < ARRAY_SIZE(lib_dirs) + n_extra; d++) {
 		const char *dir = d < ARRAY_SIZE(lib_dirs) ? lib_dirs[d] : extra_dirs[d - ARRAY_SIZE(lib_dirs)];
 		_cleanup_free_ char *pat = NULL;
 		_cleanup_glob_ glob_t g = { 0 };
-		if (asprintf(&pat, "%s/%s*", dir, prefix) < 0) {
-			r = -ENOMEM;
-			break;
-		}
+		pat = xasprintf("%s/%s*", dir, prefix);
 		if (probe_glob(p, pat, &g) < 0)
 			continue;
 		for (size_t i = 0; i < g.gl_pathc; i++) {
@@ -166,9 +163,13 @@ int probe_cuda(struct node_probe *p)
 	if (probe_glob(p, "/usr/local/cuda*/version.json", &g) == 0) {
 		for (size_t i = 0; i < g.gl_pathc; i++) {
 			json_t *j = json_load_file(g.gl_pathv[i], 0, NULL);
-			json_t *cuda = j ? json_object_get(j, "cuda") : NULL;
-			const char *v = json_string_value(json_object_get(cuda, "version"));
-			int r = v ? probe_set(p, "cuda.version", v, probe_node_rel(p, g.gl_pathv[i])) : 0;
+			json_t *version = NULL;
+			const char *v;
+			int r;
+
+			json_unpack(j, "{s?{s?o}}", "cuda", "version", &version);
+			v = json_string_value(version);
+			r = v ? probe_set(p, "cuda.version", v, probe_node_rel(p, g.gl_pathv[i])) : 0;
 			json_decref(j);
 			TRY(r);
 		}
@@ -195,8 +196,8 @@ int probe_rocm(struct node_probe *p)
 			const char *rel = probe_node_rel(p, g.gl_pathv[i]);
 			_cleanup_free_ char *txt = probe_read_trimmed(p, rel);
 			_cleanup_free_ char *v = txt ? probe_first_version(txt) : NULL;
-			_cleanup_free_ char *prefix = strndup(rel, strlen(rel) - strlen("/.info/version"));
-			if (!v || !prefix)
+			_cleanup_free_ char *prefix = xstrndup(rel, strlen(rel) - strlen("/.info/version"));
+			if (!v)
 				continue;
 			TRY(probe_set(p, "rocm.version", v, rel));
 			TRY(probe_set(p, "rocm.prefix", prefix, rel));
@@ -260,7 +261,7 @@ int probe_amdgpu_driver(struct node_probe *p)
  * in newer releases) with asic.market_name and vbios.version. */
 int probe_amd_smi_parse(struct node_probe *p, const char *out, const char *where)
 {
-	json_t *j, *list;
+	json_t *j, *list = NULL;
 	size_t i;
 	json_t *g;
 	struct strbuf models = STRBUF_INIT, vbios = STRBUF_INIT;
@@ -268,12 +269,21 @@ int probe_amd_smi_parse(struct node_probe *p, const char *out, const char *where
 	int r = 0;
 
 	j = json_loads(out, 0, NULL);
-	list = json_is_array(j) ? j : json_object_get(j, "gpu_data");
+	if (json_is_array(j))
+		list = j;
+	else
+		json_unpack(j, "{s?o}", "gpu_data", &list);
 	strbuf_init(&models, 64);
 	strbuf_init(&vbios, 64);
 	json_array_foreach(list, i, g) {
-		const char *m = json_string_value(json_object_get(json_object_get(g, "asic"), "market_name"));
-		const char *v = json_string_value(json_object_get(json_object_get(g, "vbios"), "version"));
+		json_t *asic = NULL, *vb = NULL, *jm = NULL, *jv = NULL;
+		const char *m, *v;
+
+		json_unpack(g, "{s?o s?o}", "asic", &asic, "vbios", &vb);
+		json_unpack(asic, "{s?o}", "market_name", &jm);
+		json_unpack(vb, "{s?o}", "version", &jv);
+		m = json_string_value(jm);
+		v = json_string_value(jv);
 		count++;
 		if (m && !strstr(models.buf, m))
 			strbuf_addf(&models, "%s%s", models.len ? "," : "", m);
@@ -284,8 +294,7 @@ int probe_amd_smi_parse(struct node_probe *p, const char *out, const char *where
 		char cnt[24];
 		_cleanup_free_ char *src = NULL;
 		snprintf(cnt, sizeof(cnt), "%u", count);
-		if (asprintf(&src, "%s static --asic --vbios --json", where) < 0)
-			r = -ENOMEM;
+		src = xasprintf("%s static --asic --vbios --json", where);
 		if (!r && models.len) r = probe_set(p, "gpu.model", models.buf, src);
 		if (!r) r = probe_set(p, "gpu.count", cnt, src);
 		if (!r && vbios.len) r = probe_set(p, "firmware.vbios", vbios.buf, src);

@@ -7,6 +7,7 @@
 
 #include "lib/time.h"
 #include "lib/cleanup.h"
+#include "lib/xalloc.h"
 #include "lib/digest.h"
 #include "lib/fileio.h"
 #include "lib/json.h"
@@ -59,11 +60,7 @@ int promotions_load(const char *dir, const struct keyring *kr, const char *ring,
 	r = statement_dir_list(dir, PROMOTION_SUFFIX, &paths, &n, e);
 	if (r < 0)
 		return r;
-	set->v = calloc(n ? n : 1, sizeof(*set->v));
-	if (!set->v) {
-		statement_dir_free(paths, n);
-		return ingot_fail(e, -ENOMEM, "out of memory");
-	}
+	set->v = xcalloc(n ? n : 1, sizeof(*set->v));
 	for (size_t i = 0; i < n; i++) {
 		_cleanup_statement_ struct statement st = { 0 };
 		ingot_error pe = { 0 };
@@ -72,8 +69,8 @@ int promotions_load(const char *dir, const struct keyring *kr, const char *ring,
 		if (statement_open(paths[i], kr, PROMOTION_PREDICATE_TYPE, &st, NULL, &pe) < 0 ||
 		    promotion_parse(paths[i], &st, &p, &pe) < 0) {
 			/* A forged or broken statement is never used; say why once. */
-			if (!set->refused++ && !(set->why = strdup(pe.msg)))
-				break;
+			if (!set->refused++)
+				set->why = xstrdup(pe.msg);
 			continue;
 		}
 		if (ring && strcmp(p.ring, ring))
@@ -160,13 +157,11 @@ enum promotion_standing promotion_standing(const struct promotion_set *set, cons
 void promotion_rings_held(const struct promotion_set *all, const char *image, char *out,
 			  size_t n)
 {
-	_cleanup_free_ struct promotion *v = calloc(all->n ? all->n : 1, sizeof(*v));
+	_cleanup_free_ struct promotion *v = xcalloc(all->n ? all->n : 1, sizeof(*v));
 	size_t len = 0;
 	char why[INGOT_ERR_MSG];
 
 	*out = '\0';
-	if (!v)
-		return;
 	for (size_t i = 0; i < all->n; i++) {
 		struct promotion_set one = { .v = v };
 		bool seen = false;

@@ -127,15 +127,13 @@ static int try_reap(struct tool_job *j, struct run *r)
 int tool_run_all(struct tool_job *jobs, size_t n, unsigned timeout_ms, size_t max_out,
 		 ingot_error *e)
 {
-	_cleanup_free_ struct run *rs = calloc(n ? n : 1, sizeof(*rs));
-	_cleanup_free_ struct pollfd *pf = calloc(n ? n : 1, sizeof(*pf));
-	_cleanup_free_ size_t *who = calloc(n ? n : 1, sizeof(*who));
+	_cleanup_free_ struct run *rs = xcalloc(n ? n : 1, sizeof(*rs));
+	_cleanup_free_ struct pollfd *pf = xcalloc(n ? n : 1, sizeof(*pf));
+	_cleanup_free_ size_t *who = xcalloc(n ? n : 1, sizeof(*who));
 	long deadline = now_ms() + timeout_ms;
 	int have_err = 0;
 	size_t i;
 
-	if (!rs || !pf || !who)
-		return ingot_fail(e, -ENOMEM, "tools: out of memory");
 	for (i = 0; i < n; i++) {
 		jobs[i].out = NULL;
 		jobs[i].status = -1;
@@ -255,10 +253,8 @@ char *tool_find(const char *root, const char *name)
 					    "usr/bin", "sbin", "bin" };
 	if (!root || !strcmp(root, "/")) {
 		const char *path = getenv("PATH");
-		_cleanup_free_ char *copy = strdup(path && *path ? path : "/usr/sbin:/usr/bin:/sbin:/bin");
+		_cleanup_free_ char *copy = xstrdup(path && *path ? path : "/usr/sbin:/usr/bin:/sbin:/bin");
 		char *save = NULL;
-		if (!copy)
-			return NULL;
 		for (char *d = strtok_r(copy, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
 			if (d[0] != '/')
 				continue;   /* relative PATH entries would depend on our cwd */

@@ -8,6 +8,7 @@
 #include <strings.h>
 
 #include "lib/cleanup.h"
+#include "lib/xalloc.h"
 #include "lib/json.h"
 #include "lib/strbuf.h"
 #include "lib/version.h"
@@ -432,10 +433,8 @@ static void firmware_check(struct state *s, const json_t *tuple, const struct no
 		if (!pins)
 			continue;
 		json_array_foreach(pins, i, it) {
-			char *w = NULL;
-			if (asprintf(&w, "%s%s%s", want ? want : "", want ? ", " : "",
-				     json_string_value(it) ? json_string_value(it) : "?") < 0)
-				return;
+			char *w = xasprintf("%s%s%s", want ? want : "", want ? ", " : "",
+					    json_string_value(it) ? json_string_value(it) : "?");
 			free(want);
 			want = w;
 		}
@@ -446,7 +445,7 @@ static void firmware_check(struct state *s, const json_t *tuple, const struct no
 		}
 		(*compared)++;
 		const char *model = f->model_key ? probe_get(p, f->model_key) : NULL;
-		_cleanup_free_ char *vals = strdup(pf->value);
+		_cleanup_free_ char *vals = xstrdup(pf->value);
 		char *save = NULL, bad[256] = "", agree[160] = "";
 		struct strbuf seen = STRBUF_INIT;   /* "\nMODEL\n" per entry so far */
 		strbuf_init(&seen, 64);

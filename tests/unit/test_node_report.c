@@ -158,33 +158,12 @@ static void test_load(void **state)
 	assert_int_equal(node_report_load("/nonexistent/report.json", &r, &e), -ENOENT);
 }
 
-/* lib/json.h's table of string members: dotted paths, anything else NULL. */
-static void test_get_strings(void **state)
-{
-	struct three { const char *a, *b, *c; } x = { "stale", "stale", "stale" };
-	static const struct json_str_member t[] = {
-		{ "a", offsetof(struct three, a) }, { "n.b", offsetof(struct three, b) },
-		{ "n.c.d", offsetof(struct three, c) },
-	};
-	_cleanup_json_ json_t *o = json_loads("{\"a\":\"x\",\"n\":{\"b\":\"y\",\"c\":\"z\"}}", 0, NULL);
-	(void)state;
-
-	json_get_strings(o, t, 3, &x);
-	assert_string_equal(x.a, "x");
-	assert_string_equal(x.b, "y");
-	assert_null(x.c);   /* n.c is a string, not an object */
-	assert_string_equal(json_string_value(json_get_path(o, "n.c")), "z");
-	assert_null(json_get_path(o, "n.b.x"));
-	assert_null(json_get_path(NULL, "a"));
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_round_trip),
 		cmocka_unit_test(test_lenient),
 		cmocka_unit_test(test_load),
-		cmocka_unit_test(test_get_strings),
 	};
 	return cmocka_run_group_tests_name("node_report", tests, NULL, NULL);
 }

@@ -165,12 +165,44 @@ static void test_sign_open(void **state)
 	assert_non_null(strstr(e.msg, "statement.predicateType: expected \"" EVIDENCE_PREDICATE_TYPE "\""));
 }
 
+/* statement_peek: the predicate of an envelope whose signatures do not
+ * hold (here: a key the keyring lacks) is there to describe, and one
+ * that is not an object is refused. */
+static void test_peek(void **state)
+{
+	_cleanup_json_ json_t *st = statement_new(PROMOTION_PREDICATE_TYPE, "x.sqfs",
+						  "1111111111111111111111111111111111111111111111111111111111111111",
+						  json_pack("{s:s}", "ring", "lab"));
+	_cleanup_json_ json_t *env = NULL, *bad_env = NULL;
+	_cleanup_statement_ struct statement so = { 0 };
+	_cleanup_statement_ struct statement sb = { 0 };
+	json_t *ring = NULL;
+	ingot_error e = { 0 };
+	(void)state;
+
+	if (envelope_sign_statement(st, kb, &env, &e) < 0)
+		fail_msg("%s", e.msg);
+	assert_true(statement_verify("x", env, ring_a, PROMOTION_PREDICATE_TYPE, &so, NULL, &e) < 0);
+	statement_release(&so);
+	assert_int_equal(statement_peek("x", env, &so, &e), 0);
+	assert_int_equal(json_unpack((json_t *)so.predicate, "{s:o}", "ring", &ring), 0);
+	assert_string_equal(json_string_value(ring), "lab");
+
+	json_object_set_new(st, "predicate", json_string("lab"));
+	if (envelope_sign_statement(st, kb, &bad_env, &e) < 0)
+		fail_msg("%s", e.msg);
+	assert_int_equal(statement_peek("y", bad_env, &sb, &e), -EBADMSG);
+	assert_string_equal(e.msg, "y: expected a statement with a predicate object");
+	assert_int_equal(statement_peek("z", st, &sb, NULL), -EINVAL);   /* not an envelope */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_enrolment_v01),
 		cmocka_unit_test(test_firmware_ref_shape),
 		cmocka_unit_test(test_sign_open),
+		cmocka_unit_test(test_peek),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
