@@ -8,12 +8,18 @@
 . "$(dirname "$0")/lib.sh"
 grep -o 'tools/opt/ingot/[A-Za-z0-9_./-]*' "$SRC/scripts/real-image.sh" | sed 's|^tools||' | sort -u >"$T/layer.txt"
 [ -s "$T/layer.txt" ] || fail "scripts/real-image.sh: no tools/opt/ingot paths found"
-n=0
-while IFS=: read -r f p; do
-	n=$((n + 1))
-	grep -qx -- "$p" "$T/layer.txt" || fail "${f#"$SRC"/}: $p: not in the image's tools layer ($(paste -sd ' ' "$T/layer.txt"))"
-done < <(grep -rHo '/opt/ingot/[A-Za-z0-9_./-]*' "$SRC/verify/boot/image")
-[ "$n" -gt 0 ] || fail "verify/boot/image names no /opt/ingot path"
+# named PATTERN LIST WHERE: every path verify/boot/image names by PATTERN
+# is a line of LIST (else: not in WHERE); prints how many (at least one).
+named() {
+	local f p n=0
+	while IFS=: read -r f p; do
+		n=$((n + 1))
+		grep -qx -- "$p" "$2" || fail "${f#"$SRC"/}: $p: not in $3 ($(paste -sd ' ' "$2"))"
+	done < <(grep -rHo "$1" "$SRC/verify/boot/image")
+	[ "$n" -gt 0 ] || fail "verify/boot/image names no path like $1"
+	echo "$n"
+}
+n=$(named '/opt/ingot/[A-Za-z0-9_./-]*' "$T/layer.txt" "the image's tools layer") || exit 1
 # Every /etc/ingot path they name is one the image has: the boot layer's
 # (scripts/real-image.sh: the keyring) or a recipe's files: entry (the pool).
 {
@@ -21,10 +27,5 @@ done < <(grep -rHo '/opt/ingot/[A-Za-z0-9_./-]*' "$SRC/verify/boot/image")
 	sed -n 's|^  - path: \(/etc/ingot/[A-Za-z0-9_./-]*\)$|\1|p' "$SRC"/recipes/real/*.yaml
 } | sort -u >"$T/etc.txt"
 grep -qx /etc/ingot/keyring.json "$T/etc.txt" || fail "scripts/real-image.sh: the image's keyring is not in its boot layer"
-m=0
-while IFS=: read -r f p; do
-	m=$((m + 1))
-	grep -qx -- "$p" "$T/etc.txt" || fail "${f#"$SRC"/}: $p: not in the image ($(paste -sd ' ' "$T/etc.txt"))"
-done < <(grep -rHo '/etc/ingot/[A-Za-z0-9_./-]*[A-Za-z0-9_]' "$SRC/verify/boot/image")
-[ "$m" -gt 0 ] || fail "verify/boot/image names no /etc/ingot path"
+m=$(named '/etc/ingot/[A-Za-z0-9_./-]*[A-Za-z0-9_]' "$T/etc.txt" "the image") || exit 1
 echo "boot image: its $n /opt/ingot paths are all in the tools layer, its $m /etc/ingot paths in the image"
