@@ -15,6 +15,7 @@
 #include "lib/cleanup.h"
 #include "lib/fileio.h"
 #include "lib/json.h"
+#include "lib/xalloc.h"
 
 #define AK_TEMPLATE_ID "ingot-ak-v1"
 
@@ -201,14 +202,12 @@ int tpm_public_pem(const TPMT_PUBLIC *pub, char **out, ingot_error *e)
 	if (bio && PEM_write_bio_PUBKEY(bio, pkey)) {
 		char *data;
 		long len = BIO_get_mem_data(bio, &data);
-		*out = strndup(data, (size_t)len);
-		r = *out ? 0 : -ENOMEM;
+		*out = xstrndup(data, (size_t)len);
+		r = 0;
 	}
 out:
 	if (r == -EIO)
 		r = ingot_fail(e, -EIO, "AK public key: OpenSSL cannot build the key");
-	else if (r == -ENOMEM)
-		r = ingot_fail(e, -ENOMEM, "out of memory");
 	BIO_free(bio);
 	EVP_PKEY_free(pkey);
 	EVP_PKEY_CTX_free(ctx);
@@ -223,8 +222,6 @@ static int write_blob(const char *dir, const char *name, const void *buf, size_t
 		      ingot_error *e)
 {
 	_cleanup_free_ char *path = path_join(dir, name);
-	if (!path)
-		return ingot_fail(e, -ENOMEM, "out of memory");
 	return write_file_atomic(path, buf, len, mode, e);
 }
 
@@ -248,8 +245,6 @@ int tpm_ak_create(struct tpm *t, const char *dir, enum ak_alg alg, enum ak_hiera
 	int r;
 
 	meta_path = path_join(dir, "ak.json");
-	if (!meta_path)
-		return ingot_fail(e, -ENOMEM, "out of memory");
 	/* Replacing an AK would silently invalidate its enrolment with
 	 * every verifier. */
 	if (access(meta_path, F_OK) == 0)
@@ -298,8 +293,6 @@ static int read_blob(const char *dir, const char *name, char **buf, size_t *len,
 	_cleanup_free_ char *path = path_join(dir, name);
 	int r;
 
-	if (!path)
-		return ingot_fail(e, -ENOMEM, "out of memory");
 	r = read_file(path, 1 << 16, buf, len, e);
 	if (r == -ENOENT)
 		return ingot_fail(e, r, "AK: %s: missing (no AK in %s? create one with 'ingot attest ak create -o %s')",

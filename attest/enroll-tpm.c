@@ -19,6 +19,7 @@
 #include "lib/cleanup.h"
 #include "lib/fileio.h"
 #include "lib/json.h"
+#include "lib/xalloc.h"
 
 #define NV_CHUNK 512   /* below every TPM's TPM2_PT_NV_BUFFER_MAX */
 
@@ -84,11 +85,12 @@ static int nv_read_cert(struct tpm *t, uint8_t **out, size_t *len, ingot_error *
 	size = nvpub->nvPublic.dataSize;
 	Esys_Free(nvpub);
 	Esys_Free(nvname);
-	if (size == 0 || size > ENROLL_DOC_MAX || !(buf = malloc(size))) {
+	if (size == 0 || size > ENROLL_DOC_MAX) {
 		Esys_TR_Close(t->esys, &nv);
 		return ingot_fail(e, size ? -ENOMEM : -ENODATA, "TPM %s: EK certificate NV index "
 				  "0x%08x: %zu bytes", t->conf, ENROLL_EK_CERT_NV_RSA, size);
 	}
+	buf = xmalloc(size);
 	while (off < size) {
 		TPM2B_MAX_NV_BUFFER *data = NULL;
 		uint16_t n = (uint16_t)(size - off < NV_CHUNK ? size - off : NV_CHUNK);
@@ -157,10 +159,11 @@ static int ek_cert_der(struct tpm *t, const char *path, uint8_t **out, size_t *l
 		return ingot_fail(e, -EINVAL, "%s: expected an X.509 certificate (PEM or DER)", path);
 	dl = i2d_X509(x, &der);
 	X509_free(x);
-	if (dl <= 0 || !(*out = malloc((size_t)dl))) {
+	if (dl <= 0) {
 		OPENSSL_free(der);
 		return ingot_fail(e, -ENOMEM, "out of memory");
 	}
+	*out = xmalloc((size_t)dl);
 	memcpy(*out, der, (size_t)dl);
 	OPENSSL_free(der);
 	*len = (size_t)dl;
@@ -208,8 +211,7 @@ int tpm_enroll_request(struct tpm *t, const char *ak_dir, const char *node,
 
 	if ((r = enroll_node_check("node", node, e)) < 0)
 		return r;
-	if (!(akpath = path_join(ak_dir, "ak.pub")))
-		return ingot_fail(e, -ENOMEM, "out of memory");
+	akpath = path_join(ak_dir, "ak.pub");
 	if ((r = read_file(akpath, sizeof(TPM2B_PUBLIC) + 16, &akpub, &ak_len, e)) < 0)
 		return r;
 	if (Tss2_MU_TPM2B_PUBLIC_Unmarshal((uint8_t *)akpub, ak_len, &off, &pub) != TSS2_RC_SUCCESS ||

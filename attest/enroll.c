@@ -26,6 +26,7 @@
 #include "lib/json.h"
 #include "lib/privdir.h"
 #include "lib/time.h"
+#include "lib/xalloc.h"
 
 int enroll_node_check(const char *what, const char *node, ingot_error *e)
 {
@@ -122,7 +123,7 @@ static int encrypt_seed(EVP_PKEY *ek, const uint8_t *seed, size_t seed_len, uint
 	     EVP_PKEY_CTX_set0_rsa_oaep_label(c, l, sizeof(label)) > 0;
 	if (ok)
 		l = NULL;   /* owned by c now */
-	ok = ok && EVP_PKEY_encrypt(c, NULL, &n, seed, seed_len) > 0 && (*out = malloc(n + 2)) &&
+	ok = ok && EVP_PKEY_encrypt(c, NULL, &n, seed, seed_len) > 0 && (*out = xmalloc(n + 2)) &&
 	     EVP_PKEY_encrypt(c, *out + 2, &n, seed, seed_len) > 0;
 	OPENSSL_free(l);
 	EVP_PKEY_CTX_free(c);
@@ -165,9 +166,9 @@ int enroll_make_credential(EVP_PKEY *ek, const uint8_t *name, size_t name_len,
 	memcpy(plain + 2, cred, cred_len);
 
 	/* TPM2B_ID_OBJECT: size, TPM2B_DIGEST(outer HMAC), encIdentity. */
-	b = malloc(2 + 2 + SHA256_LEN + 2 + cred_len);
+	b = xmalloc(2 + 2 + SHA256_LEN + 2 + cred_len);
 	cc = EVP_CIPHER_CTX_new();
-	ok = b && cc && EVP_EncryptInit_ex(cc, EVP_aes_128_cfb128(), NULL, sym, iv) &&
+	ok = cc && EVP_EncryptInit_ex(cc, EVP_aes_128_cfb128(), NULL, sym, iv) &&
 	     EVP_EncryptUpdate(cc, b + 4 + SHA256_LEN, &n1, plain, (int)(2 + cred_len)) &&
 	     EVP_EncryptFinal_ex(cc, b + 4 + SHA256_LEN + n1, &n2) && n1 + n2 == (int)(2 + cred_len);
 	EVP_CIPHER_CTX_free(cc);
@@ -496,10 +497,8 @@ int enroll_challenge(const struct enroll_subject *s, time_t now, unsigned ttl, j
 
 static char *state_path(const char *dir, const char *id, const char *ext)
 {
-	_cleanup_free_ char *base = NULL;
+	_cleanup_free_ char *base = xasprintf("%s.%s", id, ext);
 
-	if (asprintf(&base, "%s.%s", id, ext) < 0)
-		return NULL;
 	return path_join(dir, base);
 }
 
@@ -534,8 +533,7 @@ int enroll_state_store(const char *dir, const json_t *state, ingot_error *e)
 		return r;
 	if ((r = mkdir_p(dir, 0700, e)) < 0 || (r = state_dir_check(dir, e)) < 0)
 		return r;
-	if (!(path = state_path(dir, id, "json")))
-		return ingot_fail(e, -ENOMEM, "out of memory");
+	path = state_path(dir, id, "json");
 	return json_write_file(path, state, 0600, e);
 }
 
@@ -590,8 +588,6 @@ int enroll_state_take(const char *dir, const json_t *answer, const char *answer_
 	id = a[A_ID];
 	from = state_path(dir, id, "json");
 	to = state_path(dir, id, "used");
-	if (!from || !to)
-		return ingot_fail(e, -ENOMEM, "out of memory");
 	/* What is taken is checked first, so a FIFO or a planted link is
 	 * refused without burning the challenge, and read through the
 	 * descriptor that was checked. */
@@ -668,6 +664,6 @@ int enroll_state_subject(const json_t *state, struct enroll_subject *out, ingot_
 	snprintf(out->ak_name, sizeof(out->ak_name), "%s", s[S_AK_NAME]);
 	snprintf(out->ek_cert_sha256, sizeof(out->ek_cert_sha256), "%s", s[S_EK_CERTIFICATE_SHA256]);
 	snprintf(out->ca_bundle_sha256, sizeof(out->ca_bundle_sha256), "%s", s[S_CA_BUNDLE_SHA256]);
-	out->ak_pem = strdup(s[S_AK_PUBLIC_KEY]);
-	return out->ak_pem ? 0 : ingot_fail(e, -ENOMEM, "out of memory");
+	out->ak_pem = xstrdup(s[S_AK_PUBLIC_KEY]);
+	return 0;
 }

@@ -6,6 +6,7 @@
 #include "lib/cleanup.h"
 #include "lib/digest.h"
 #include "lib/json.h"
+#include "lib/xalloc.h"
 
 const char *eventlog_type_name(uint32_t type)
 {
@@ -62,9 +63,7 @@ static json_t *event_to_json(const struct eventlog *log, size_t idx)
 		if (json_object_set_new(j, "data", json_stringn((const char *)ev->data, ev->data_len)))
 			return NULL;
 	} else {
-		hex = malloc(2 * (size_t)ev->data_len + 1);
-		if (!hex)
-			return NULL;
+		hex = xmalloc(2 * (size_t)ev->data_len + 1);
 		hex_encode(ev->data, ev->data_len, hex);
 		if (json_object_set_new(j, "data_hex", json_string(hex)))
 			return NULL;

@@ -5,6 +5,7 @@
 
 #include "lib/cleanup.h"
 #include "lib/digest.h"
+#include "lib/xalloc.h"
 
 #define STARTUP_LOCALITY "StartupLocality"     /* 16 bytes with the NUL */
 #define SPEC_ID_MAX_ALGS 16
@@ -236,12 +237,8 @@ int eventlog_parse(const char *name, const void *buf, size_t len, struct eventlo
 	if (len > EVENTLOG_MAX_BYTES)
 		return ingot_fail(e, -EFBIG, "%s: log size: expected at most %u bytes, got %zu",
 				  name, EVENTLOG_MAX_BYTES, len);
-	log.name = strdup(name);
-	log.raw = malloc(len ? len : 1);
-	if (!log.name || !log.raw) {
-		eventlog_free(&log);
-		return ingot_fail(e, -ENOMEM, "%s: out of memory", name);
-	}
+	log.name = xstrdup(name);
+	log.raw = xmalloc(len);
 	memcpy(log.raw, buf, len);
 	log.len = len;
 	c = (struct cursor){ log.raw, len, 0 };
@@ -254,12 +251,7 @@ int eventlog_parse(const char *name, const void *buf, size_t len, struct eventlo
 		}
 		if (log.nevents == alloc) {
 			size_t n = alloc ? 2 * alloc : 64;
-			struct eventlog_event *p = realloc(log.events, n * sizeof(*p));
-			if (!p) {
-				r = ingot_fail(e, -ENOMEM, "%s: out of memory", name);
-				break;
-			}
-			log.events = p;
+			log.events = xrealloc(log.events, n * sizeof(*log.events));
 			alloc = n;
 		}
 		r = (log.format == EVENTLOG_SHA1 ? parse_sha1_event : parse_event)(&log, &c, &log.events[log.nevents], e);

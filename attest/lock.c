@@ -8,16 +8,13 @@
 #include <unistd.h>
 
 #include "lib/cleanup.h"
+#include "lib/xalloc.h"
 
 int attest_lock(const char *path, ingot_error *e)
 {
-	_cleanup_free_ char *lock_path = NULL;
+	_cleanup_free_ char *lock_path = xasprintf("%s.lock", path);
 	_cleanup_close_ int fd = -1;
 
-	if (asprintf(&lock_path, "%s.lock", path) < 0) {
-		lock_path = NULL;
-		return ingot_fail(e, -ENOMEM, "out of memory");
-	}
 	fd = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return ingot_fail(e, -errno, "%s: cannot open: %s", lock_path, strerror(errno));

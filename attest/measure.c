@@ -78,8 +78,6 @@ int attest_measure(struct tpm *t, const json_t *manifest, int pcr, const char *l
 			return ingot_fail(e, -EIO, "cannot compute %s", banks[i]->name);
 	}
 	dir = path_dirname(log_path);
-	if (!dir)
-		return ingot_fail(e, -ENOMEM, "out of memory");
 	r = mkdir_p(dir, 0755, e);
 	if (r < 0)
 		return r;

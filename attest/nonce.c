@@ -9,6 +9,7 @@
 #include "lib/digest.h"
 #include "lib/fileio.h"
 #include "lib/strbuf.h"
+#include "lib/xalloc.h"
 
 #define SEEN_MAX_BYTES (256u << 20)
 
@@ -52,9 +53,9 @@ static int load(const char *path, char **buf, size_t *len, ingot_error *e)
 	int r = read_file(path, SEEN_MAX_BYTES, buf, len, e);
 
 	if (r == -ENOENT) {
-		*buf = strdup("");
+		*buf = xstrdup("");
 		*len = 0;
-		return *buf ? 0 : ingot_fail(e, -ENOMEM, "out of memory");
+		return 0;
 	}
 	return r;
 }

@@ -6,6 +6,7 @@
 #include "lib/cleanup.h"
 #include "lib/digest.h"
 #include "lib/json.h"
+#include "lib/xalloc.h"
 
 int pcr_selection_add(struct pcr_selection *sel, uint16_t alg, uint32_t mask)
 {
@@ -68,12 +69,10 @@ static int parse_pcr_list(const char *list, uint32_t *mask)
 
 int pcr_selection_parse(const char *spec, struct pcr_selection *out, ingot_error *e)
 {
-	_cleanup_free_ char *copy = strdup(spec);
+	_cleanup_free_ char *copy = xstrdup(spec);
 	char *save = NULL;
 
 	memset(out, 0, sizeof(*out));
-	if (!copy)
-		return ingot_fail(e, -ENOMEM, "out of memory");
 	for (char *tok = strtok_r(copy, "+", &save); tok; tok = strtok_r(NULL, "+", &save)) {
 		char *colon = strchr(tok, ':');
 		const struct bank *b;

@@ -11,6 +11,7 @@
 #include "attest/tpm-private.h"
 #include "lib/cleanup.h"
 #include "lib/json.h"
+#include "lib/xalloc.h"
 
 /* tpm2-tools' serialized PCR file (lib/pcr.c pcr_fwrite_serialized): the
  * TPML_PCR_SELECTION and then a UINT32 count of TPML_DIGESTs, each dumped
@@ -143,8 +144,8 @@ static int ak_pem(const struct quote_import_files *in, char **pem, ingot_error *
 	size_t off = 0;
 
 	if (in->ak_len >= sizeof(begin) - 1 && !memcmp(in->ak, begin, sizeof(begin) - 1)) {
-		*pem = strndup((const char *)in->ak, in->ak_len);
-		return *pem ? 0 : ingot_fail(e, -ENOMEM, "out of memory");
+		*pem = xstrndup((const char *)in->ak, in->ak_len);
+		return 0;
 	}
 	memset(&pub, 0, sizeof(pub));
 	if (Tss2_MU_TPM2B_PUBLIC_Unmarshal(in->ak, in->ak_len, &off, &pub) != TSS2_RC_SUCCESS || off != in->ak_len)

@@ -111,10 +111,10 @@ json_t *quote_document(const uint8_t *attest, size_t attest_len, const uint8_t *
 {
 	_cleanup_free_ char *a64 = base64_encode(attest, attest_len, NULL);
 	_cleanup_free_ char *s64 = base64_encode(sig, sig_len, NULL);
-	_cleanup_free_ char *nhex = malloc(2 * nonce_len + 1);
+	_cleanup_free_ char *nhex = xmalloc(2 * nonce_len + 1);
 	json_t *pj = pcr_values_to_json(pcrs);
 
-	if (!a64 || !s64 || !nhex || !pj) {
+	if (!a64 || !s64 || !pj) {
 		json_decref(pj);
 		return NULL;
 	}

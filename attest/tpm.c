@@ -8,6 +8,7 @@
 #include <tss2/tss2_tctildr.h>
 
 #include "lib/cleanup.h"
+#include "lib/xalloc.h"
 
 int tpm_fail(ingot_error *e, TSS2_RC rc, const char *fmt, ...)
 {
@@ -36,15 +37,12 @@ const char *tpm_tcti_choose(const char *tcti)
 
 int tpm_open(const char *tcti, struct tpm **out, ingot_error *e)
 {
-	struct tpm *t = calloc(1, sizeof(*t));
+	struct tpm *t = xcalloc(1, sizeof(*t));
 	const char *conf = tpm_tcti_choose(tcti);
 	TSS2_RC rc;
 
 	*out = NULL;
-	if (!t || !(t->conf = strdup(conf))) {
-		free(t);
-		return ingot_fail(e, -ENOMEM, "out of memory");
-	}
+	t->conf = xstrdup(conf);
 	rc = Tss2_TctiLdr_Initialize(conf, &t->tcti);
 	if (rc != TSS2_RC_SUCCESS) {
 		tpm_close(t);

@@ -240,7 +240,7 @@ static void load_one_manifest(struct audit_ctx *c, const char *path, struct audi
 	ingot_error e = { 0 };
 	int r;
 
-	pm->file = strdup(path);
+	pm->file = xstrdup(path);
 	r = manifest_read_file(path, &doc, NULL, &e);
 	if (r == 0 && (r = boot_trust_keyring(c->trust, KEY_ROLE_MANIFEST, &kr, &e)) < 0)
 		ingot_prefix(&e, "%s", path);
@@ -292,7 +292,7 @@ static void load_unsigned_manifest(const char *path, struct audit_manifest *pm)
 	_cleanup_json_ json_t *doc = NULL;
 	ingot_error e = { 0 };
 
-	pm->file = strdup(path);
+	pm->file = xstrdup(path);
 	pm->unsigned_only = 1;
 	if (manifest_read_file(path, &doc, NULL, &e) < 0 || attest_check_measurement(doc, NULL, &e) < 0) {
 		snprintf(pm->error, sizeof(pm->error), "%s", e.msg);
@@ -392,7 +392,7 @@ static int load_manifests(struct audit_ctx *c, ingot_error *e)
 		free(env);
 		return r;
 	}
-	c->mf = calloc((size_t)(n_env + n_bare) + 1, sizeof(*c->mf));
+	c->mf = xcalloc((size_t)(n_env + n_bare) + 1, sizeof(*c->mf));
 	c->manifests_out = json_array();
 	for (int i = 0; i < n_env + n_bare; i++) {
 		const char *name = i < n_env ? env[i]->d_name : bare[i - n_env]->d_name;

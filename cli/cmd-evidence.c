@@ -10,6 +10,7 @@
 #include "lib/time.h"
 #include "lib/cleanup.h"
 #include "lib/json.h"
+#include "lib/xalloc.h"
 #include "verify/promotion.h"
 
 enum { EVIDENCE_EXIT_REFUSED = 2 };
@@ -57,11 +58,10 @@ static const char *parse_level(const char *arg, void *value)
 static char *default_output(const char *from)
 {
 	const char *base = strrchr(from, '/');
-	char *out = NULL;
 	base = base ? base + 1 : from;
 	const char *dot = strrchr(base, '.');
 	int n = dot && dot != base ? (int)(dot - base) : (int)strlen(base);
-	return asprintf(&out, "%.*s" EVIDENCE_SUFFIX, n, base) < 0 ? NULL : out;
+	return xasprintf("%.*s" EVIDENCE_SUFFIX, n, base);
 }
 
 void cli_free_keys(struct signing_key **keys, size_t n)
@@ -126,8 +126,8 @@ static int evidence_add(int argc, char **argv)
 		return cli_usage_error("evidence", "--manifest, --kind, --from and --key are required");
 	if (!strcmp(o.kind, "dcgm-diag") && !o.dcgm_level)
 		return cli_usage_error("evidence", "--kind dcgm-diag needs --level N (dcgmi diag -r N)");
-	if (!out && !(out = defout = default_output(o.from)))
-		return cli_error(&(ingot_error){ .msg = "out of memory" }, EXIT_FAILURE_);
+	if (!out)
+		out = defout = default_output(o.from);
 	if ((r = cli_load_keys(keypaths, n_keys, keys)) != 0)
 		return r;
 

@@ -10,6 +10,7 @@
 #include "lib/cleanup.h"
 #include "lib/fileio.h"
 #include "lib/json.h"
+#include "lib/xalloc.h"
 
 enum { SIGN_EXIT_MALFORMED = 2 };
 
@@ -58,14 +59,9 @@ static const char *base_name(const char *path)
 static char *default_output(const char *in)
 {
 	size_t n = strlen(in);
-	char *out = NULL;
-	if (n > 5 && !strcmp(in + n - 5, ".json")) {
-		if (asprintf(&out, "%.*s.dsse.json", (int)(n - 5), in) < 0)
-			return NULL;
-	} else if (asprintf(&out, "%s.dsse.json", in) < 0) {
-		return NULL;
-	}
-	return out;
+	if (n > 5 && !strcmp(in + n - 5, ".json"))
+		return xasprintf("%.*s.dsse.json", (int)(n - 5), in);
+	return xasprintf("%s.dsse.json", in);
 }
 
 int cmd_sign(int argc, char **argv)
@@ -134,8 +130,8 @@ int cmd_sign(int argc, char **argv)
 		r = envelope_sign_statement(st, k, &env, &e);
 		if (r < 0)
 			return cli_error(&e, EXIT_FAILURE_);
-		if (!out && !(out = defout = default_output(in)))
-			return cli_error(&(ingot_error){ .msg = "out of memory" }, EXIT_FAILURE_);
+		if (!out)
+			out = defout = default_output(in);
 		r = json_write_file_as(out, env, envelope_canonical, 0644, &e);
 	}
 	if (r < 0)

@@ -148,8 +148,9 @@ char *public_key_pem(EVP_PKEY *pkey)
 		return NULL;
 	}
 	n = BIO_get_mem_data(b, &data);
-	if (n <= 0 || !(s = malloc((size_t)n + 1)))
+	if (n <= 0)
 		return NULL;
+	s = xmalloc((size_t)n + 1);
 	memcpy(s, data, (size_t)n);
 	s[n] = '\0';
 	return s;

@@ -163,12 +163,7 @@ int statement_dir_list(const char *dir, const char *suffix, char ***paths, size_
 					  STATEMENT_DIR_MAX, suffix);
 		}
 		v = xrealloc(v, (cnt + 1) * sizeof(*v));
-		if (!(v[cnt] = path_join(dir, de->d_name))) {
-			closedir(d);
-			statement_dir_free(v, cnt);
-			return ingot_fail(e, -ENOMEM, "out of memory");
-		}
-		cnt++;
+		v[cnt++] = path_join(dir, de->d_name);
 	}
 	closedir(d);
 	if (cnt)

@@ -7,6 +7,8 @@
 #include <openssl/crypto.h>
 #include <openssl/ecdsa.h>
 
+#include "lib/xalloc.h"
+
 int ecdsa_rs_to_der(const uint8_t *r, size_t rlen, const uint8_t *s, size_t slen, uint8_t **der,
 		    size_t *der_len)
 {
@@ -25,10 +27,9 @@ int ecdsa_rs_to_der(const uint8_t *r, size_t rlen, const uint8_t *s, size_t slen
 	ECDSA_SIG_free(es);
 	if (n <= 0)
 		return -ENOMEM;
-	*der = malloc((size_t)n);
-	if (*der)
-		memcpy(*der, p, (size_t)n);
+	*der = xmalloc((size_t)n);
+	memcpy(*der, p, (size_t)n);
 	OPENSSL_free(p);
 	*der_len = (size_t)n;
-	return *der ? 0 : -ENOMEM;
+	return 0;
 }

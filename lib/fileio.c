@@ -90,20 +90,13 @@ int read_fd(int fd, const char *path, const struct stat *st, size_t max, char **
 	cap = (size_t)st->st_size + 2 < 256 ? 256 : (size_t)st->st_size + 2;
 	if (cap > limit)
 		cap = limit;
-	buf = malloc(cap);
-	if (!buf)
-		return ingot_fail(e, -ENOMEM, "%s: out of memory", path);
+	buf = xmalloc(cap);
 	for (;;) {
 		if (n + 1 >= cap) {
-			char *nb;
 			if (cap >= limit)
 				break;   /* max + 1 bytes read: over the bound, read no further */
-			if (!(nb = realloc(buf, cap > limit / 2 ? limit : cap * 2))) {
-				free(buf);
-				return ingot_fail(e, -ENOMEM, "%s: out of memory", path);
-			}
-			buf = nb;
 			cap = cap > limit / 2 ? limit : cap * 2;
+			buf = xrealloc(buf, cap);
 		}
 		ssize_t got = read(fd, buf + n, cap - n - 1);
 		if (got < 0) {
@@ -230,10 +223,8 @@ char *path_join(const char *a, const char *b)
 
 char *path_dirname(const char *path)
 {
-	_cleanup_free_ char *cp = strdup(path);
-	if (!cp)
-		return NULL;
-	return strdup(dirname(cp));
+	_cleanup_free_ char *cp = xstrdup(path);
+	return xstrdup(dirname(cp));
 }
 
 int pread_all(int fd, void *buf, size_t len, uint64_t off)
@@ -281,15 +272,13 @@ void remove_dead_temps(const char *dir, const char *prefix, size_t tail_len)
 
 int atomic_open(struct atomic_file *af, const char *path, mode_t mode, ingot_error *e)
 {
-	_cleanup_free_ char *cp = strdup(path);
+	_cleanup_free_ char *cp = xstrdup(path);
 	_cleanup_free_ char *dir = path_dirname(path);
 	char *base;
 
 	af->fd = -1;
 	af->path = NULL;
 	af->tmp = NULL;
-	if (!cp || !dir)
-		return ingot_fail(e, -ENOMEM, "%s: out of memory", path);
 	/* rename() would replace a device, FIFO or socket with a regular file:
 	 * "-o /dev/null" run as root once turned the host's /dev/null into a
 	 * file every later reader got other processes' output from. */
@@ -299,14 +288,10 @@ int atomic_open(struct atomic_file *af, const char *path, mode_t mode, ingot_err
 				  path);
 	base = basename(cp);
 	{
-		_cleanup_free_ char *prefix = NULL;
-		if (asprintf(&prefix, ".%s.", base) >= 0)
-			remove_dead_temps(dir, prefix, strlen(".XXXXXX"));
+		_cleanup_free_ char *prefix = xasprintf(".%s.", base);
+		remove_dead_temps(dir, prefix, strlen(".XXXXXX"));
 	}
-	if (asprintf(&af->tmp, "%s/.%s.%ld.XXXXXX", dir, base, (long)getpid()) < 0) {
-		af->tmp = NULL;
-		return ingot_fail(e, -ENOMEM, "%s: out of memory", path);
-	}
+	af->tmp = xasprintf("%s/.%s.%ld.XXXXXX", dir, base, (long)getpid());
 	af->fd = mkostemp(af->tmp, O_CLOEXEC);
 	if (af->fd < 0) {
 		int err = errno;
@@ -321,7 +306,7 @@ int atomic_open(struct atomic_file *af, const char *path, mode_t mode, ingot_err
 		atomic_abort(af);
 		return ingot_fail(e, -err, "%s: chmod: %s", path, strerror(err));
 	}
-	af->path = strdup(path);
+	af->path = xstrdup(path);
 	return 0;
 }
 
@@ -350,7 +335,7 @@ int atomic_commit(struct atomic_file *af, ingot_error *e)
 	free(af->tmp);
 	af->tmp = NULL;
 	dir = path_dirname(af->path);
-	if (dir && (dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) >= 0) {
+	if ((dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) >= 0) {
 		fsync(dfd);
 		close(dfd);
 	}
@@ -388,9 +373,7 @@ int write_file_atomic(const char *path, const void *buf, size_t len, mode_t mode
 
 int mkdir_p(const char *path, mode_t mode, ingot_error *e)
 {
-	_cleanup_free_ char *p = strdup(path);
-	if (!p)
-		return ingot_fail(e, -ENOMEM, "%s: out of memory", path);
+	_cleanup_free_ char *p = xstrdup(path);
 	for (char *s = p + 1; ; s++) {
 		if (*s == '/' || *s == '\0') {
 			char c = *s;

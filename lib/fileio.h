@@ -81,7 +81,7 @@ int mkdir_p(const char *path, mode_t mode, ingot_error *e);
 
 /* path_join("a", "b") -> "a/b" (malloc'd, never NULL: lib/xalloc.h). */
 char *path_join(const char *a, const char *b);
-/* Directory part of path ("." if none), malloc'd. */
+/* Directory part of path ("." if none), malloc'd, never NULL. */
 char *path_dirname(const char *path);
 
 #endif

@@ -9,6 +9,7 @@
 #include "lib/digest.h"
 #include "lib/fileio.h"
 #include "lib/strbuf.h"
+#include "lib/xalloc.h"
 
 char *json_canonical(const json_t *j, size_t *len)
 {
@@ -16,11 +17,7 @@ char *json_canonical(const json_t *j, size_t *len)
 	if (!s)
 		return NULL;
 	size_t n = strlen(s);
-	char *r = realloc(s, n + 2);
-	if (!r) {
-		free(s);
-		return NULL;
-	}
+	char *r = xrealloc(s, n + 2);
 	r[n] = '\n';
 	r[n + 1] = '\0';
 	if (len)
@@ -183,13 +180,13 @@ static int splice_array(struct splice_w *w, const struct json_splice *sp, size_t
 int json_dump_spliced(const json_t *doc, size_t flags, const struct json_splice *sp, size_t n,
 		      const struct json_out *out, size_t *len, ingot_error *e)
 {
-	_cleanup_free_ struct splice_w *w = calloc(1, sizeof(*w));
+	_cleanup_free_ struct splice_w *w = xcalloc(1, sizeof(*w));
 	_cleanup_free_ char *s = NULL;
 	bool seen[JSON_SPLICE_MAX] = { false };
 	const char *p, *q;
 	int r;
 
-	if (!w || !(s = json_dumps(doc, flags)))
+	if (!(s = json_dumps(doc, flags)))
 		return ingot_fail(e, -ENOMEM, "cannot serialise JSON");
 	if (n > JSON_SPLICE_MAX)
 		return ingot_fail(e, -EINVAL, "JSON splice: %zu arrays, limit %d", n, JSON_SPLICE_MAX);
@@ -307,10 +304,8 @@ int json_get_arr(const json_t *obj, const char *key, const char *what, json_t **
 
 int json_set_hex(json_t *o, const char *key, const uint8_t *d, size_t len)
 {
-	_cleanup_free_ char *hex = malloc(2 * len + 1);
+	_cleanup_free_ char *hex = xmalloc(2 * len + 1);
 
-	if (!hex)
-		return -1;
 	hex_encode(d, len, hex);
 	return json_object_set_new(o, key, json_string(hex));
 }

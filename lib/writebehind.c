@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "lib/fileio.h"
+#include "lib/xalloc.h"
 
 static void *wb_main(void *arg)
 {
@@ -50,8 +51,7 @@ static int start(struct writebehind *w, int fd, uint64_t off, size_t size, unsig
 	if (nbuf < 2 || nbuf > WB_MAX_BUFS || !size)
 		return -EINVAL;
 	for (unsigned i = 0; i < nbuf; i++)
-		if (!(w->buf[i] = malloc(size)))
-			return -ENOMEM;
+		w->buf[i] = xmalloc(size);
 	if (pthread_mutex_init(&w->lock, NULL))
 		return -ENOMEM;
 	if (pthread_cond_init(&w->cond, NULL)) {

@@ -7,6 +7,7 @@
 
 #include "lib/cleanup.h"
 #include "lib/fileio.h"
+#include "lib/xalloc.h"
 
 int ydoc_load_buf(struct ydoc *d, const char *name, const char *buf, size_t len, ingot_error *e)
 {
@@ -14,9 +15,7 @@ int ydoc_load_buf(struct ydoc *d, const char *name, const char *buf, size_t len,
 	int r = 0;
 
 	memset(d, 0, sizeof(*d));
-	d->file = strdup(name);
-	if (!d->file)
-		return ingot_fail(e, -ENOMEM, "%s: out of memory", name);
+	d->file = xstrdup(name);
 	if (!yaml_parser_initialize(&p))
 		return ingot_fail(e, -ENOMEM, "%s: cannot initialise YAML parser", name);
 	yaml_parser_set_input_string(&p, (const unsigned char *)buf, len);

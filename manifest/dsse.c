@@ -146,8 +146,7 @@ static char *after_payload(const json_t *rest, size_t *len)
 			return NULL;
 	if (!(tail = json_canonical(rest, &tlen)) || tlen < 2 || memcmp(tail, "{\n", 2))
 		return NULL;
-	if (!(out = malloc(sizeof(close) - 1 + tlen - 2 + 1)))
-		return NULL;
+	out = xmalloc(sizeof(close) - 1 + tlen - 2 + 1);
 	memcpy(out, close, sizeof(close) - 1);
 	memcpy(out + sizeof(close) - 1, tail + 2, tlen - 2 + 1);
 	*len = sizeof(close) - 1 + tlen - 2;
@@ -678,8 +677,7 @@ char *manifest_ref_path(const char *envelope_path, const char *path, const struc
 
 	if (path)
 		return xstrdup(path);
-	if (!(dir = path_dirname(envelope_path)))
-		return NULL;
+	dir = path_dirname(envelope_path);
 	return path_join(dir, ref->name);
 }
 
@@ -710,8 +708,7 @@ int manifest_sbom_check(const char *envelope_path, const char *path, const json_
 			return ingot_fail(e, -EINVAL, "%s: manifest sbom.file: expected a plain file name, got '%.64s'",
 					  envelope_path, file);
 		dir = path_dirname(envelope_path);
-		if (!(*where = path_join(dir ? dir : ".", file)))
-			return ingot_fail(e, -ENOMEM, "out of memory");
+		*where = path_join(dir, file);
 		if (access(*where, F_OK) < 0 && errno == ENOENT)
 			return 1;
 	}
@@ -752,8 +749,6 @@ int manifest_ref_load(const char *envelope_path, const char *path, const struct 
 	size_t len;
 	int r;
 
-	if (!p)
-		return ingot_fail(e, -ENOMEM, "out of memory");
 	/* Only the digest: a streamed hash, the file never held. */
 	if (!full)
 		r = sha256_file(p, d, NULL, e);

@@ -144,7 +144,7 @@ static inline int envelope_statement_manifest(const char *name, const uint8_t *p
 }
 
 /* Where the file a v2 statement binds is: path when given, else
- * ref->name in the envelope's directory (malloc'd). */
+ * ref->name in the envelope's directory (malloc'd, never NULL). */
 char *manifest_ref_path(const char *envelope_path, const char *path, const struct manifest_ref *ref);
 
 /* The bound manifest file, the one place it is read: its bytes' sha256

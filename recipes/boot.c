@@ -16,7 +16,8 @@ static int dup_scalar(struct ydoc *d, yaml_node_t *n, const char *field, char **
 	int r = ydoc_str(d, n, field, &s, e);
 	if (r < 0)
 		return r;
-	return (*out = strdup(s)) ? 0 : ingot_fail(e, -ENOMEM, "out of memory");
+	*out = xstrdup(s);
+	return 0;
 }
 
 int recipe_labels_parse(struct ydoc *d, yaml_node_t *map, const char *f, char **version, char **purl, ingot_error *e)
@@ -63,9 +64,7 @@ static int parse_input_in(struct ydoc *d, yaml_node_t *map, const char *parent, 
 		return r;
 	if (!in->source[0] || strstr(in->source, "://"))
 		return ydoc_fail(d, v, e, "%s.source: expected a file path, got '%s'", f, in->source);
-	in->path = in->source[0] == '/' ? strdup(in->source) : path_join(dir, in->source);
-	if (!in->path)
-		return ingot_fail(e, -ENOMEM, "out of memory");
+	in->path = in->source[0] == '/' ? xstrdup(in->source) : path_join(dir, in->source);
 	if ((r = ydoc_need(d, n, "sha256", f, &v, e)) < 0 || (r = ydoc_str(d, v, f, &s, e)) < 0)
 		return r;
 	if (!is_sha256_hex(s))
@@ -180,8 +179,8 @@ int boot_parse(struct ydoc *d, yaml_node_t *n, const char *dir, struct boot_spec
 			r = parse_modules(d, v, b, e);
 		if (r >= 0 && (v = ydoc_get(d, n, "cmdline")))
 			r = parse_cmdline(d, v, b, e);
-		else if (r >= 0 && !(b->cmdline = strdup("")))
-			r = ingot_fail(e, -ENOMEM, "out of memory");
+		else if (r >= 0)
+			b->cmdline = xstrdup("");
 		if (r >= 0 && (v = ydoc_get(d, n, "secure-boot")))
 			r = parse_secure_boot(d, v, dir, b, e);
 	}

@@ -202,8 +202,6 @@ static int parse_source(struct parser *p, yaml_node_t *n, const char *field, str
 		a->path = TAKE_PTR(path);
 	else
 		a->path = path_join(p->r->dir, path);
-	if (!a->path)
-		return ingot_fail(p->e, -ENOMEM, "out of memory");
 	return 0;
 }
 
@@ -882,8 +880,6 @@ int recipe_load_vars(const char *path, const char *env_epoch, const char *const 
 	if (r < 0)
 		return r;
 	dir = path_dirname(path);
-	if (!dir)
-		return ingot_fail(e, -ENOMEM, "out of memory");
 	return recipe_load_buf_vars(path, dir, buf, len, env_epoch, vars, n_vars, out, e);
 }
 

@@ -7,6 +7,7 @@
 
 #include "lib/cleanup.h"
 #include "lib/fileio.h"
+#include "lib/xalloc.h"
 #include "lib/yamlx.h"
 
 static const char *const top_keys[] = {
@@ -59,8 +60,8 @@ static int get_keyring(struct ydoc *d, yaml_node_t *map, const char *dir, const 
 		return r;
 	if (!*s)
 		return ydoc_fail(d, v, e, "%s.keyring: expected a keyring file path", field);
-	*out = *s == '/' ? strdup(s) : path_join(dir, s);
-	return *out ? 0 : ingot_fail(e, -ENOMEM, "out of memory");
+	*out = *s == '/' ? xstrdup(s) : path_join(dir, s);
+	return 0;
 }
 
 static int get_threshold(struct ydoc *d, yaml_node_t *map, const char *field, unsigned *out,
@@ -214,13 +215,10 @@ int ring_policy_load(const char *path, struct ring_policy **out, ingot_error *e)
 {
 	_cleanup_ydoc_ struct ydoc d = { 0 };
 	_cleanup_free_ char *dir = path_dirname(path);
-	struct ring_policy *p = calloc(1, sizeof(*p));
+	struct ring_policy *p = xcalloc(1, sizeof(*p));
 	int r;
 
-	if (!p || !dir || !(p->file = strdup(path))) {
-		free(p);
-		return ingot_fail(e, -ENOMEM, "out of memory");
-	}
+	p->file = xstrdup(path);
 	r = ydoc_load(&d, path, e);
 	if (r == 0)
 		r = parse_policy(&d, dir, p, e);
@@ -241,8 +239,7 @@ int ring_policy_load_dir(const char *dir, const char *ring, struct ring_policy *
 
 	if (!ring_name_ok(ring))
 		return ingot_fail(e, -EINVAL, "ring \"%.64s\": expected a ring name ([a-z0-9-])", ring);
-	if (asprintf(&path, "%s/%s.yaml", dir, ring) < 0)
-		return ingot_fail(e, -ENOMEM, "out of memory");
+	path = xasprintf("%s/%s.yaml", dir, ring);
 	r = ring_policy_load(path, &p, e);
 	if (r < 0)
 		return r;
