@@ -177,8 +177,9 @@ static int take(const struct boot_input *in, const char *field, deb_pick_fn pick
 	 * file that does not match); then streamed, hashed again as it is
 	 * read: the bytes used must be the bytes checked (a file rewritten
 	 * meanwhile is a pin mismatch, reported before any parse error). */
-	if (!(outer = archive_read_new()) || asprintf(&what, "%s: %s", field, in->path) < 0)
+	if (!(outer = archive_read_new()))
 		return ingot_fail(e, -ENOMEM, "out of memory");
+	what = xasprintf("%s: %s", field, in->path);
 	v.what = t.what = what;
 	if ((r = unpack_source_begin_pinned(&src, fd, in->path, in->sha256, got, e)) < 0)
 		return ingot_prefix(e, "%s", field);

@@ -360,7 +360,7 @@ static int outputs_commit(struct outputs *o, struct build_result *res, ingot_err
 		res->uki_path = NULL;
 	}
 	dir = path_dirname(res->image_path);
-	if (dir && (dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) >= 0) {
+	if ((dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) >= 0) {
 		fsync(dfd);
 		close(dfd);
 	}

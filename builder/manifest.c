@@ -15,6 +15,7 @@
 #include "lib/meta.h"
 #include "lib/cleanup.h"
 #include "lib/str.h"
+#include "lib/xalloc.h"
 #include "lib/digest.h"
 #include "lib/json.h"
 #include "lib/strbuf.h"
@@ -61,10 +62,10 @@ static int set_new(json_t *o, const char *key, json_t *v, ingot_error *e)
 static json_t *file_entry(const struct tree_entry *te, ingot_error *e)
 {
 	_cleanup_json_ json_t *f = json_object();
-	_cleanup_free_ char *path = NULL;
+	_cleanup_free_ char *path = xasprintf("/%s", te->path);
 	char mode[8];
 
-	if (!f || asprintf(&path, "/%s", te->path) < 0) {
+	if (!f) {
 		ingot_fail(e, -ENOMEM, "out of memory");
 		return NULL;
 	}
@@ -210,8 +211,8 @@ int manifest_build_head(const struct recipe *r, const uint64_t *sizes, const str
 	if (r->expires && time_parse(r->expires, &exp) < 0)
 		return ingot_fail(e, -EINVAL, "manifest: expires: expected RFC 3339 time, got \"%s\"",
 				  r->expires);
-	if (asprintf(&img_file, "%s.sqfs", r->name) < 0 || asprintf(&ver_file, "%s.verity", r->name) < 0)
-		return ingot_fail(e, -ENOMEM, "out of memory");
+	img_file = xasprintf("%s.sqfs", r->name);
+	ver_file = xasprintf("%s.verity", r->name);
 
 	if ((rc = set_new(m, "schema", json_string(MANIFEST_SCHEMA_V1), e)) < 0 ||
 	    (rc = set_new(m, "ingot_version", json_string(INGOT_VERSION), e)) < 0)

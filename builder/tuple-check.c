@@ -35,6 +35,7 @@
 #include "lib/cleanup.h"
 #include "lib/fileio.h"
 #include "lib/json.h"
+#include "lib/xalloc.h"
 #include "lib/modinfo.h"
 #include "lib/version.h"
 #include "builder/dpkg-status.h"
@@ -534,9 +535,8 @@ static int check_tree(struct check *c, const struct tuple *tu, const struct tree
 		} else if (!strcmp(c->comp, "rocm") && ends_with(te->path, ".info/version")) {
 			rocm_seen = true;
 			if (prefix) {
-				_cleanup_free_ char *want = NULL;
-				if (asprintf(&want, "%s/.info/version", prefix->str + (prefix->str[0] == '/')) < 0)
-					return ingot_fail(c->e, -ENOMEM, "out of memory");
+				_cleanup_free_ char *want =
+					xasprintf("%s/.info/version", prefix->str + (prefix->str[0] == '/'));
 				if (strcmp(te->path, want))
 					continue;
 				rocm_under_prefix = true;
