@@ -9,6 +9,7 @@
 #include "keys/envelope.h"
 #include "lib/boot-contract.h"
 #include "lib/cleanup.h"
+#include "lib/digest.h"
 #include "lib/fileio.h"
 #include "server/client.h"
 #include "verify/boot-inputs.h"
@@ -91,7 +92,7 @@ int cmd_attest_fetch_manifest(int argc, char **argv)
 		return cli_usage_error("attest fetch-manifest", "unexpected argument '%s'", argv[first]);
 	if (!verifier || !pool || !keyring || !output)
 		return cli_usage_error("attest fetch-manifest", "--verifier, --pool, --keyring and -o are required");
-	if (root && (strlen(root) != 64 || strspn(root, "0123456789abcdef") != 64))
+	if (root && !is_sha256_hex(root))
 		return cli_usage_error("attest fetch-manifest", "--root: expected 64 lower-case hex digits, got '%s'", root);
 	if (!root) {
 		if (booted_root(booted, &e) < 0)

@@ -10,16 +10,12 @@
 #include "attest/predict.h"
 #include "keys/envelope.h"
 #include "lib/cleanup.h"
+#include "lib/digest.h"
 #include "lib/fileio.h"
 #include "lib/json.h"
 #include "lib/xalloc.h"
 #include "manifest/dsse.h"
 #include "verify/boot-inputs.h"
-
-static int root_ok(const char *r)
-{
-	return strlen(r) == 64 && strspn(r, "0123456789abcdef") == 64;
-}
 
 /* The subject name of the file list the envelope at path binds ("" for a
  * v1 envelope).  It was verified when the service loaded it; here it is
@@ -71,7 +67,7 @@ unsigned manifests_get(const struct serve_config *c, const struct boot_trust *tr
 	if (name && (!*name || !attest_name_ok(name) || strchr(name, '/') || !strcmp(name, ".") || !strcmp(name, "..")))
 		return ingot_fail(e, -EINVAL, "manifests: pool %s: expected a file list's name, got \"%.80s\"", pool,
 				  name), 400;
-	if (root && !root_ok(root))
+	if (root && !is_sha256_hex(root))
 		return ingot_fail(e, -EINVAL, "manifests: root: expected 64 lower-case hex digits, got \"%.80s\"", root),
 		       400;
 	for (size_t i = 0; i < trust->n_mf; i++) {
