@@ -20,6 +20,7 @@
 #include "lib/json.h"
 #include "lib/strbuf.h"
 #include "lib/xalloc.h"
+#include "manifest/typed.h"
 
 #define REPLY_MAX (1u << 20)
 
@@ -375,9 +376,9 @@ int verifier_fetch_manifest(struct verifier *v, const char *pool, const char *ro
 	/* Signatures by the image's keys first; nothing in it is read before. */
 	r = envelope_verify_manifest(path, env, kr, &p, &vm, &vo, e);
 	if (r == 0) {
-		const char *got = json_string_value(json_object_get(json_object_get(vm.manifest, "verity"), "root_hash"));
+		_cleanup_manifest_ struct manifest *m = manifest_decode(path, vm.manifest, MANIFEST_FULL);
 		snprintf(fm->recipe, sizeof(fm->recipe), "%s", vo.recipe);
-		snprintf(fm->root, sizeof(fm->root), "%s", got ? got : "");
+		snprintf(fm->root, sizeof(fm->root), "%s", m->have & MF_VERITY ? m->verity.root_hex : "");
 		snprintf(fm->file_list, sizeof(fm->file_list), "%s", vm.ref.name);
 		snprintf(fm->file_list_sha256, sizeof(fm->file_list_sha256), "%s", vm.ref.sha256);
 		fm->serial = vo.serial;
