@@ -251,21 +251,40 @@ void enroll_subject_release(struct enroll_subject *s)
 
 /* ---- the EK certificate ------------------------------------------------- */
 
+/* The CA bundle at path (at most ENROLL_CA_MAX bytes) in *buf, and its
+ * sha256: the identity an enrolment's state records. */
+static int read_bundle(const char *path, char **buf, size_t *len, char sha[SHA256_HEX_LEN + 1], ingot_error *e)
+{
+	uint8_t md[SHA256_LEN];
+	int r = read_file(path, ENROLL_CA_MAX, buf, len, e);
+
+	if (r < 0)
+		return r;
+	sha256_buf(*buf, *len, md);
+	hex_encode(md, sizeof(md), sha);
+	return 0;
+}
+
+int enroll_bundle_sha256(const char *path, char sha[SHA256_HEX_LEN + 1], ingot_error *e)
+{
+	_cleanup_free_ char *buf = NULL;
+	size_t len;
+
+	return read_bundle(path, &buf, &len, sha, e);
+}
+
 static int load_bundle(const char *path, X509_STORE **out, char sha[SHA256_HEX_LEN + 1],
 		       ingot_error *e)
 {
 	_cleanup_free_ char *buf = NULL;
-	uint8_t md[SHA256_LEN];
 	X509_STORE *st;
 	BIO *bio;
 	X509 *x;
 	size_t len, n = 0;
-	int r = read_file(path, ENROLL_CA_MAX, &buf, &len, e);
+	int r = read_bundle(path, &buf, &len, sha, e);
 
 	if (r < 0)
 		return r;
-	sha256_buf(buf, len, md);
-	hex_encode(md, sizeof(md), sha);
 	st = X509_STORE_new();
 	bio = BIO_new_mem_buf(buf, (int)len);
 	if (!st || !bio) {

@@ -88,6 +88,10 @@ struct enroll_subject {
 };
 void enroll_subject_release(struct enroll_subject *s);
 
+/* The sha256 (hex) of the CA bundle at path, as an enrolment's state
+ * records it (ca_bundle_sha256): which bundle a request chained to. */
+int enroll_bundle_sha256(const char *path, char sha[SHA256_HEX_LEN + 1], ingot_error *e);
+
 /* Check a request (name used in messages) against the CA bundle at
  * ca_path (PEM certificates: roots and intermediates): the EK certificate
  * chains to it at time now, its key is an RSA key; the AK public area has

@@ -7,8 +7,6 @@
 #include <string.h>
 
 #include "lib/cleanup.h"
-#include "lib/digest.h"
-#include "lib/fileio.h"
 #include "lib/json.h"
 #include "lib/xalloc.h"
 
@@ -94,20 +92,15 @@ static unsigned get(struct db *d, const char *id, struct db_enrolment *out, json
  * file since the request approves nothing. */
 static int by_allow_list(const char *ek_ca, const char *sha, const char **why)
 {
-	_cleanup_free_ char *buf = NULL;
 	char hex[SHA256_HEX_LEN + 1];
-	uint8_t md[SHA256_LEN];
 	ingot_error e = { 0 };
-	size_t len;
 
 	*why = "no ek-ca is configured";
 	if (!ek_ca)
 		return 0;
 	*why = "ek-ca cannot be read";
-	if (read_file(ek_ca, ENROLL_CA_MAX, &buf, &len, &e) < 0)
+	if (enroll_bundle_sha256(ek_ca, hex, &e) < 0)
 		return 0;
-	sha256_buf(buf, len, md);
-	hex_encode(md, sizeof(md), hex);
 	*why = "its EK certificate does not chain to ek-ca";
 	return !strcmp(hex, sha);
 }
