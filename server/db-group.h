@@ -55,6 +55,10 @@ void db_group_nonce_issue(struct db_group *g, struct db_group_job *j, const char
 void db_group_verdict_commit(struct db_group *g, struct db_group_job *j, const struct db_verdict *v,
 			     void (*done)(void *), void *arg);
 
+/* The write-ahead log's bound, in frames (the default 16384, 64 MiB):
+ * past it the committer waits for the checkpointer.  For tests. */
+void db_group_set_wal_max(struct db_group *g, int frames);
+
 /* Commits made and writes they held, for the metrics. */
 void db_group_counts(struct db_group *g, uint64_t *commits, uint64_t *writes);
 

@@ -325,6 +325,23 @@ static int sqlite_pool_evidence(struct db *db, const char *pool, json_t **out, i
 	return 0;
 }
 
+static int sqlite_checkpoint(struct db *db, int restart, int *log, int *copied, ingot_error *e)
+{
+	int rc = sqlite3_wal_checkpoint_v2(H(db), NULL, restart ? SQLITE_CHECKPOINT_RESTART : SQLITE_CHECKPOINT_PASSIVE,
+					   log, copied);
+
+	/* BUSY: another checkpoint, or a reader that outlasted the timeout;
+	 * the next call copies the rest */
+	if (rc == SQLITE_BUSY)
+		return restart ? -EBUSY : 0;
+	return rc == SQLITE_OK ? 0 : fail(H(db), e, "checkpoint");
+}
+
+static int sqlite_checkpoint_defer(struct db *db, ingot_error *e)
+{
+	return exec(H(db), "PRAGMA wal_autocheckpoint=0", e);
+}
+
 static int sqlite_nonce_forget(struct db *db, int64_t cutoff, ingot_error *e)
 {
 	return db_sql_run(db, DB_SQL_NONCE_FORGET, NULL, e, "i", cutoff);
@@ -391,6 +408,8 @@ static const struct db_backend sqlite_backend = {
 	.enrol_open = db_sql_enrol_open,
 	.enrol_get = db_sql_enrol_get,
 	.enrol_move = db_sql_enrol_move,
+	.checkpoint = sqlite_checkpoint,
+	.checkpoint_defer = sqlite_checkpoint_defer,
 };
 
 int db_sqlite_open(const char *path, struct db **out, ingot_error *e)

@@ -110,6 +110,16 @@ struct db_backend {
 	/* Move it from one status to another at now, only if it is still in
 	 * from: *changed 1 if this call moved it. */
 	int (*enrol_move)(struct db *db, const char *id, int from, int to, int64_t now, int *changed, ingot_error *e);
+	/* Copy the write-ahead log back into the database without waiting
+	 * for anyone (SQLite's PASSIVE checkpoint), or with restart, also
+	 * waiting (the busy timeout) for readers still in it so that the next
+	 * write starts it over (RESTART): *log the log's frames, *copied those
+	 * copied so far.  NULL where the backend has no log of its own to copy
+	 * (PostgreSQL checkpoints in the server). */
+	int (*checkpoint)(struct db *db, int restart, int *log, int *copied, ingot_error *e);
+	/* Stop this connection's commits from checkpointing: another
+	 * connection calls checkpoint(). */
+	int (*checkpoint_defer)(struct db *db, ingot_error *e);
 };
 
 struct db {
