@@ -7,9 +7,11 @@
  *   storm enrol SIGNING_KEY COUNT OUT
  *     OUT/enrolments/node-NNNNNN.json for COUNT fresh P-256 AKs, and
  *     OUT/aks.der: their private keys (for `storm run`).
- *   storm run [-c CONC] [-r EVERY] [-o RECEIVED] [-b BODIES] OUT EVIDENCE COUNT URL...
+ *   storm run [-c CONC] [-p RATE] [-r EVERY] [-o RECEIVED] [-b BODIES] OUT EVIDENCE COUNT URL...
  *     COUNT nodes, CONC at a time (one keep-alive connection each, epoll,
- *     one thread): POST /v1/nonce, a quote over that nonce signed by the
+ *     one thread); with -p, node i starts at RATE nodes a second (i / RATE
+ *     s after the start, or once a connection is free: an open arrival,
+ *     as nodes power on, instead of each connection's next node at once): POST /v1/nonce, a quote over that nonce signed by the
  *     node's AK (the signing is in the timed run: the nonce is the
  *     verifier's), POST /v1/evidence, and the verdict checked against the
  *     expected one.  EVIDENCE is boot-evidence.py's directory: the good
@@ -160,6 +162,13 @@ struct storm {
 	char **hosts;
 	unsigned nurls, count, every, next, done;
 	int ep;
+	/* Paced (-p): node i starts at t0 + i / rate, on a connection left
+	 * idle by the node before it (idle[], nidle); 0: each connection
+	 * starts its next node as soon as its last is judged. */
+	double rate;
+	struct timespec t0;
+	struct conn **idle;
+	unsigned nidle;
 	struct node *nodes;
 	struct evcase cases[2];
 	FILE *received, *bodies;
@@ -326,6 +335,31 @@ static int conn_open(struct storm *st, struct conn *c)
 	return 0;
 }
 
+/* When node i is due, paced: t0 + i / rate. */
+static struct timespec due(const struct storm *st, unsigned i)
+{
+	double s = i / st->rate;
+	struct timespec t = st->t0;
+	long long ns = t.tv_nsec + (long long)((s - (long long)s) * 1e9);
+
+	t.tv_sec += (time_t)s + (time_t)(ns / 1000000000);
+	t.tv_nsec = ns % 1000000000;
+	return t;
+}
+
+static void start_node(struct storm *st, struct conn *c)
+{
+	c->node = st->next++;
+	c->tries = 0;
+	/* Paced, the node's time runs from when it was due, so a node that
+	 * waited for a free connection counts that wait. */
+	if (st->rate > 0)
+		c->tnode = due(st, c->node);
+	else
+		clock_gettime(CLOCK_MONOTONIC, &c->tnode);
+	send_nonce(c, st);
+}
+
 /* The next node on this connection, or the connection closed when none is left. */
 static void next_node(struct storm *st, struct conn *c)
 {
@@ -335,10 +369,27 @@ static void next_node(struct storm *st, struct conn *c)
 		c->fd = -1;
 		return;
 	}
-	c->node = st->next++;
-	c->tries = 0;
-	clock_gettime(CLOCK_MONOTONIC, &c->tnode);
-	send_nonce(c, st);
+	if (st->rate > 0) {   /* started by start_due when its time comes */
+		st->idle[st->nidle++] = c;
+		return;
+	}
+	start_node(st, c);
+}
+
+/* Paced: start every node that is due on an idle connection; the
+ * milliseconds until the next one is due (-1: none waits for time). */
+static int start_due(struct storm *st)
+{
+	while (st->next < st->count) {
+		struct timespec t = due(st, st->next);
+		double wait = -since_ms(&t);
+		if (wait > 0)
+			return (int)wait + 1;
+		if (!st->nidle)
+			return -1;   /* due, and every connection busy: it waits for one */
+		start_node(st, st->idle[--st->nidle]);
+	}
+	return -1;
 }
 
 /* Start this node over, on a new connection to the next URL. */
@@ -430,7 +481,11 @@ static void on_event(struct storm *st, struct conn *c, uint32_t events)
 		retry(st, c, "connection error");
 		return;
 	}
-	if (events & EPOLLOUT && c->osent < c->olen) {
+	if (events & EPOLLOUT && c->osent == c->olen) {
+		/* connected, nothing to send (paced, waiting for its node's time) */
+		struct epoll_event ev = { .events = EPOLLIN, .data.ptr = c };
+		epoll_ctl(st->ep, EPOLL_CTL_MOD, c->fd, &ev);
+	} else if (events & EPOLLOUT) {
 		ssize_t w = send(c->fd, c->out + c->osent, c->olen - c->osent, MSG_NOSIGNAL);
 		if (w < 0 && errno != EAGAIN) {
 			retry(st, c, strerror(errno));
@@ -486,6 +541,8 @@ static int run(int argc, char **argv)
 			st.every = (unsigned)atoi(argv[i + 1]);
 		else if (!strcmp(argv[i], "-o"))
 			recv_path = argv[i + 1];
+		else if (!strcmp(argv[i], "-p"))
+			st.rate = atof(argv[i + 1]);
 		else if (!strcmp(argv[i], "-b")) {
 			if (!(st.bodies = fopen(argv[i + 1], "w")))
 				die("cannot write %s", argv[i + 1]);
@@ -495,7 +552,7 @@ static int run(int argc, char **argv)
 		i += 2;
 	}
 	if (argc - i < 4)
-		die("%s", "usage: storm run [-c CONC] [-r EVERY] [-o RECEIVED] [-b BODIES] OUT EVIDENCE COUNT URL...");
+		die("%s", "usage: storm run [-c CONC] [-p RATE] [-r EVERY] [-o RECEIVED] [-b BODIES] OUT EVIDENCE COUNT URL...");
 	const char *out = argv[i], *evdir = argv[i + 1];
 	st.count = (unsigned)atoi(argv[i + 2]);
 	st.nurls = (unsigned)(argc - i - 3);
@@ -532,18 +589,22 @@ static int run(int argc, char **argv)
 	struct rusage ru0, ru1;
 	getrusage(RUSAGE_SELF, &ru0);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
+	st.idle = calloc(conc, sizeof(*st.idle));
 	for (unsigned k = 0; k < conc; k++) {
 		conns[k].url = (int)(k % st.nurls);
 		if (conn_open(&st, &conns[k]) < 0)
 			die("connect: %s", strerror(errno));
-		conns[k].node = st.next++;
-		clock_gettime(CLOCK_MONOTONIC, &conns[k].tnode);
-		send_nonce(&conns[k], &st);
+		st.idle[st.nidle++] = &conns[k];
 	}
+	clock_gettime(CLOCK_MONOTONIC, &st.t0);   /* node 0 due once every connection is open */
+	if (st.rate <= 0)
+		while (st.nidle)
+			start_node(&st, st.idle[--st.nidle]);
 	struct epoll_event evs[256];
 	while (st.done < st.count) {
-		int n = epoll_wait(st.ep, evs, 256, 30000);
-		if (n == 0)
+		int wait = st.rate > 0 ? start_due(&st) : -1;
+		int n = epoll_wait(st.ep, evs, 256, wait >= 0 && wait < 30000 ? wait : 30000);
+		if (n == 0 && (wait < 0 || wait >= 30000))
 			die("%s", "no progress in 30 s");
 		for (int k = 0; k < n; k++)
 			on_event(&st, evs[k].data.ptr, evs[k].events);
@@ -557,9 +618,10 @@ static int run(int argc, char **argv)
 	if ((st.received && fclose(st.received)) || (st.bodies && fclose(st.bodies)))
 		die("cannot write %s", recv_path ? recv_path : "the bodies");
 	printf("{\"test_only\":\"software AKs, enrolled without the enrolment protocol\",\"nodes\":%u,\"concurrency\":%u,"
+	       "\"paced_nodes_per_s\":%.1f,"
 	       "\"wall_s\":%.3f,\"admitted\":%u,\"refused_as_expected\":%u,\"verdicts_wrong\":%u,\"retries\":%u,"
 	       "\"bad_replies\":%u,\"cpu_s\":%.3f,",
-	       st.count, conc, wall, st.admitted, st.refused_ok, st.wrong, st.retries, st.replies_bad, cpu);
+	       st.count, conc, st.rate, wall, st.admitted, st.refused_ok, st.wrong, st.retries, st.replies_bad, cpu);
 	pct(stdout, "nonce_ms", st.lat_nonce, st.count);
 	putchar(',');
 	pct(stdout, "evidence_ms", st.lat_ev, st.count);
@@ -575,7 +637,7 @@ static int run(int argc, char **argv)
 		free(st.hosts[u]);
 	for (int c = 0; c < 2; c++)
 		free(st.cases[c].pcrs), free(st.cases[c].log64);
-	free(st.nodes), free(st.hosts), free(st.urls), free(conns);
+	free(st.nodes), free(st.hosts), free(st.urls), free(conns), free(st.idle);
 	free(st.lat_nonce), free(st.lat_ev), free(st.lat_node);
 	close(st.ep);
 	return st.wrong ? 2 : 0;
