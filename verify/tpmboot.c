@@ -47,7 +47,7 @@ static int load_trust(const struct verify_opts *o, struct boot_trust *t, struct 
 	return 0;
 }
 
-void check_tpm_boot(const struct verify_opts *o, const struct manifest *m, const json_t *quote, const char *nonce_hex,
+void check_tpm_boot(const struct verify_opts *o, const struct manifest *m, const json_t *quote, const struct nonce *nonce,
 		    struct verify_report *r)
 {
 	static const enum check_status status[] = {
@@ -82,7 +82,7 @@ void check_tpm_boot(const struct verify_opts *o, const struct manifest *m, const
 	free(raw);
 	if (load_trust(o, &t, r) == 0) {
 		struct boot_evidence ev = {
-			.quote = quote, .log = &log, .nonce_hex = nonce_hex, .ak = t.n_en ? &t.ak[0] : NULL,
+			.quote = quote, .log = &log, .nonce = nonce, .ak = t.n_en ? &t.ak[0] : NULL,
 			/* The id the report carries, which the audit binds too. */
 			.node = json_string_value(json_object_get(r->node, "id")), .boot = &m->boot,
 			.fw = t.n_fw ? &t.fw[0] : NULL, .accept_weak = o->accept_weak,
@@ -90,7 +90,7 @@ void check_tpm_boot(const struct verify_opts *o, const struct manifest *m, const
 		attest_boot_verdict(&ev, &res);
 		if (res.qi.ak_id[0])
 			report_evidence(r, CHECK_TPM, "quote by AK %s over %s, nonce %s", res.qi.ak_id, BOOT_QUOTE_PCRS,
-					nonce_hex);
+					nonce->hex);
 		report_set(r, CHECK_TPM, status[res.verdict], "measured boot %s: %s", boot_verdict_name(res.verdict),
 			   res.reason);
 	}

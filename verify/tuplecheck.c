@@ -231,7 +231,7 @@ static void consistency(struct state *s, const json_t *tuple, const struct node_
 	const char *fm = probe_get(p, fm_key);
 	const char *nvs = probe_get(p, "nvswitch.count");
 	char buf[64];
-	const char *decl_nvs = tuple_lookup(tuple, "nvswitch", buf, sizeof(buf));
+	const char *decl_nvs = tuple_lookup(tuple, tuple_fields[TF_NVSWITCH].path, buf, sizeof(buf));
 	int nvswitch = (decl_nvs && !strcmp(decl_nvs, "true")) || (nvs && strcmp(nvs, "0"));
 	const char *vendor = probe_get(p, tuple_fields[TF_VENDOR].probe);
 
