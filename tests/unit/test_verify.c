@@ -392,6 +392,19 @@ static void test_tuplecheck(void **state)
 	assert_int_equal(r.checks[CHECK_TUPLE].status, ST_SKIP);
 	report_free(&r);
 	json_decref(t);
+
+	/* The tuple is read by the recipe's schema (the one tuple-field
+	 * table), not by guessing at spellings: a field it does not know is
+	 * not compared as if it were another, and the check is not made. */
+	t = json_loads("{\"vendor\":\"nvidia\",\"gpus\":[\"H100\"],"
+		       "\"driver\":{\"version\":\"580.95.05\"}}", 0, &je);
+	assert_non_null(t);
+	report_init(&r);
+	tuplecheck_run(t, p, &r);
+	assert_int_equal(r.checks[CHECK_TUPLE].status, ST_ERROR);
+	assert_string_equal(r.checks[CHECK_TUPLE].summary, "manifest: tuple: unknown field 'gpus'");
+	report_free(&r);
+	json_decref(t);
 	node_probe_free(p);
 }
 
