@@ -32,11 +32,14 @@ static int pick_nonce(const json_t *quote, const struct attest_expect *x, uint8_
 	const char *claim;
 	size_t n;
 
-	if (x->nonce_hex) {
-		if (nonce_parse(x->nonce_hex, nonce, len, e) < 0) {
-			qi->reason = VERDICT_MALFORMED;
-			return -EINVAL;
-		}
+	if (x->nonce) {
+		/* Decoded by nonce_decode; anything else is a caller's bug,
+		 * refused rather than copied. */
+		if (x->nonce->len < NONCE_MIN || x->nonce->len > NONCE_MAX)
+			return verdict(qi, VERDICT_MALFORMED, ingot_fail(e, -EINVAL, "nonce: expected %d-%d bytes, got %zu",
+									 NONCE_MIN, NONCE_MAX, x->nonce->len));
+		memcpy(nonce, x->nonce->bytes, x->nonce->len);
+		*len = x->nonce->len;
 		return 0;
 	}
 	claim = json_string_value(json_object_get(quote, "nonce"));
@@ -46,6 +49,19 @@ static int pick_nonce(const json_t *quote, const struct attest_expect *x, uint8_
 			       ingot_fail(e, -EBADMSG, "quote: nonce: expected 0-%d bytes in hex", NONCE_MAX));
 	*len = n / 2;
 	return 0;
+}
+
+int attest_seen_nonce(const struct attest_expect *x, int record, enum attest_verdict *why, ingot_error *e)
+{
+	int r;
+
+	if (!x->seen_nonces || !x->nonce)
+		return 0;
+	r = record ? nonce_record(x->seen_nonces, x->nonce->bytes, x->nonce->len, e) :
+		     nonce_check_unseen(x->seen_nonces, x->nonce, e);
+	if (r < 0)
+		*why = r == -EEXIST ? VERDICT_NONCE_REUSED : VERDICT_NOT_MADE;
+	return r;
 }
 
 /* The quote covers every PCR the verifier asked for. */
@@ -145,11 +161,11 @@ int attest_judge(const json_t *quote, const struct attest_expect *x, struct quot
 	memset(qi, 0, sizeof(*qi));
 	if ((r = pick_nonce(quote, x, nonce, &nlen, qi, e)) < 0)
 		return r;
-	if (x->seen_nonces && x->nonce_hex && (r = nonce_check_unseen(x->seen_nonces, nonce, nlen, x->nonce_hex, e)) < 0)
-		return verdict(qi, r == -EEXIST ? VERDICT_NONCE_REUSED : VERDICT_NOT_MADE, r);
+	if ((r = attest_seen_nonce(x, 0, &qi->reason, e)) < 0)
+		return r;
 	if ((r = quote_verify_key(quote, nonce, nlen, x->ak, x->ak_pem, x->aks, qi, e)) < 0)
 		return r;
-	if (!x->nonce_hex)
+	if (!x->nonce)
 		qi->weak |= WEAK_NO_NONCE;
 	if (x->cover && (r = check_cover(qi, x->cover, e)) < 0)
 		return verdict(qi, VERDICT_NOT_COVERED, r);
@@ -159,8 +175,8 @@ int attest_judge(const json_t *quote, const struct attest_expect *x, struct quot
 		return verdict(qi, VERDICT_LOG_MISMATCH, r);
 	if ((r = check_weak(qi, x->accept_weak, e)) < 0)
 		return verdict(qi, VERDICT_WEAK, r);
-	if (x->seen_nonces && x->nonce_hex && (r = nonce_record(x->seen_nonces, nonce, nlen, e)) < 0)
-		return verdict(qi, r == -EEXIST ? VERDICT_NONCE_REUSED : VERDICT_NOT_MADE, r);
+	if (!x->seen_check_only && (r = attest_seen_nonce(x, 1, &qi->reason, e)) < 0)
+		return r;
 	qi->reason = VERDICT_OK;
 	return 0;
 }

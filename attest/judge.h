@@ -5,8 +5,8 @@
  * under the same name.
  *
  * The nonce rule, one for all of them (the strictest of the three that
- * were): the verifier's nonce is 8-64 bytes of hex (nonce_parse), and
- * the signed extraData and the document's "nonce" must both equal it,
+ * were): the verifier's nonce is 8-64 bytes of hex (nonce_decode, by
+ * whoever assembles the inputs, once), and the signed extraData and the document's "nonce" must both equal it,
  * byte for byte.  A verifier that issued no nonce cannot know the quote
  * is fresh: the quote's own nonce is then checked for consistency only,
  * and the evidence is weak ("no-nonce"), as is a quote with empty
@@ -19,12 +19,13 @@
 #include <jansson.h>
 
 #include "attest/eventlog.h"
+#include "attest/nonce.h"
 #include "attest/pcrs.h"
 #include "attest/quote.h"
 #include "lib/err.h"
 
 struct attest_expect {
-	const char *nonce_hex;               /* the verifier's nonce; NULL: none issued (weak) */
+	const struct nonce *nonce;           /* the verifier's nonce, decoded; NULL: none issued (weak) */
 	const char *ak_pem;                  /* trusted AK; NULL: the quote's own (consistency only) */
 	const struct ak_key *ak;             /* ak_pem parsed (at load), or NULL: parsed per call */
 	const struct pcr_selection *cover;   /* PCRs the quote must cover, or NULL */
@@ -33,7 +34,9 @@ struct attest_expect {
 	const struct pcr_selection *log_sel; /* PCRs to compare; NULL: those the log extends,
 					      * of which the quote must cover one */
 	int log_quoted;                      /* compare every quoted PCR instead of log_sel */
-	const char *seen_nonces;             /* refuse a nonce listed there, record an accepted one */
+	const char *seen_nonces;             /* refuse a nonce listed there, record an accepted one ... */
+	int seen_check_only;                 /* ... or only refuse it: the caller records it once it
+					      * accepts more than the quote (attest_seen_nonce) */
 	unsigned accept_weak;                /* enum attest_weakness bits policy accepts */
 	struct ak_cache *aks;                /* parsed AKs to reuse (this thread's), or NULL */
 };
@@ -44,8 +47,17 @@ struct attest_expect {
  * weaknesses, the proven PCRs once the quote verifies).  Checks run in
  * this order: seen nonce, quote (signature, header, nonce, PCR digest),
  * coverage, expected values, event log, weakness policy; the nonce is
- * recorded last, so a refused quote never uses it up. */
+ * recorded last (unless x->seen_check_only), so a refused quote never
+ * uses it up. */
 int attest_judge(const json_t *quote, const struct attest_expect *x, struct quote_info *out, ingot_error *e);
+
+/* The seen-nonce rule (attest/nonce.h), written once for attest_judge
+ * and the boot verdict: with x->seen_nonces and x->nonce, check that the
+ * nonce is not listed (record 0) or record it (record 1); without either,
+ * nothing.  0, or the negative code with *why VERDICT_NONCE_REUSED (it
+ * is listed) or VERDICT_NOT_MADE (the file could not be read or written:
+ * the check was not made). */
+int attest_seen_nonce(const struct attest_expect *x, int record, enum attest_verdict *why, ingot_error *e);
 
 /* "sha1-signature,no-nonce" for the weakness bits (empty for none). */
 void attest_weakness_format(unsigned weak, struct strbuf *out);

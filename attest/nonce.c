@@ -24,6 +24,16 @@ int nonce_parse(const char *hex, uint8_t out[NONCE_MAX], size_t *len, ingot_erro
 	return 0;
 }
 
+int nonce_decode(const char *hex, struct nonce *n, ingot_error *e)
+{
+	int r = nonce_parse(hex, n->bytes, &n->len, e);
+
+	if (r < 0)
+		return r;
+	hex_encode(n->bytes, n->len, n->hex);
+	return 0;
+}
+
 /* Any byte outside the format makes the whole file corrupt: reading past
  * it, or around it, is how a replayed nonce would go unnoticed. */
 int nonce_list_find(const char *path, const char *buf, size_t len, const char *hex, ingot_error *e)
@@ -81,13 +91,17 @@ int nonce_seen(const char *path, const uint8_t *nonce, size_t len, ingot_error *
 	return nonce_list_find(path, buf, n, hex, e);
 }
 
-int nonce_check_unseen(const char *path, const uint8_t *nonce, size_t len, const char *shown, ingot_error *e)
+/* Both halves of the rule refuse with the same words. */
+static int already_used(const char *path, const char *hex, ingot_error *e)
 {
-	int r = nonce_seen(path, nonce, len, e);
+	return ingot_fail(e, -EEXIST, "nonce %s: already used (listed in %s): refusing a replayed quote", hex, path);
+}
 
-	if (r <= 0)
-		return r;
-	return ingot_fail(e, -EEXIST, "nonce %s: already used (listed in %s): refusing a replayed quote", shown, path);
+int nonce_check_unseen(const char *path, const struct nonce *n, ingot_error *e)
+{
+	int r = nonce_seen(path, n->bytes, n->len, e);
+
+	return r <= 0 ? r : already_used(path, n->hex, e);
 }
 
 int nonce_record(const char *path, const uint8_t *nonce, size_t len, ingot_error *e)
@@ -111,8 +125,7 @@ int nonce_record(const char *path, const uint8_t *nonce, size_t len, ingot_error
 	if (r < 0)
 		return r;
 	if (r)
-		return ingot_fail(e, -EEXIST, "nonce %s: already used (listed in %s): refusing a replayed quote",
-				  hex, path);
+		return already_used(path, hex, e);
 	strbuf_init(&out, n + sizeof(hex) + 2);
 	strbuf_add(&out, buf, n);
 	strbuf_addf(&out, "%s\n", hex);

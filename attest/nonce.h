@@ -15,18 +15,31 @@
  * either case. */
 int nonce_parse(const char *hex, uint8_t out[NONCE_MAX], size_t *len, ingot_error *e);
 
+/* A verifier's nonce, decoded once where a verdict's inputs are
+ * assembled (verify/boot-inputs.h, the CLI's options) and passed down as
+ * bytes: the judge and the verdict never parse hex again. */
+struct nonce {
+	uint8_t bytes[NONCE_MAX];
+	size_t len;                    /* NONCE_MIN..NONCE_MAX */
+	char hex[2 * NONCE_MAX + 1];   /* the same, lower case, for messages and the seen-nonces file */
+};
+
+/* nonce_parse into n (the same rule and message). */
+int nonce_decode(const char *hex, struct nonce *n, ingot_error *e);
+
 /* The seen-nonces file holds one lower-case hex nonce per LF-terminated
  * line, nothing else.  Returns 1 when nonce is listed, 0 when not (or the
  * file does not exist), -EBADMSG (file:line:column) when the file is
  * corrupt: a NUL, a CR, any other byte or a missing final LF. */
 int nonce_seen(const char *path, const uint8_t *nonce, size_t len, ingot_error *e);
 
-/* The seen-nonce rule, one for the quote judge and the boot verdict: 0
- * when nonce is not in the file, -EEXIST ("nonce SHOWN: already used
- * (listed in PATH): refusing a replayed quote") when it is, another
- * -errno when the file cannot be read (the check was not made).  shown:
- * the nonce as the verifier gave it. */
-int nonce_check_unseen(const char *path, const uint8_t *nonce, size_t len, const char *shown, ingot_error *e);
+/* The seen-nonce rule, one for the quote judge and the boot verdict
+ * (attest/judge.h checks first and records last, so a refused quote or
+ * boot never uses a nonce up): 0 when nonce is not in the file, -EEXIST
+ * ("nonce HEX: already used (listed in PATH): refusing a replayed
+ * quote") when it is, another -errno when the file cannot be read (the
+ * check was not made). */
+int nonce_check_unseen(const char *path, const struct nonce *n, ingot_error *e);
 
 /* The parser behind both: buf (len bytes, the file's content) holds lines
  * of 2-128 lower-case hex digits (an even number: the nonces ever

@@ -102,28 +102,19 @@ static enum boot_verdict judge_quote(struct ctx *c)
 	const struct boot_evidence *ev = c->ev;
 	struct pcr_selection cover = { 0 }, logsel = { 0 };
 	struct attest_expect x = {
-		.nonce_hex = ev->nonce_hex, .ak_pem = ev->ak ? ev->ak->pem : NULL,
+		.nonce = ev->nonce, .ak_pem = ev->ak ? ev->ak->pem : NULL,
 		.ak = ev->ak ? ev->ak->key : NULL, .cover = &cover,
 		.log = ev->log, .log_sel = &logsel, .accept_weak = ev->accept_weak,
 		.aks = ev->aks,
+		/* Checked by the judge, recorded only once the boot is
+		 * admitted (a refused boot never uses a nonce up). */
+		.seen_nonces = ev->seen_nonces, .seen_check_only = 1,
 	};
-	uint8_t nonce[NONCE_MAX];
-	size_t nlen;
 	ingot_error e = { 0 };
 	int r;
 
 	pcr_selection_add(&cover, SHA256_ALG, BOOT_QUOTE_PCR_MASK);
 	pcr_selection_add(&logsel, SHA256_ALG, BOOT_LOG_PCR_MASK);
-	/* Checked here and recorded only once the boot is admitted (a
-	 * refused boot never uses a nonce up). */
-	if (ev->seen_nonces && ev->nonce_hex) {
-		if (nonce_parse(ev->nonce_hex, nonce, &nlen, &e) < 0)
-			return decide(c->out, BOOT_NOT_MADE, e.code, "%s", e.msg);
-		if ((r = nonce_check_unseen(ev->seen_nonces, nonce, nlen, ev->nonce_hex, &e)) == -EEXIST)
-			c->out->quote_reason = VERDICT_NONCE_REUSED;
-		if (r < 0)
-			return decide(c->out, r == -EEXIST ? BOOT_REFUSE : BOOT_NOT_MADE, r, "%s", e.msg);
-	}
 	r = attest_judge(ev->quote, &x, &c->out->qi, &e);
 	c->out->quote_reason = c->out->qi.reason;
 	c->out->weak |= c->out->qi.weak;
@@ -133,6 +124,8 @@ static enum boot_verdict judge_quote(struct ctx *c)
 	}
 	/* A check that could not be made, or a log that cannot be compared
 	 * at all, is not a refusal. */
+	if (c->out->qi.reason == VERDICT_NONCE_REUSED)
+		return decide(c->out, BOOT_REFUSE, r, "%s", e.msg);
 	if (c->out->qi.reason == VERDICT_NOT_MADE || (c->out->qi.reason == VERDICT_LOG_MISMATCH && e.code != -EBADMSG))
 		return decide(c->out, BOOT_NOT_MADE, r, "%s", e.msg);
 	if (c->out->qi.reason == VERDICT_WRONG_AK && ev->ak)
@@ -385,19 +378,15 @@ enum boot_verdict attest_boot_verdict(const struct boot_evidence *ev, struct boo
 {
 	struct ctx c = { .ev = ev, .out = out };
 	_cleanup_strbuf_ struct strbuf w = STRBUF_INIT;
+	const struct attest_expect seen = { .nonce = ev->nonce, .seen_nonces = ev->seen_nonces };
 	ingot_error e = { 0 };
-	uint8_t nonce[NONCE_MAX];
-	size_t nlen;
 	int r;
 
 	memset(out, 0, sizeof(*out));
 	if (judge(&c) != BOOT_ADMIT)
 		return out->verdict;
-	if (ev->seen_nonces && ev->nonce_hex &&
-	    (nonce_parse(ev->nonce_hex, nonce, &nlen, &e) < 0 || (r = nonce_record(ev->seen_nonces, nonce, nlen, &e)) < 0)) {
-		out->quote_reason = e.code == -EEXIST ? VERDICT_NONCE_REUSED : VERDICT_NOT_MADE;
-		return decide(out, e.code == -EEXIST ? BOOT_REFUSE : BOOT_NOT_MADE, e.code, "%s", e.msg);
-	}
+	if ((r = attest_seen_nonce(&seen, 1, &out->quote_reason, &e)) < 0)
+		return decide(out, out->quote_reason == VERDICT_NONCE_REUSED ? BOOT_REFUSE : BOOT_NOT_MADE, r, "%s", e.msg);
 	attest_weakness_format(out->weak, &w);
 	return decide(out, BOOT_ADMIT, 0, "booted the manifest's UKI (PCR 4, 11, 12)%s%s%s, opened image %s (PCR 15), "
 		      "quoted by enrolled AK %.16s%s%s", c.w.secure_boot ? " under Secure Boot (PCR 7)" : "",

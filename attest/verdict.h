@@ -42,6 +42,7 @@
 #include "lib/boot-contract.h"
 #include "attest/eventlog.h"
 #include "attest/firmware-ref.h"
+#include "attest/nonce.h"
 #include "attest/pcrs.h"
 #include "attest/quote.h"
 #include "lib/boot-prediction.h"
@@ -68,7 +69,7 @@ struct enrolled_ak {
 struct boot_evidence {
 	const json_t *quote;               /* the quote document (attest/quote.h) */
 	const struct eventlog *log;        /* the firmware's event log */
-	const char *nonce_hex;             /* the verifier's nonce; NULL: none (weak) */
+	const struct nonce *nonce;         /* the verifier's nonce, decoded once (attest/nonce.h); NULL: none (weak) */
 	const char *seen_nonces;           /* refuse a listed nonce, record an admitted one */
 	const struct enrolled_ak *ak;      /* NULL: none enrolled (never admitted) */
 	const char *node;                  /* the node the evidence is from, or NULL */

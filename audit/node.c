@@ -60,20 +60,31 @@ static struct eventlog *report_log(const struct node_report *rep, struct eventlo
 	return log;
 }
 
-/* The nonce issued to this node (NULL without --nonces: then only the
- * quote's own claim is checked, and the evidence is weak). */
-static const char *issued_nonce(const struct audit_ctx *c, const char *node, json_t *row, unsigned *accept)
+/* The nonce issued to this node, decoded once for the judge or the
+ * verdict: *out NULL without --nonces (then only the quote's own claim
+ * is checked, and the evidence is weak).  -1 (a finding added) when it
+ * does not decode, which the loader's check already ruled out. */
+static int issued_nonce(const struct audit_ctx *c, const char *node, json_t *row, unsigned *accept,
+			struct nonce *buf, const struct nonce **out)
 {
 	const char *want;
+	ingot_error e = { 0 };
 
+	*out = NULL;
 	if (!c->nonces)
-		return NULL;
+		return 0;
 	want = json_string_value(json_object_get(c->nonces, node));
 	if (!want) {
 		audit_add_finding(row, "nonce-mismatch", "no nonce was issued to this node");
 		*accept |= WEAK_NO_NONCE;   /* already a worse finding */
+		return 0;
 	}
-	return want;
+	if (nonce_decode(want, buf, &e) < 0) {
+		audit_add_finding(row, "nonce-mismatch", "%s", e.msg);
+		return -1;
+	}
+	*out = buf;
+	return 0;
 }
 
 /* Post-boot reports only: the AK must be enrolled (a record for this
@@ -161,7 +172,7 @@ static const struct audit_manifest *quoted_image(const struct audit_ctx *c, cons
  * manifest and firmware reference are picked by the PCRs the quote
  * claims; the verdict then proves them or refuses. */
 static const struct audit_manifest *check_measured_boot(struct audit_ctx *c, struct ak_cache *aks, const char *node,
-						   const struct node_report *rep, const char *nonce, unsigned accept,
+						   const struct node_report *rep, const struct nonce *nonce, unsigned accept,
 						   json_t *row)
 {
 	const json_t *quote = rep->attestation.quote;
@@ -238,6 +249,7 @@ static const struct audit_manifest *check_attestation(struct audit_ctx *c, struc
 	const struct audit_manifest *hit;
 	struct eventlog log = { 0 };
 	struct quote_info qi;
+	struct nonce issued;
 	ingot_error e = { 0 };
 	const char *claimed;
 	int proven;
@@ -252,9 +264,10 @@ static const struct audit_manifest *check_attestation(struct audit_ctx *c, struc
 		return NULL;
 	}
 	json_object_set_new(row, "nonce", json_string(claimed));
-	x.nonce_hex = issued_nonce(c, node, row, &x.accept_weak);
+	if (issued_nonce(c, node, row, &x.accept_weak, &issued, &x.nonce) < 0)
+		return NULL;
 	if (!strcmp(rep->attestation.mode ?: "", "measured-boot"))
-		return check_measured_boot(c, aks, node, rep, x.nonce_hex, x.accept_weak, row);
+		return check_measured_boot(c, aks, node, rep, x.nonce, x.accept_weak, row);
 	/* ingot's post-boot PCR 15 measure: the log must replay to exactly
 	 * what the TPM quoted. */
 	x.log = report_log(rep, &log, row);

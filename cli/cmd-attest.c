@@ -350,11 +350,12 @@ static int do_ak(const struct args *a)
 	return EXIT_OK;
 }
 
-static int parse_nonce(const struct args *a, uint8_t nonce[NONCE_MAX], size_t *len)
+/* --nonce, decoded once: what follows gets its bytes. */
+static int parse_nonce(const struct args *a, struct nonce *n)
 {
 	ingot_error e = { 0 };
 
-	if (nonce_parse(a->nonce, nonce, len, &e) < 0)
+	if (nonce_decode(a->nonce, n, &e) < 0)
 		return cli_usage_error("attest", "%s: %s", a->sub, e.msg);
 	return EXIT_OK;
 }
@@ -373,8 +374,7 @@ static int do_quote(const struct args *a)
 	_cleanup_tpm_ struct tpm *t = NULL;
 	_cleanup_json_ json_t *q = NULL;
 	struct pcr_selection sel;
-	uint8_t nonce[NONCE_MAX];
-	size_t nlen;
+	struct nonce nonce;
 	ingot_error e = { 0 };
 	int rc;
 
@@ -382,9 +382,9 @@ static int do_quote(const struct args *a)
 		return cli_usage_error("attest", "quote: --nonce, --pcrs and -o are required");
 	if (a->npos)
 		return cli_usage_error("attest", "quote: unexpected argument '%s'", a->pos[0]);
-	if ((rc = parse_nonce(a, nonce, &nlen)) || (rc = parse_pcrs(a, &sel)) || (rc = open_tpm(a, &t)))
+	if ((rc = parse_nonce(a, &nonce)) || (rc = parse_pcrs(a, &sel)) || (rc = open_tpm(a, &t)))
 		return rc;
-	if (tpm_quote(t, a->ak ? a->ak : DEFAULT_AK_DIR, nonce, nlen, &sel, &q, &e) < 0)
+	if (tpm_quote(t, a->ak ? a->ak : DEFAULT_AK_DIR, nonce.bytes, nonce.len, &sel, &q, &e) < 0)
 		return tpm_status(&e);
 	if (json_write_file(a->output, q, 0644, &e) < 0)
 		return cli_error(&e, EXIT_FAILURE_);
@@ -432,17 +432,17 @@ static int do_verify_quote(const struct args *a)
 	_cleanup_json_ json_t *q = NULL;
 	_cleanup_strbuf_ struct strbuf weak = STRBUF_INIT;
 	struct pcr_selection want = { 0 };
-	struct attest_expect x = { .nonce_hex = a->nonce, .seen_nonces = a->seen, .accept_weak = a->accept_weak };
+	struct nonce nonce;
+	struct attest_expect x = { .nonce = a->nonce ? &nonce : NULL, .seen_nonces = a->seen,
+				   .accept_weak = a->accept_weak };
 	struct quote_info qi;
-	uint8_t nonce[NONCE_MAX];
-	size_t nlen;
 	int rc;
 
 	if (a->npos != 1)
 		return cli_usage_error("attest", "verify-quote: expected one QUOTE file");
 	if (!a->nonce && !(a->accept_weak & WEAK_NO_NONCE))
 		return cli_usage_error("attest", "verify-quote: --nonce is required (or --accept-weak no-nonce)");
-	if ((a->nonce && (rc = parse_nonce(a, nonce, &nlen))) || (a->pcrs && (rc = parse_pcrs(a, &want))))
+	if ((a->nonce && (rc = parse_nonce(a, &nonce))) || (a->pcrs && (rc = parse_pcrs(a, &want))))
 		return rc;
 	if (a->seen && !a->nonce)
 		return cli_usage_error("attest", "verify-quote: --seen-nonces needs --nonce");
@@ -490,15 +490,14 @@ static int do_eventlog(const struct args *a)
 	struct pcr_values replayed;
 	struct pcr_selection sel;
 	ingot_error e = { 0 };
-	uint8_t nonce[NONCE_MAX];
-	size_t nlen;
+	struct nonce nonce;
 	int rc = EXIT_OK;
 
 	if (a->npos != 1)
 		return cli_usage_error("attest", "eventlog: expected one LOG file");
 	if ((a->nonce || a->ak_pub || a->accept_weak) && !a->against)
 		return cli_usage_error("attest", "eventlog: --nonce, --ak-pub and --accept-weak apply to --against");
-	if ((a->pcrs && (rc = parse_pcrs(a, &sel))) || (a->nonce && (rc = parse_nonce(a, nonce, &nlen))))
+	if ((a->pcrs && (rc = parse_pcrs(a, &sel))) || (a->nonce && (rc = parse_nonce(a, &nonce))))
 		return rc;
 	if (eventlog_load(a->pos[0], &log, &e) < 0)
 		return cli_error(&e, EXIT_FAILURE_);
@@ -509,7 +508,7 @@ static int do_eventlog(const struct args *a)
 	if (rc == EXIT_OK && a->against) {
 		_cleanup_json_ json_t *q = NULL;
 		struct quote_info qi;
-		struct attest_expect x = { .nonce_hex = a->nonce, .log = &log, .log_sel = a->pcrs ? &sel : NULL,
+		struct attest_expect x = { .nonce = a->nonce ? &nonce : NULL, .log = &log, .log_sel = a->pcrs ? &sel : NULL,
 					   .accept_weak = a->accept_weak };
 
 		rc = judge_quote_file(a->against, a->ak_pub, &x, &q, &qi);
@@ -537,6 +536,7 @@ static int trust_status(const ingot_error *e)
  * (verify/boot-inputs.h). */
 static int load_boot_inputs(const struct args *a, struct boot_trust *t, struct boot_proof *p)
 {
+	struct nonce nonce;
 	ingot_error e = { 0 };
 	int rc;
 
@@ -550,12 +550,8 @@ static int load_boot_inputs(const struct args *a, struct boot_trust *t, struct b
 				       a->sub);
 	if (a->seen && !a->nonce)
 		return cli_usage_error("attest", "%s: --seen-nonces needs --nonce", a->sub);
-	{
-		uint8_t nonce[NONCE_MAX];
-		size_t nlen;
-		if ((rc = parse_nonce(a, nonce, &nlen)))
-			return rc;
-	}
+	if ((rc = parse_nonce(a, &nonce)))
+		return rc;
 	struct boot_keyrings k = { .keyring = a->keyring };
 	k.role[KEY_ROLE_ENROLMENT] = a->enrolment_keyring;
 	k.role[KEY_ROLE_FIRMWARE_REF] = a->firmware_ref_keyring;
@@ -563,7 +559,7 @@ static int load_boot_inputs(const struct args *a, struct boot_trust *t, struct b
 		return cli_error(&e, EXIT_FAILURE_);
 	if (a->enrolment && boot_trust_add_enrolment(t, a->enrolment, &e) < 0)
 		return trust_status(&e);
-	if (boot_proof_load(p, a->pos[0], a->pos[1], a->nonce, &e) < 0)
+	if (boot_proof_load(p, a->pos[0], a->pos[1], &nonce, &e) < 0)
 		return cli_error(&e, EXIT_FAILURE_);
 	return EXIT_OK;
 }
@@ -631,7 +627,7 @@ static int do_firmware_ref(const struct args *a)
 		goto out;
 	}
 	pcr_selection_add(&cover, 0x000b, 1u << BOOT_PCR_FIRMWARE | 1u << BOOT_PCR_OPTION_ROMS | 1u << BOOT_PCR_SECURE_BOOT);
-	struct attest_expect x = { .nonce_hex = a->nonce, .ak_pem = t.ak[0].pem, .cover = &cover };
+	struct attest_expect x = { .nonce = &p.nonce, .ak_pem = t.ak[0].pem, .cover = &cover };
 	if (attest_judge(p.quote, &x, &qi, &e) < 0) {
 		fprintf(stderr, "ingot: %s: quote refused (%s): %s\n", a->pos[0], attest_verdict_name(qi.reason), e.msg);
 		rc = ATTEST_REFUSED;

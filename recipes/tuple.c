@@ -569,7 +569,7 @@ static int json_leaf(struct tuple *t, const char *name, const char *path, json_t
 	return 0;
 }
 
-int tuple_from_json(const json_t *j, const char *name, struct tuple **out, ingot_error *e)
+static int from_json(const json_t *j, const char *name, bool finish, struct tuple **out, ingot_error *e)
 {
 	struct tuple *t;
 	const char *key, *k2;
@@ -597,7 +597,8 @@ int tuple_from_json(const json_t *j, const char *name, struct tuple **out, ingot
 			goto out;
 		}
 	}
-	r = tuple_finish(t, name, e);
+	if (finish)
+		r = tuple_finish(t, name, e);
 out:
 	if (r < 0) {
 		tuple_free(t);
@@ -605,6 +606,16 @@ out:
 	}
 	*out = t;
 	return 0;
+}
+
+int tuple_from_json(const json_t *j, const char *name, struct tuple **out, ingot_error *e)
+{
+	return from_json(j, name, true, out, e);
+}
+
+int tuple_from_json_declared(const json_t *j, const char *name, struct tuple **out, ingot_error *e)
+{
+	return from_json(j, name, false, out, e);
 }
 
 json_t *tuple_to_json(const struct tuple *t)

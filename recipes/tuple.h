@@ -36,6 +36,11 @@ int tuple_parse(struct ydoc *d, yaml_node_t *node, struct tuple **out, ingot_err
 /* The manifest's "tuple" member back into a tuple (for verify/audit);
  * name is used in messages. */
 int tuple_from_json(const json_t *j, const char *name, struct tuple **out, ingot_error *e);
+/* The same, as declared: each field typed and checked by the schema, but
+ * nothing required and nothing derived (the node check compares what a
+ * manifest declares, and a tuple without gpu.models still has its other
+ * fields compared). */
+int tuple_from_json_declared(const json_t *j, const char *name, struct tuple **out, ingot_error *e);
 void tuple_free(struct tuple *t);
 /* Canonical JSON of the tuple for the manifest (new reference). */
 json_t *tuple_to_json(const struct tuple *t);

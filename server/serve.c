@@ -565,7 +565,7 @@ static void judge_report(const struct manifest *manifest, const json_t *doc, con
 /* Judge one node's evidence: the one verdict on the trust loaded at start.
  * *judged: the manifest it was judged against, or NULL (the trust's
  * manifests live as long as the service). */
-static void judge(struct serve *s, const char *node, const char *nonce, const json_t *quote, const uint8_t *log,
+static void judge(struct serve *s, const char *node, const struct nonce *nonce, const json_t *quote, const uint8_t *log,
 		  size_t log_len, const json_t *report, struct boot_result *res, const struct manifest **judged)
 {
 	struct boot_proof p;
@@ -662,8 +662,8 @@ static enum MHD_Result do_evidence(struct serve *s, struct MHD_Connection *conn,
 	struct boot_result *res = &rq->res;
 	enum db_nonce ns = DB_NONCE_OK;
 	ingot_error e = { 0 };
-	size_t log_len = 0, raw_len;
-	uint8_t raw[NONCE_MAX];
+	size_t log_len = 0;
+	struct nonce decoded;   /* once, here: the verdict gets its bytes */
 
 	clock_gettime(CLOCK_MONOTONIC, &rq->t0);
 	if (!b)
@@ -684,7 +684,7 @@ static enum MHD_Result do_evidence(struct serve *s, struct MHD_Connection *conn,
 		return reply_error(s, conn, 400, "evidence: report: expected a node report (JSON object)");
 	if (base64_decode(log64, strlen(log64), &log, &log_len) < 0)
 		return reply_error(s, conn, 400, "evidence: eventlog: expected base64");
-	if (nonce_parse(nonce, raw, &raw_len, NULL) < 0)
+	if (nonce_decode(nonce, &decoded, NULL) < 0)
 		return reply_error(s, conn, 400, "evidence: nonce: expected %d-%d hex digits", 2 * NONCE_MIN, 2 * NONCE_MAX);
 	/* A read first: no judging for a nonce that cannot be consumed.  One
 	 * answered here whose write is still queued is looked for first (once
@@ -699,7 +699,7 @@ static enum MHD_Result do_evidence(struct serve *s, struct MHD_Connection *conn,
 		return reply_error(s, conn, 503, "evidence: %s", e.msg);
 	if (ns != DB_NONCE_OK)
 		return reply_error(s, conn, nonce_status(ns), "evidence: nonce %.16s...: %s", nonce, db_nonce_name(ns));
-	judge(s, node, nonce, quote, log, log_len, json_object_get(b, "report"), res, &rq->judged);
+	judge(s, node, &decoded, quote, log, log_len, json_object_get(b, "report"), res, &rq->judged);
 	one_line(res->reason);   /* stored, passed to the hook and answered alike */
 	rq->v = (struct db_verdict){ .node = node, .nonce = nonce, .time = now_s(), .verdict = boot_verdict_name(res->verdict),
 				     .reason = res->reason, .ak_id = res->qi.ak_id[0] ? res->qi.ak_id : NULL };

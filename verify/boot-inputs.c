@@ -276,40 +276,25 @@ int boot_trust_add_dir(struct boot_trust *t, const char *dir, bool firmware_refs
 	return r;
 }
 
-static int proof_nonce(struct boot_proof *p, const char *nonce_hex, ingot_error *e)
-{
-	uint8_t n[NONCE_MAX];
-	size_t len;
-	int r;
-
-	if (!nonce_hex)
-		return 0;   /* none issued: nonce_hex stays "" */
-	if ((r = nonce_parse(nonce_hex, n, &len, e)) < 0)
-		return ingot_prefix(e, "nonce");
-	hex_encode(n, len, p->nonce_hex);
-	return 0;
-}
-
-int boot_proof_load(struct boot_proof *p, const char *quote_path, const char *log_path, const char *nonce_hex,
+int boot_proof_load(struct boot_proof *p, const char *quote_path, const char *log_path, const struct nonce *nonce,
 		    ingot_error *e)
 {
 	int r;
 
 	memset(p, 0, sizeof(*p));
-	if ((r = proof_nonce(p, nonce_hex, e)) < 0 || (r = json_read_file(quote_path, &p->quote, e)) < 0 ||
-	    (r = eventlog_load(log_path, &p->log, e)) < 0)
+	if (nonce)
+		p->nonce = *nonce;
+	if ((r = json_read_file(quote_path, &p->quote, e)) < 0 || (r = eventlog_load(log_path, &p->log, e)) < 0)
 		return r;
 	return 0;
 }
 
 int boot_proof_parse(struct boot_proof *p, const char *name, const json_t *quote, const void *log, size_t log_len,
-		     const char *nonce_hex, ingot_error *e)
+		     const struct nonce *nonce, ingot_error *e)
 {
-	int r;
-
 	memset(p, 0, sizeof(*p));
-	if ((r = proof_nonce(p, nonce_hex, e)) < 0)
-		return r;
+	if (nonce)
+		p->nonce = *nonce;
 	if (!json_is_object(quote))
 		return ingot_fail(e, -EINVAL, "%s: quote: expected a quote document (JSON object)", name);
 	p->quote = json_incref((json_t *)quote);
@@ -382,7 +367,7 @@ void boot_inputs_evidence(const struct boot_proof *p, const struct boot_pick *pi
 			  unsigned accept_weak, struct boot_evidence *ev)
 {
 	*ev = (struct boot_evidence){
-		.quote = p->quote, .log = &p->log, .nonce_hex = *p->nonce_hex ? p->nonce_hex : NULL, .ak = pick->ak, .node = node,
+		.quote = p->quote, .log = &p->log, .nonce = p->nonce.len ? &p->nonce : NULL, .ak = pick->ak, .node = node,
 		.boot = pick->manifest ? &pick->manifest->boot : NULL, .fw = pick->fw, .accept_weak = accept_weak,
 	};
 }

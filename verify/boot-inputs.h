@@ -11,7 +11,9 @@
  *     and manifest envelopes (the images a node may boot), each verified
  *     when added against its own role's keys only;
  *   - the proof (struct boot_proof): the node's quote document, its
- *     firmware event log and the verifier's nonce, decoded.
+ *     firmware event log and the verifier's nonce, decoded (the nonce
+ *     once, by whoever took it in: nonce_decode; the judge and the
+ *     verdict get its bytes).
  * boot_inputs_evidence joins them into the verdict's struct boot_evidence. */
 #ifndef INGOT_VERIFY_BOOT_INPUTS_H
 #define INGOT_VERIFY_BOOT_INPUTS_H
@@ -106,19 +108,19 @@ int boot_trust_add_dir(struct boot_trust *t, const char *dir, bool firmware_refs
 struct boot_proof {
 	json_t *quote;                       /* the quote document (attest/quote.h) */
 	struct eventlog log;
-	char nonce_hex[2 * NONCE_MAX + 1];   /* lower case; "" when none was issued */
+	struct nonce nonce;                  /* len 0 when none was issued */
 };
 
 /* From files (boot-check): the quote document and the log. */
-int boot_proof_load(struct boot_proof *p, const char *quote_path, const char *log_path, const char *nonce_hex,
+int boot_proof_load(struct boot_proof *p, const char *quote_path, const char *log_path, const struct nonce *nonce,
 		    ingot_error *e);
 /* From bytes (a request, a node report): quote is borrowed (a reference
- * is taken), log is the raw binary log; name labels messages.  nonce_hex
- * NULL: the verifier issued none (an audit without --nonces), so the
- * evidence is at best weak (no-nonce); a verifier that issues nonces
+ * is taken), log is the raw binary log; name labels messages.  nonce
+ * (copied) NULL: the verifier issued none (an audit without --nonces), so
+ * the evidence is at best weak (no-nonce); a verifier that issues nonces
  * always passes its own. */
 int boot_proof_parse(struct boot_proof *p, const char *name, const json_t *quote, const void *log, size_t log_len,
-		     const char *nonce_hex, ingot_error *e);
+		     const struct nonce *nonce, ingot_error *e);
 void boot_proof_release(struct boot_proof *p);
 
 /* The node's enrolled AK (its first record added), or NULL. */

@@ -47,7 +47,7 @@ static int load_trust(const struct verify_opts *o, struct boot_trust *t, struct 
 	return 0;
 }
 
-void check_tpm_boot(const struct verify_opts *o, const struct manifest *m, const json_t *quote, const char *nonce_hex,
+void check_tpm_boot(const struct verify_opts *o, const struct manifest *m, const json_t *quote, const struct nonce *nonce,
 		    struct verify_report *r)
 {
 	static const enum check_status status[] = {
@@ -58,7 +58,7 @@ void check_tpm_boot(const struct verify_opts *o, const struct manifest *m, const
 	};
 	const char *path = o->eventlog_path ? o->eventlog_path : FIRMWARE_EVENTLOG;
 	struct boot_trust t;
-	struct eventlog log = { 0 };
+	struct boot_proof p = { 0 };
 	struct boot_result res;
 	ingot_error e = { 0 };
 	char *raw = NULL, *b64;
@@ -74,26 +74,27 @@ void check_tpm_boot(const struct verify_opts *o, const struct manifest *m, const
 	free(b64);
 	json_object_set_new(r->attestation, "eventlog_path", json_string(path));
 	json_object_set_new(r->attestation, "mode", json_string("measured-boot"));
-	if (eventlog_parse(path, raw, len, &log, &e) < 0) {
+	/* The proof as every verdict's caller assembles it (verify/boot-inputs.h). */
+	if (boot_proof_parse(&p, path, quote, raw, len, nonce, &e) < 0) {
 		free(raw);
+		boot_proof_release(&p);
 		report_set(r, CHECK_TPM, ST_FAIL, "%s", e.msg);
 		return;
 	}
 	free(raw);
 	if (load_trust(o, &t, r) == 0) {
-		struct boot_evidence ev = {
-			.quote = quote, .log = &log, .nonce_hex = nonce_hex, .ak = t.n_en ? &t.ak[0] : NULL,
-			/* The id the report carries, which the audit binds too. */
-			.node = json_string_value(json_object_get(r->node, "id")), .boot = &m->boot,
-			.fw = t.n_fw ? &t.fw[0] : NULL, .accept_weak = o->accept_weak,
-		};
+		struct boot_pick pick = { .ak = t.n_en ? &t.ak[0] : NULL, .manifest = m, .fw = t.n_fw ? &t.fw[0] : NULL };
+		struct boot_evidence ev;
+
+		/* The id the report carries, which the audit binds too. */
+		boot_inputs_evidence(&p, &pick, json_string_value(json_object_get(r->node, "id")), o->accept_weak, &ev);
 		attest_boot_verdict(&ev, &res);
 		if (res.qi.ak_id[0])
 			report_evidence(r, CHECK_TPM, "quote by AK %s over %s, nonce %s", res.qi.ak_id, BOOT_QUOTE_PCRS,
-					nonce_hex);
+					nonce->hex);
 		report_set(r, CHECK_TPM, status[res.verdict], "measured boot %s: %s", boot_verdict_name(res.verdict),
 			   res.reason);
 	}
 	boot_trust_release(&t);
-	eventlog_free(&log);
+	boot_proof_release(&p);
 }

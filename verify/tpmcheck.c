@@ -71,23 +71,23 @@ static int load_log(const struct verify_opts *o, struct eventlog *log, struct ve
 
 /* The nonce: the scheduler's or auditor's challenge (it proves
  * freshness to them), else a fresh random one. */
-static int pick_nonce(const struct verify_opts *o, char hex[2 * NONCE_MAX + 1], uint8_t nonce[NONCE_MAX],
-		      size_t *len, struct verify_report *r)
+static int pick_nonce(const struct verify_opts *o, struct nonce *n, struct verify_report *r)
 {
 	ingot_error e = { 0 };
 
 	if (o->nonce_hex) {
-		if (nonce_parse(o->nonce_hex, nonce, len, &e) < 0) {
+		if (nonce_decode(o->nonce_hex, n, &e) < 0) {
 			report_set(r, CHECK_TPM, ST_ERROR, "--nonce: %s", e.msg);
 			return -1;
 		}
-	} else if (RAND_bytes(nonce, NONCE_LEN) != 1) {
+		return 0;
+	}
+	if (RAND_bytes(n->bytes, NONCE_LEN) != 1) {
 		report_set(r, CHECK_TPM, ST_ERROR, "no randomness for the quote nonce");
 		return -1;
-	} else {
-		*len = NONCE_LEN;
 	}
-	hex_encode(nonce, *len, hex);
+	n->len = NONCE_LEN;
+	hex_encode(n->bytes, n->len, n->hex);
 	return 0;
 }
 
@@ -105,9 +105,7 @@ void check_tpm(const struct verify_opts *o, const struct manifest *m, struct ver
 	struct pcr_bank *wb;
 	struct eventlog log = { 0 };
 	struct quote_info qi;
-	uint8_t nonce[NONCE_MAX];
-	size_t nonce_len = 0;
-	char nonce_hex[2 * NONCE_MAX + 1];
+	struct nonce nonce;
 	ingot_error e = { 0 };
 
 	if (o->tcti && !strcmp(o->tcti, "none")) {
@@ -133,29 +131,29 @@ void check_tpm(const struct verify_opts *o, const struct manifest *m, struct ver
 		no_tpm(o, r, why);
 		return;
 	}
-	if (pick_nonce(o, nonce_hex, nonce, &nonce_len, r) < 0)
+	if (pick_nonce(o, &nonce, r) < 0)
 		return;
 	if (boot)
 		pcr_selection_add(&sel, sha256->alg, BOOT_QUOTE_PCR_MASK);
 	else
 		pcr_selection_add(&sel, sha256->alg, 1u << pcr);
-	if (tpm_quote(tpm, ak_dir, nonce, nonce_len, &sel, &quote, &e) < 0) {
+	if (tpm_quote(tpm, ak_dir, nonce.bytes, nonce.len, &sel, &quote, &e) < 0) {
 		report_set(r, CHECK_TPM, ST_ERROR, "quote failed: %s", e.msg);
 		return;
 	}
-	r->attestation = json_pack("{s:s, s:O, s:O, s:I}", "nonce", nonce_hex, "quote", quote,
+	r->attestation = json_pack("{s:s, s:O, s:O, s:I}", "nonce", nonce.hex, "quote", quote,
 				   "ak_public_key", json_object_get(quote, "ak_pub") ?: json_null(),
 				   "pcr", (json_int_t)pcr);
 	if (boot) {
 		/* Quote and firmware log judged together, by the one verdict. */
-		check_tpm_boot(o, m, quote, nonce_hex, r);
+		check_tpm_boot(o, m, quote, &nonce, r);
 		return;
 	}
 	if (load_log(o, &log, r) < 0)
 		goto out;
 	/* Admission accepts no weak evidence (attest/judge.h): the nonce is
 	 * ours and the AK is ingot's own, so none should arise. */
-	struct attest_expect x = { .nonce_hex = nonce_hex, .expected = &want, .log = &log, .log_sel = &sel };
+	struct attest_expect x = { .nonce = &nonce, .expected = &want, .log = &log, .log_sel = &sel };
 	if (attest_judge(quote, &x, &qi, &e) < 0) {
 		report_set(r, CHECK_TPM, ST_FAIL, "quote refused (%s): %s%s", attest_verdict_name(qi.reason), e.msg,
 			   qi.reason == VERDICT_PCR_UNEXPECTED ? " (the value the manifest predicts)" : "");
@@ -167,7 +165,7 @@ void check_tpm(const struct verify_opts *o, const struct manifest *m, struct ver
 		goto out;
 	}
 	report_evidence(r, CHECK_TPM, "quote by AK %s (%s/ak.pub.pem) over sha256:%lld, nonce %s, "
-			"resetCount %u", qi.ak_id, ak_dir, (long long)pcr, nonce_hex, qi.reset_count);
+			"resetCount %u", qi.ak_id, ak_dir, (long long)pcr, nonce.hex, qi.reset_count);
 	report_evidence(r, CHECK_TPM, "PCR %lld sha256 = predicted %s", (long long)pcr, m->measurement.predicted_hex);
 	report_evidence(r, CHECK_TPM, "%s: %zu events replay to the quoted PCRs", log.name, log.nevents);
 	report_set(r, CHECK_TPM, ST_PASS, "quote, event log and the manifest's predicted PCR %lld agree",

@@ -13,95 +13,49 @@
 #include "lib/strbuf.h"
 #include "lib/version.h"
 #include "recipes/tuple-fields.h"
+#include "recipes/tuple.h"
 
-/* A declared component must be found on the node when the image carries
- * it (the tuple names its artifact) or when it is the node's own identity
- * (vendor, loaded driver); otherwise it may live in containers only. */
-static int must_be_on_node(const json_t *tuple, const struct tuple_field *f);
-
-static const json_t *get_key(const json_t *obj, const char *key, size_t len)
+/* The declared value of a row of the one tuple-field table, as text (a
+ * list comma-joined, a boolean "true"/"false"), or NULL when the tuple
+ * does not set it. */
+static const char *declared(const struct tuple *t, const struct tuple_field *f, char *buf, size_t n)
 {
-	char k[128], alt[128];
-	size_t j = 0;
-	if (!json_is_object(obj) || len >= sizeof(k))
+	const struct tuple_value *v = tuple_get(t, f->path);
+	size_t len = 0;
+
+	if (!v)
 		return NULL;
-	memcpy(k, key, len);
-	k[len] = '\0';
-	const json_t *v = json_object_get(obj, k);
-	if (v)
-		return v;
-	for (size_t i = 0; i < len; i++)
-		alt[i] = k[i] == '_' ? '-' : k[i];
-	alt[len] = '\0';
-	if ((v = json_object_get(obj, alt)))
-		return v;
-	for (size_t i = 0; i < len; i++)
-		if (k[i] != '_')
-			alt[j++] = k[i];
-	alt[j] = '\0';
-	return json_object_get(obj, alt);
-}
-
-const char *tuple_lookup(const json_t *tuple, const char *path, char *buf, size_t n)
-{
-	const json_t *v = tuple;
-	while (*path && v) {
-		size_t l = strcspn(path, ".");
-		v = get_key(v, path, l);
-		path += l + (path[l] == '.');
+	switch (v->type) {
+	case TUPLE_BOOL:
+		snprintf(buf, n, "%s", v->b ? "true" : "false");
+		break;
+	case TUPLE_LIST:
+		buf[0] = '\0';
+		for (size_t i = 0; i < v->n_list && len + strlen(v->list[i]) + 2 < n; i++)
+			len += (size_t)snprintf(buf + len, n - len, "%s%s", len ? "," : "", v->list[i]);
+		break;
+	default:
+		snprintf(buf, n, "%s", v->str);
+		break;
 	}
-	if (json_is_string(v))
-		snprintf(buf, n, "%s", json_string_value(v));
-	else if (json_is_integer(v))
-		snprintf(buf, n, "%lld", (long long)json_integer_value(v));
-	else if (json_is_real(v))
-		snprintf(buf, n, "%g", json_real_value(v));
-	else if (json_is_boolean(v))
-		snprintf(buf, n, "%s", json_is_true(v) ? "true" : "false");
-	else
-		return NULL;
 	return buf;
 }
 
-static int must_be_on_node(const json_t *tuple, const struct tuple_field *f)
+/* A declared component must be found on the node when the image carries
+ * it (the tuple names its artifact: "<component>.artifact") or when it
+ * is the node's own identity (vendor, loaded driver); otherwise it may
+ * live in containers only. */
+static int must_be_on_node(const struct tuple *t, const struct tuple_field *f)
 {
-	char path[96], buf[8];
-	const char *dot = strchr(f->report, '.');
+	char path[96];
+	const char *dot = strchr(f->path, '.');
+
 	if (f < tuple_fields + TUPLE_FIELDS_DRIVER_END)
 		return 1;
 	if (!dot)
 		return 0;
-	snprintf(path, sizeof(path), "%.*s.artifact", (int)(dot - f->report), f->report);
-	return tuple_lookup(tuple, path, buf, sizeof(buf)) != NULL;
-}
-
-/* The declared GPU model(s): "gpu": "H100" | ["H100"] | {"model": ...} |
- * "gpus": [...] | "gpu_models"; rendered comma-separated. */
-static const char *declared_models(const json_t *t, char *buf, size_t n)
-{
-	static const char *const keys[] = { "gpu", "gpus", "gpu_model", "gpu_models", "models" };
-	buf[0] = '\0';
-	for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]) && !buf[0]; k++) {
-		const json_t *v = get_key(t, keys[k], strlen(keys[k]));
-		if (json_is_object(v)) {
-			const json_t *m = json_object_get(v, "model");
-			v = m ? m : json_object_get(v, "models");
-		}
-		if (json_is_string(v)) {
-			snprintf(buf, n, "%s", json_string_value(v));
-		} else if (json_is_array(v)) {
-			size_t i, len = 0;
-			json_t *x;
-			json_array_foreach(v, i, x) {
-				const char *s = json_string_value(x);
-				if (!s && json_is_object(x))
-					s = json_string_value(json_object_get(x, "model"));
-				if (s && len + strlen(s) + 2 < n)
-					len += (size_t)snprintf(buf + len, n - len, "%s%s", len ? "," : "", s);
-			}
-		}
-	}
-	return buf[0] ? buf : NULL;
+	snprintf(path, sizeof(path), "%.*s.artifact", (int)(dot - f->path), f->path);
+	return tuple_get(t, path) != NULL;
 }
 
 /* Every probed model (comma list) must name one of the declared models as
@@ -224,15 +178,14 @@ static const char *source_of(const struct node_probe *p, const char *key)
 }
 
 /* Facts of the node that must agree with each other whatever the tuple says. */
-static void consistency(struct state *s, const json_t *tuple, const struct node_probe *p)
+static void consistency(struct state *s, const struct tuple *tuple, const struct node_probe *p)
 {
 	const char *fm_key = tuple_fields[TF_FABRIC_MANAGER].probe;
 	const char *drv = probe_get(p, tuple_fields[TF_DRIVER].probe);
 	const char *fm = probe_get(p, fm_key);
 	const char *nvs = probe_get(p, "nvswitch.count");
-	char buf[64];
-	const char *decl_nvs = tuple_lookup(tuple, "nvswitch", buf, sizeof(buf));
-	int nvswitch = (decl_nvs && !strcmp(decl_nvs, "true")) || (nvs && strcmp(nvs, "0"));
+	const struct tuple_value *decl_nvs = tuple_get(tuple, tuple_fields[TF_NVSWITCH].path);
+	int nvswitch = (decl_nvs && decl_nvs->b) || (nvs && strcmp(nvs, "0"));
 	const char *vendor = probe_get(p, tuple_fields[TF_VENDOR].probe);
 
 	/* What follows holds NVIDIA's parts against each other; the in-tree
@@ -293,7 +246,7 @@ static void consistency(struct state *s, const json_t *tuple, const struct node_
  * and are still held against the tuple's driver version.  A part of
  * another version, or a module built for another kernel, refuses; a
  * module that could not be read is not made. */
-static void image_driver(struct state *s, const json_t *tuple, const struct node_probe *p,
+static void image_driver(struct state *s, const struct tuple *tuple, const struct node_probe *p,
 			 unsigned *compared)
 {
 	static const struct { const char *name, *fact, *label; } parts[] = {
@@ -304,10 +257,9 @@ static void image_driver(struct state *s, const json_t *tuple, const struct node
 		{ "firmware.gsp", "firmware.gsp", "GSP firmware" },
 	};
 	char want[128], vendor[32], flavor[32];
-	const char *v = tuple_lookup(tuple, tuple_fields[TF_VENDOR].report, vendor, sizeof(vendor));
+	const char *v = declared(tuple, &tuple_fields[TF_VENDOR], vendor, sizeof(vendor));
 
-	if (!v || strcmp(v, "nvidia") ||
-	    !tuple_lookup(tuple, tuple_fields[TF_DRIVER].report, want, sizeof(want)))
+	if (!v || strcmp(v, "nvidia") || !declared(tuple, &tuple_fields[TF_DRIVER], want, sizeof(want)))
 		return;
 	for (size_t i = 0; i < ARRAY_SIZE(parts); i++) {
 		const char *have = probe_get(p, parts[i].fact);
@@ -336,7 +288,7 @@ static void image_driver(struct state *s, const json_t *tuple, const struct node
 	}
 	/* The open modules are "Dual MIT/GPL", the proprietary ones "NVIDIA". */
 	const char *lic = probe_get(p, "driver.ko_license");
-	if (lic && tuple_lookup(tuple, tuple_fields[TF_DRIVER_FLAVOR].report, flavor, sizeof(flavor))) {
+	if (lic && declared(tuple, &tuple_fields[TF_DRIVER_FLAVOR], flavor, sizeof(flavor))) {
 		const char *have = strcmp(lic, "NVIDIA") ? "open" : "proprietary";
 		int ok = !strcmp(flavor, have);
 		(*compared)++;
@@ -382,26 +334,11 @@ static const struct fw_pin fw_pins[] = {
 	{ "BIOS", "firmware.bios", "firmware.bios", "system.product_name", false },
 };
 
-/* The pins of firmware.<name> as a list (a string is a list of one). */
-static const json_t *pins_of(const json_t *tuple, const char *path, json_t **own)
-{
-	const char *name = strchr(path, '.') + 1;
-	const json_t *v = get_key(get_key(tuple, path, (size_t)(name - 1 - path)), name, strlen(name));
-	*own = NULL;
-	if (json_is_string(v))
-		return *own = json_pack("[O]", v);
-	return json_is_array(v) && json_array_size(v) ? v : NULL;
-}
-
 /* Is rev of a device of model (NULL: unknown) among the pins? */
-static bool pinned(const json_t *pins, const char *model, bool model_is_word, const char *rev)
+static bool pinned(const struct tuple_value *pins, const char *model, bool model_is_word, const char *rev)
 {
-	size_t i;
-	json_t *it;
-	json_array_foreach(pins, i, it) {
-		const char *pin = json_string_value(it), *eq = pin ? strchr(pin, '=') : NULL;
-		if (!pin)
-			continue;
+	for (size_t i = 0; i < pins->n_list; i++) {
+		const char *pin = pins->list[i], *eq = strchr(pin, '=');
 		if (!eq) {
 			if (!strcmp(pin, rev))
 				return true;
@@ -417,24 +354,20 @@ static bool pinned(const json_t *pins, const char *model, bool model_is_word, co
 	return false;
 }
 
-static void firmware_check(struct state *s, const json_t *tuple, const struct node_probe *p,
+static void firmware_check(struct state *s, const struct tuple *tuple, const struct node_probe *p,
 			   unsigned *compared)
 {
 	for (size_t k = 0; k < sizeof(fw_pins) / sizeof(fw_pins[0]); k++) {
 		const struct fw_pin *f = &fw_pins[k];
-		_cleanup_json_ json_t *own = NULL;
-		const json_t *pins = pins_of(tuple, f->tuple, &own);
+		const struct tuple_value *pins = tuple_get(tuple, f->tuple);
 		const struct probe_fact *pf = probe_find(p, f->fact);
 		const char *src = pf ? pf->source : "not probed";
 		_cleanup_free_ char *want = NULL;
-		size_t i;
-		json_t *it;
 
-		if (!pins)
+		if (!pins || !pins->n_list)
 			continue;
-		json_array_foreach(pins, i, it) {
-			char *w = xasprintf("%s%s%s", want ? want : "", want ? ", " : "",
-					    json_string_value(it) ? json_string_value(it) : "?");
+		for (size_t i = 0; i < pins->n_list; i++) {
+			char *w = xasprintf("%s%s%s", want ? want : "", want ? ", " : "", pins->list[i]);
 			free(want);
 			want = w;
 		}
@@ -482,9 +415,11 @@ static void firmware_check(struct state *s, const json_t *tuple, const struct no
 	}
 }
 
-void tuplecheck_run(const json_t *tuple, const struct node_probe *p, struct verify_report *r)
+void tuplecheck_run(const json_t *doc, const struct node_probe *p, struct verify_report *r)
 {
 	struct state s = { .r = r, .fields = json_object(), .not_made_list = json_array() };
+	struct tuple *tuple = NULL;
+	ingot_error e = { 0 };
 	char want[256], models[512];
 	unsigned compared = 0;
 	/* No vendor: neither NVIDIA's nor AMD's module is loaded (a node
@@ -493,8 +428,16 @@ void tuplecheck_run(const json_t *tuple, const struct node_probe *p, struct veri
 	const char *vendor_key = tuple_fields[TF_VENDOR].probe;
 	const bool loaded = probe_get(p, vendor_key) != NULL;
 
-	if (!json_is_object(tuple)) {
+	if (!json_is_object(doc)) {
 		report_set(r, CHECK_TUPLE, ST_SKIP, "manifest has no tuple");
+		json_decref(s.fields);
+		json_decref(s.not_made_list);
+		return;
+	}
+	/* Typed once, by the recipe's own schema: a tuple it refuses is
+	 * compared with nothing, and the check is not made. */
+	if (tuple_from_json_declared(doc, "manifest", &tuple, &e) < 0) {
+		report_set(r, CHECK_TUPLE, ST_ERROR, "%s", e.msg);
 		json_decref(s.fields);
 		json_decref(s.not_made_list);
 		return;
@@ -510,7 +453,7 @@ void tuplecheck_run(const json_t *tuple, const struct node_probe *p, struct veri
 			consistency(&s, tuple, p);
 		else if (i == TUPLE_FIELDS_DRIVER_END)
 			image_driver(&s, tuple, p, &compared);
-		if (!tuple_lookup(tuple, f->report, want, sizeof(want)))
+		if (!declared(tuple, f, want, sizeof(want)))
 			continue;
 		const struct probe_fact *pf = probe_find(p, f->probe);
 		if ((!pf || !pf->value) && f->fallback && probe_get(p, f->fallback))
@@ -544,7 +487,7 @@ void tuplecheck_run(const json_t *tuple, const struct node_probe *p, struct veri
 		else
 			mismatch(&s, "%s: manifest %s, node %s (%s)", f->label, want, have, src);
 	}
-	if (declared_models(tuple, models, sizeof(models))) {
+	if (declared(tuple, &tuple_fields[TF_GPU_MODELS], models, sizeof(models))) {
 		const struct probe_fact *pf = probe_find(p, "gpu.model");
 		const char *have = pf ? pf->value : NULL;
 		int ok = have && models_match(models, have);
@@ -564,10 +507,11 @@ done_models:
 	firmware_check(&s, tuple, p, &compared);
 	for (size_t i = 0; i < tuple_fields_n; i++) {
 		const struct tuple_field *f = &tuple_fields[i];
-		if (f->report && !f->probe && tuple_lookup(tuple, f->report, want, sizeof(want)))
+		if (f->report && !f->probe && declared(tuple, f, want, sizeof(want)))
 			report_evidence(r, CHECK_TUPLE, "not probed: %s (manifest %s)", f->report, want);
 	}
 
+	tuple_free(tuple);
 	r->checks[CHECK_TUPLE].details = json_pack("{s:o, s:o}", "fields", s.fields,
 						    "not_made", s.not_made_list);
 	if (s.mismatches)

@@ -12,12 +12,10 @@
 /* Fills r->checks[CHECK_TUPLE]: status, summary (the first mismatch, e.g.
  * "fabric manager 580.82.07 != driver 580.95.05"), one evidence line per
  * compared field and details {"fields": {name: {"manifest","node",
- * "source","match"}}}.  tuple may be NULL/null (manifest without tuple). */
+ * "source","match"}}}.  tuple may be NULL/null (manifest without tuple);
+ * it is read as a typed tuple (recipes/tuple.h, tuple_from_json_declared) and
+ * compared row by row of the one tuple-field table
+ * (recipes/tuple-fields.h); one that does not parse is not made. */
 void tuplecheck_run(const json_t *tuple, const struct node_probe *p, struct verify_report *r);
-
-/* A tuple member by dotted path; "fabric_manager" also finds
- * "fabric-manager" and "fabricmanager".  Strings, numbers and booleans are
- * rendered into buf; returns NULL when absent. */
-const char *tuple_lookup(const json_t *tuple, const char *path, char *buf, size_t n);
 
 #endif

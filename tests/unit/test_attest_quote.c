@@ -434,6 +434,15 @@ static void test_malformed(void **state)
 static const uint8_t nonce8[] = { 0xde, 0xad, 0xbe, 0xef, 1, 2, 3, 4 };
 #define NONCE8_HEX "deadbeef01020304"
 
+/* hex decoded as the inputs' loader decodes it (nonce_decode). */
+static const struct nonce *decoded(const char *hex, struct nonce *n)
+{
+	ingot_error e = { 0 };
+
+	assert_int_equal(nonce_decode(hex, n, &e), 0);
+	return n;
+}
+
 static void expect_judged(const json_t *q, const struct attest_expect *x, enum attest_verdict want,
 			  const char *needle, struct quote_info *qi)
 {
@@ -451,10 +460,12 @@ static void test_judge(void **state)
 	struct fixture *f = *state;
 	_cleanup_json_ json_t *q = quote_with(f, f->ec, f->ec_pem, TPM2_ALG_SHA256, nonce8, sizeof(nonce8));
 	_cleanup_json_ json_t *q7 = quote_with(f, f->ec, f->ec_pem, TPM2_ALG_SHA256, nonce8, 7);
-	struct attest_expect x = { .nonce_hex = NONCE8_HEX };
+	struct nonce n8, other;
+	struct attest_expect x = { .nonce = decoded(NONCE8_HEX, &n8) };
 	struct pcr_selection cover = { 0 };
 	struct pcr_values want = { 0 };
 	struct quote_info qi;
+	ingot_error e = { 0 };
 	unsigned char *der = NULL;
 	uint8_t md[SHA256_LEN];
 	char id[SHA256_HEX_LEN + 1];
@@ -467,15 +478,19 @@ static void test_judge(void **state)
 	assert_string_equal(qi.ak_id, id);
 	assert_int_equal(qi.weak, 0);
 
-	/* Upper-case input is the same nonce; 7 bytes is below the rule. */
-	x.nonce_hex = "DEADBEEF01020304";
+	/* Upper-case input is the same nonce; 7 bytes is below the rule,
+	 * refused when decoded, and by the judge if a caller skipped that. */
+	x.nonce = decoded("DEADBEEF01020304", &other);
+	assert_string_equal(other.hex, NONCE8_HEX);
 	expect_judged(q, &x, VERDICT_OK, NULL, &qi);
-	x.nonce_hex = "deadbeef010203";
-	expect_judged(q7, &x, VERDICT_MALFORMED, "16-128 hex digits", &qi);
-	x.nonce_hex = "deadbeef01020305";
+	assert_int_equal(nonce_decode("deadbeef010203", &other, &e), -EINVAL);
+	assert_non_null(strstr(e.msg, "16-128 hex digits"));
+	other.len = 7;
+	expect_judged(q7, &x, VERDICT_MALFORMED, "expected 8-64 bytes, got 7", &qi);
+	x.nonce = decoded("deadbeef01020305", &other);
 	expect_judged(q, &x, VERDICT_NONCE, "expected deadbeef01020305", &qi);
 
-	x.nonce_hex = NONCE8_HEX;
+	x.nonce = &n8;
 	pcr_selection_add(&cover, bank_by_name("sha256")->alg, 0x8080);
 	x.cover = &cover;
 	expect_judged(q, &x, VERDICT_NOT_COVERED, "got no sha256:7", &qi);
@@ -499,7 +514,8 @@ static void test_judge_weak(void **state)
 	_cleanup_json_ json_t *sha1 = quote_with(f, f->rsa, f->rsa_pem, TPM2_ALG_SHA1, nonce8, sizeof(nonce8));
 	_cleanup_json_ json_t *empty = quote_with(f, f->ec, f->ec_pem, TPM2_ALG_SHA256, NULL, 0);
 	_cleanup_json_ json_t *q = quote_with(f, f->ec, f->ec_pem, TPM2_ALG_SHA256, nonce8, sizeof(nonce8));
-	struct attest_expect x = { .nonce_hex = NONCE8_HEX };
+	struct nonce n8;
+	struct attest_expect x = { .nonce = decoded(NONCE8_HEX, &n8) };
 	struct quote_info qi;
 	ingot_error e = { 0 };
 
@@ -513,7 +529,7 @@ static void test_judge_weak(void **state)
 	assert_int_equal(qi.weak, WEAK_NO_NONCE);
 	x = (struct attest_expect){ 0 };
 	expect_judged(empty, &x, VERDICT_WEAK, "no-nonce", &qi);
-	x.nonce_hex = NONCE8_HEX;
+	x.nonce = &n8;
 	expect_judged(empty, &x, VERDICT_NONCE, "got (none)", &qi);
 	x = (struct attest_expect){ .accept_weak = WEAK_NO_NONCE };
 	expect_judged(empty, &x, VERDICT_OK, NULL, &qi);
@@ -547,7 +563,8 @@ static void test_judge_seen(void **state)
 	char dir[] = "/tmp/ingot-judge-XXXXXX";
 	_cleanup_free_ char *seen = NULL, *buf = NULL;
 	struct pcr_selection cover = { 0 };
-	struct attest_expect x = { .nonce_hex = NONCE8_HEX };
+	struct nonce n8;
+	struct attest_expect x = { .nonce = decoded(NONCE8_HEX, &n8) };
 	struct quote_info qi;
 	ingot_error e = { 0 };
 	size_t len;
@@ -564,6 +581,21 @@ static void test_judge_seen(void **state)
 	assert_int_equal(read_file(seen, 1024, &buf, &len, &e), 0);
 	assert_string_equal(buf, NONCE8_HEX "\n");
 	expect_judged(q, &x, VERDICT_NONCE_REUSED, "already used", &qi);
+	/* Check only (the boot verdict's half): a listed nonce is refused,
+	 * an unlisted one passes and stays unlisted until the caller records
+	 * it with the same rule. */
+	x.seen_check_only = 1;
+	expect_judged(q, &x, VERDICT_NONCE_REUSED, "already used", &qi);
+	assert_int_equal(unlink(seen), 0);
+	expect_judged(q, &x, VERDICT_OK, NULL, &qi);
+	free(buf);
+	buf = NULL;
+	assert_int_equal(read_file(seen, 1024, &buf, &len, &e), -ENOENT);
+	enum attest_verdict why = VERDICT_OK;
+	assert_int_equal(attest_seen_nonce(&x, 1, &why, &e), 0);
+	assert_int_equal(attest_seen_nonce(&x, 1, &why, &e), -EEXIST);
+	assert_int_equal(why, VERDICT_NONCE_REUSED);
+	assert_non_null(strstr(e.msg, "nonce " NONCE8_HEX ": already used"));
 	remove_seen(dir, seen);
 }
 

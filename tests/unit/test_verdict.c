@@ -49,6 +49,7 @@ struct fixture {
 	struct manifest *manifest;   /* ... and as the verdict reads it (decoded at each call) */
 	struct firmware_ref fw;
 	struct enrolled_ak enrolled;
+	struct nonce nonce;   /* NONCE, decoded */
 	struct boot_evidence ev;
 	struct boot_result res;
 	char dir[64], seen[96];
@@ -279,7 +280,8 @@ static int setup(void **state)
 	assert_int_equal(f.fw.nvars, 3);
 	assert_int_equal(f.fw.nauth, 1);
 	f.enrolled = (struct enrolled_ak){ .pem = f.ak_pem, .ak_id = f.ak_id, .node = "node-1" };
-	f.ev = (struct boot_evidence){ .quote = f.quote, .log = &f.parsed, .nonce_hex = NONCE, .ak = &f.enrolled,
+	assert_int_equal(nonce_decode(NONCE, &f.nonce, &e), 0);
+	f.ev = (struct boot_evidence){ .quote = f.quote, .log = &f.parsed, .nonce = &f.nonce, .ak = &f.enrolled,
 				       .node = "node-1", .fw = &f.fw };
 	*state = &f;
 	return 0;

@@ -19,6 +19,7 @@
 #include "lib/fileio.h"
 #include "lib/strbuf.h"
 #include "lib/json.h"
+#include "attest/nonce.h"
 #include "verify/checks.h"
 #include "verify/filecheck.h"
 #include "verify/nfd.h"
@@ -392,6 +393,19 @@ static void test_tuplecheck(void **state)
 	assert_int_equal(r.checks[CHECK_TUPLE].status, ST_SKIP);
 	report_free(&r);
 	json_decref(t);
+
+	/* The tuple is read by the recipe's schema (the one tuple-field
+	 * table), not by guessing at spellings: a field it does not know is
+	 * not compared as if it were another, and the check is not made. */
+	t = json_loads("{\"vendor\":\"nvidia\",\"gpus\":[\"H100\"],"
+		       "\"driver\":{\"version\":\"580.95.05\"}}", 0, &je);
+	assert_non_null(t);
+	report_init(&r);
+	tuplecheck_run(t, p, &r);
+	assert_int_equal(r.checks[CHECK_TUPLE].status, ST_ERROR);
+	assert_string_equal(r.checks[CHECK_TUPLE].summary, "manifest: tuple: unknown field 'gpus'");
+	report_free(&r);
+	json_decref(t);
 	node_probe_free(p);
 }
 
@@ -656,6 +670,37 @@ static void test_nfd_distinct(void **state)
 	regfree(&re);
 }
 
+/* Measured boot under `ingot verify`: the node's log and quote go
+ * through the one loader (boot_proof_parse, boot_inputs_evidence) to the
+ * verdict.  A log that does not parse fails; a parsed one reaches the
+ * verdict, which names what the manifest lacks. */
+static void test_tpm_boot_inputs(void **state)
+{
+	struct verify_opts o = { .eventlog_path = "tests/fixtures/tcg-eventlogs/event-arch-linux.bin" };
+	struct manifest m = { 0 };
+	struct verify_report r;
+	struct nonce n;
+	ingot_error e = { 0 };
+	_cleanup_json_ json_t *quote = json_object();
+	(void)state;
+
+	assert_int_equal(nonce_decode("00112233445566778899aabbccddeeff", &n, &e), 0);
+	report_init(&r);
+	r.attestation = json_object();
+	check_tpm_boot(&o, &m, quote, &n, &r);
+	assert_int_equal(r.checks[CHECK_TPM].status, ST_ERROR);
+	assert_non_null(strstr(r.checks[CHECK_TPM].summary, "measured boot not-made: manifest: no boot object"));
+	report_free(&r);
+
+	o.eventlog_path = "tests/unit/test_verify.c";   /* not a TCG log */
+	report_init(&r);
+	r.attestation = json_object();
+	check_tpm_boot(&o, &m, quote, &n, &r);
+	assert_int_equal(r.checks[CHECK_TPM].status, ST_FAIL);
+	assert_non_null(strstr(r.checks[CHECK_TPM].summary, "tests/unit/test_verify.c"));
+	report_free(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -665,6 +710,7 @@ int main(void)
 		cmocka_unit_test(test_probe_root),
 		cmocka_unit_test(test_files_check),
 		cmocka_unit_test(test_tuplecheck),
+		cmocka_unit_test(test_tpm_boot_inputs),
 		cmocka_unit_test(test_firmware_pins),
 		cmocka_unit_test(test_rules_not_made),
 		cmocka_unit_test(test_rules_probed_fields),
