@@ -151,6 +151,7 @@ struct conn {
 	int fd, url;
 	enum step step;
 	unsigned node, tries;
+	int idle;   /* paced: waiting for its next node's time */
 	char nonce[65];
 	char out[BUF], in[BUF];
 	size_t olen, osent, ilen;
@@ -349,6 +350,7 @@ static struct timespec due(const struct storm *st, unsigned i)
 
 static void start_node(struct storm *st, struct conn *c)
 {
+	c->idle = 0;
 	c->node = st->next++;
 	c->tries = 0;
 	/* Paced, the node's time runs from when it was due, so a node that
@@ -370,6 +372,7 @@ static void next_node(struct storm *st, struct conn *c)
 		return;
 	}
 	if (st->rate > 0) {   /* started by start_due when its time comes */
+		c->idle = 1;
 		st->idle[st->nidle++] = c;
 		return;
 	}
@@ -477,15 +480,27 @@ static int parse(struct conn *c, int *status, char **body)
 
 static void on_event(struct storm *st, struct conn *c, uint32_t events)
 {
+	/* Paced, a connection waiting for its node's time that the server
+	 * closed (its idle timeout) is opened again, still waiting. */
+	if (c->idle) {
+		char b[64];
+		ssize_t r = events & EPOLLIN ? recv(c->fd, b, sizeof(b), MSG_DONTWAIT) : 1;
+		if (events & (EPOLLERR | EPOLLHUP) || r == 0 || (r < 0 && errno != EAGAIN)) {
+			epoll_ctl(st->ep, EPOLL_CTL_DEL, c->fd, NULL);
+			close(c->fd);
+			if (conn_open(st, c) < 0)
+				die("connect: %s", strerror(errno));
+		} else if (events & EPOLLOUT) {   /* connected: wait for a close only */
+			struct epoll_event ev = { .events = EPOLLIN, .data.ptr = c };
+			epoll_ctl(st->ep, EPOLL_CTL_MOD, c->fd, &ev);
+		}
+		return;
+	}
 	if (events & (EPOLLERR | EPOLLHUP) && !(events & EPOLLIN)) {
 		retry(st, c, "connection error");
 		return;
 	}
-	if (events & EPOLLOUT && c->osent == c->olen) {
-		/* connected, nothing to send (paced, waiting for its node's time) */
-		struct epoll_event ev = { .events = EPOLLIN, .data.ptr = c };
-		epoll_ctl(st->ep, EPOLL_CTL_MOD, c->fd, &ev);
-	} else if (events & EPOLLOUT) {
+	if (events & EPOLLOUT && c->osent < c->olen) {
 		ssize_t w = send(c->fd, c->out + c->osent, c->olen - c->osent, MSG_NOSIGNAL);
 		if (w < 0 && errno != EAGAIN) {
 			retry(st, c, strerror(errno));
@@ -594,6 +609,7 @@ static int run(int argc, char **argv)
 		conns[k].url = (int)(k % st.nurls);
 		if (conn_open(&st, &conns[k]) < 0)
 			die("connect: %s", strerror(errno));
+		conns[k].idle = 1;
 		st.idle[st.nidle++] = &conns[k];
 	}
 	clock_gettime(CLOCK_MONOTONIC, &st.t0);   /* node 0 due once every connection is open */
