@@ -33,7 +33,7 @@ static long long wal_size(void)
 static void test_wal_bounded(void **state)
 {
 	static struct db_group_job jobs[WRITES];
-	static char nodes[WRITES][16], nonces[WRITES][40];
+	static char nodes[WRITES][16], nonces[WRITES][48];
 	struct db_group *g = NULL;
 	ingot_error e = { 0 };
 	long long most = 0;
