@@ -57,8 +57,7 @@ int attest_seen_nonce(const struct attest_expect *x, int record, enum attest_ver
 
 	if (!x->seen_nonces || !x->nonce)
 		return 0;
-	r = record ? nonce_record(x->seen_nonces, x->nonce->bytes, x->nonce->len, e) :
-		     nonce_check_unseen(x->seen_nonces, x->nonce, e);
+	r = record ? nonce_record(x->seen_nonces, x->nonce, e) : nonce_check_unseen(x->seen_nonces, x->nonce, e);
 	if (r < 0)
 		*why = r == -EEXIST ? VERDICT_NONCE_REUSED : VERDICT_NOT_MADE;
 	return r;

@@ -70,25 +70,15 @@ static int load(const char *path, char **buf, size_t *len, ingot_error *e)
 	return r;
 }
 
-/* hex (2 * NONCE_MAX + 1 bytes) = the nonce in lower-case hex. */
-static int to_hex(const uint8_t *nonce, size_t len, char *hex, ingot_error *e)
-{
-	if (len == 0 || len > NONCE_MAX)
-		return ingot_fail(e, -EINVAL, "nonce: expected 1-%d bytes, got %zu", NONCE_MAX, len);
-	hex_encode(nonce, len, hex);
-	return 0;
-}
-
-int nonce_seen(const char *path, const uint8_t *nonce, size_t len, ingot_error *e)
+int nonce_seen(const char *path, const struct nonce *nonce, ingot_error *e)
 {
 	_cleanup_free_ char *buf = NULL;
-	char hex[2 * NONCE_MAX + 1];
 	size_t n;
 	int r;
 
-	if ((r = to_hex(nonce, len, hex, e)) < 0 || (r = load(path, &buf, &n, e)) < 0)
+	if ((r = load(path, &buf, &n, e)) < 0)
 		return r;
-	return nonce_list_find(path, buf, n, hex, e);
+	return nonce_list_find(path, buf, n, nonce->hex, e);
 }
 
 /* Both halves of the rule refuse with the same words. */
@@ -99,22 +89,20 @@ static int already_used(const char *path, const char *hex, ingot_error *e)
 
 int nonce_check_unseen(const char *path, const struct nonce *n, ingot_error *e)
 {
-	int r = nonce_seen(path, n->bytes, n->len, e);
+	int r = nonce_seen(path, n, e);
 
 	return r <= 0 ? r : already_used(path, n->hex, e);
 }
 
-int nonce_record(const char *path, const uint8_t *nonce, size_t len, ingot_error *e)
+int nonce_record(const char *path, const struct nonce *nonce, ingot_error *e)
 {
 	_cleanup_free_ char *buf = NULL;
 	_cleanup_close_ int lock = -1;
 	_cleanup_strbuf_ struct strbuf out = STRBUF_INIT;
-	char hex[2 * NONCE_MAX + 1];
+	const char *hex = nonce->hex;
 	size_t n;
 	int r;
 
-	if ((r = to_hex(nonce, len, hex, e)) < 0)
-		return r;
 	lock = attest_lock(path, e);
 	if (lock < 0)
 		return lock;
@@ -126,7 +114,7 @@ int nonce_record(const char *path, const uint8_t *nonce, size_t len, ingot_error
 		return r;
 	if (r)
 		return already_used(path, hex, e);
-	strbuf_init(&out, n + sizeof(hex) + 2);
+	strbuf_init(&out, n + sizeof(nonce->hex) + 2);
 	strbuf_add(&out, buf, n);
 	strbuf_addf(&out, "%s\n", hex);
 	return write_file_atomic(path, out.buf, out.len, 0644, e);

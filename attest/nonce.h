@@ -31,7 +31,7 @@ int nonce_decode(const char *hex, struct nonce *n, ingot_error *e);
  * line, nothing else.  Returns 1 when nonce is listed, 0 when not (or the
  * file does not exist), -EBADMSG (file:line:column) when the file is
  * corrupt: a NUL, a CR, any other byte or a missing final LF. */
-int nonce_seen(const char *path, const uint8_t *nonce, size_t len, ingot_error *e);
+int nonce_seen(const char *path, const struct nonce *nonce, ingot_error *e);
 
 /* The seen-nonce rule, one for the quote judge and the boot verdict
  * (attest/judge.h checks first and records last, so a refused quote or
@@ -51,6 +51,6 @@ int nonce_list_find(const char *path, const char *buf, size_t len, const char *h
 /* Add nonce to the file (created when missing) under an exclusive lock
  * on "<path>.lock"; the file is rewritten atomically.  -EEXIST (and a
  * message) when it is already there, so check-and-record is one step. */
-int nonce_record(const char *path, const uint8_t *nonce, size_t len, ingot_error *e);
+int nonce_record(const char *path, const struct nonce *nonce, ingot_error *e);
 
 #endif

@@ -623,6 +623,8 @@ static void test_seen_file_strict(void **state)
 	};
 	char dir[] = "/tmp/ingot-seen-XXXXXX";
 	_cleanup_free_ char *seen = NULL;
+	struct nonce n8;
+	const struct nonce *n = decoded(NONCE8_HEX, &n8);
 
 	(void)state;
 	assert_non_null(mkdtemp(dir));
@@ -634,7 +636,7 @@ static void test_seen_file_strict(void **state)
 		assert_non_null(fp);
 		assert_int_equal(fwrite(cases[i].text, 1, cases[i].len, fp), cases[i].len);
 		fclose(fp);
-		int r = nonce_seen(seen, nonce8, sizeof(nonce8), &e);
+		int r = nonce_seen(seen, n, &e);
 		if (!cases[i].needle) {
 			assert_int_equal(r, cases[i].len > 0);
 			continue;
@@ -642,7 +644,7 @@ static void test_seen_file_strict(void **state)
 		if (r != -EBADMSG || !strstr(e.msg, cases[i].needle) || !strstr(e.msg, seen))
 			fail_msg("case %zu: expected -EBADMSG '%s', got %d: %s", i, cases[i].needle, r, e.msg);
 		/* Recording refuses it too, and leaves it as it was. */
-		assert_int_equal(nonce_record(seen, nonce8, sizeof(nonce8), &e), -EBADMSG);
+		assert_int_equal(nonce_record(seen, n, &e), -EBADMSG);
 	}
 	remove_seen(dir, seen);
 }
