@@ -30,15 +30,14 @@ struct db_group {
 	/* SQLite: the log is copied back by a thread of its own, on a
 	 * connection of its own, while the committer writes the next group
 	 * (every page the log holds is written again into the database: on
-	 * the one thread every verdict waits for, that was its work twice).  NULL: the backend has no log to
-	 * copy, or the commits copy it themselves.  Under mu. */
+	 * the one thread every verdict waits for, that was its work twice).
+	 * NULL: the backend has no log to copy.  Under mu. */
 	struct db *ckpt_db;
 	pthread_t ckpt_thread;
 	pthread_cond_t ckpt_work, ckpt_done;
 	int ckpt_wanted, ckpt_busy, ckpt_stopping, ckpt_failed, ckpt_running;
 	int ckpt_log;   /* the log's frames, as the last pass found them */
 	int wal_max;
-	atomic_ullong checkpoints;
 };
 
 /* One write inside the open transaction. */
@@ -137,7 +136,6 @@ static void *checkpointer(void *arg)
 		if (r < 0)
 			g->ckpt_failed = 1;
 		g->ckpt_log = log;
-		g->checkpoints++;
 		pthread_cond_broadcast(&g->ckpt_done);
 		if (r < 0)
 			break;
@@ -295,8 +293,7 @@ void db_group_close(struct db_group *g)
 {
 	if (!g)
 		return;
-	db_group_stop(g);
-	checkpointer_stop(g);   /* an open that failed before the committer ran */
+	db_group_stop(g);   /* and the checkpointer, also after an open that failed before the committer ran */
 	if (g->ckpt_db)
 		g->ckpt_db->ops->close(g->ckpt_db);
 	g->db->ops->close(g->db);   /* SQLite's close copies the log back */
