@@ -11,7 +11,8 @@
  *     COUNT nodes, CONC at a time (one keep-alive connection each, epoll,
  *     one thread); with -p, node i starts at RATE nodes a second (i / RATE
  *     s after the start, or once a connection is free: an open arrival,
- *     as nodes power on, instead of each connection's next node at once): POST /v1/nonce, a quote over that nonce signed by the
+ *     as nodes power on, instead of each connection's next node at once).
+ *     Per node: POST /v1/nonce, a quote over that nonce signed by the
  *     node's AK (the signing is in the timed run: the nonce is the
  *     verifier's), POST /v1/evidence, and the verdict checked against the
  *     expected one.  EVIDENCE is boot-evidence.py's directory: the good

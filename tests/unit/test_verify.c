@@ -294,6 +294,14 @@ static void set_fact(struct node_probe *p, const char *key, const char *value)
 	f->value = value ? strdup(value) : NULL;
 }
 
+/* The tuple check's status; r is the caller's to read and free. */
+static enum check_status run_tuple(const json_t *t, const struct node_probe *p, struct verify_report *r)
+{
+	report_init(r);
+	tuplecheck_run(t, p, r);
+	return r->checks[CHECK_TUPLE].status;
+}
+
 static void test_tuplecheck(void **state)
 {
 	struct verify_report r;
@@ -305,9 +313,7 @@ static void test_tuplecheck(void **state)
 		"\"fabric-manager\":{\"version\":\"580.95.05\"},\"cuda\":{\"version\":\"13.0\"},"
 		"\"nccl\":{\"version\":\"2.27.7\"},\"firmware\":{\"nic\":\"28.39.1002\"}}", 0, &je);
 	assert_non_null(t);
-	report_init(&r);
-	tuplecheck_run(t, p, &r);
-	assert_int_equal(r.checks[CHECK_TUPLE].status, ST_FAIL);
+	assert_int_equal(run_tuple(t, p, &r), ST_FAIL);
 	/* The reason names the NVSwitch rule in the operator's words. */
 	assert_string_equal(r.checks[CHECK_TUPLE].summary, "fabric manager 580.82.07 != driver 580.95.05");
 	_cleanup_free_ char *ev = json_dumps(r.checks[CHECK_TUPLE].evidence, 0);
@@ -319,21 +325,15 @@ static void test_tuplecheck(void **state)
 	/* Healthy; then NCCL pinned but the node has two; then a model that is
 	 * only a prefix of the real one. */
 	set_fact(p, "fabric_manager.version", "580.95.05");
-	report_init(&r);
-	tuplecheck_run(t, p, &r);
-	assert_int_equal(r.checks[CHECK_TUPLE].status, ST_PASS);
+	assert_int_equal(run_tuple(t, p, &r), ST_PASS);
 	report_free(&r);
 	set_fact(p, "nccl.version", "2.27.7,2.21.5");
-	report_init(&r);
-	tuplecheck_run(t, p, &r);
-	assert_int_equal(r.checks[CHECK_TUPLE].status, ST_FAIL);
+	assert_int_equal(run_tuple(t, p, &r), ST_FAIL);
 	assert_non_null(strstr(r.checks[CHECK_TUPLE].summary, "NCCL: manifest 2.27.7, node 2.27.7,2.21.5"));
 	report_free(&r);
 	set_fact(p, "nccl.version", "2.27.7");
 	set_fact(p, "gpu.model", "NVIDIA H1000");
-	report_init(&r);
-	tuplecheck_run(t, p, &r);
-	assert_int_equal(r.checks[CHECK_TUPLE].status, ST_FAIL);
+	assert_int_equal(run_tuple(t, p, &r), ST_FAIL);
 	assert_non_null(strstr(r.checks[CHECK_TUPLE].summary, "GPU: manifest H100"));
 	report_free(&r);
 	set_fact(p, "gpu.model", "NVIDIA H100 80GB HBM3");
@@ -354,16 +354,12 @@ static void test_tuplecheck(void **state)
 		f->value = NULL;
 		f->source = (char *)nm[i].why;
 		f->unreadable = true;
-		report_init(&r);
-		tuplecheck_run(t, p, &r);
-		assert_int_equal(r.checks[CHECK_TUPLE].status, ST_ERROR);
+		assert_int_equal(run_tuple(t, p, &r), ST_ERROR);
 		assert_string_equal(r.checks[CHECK_TUPLE].summary, nm[i].summary);
 		/* ...and a mismatch elsewhere still refuses. */
 		set_fact(p, "fabric_manager.version", "580.82.07");
 		report_free(&r);
-		report_init(&r);
-		tuplecheck_run(t, p, &r);
-		assert_int_equal(r.checks[CHECK_TUPLE].status, ST_FAIL);
+		assert_int_equal(run_tuple(t, p, &r), ST_FAIL);
 		report_free(&r);
 		set_fact(p, "fabric_manager.version", "580.95.05");
 		f->value = keep;
@@ -379,18 +375,14 @@ static void test_tuplecheck(void **state)
 	probe_set(sparse, "vendor", "nvidia", "report");
 	probe_set(sparse, "driver.version", "580.95.05", "report");
 	probe_set(sparse, "driver.flavor", "open", "report");
-	report_init(&r);
-	tuplecheck_run(t, sparse, &r);
-	assert_int_equal(r.checks[CHECK_TUPLE].status, ST_FAIL);
+	assert_int_equal(run_tuple(t, sparse, &r), ST_FAIL);
 	assert_string_equal(r.checks[CHECK_TUPLE].summary,
 			    "NVSwitch system without fabric manager (driver 580.95.05)");
 	report_free(&r);
 	node_probe_free(sparse);
 
 	/* No tuple: nothing to compare. */
-	report_init(&r);
-	tuplecheck_run(json_null(), p, &r);
-	assert_int_equal(r.checks[CHECK_TUPLE].status, ST_SKIP);
+	assert_int_equal(run_tuple(json_null(), p, &r), ST_SKIP);
 	report_free(&r);
 	json_decref(t);
 
@@ -400,9 +392,7 @@ static void test_tuplecheck(void **state)
 	t = json_loads("{\"vendor\":\"nvidia\",\"gpus\":[\"H100\"],"
 		       "\"driver\":{\"version\":\"580.95.05\"}}", 0, &je);
 	assert_non_null(t);
-	report_init(&r);
-	tuplecheck_run(t, p, &r);
-	assert_int_equal(r.checks[CHECK_TUPLE].status, ST_ERROR);
+	assert_int_equal(run_tuple(t, p, &r), ST_ERROR);
 	assert_string_equal(r.checks[CHECK_TUPLE].summary, "manifest: tuple: unknown field 'gpus'");
 	report_free(&r);
 	json_decref(t);
@@ -431,12 +421,11 @@ static const char *fw_verdict(const char *firmware, const char *key, const char 
 		 "\"firmware\":%s}", firmware);
 	json_t *t = json_loads(doc, 0, &je);
 	assert_non_null(t);
-	report_init(&r);
-	tuplecheck_run(t, p, &r);
+	enum check_status got = run_tuple(t, p, &r);
 	snprintf(summary, sizeof(summary), "%s", r.checks[CHECK_TUPLE].summary);
-	if (r.checks[CHECK_TUPLE].status != want)
+	if (got != want)
 		fprintf(stderr, "firmware %s: %s\n", firmware, summary);
-	assert_int_equal(r.checks[CHECK_TUPLE].status, want);
+	assert_int_equal(got, want);
 	report_free(&r);
 	json_decref(t);
 	node_probe_free(p);
